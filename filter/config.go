@@ -1,0 +1,145 @@
+package filter
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/cuckoohash/cuckoo/internal/hashing"
+)
+
+// Config describes a filter to build. Only Capacity is required.
+type Config struct {
+	// Capacity is the number of keys the filter is guaranteed to hold: a new
+	// filter accepts at least Capacity inserts of distinct keys.
+	Capacity uint64
+	// FalsePositiveRate is the target rate ε when FingerprintBits is 0: the
+	// fingerprint then has ceil(log2(2b/ε)) bits. 0 means 0.01.
+	FalsePositiveRate float64
+	// FingerprintBits is the fingerprint width f, 4..32. 0 derives it from
+	// FalsePositiveRate.
+	FingerprintBits int
+	// BucketSize is the number of slots b per bucket: 2, 4 or 8. 0 means 4.
+	BucketSize int
+	// MaxKicks bounds the work of one insert that finds both buckets full:
+	// the buckets the displacement-path search examines. 0 means 500.
+	MaxKicks int
+	// Seed seeds the key hash. Filters that are to be compared or merged need
+	// the same seed; a secret seed keeps others from choosing colliding keys.
+	Seed uint64
+}
+
+const (
+	defaultFalsePositiveRate = 0.01
+	defaultBucketSize        = 4
+	defaultMaxKicks          = 500
+	minFingerprintBits       = 4
+	maxFingerprintBits       = 32
+	// maxMaxKicks keeps the path-search scratch space (16 bytes a bucket)
+	// within a megabyte.
+	maxMaxKicks = 1 << 16
+)
+
+// params is a validated Config with every default filled in.
+type params struct {
+	capacity uint64
+	buckets  uint64
+	slots    uint
+	bits     uint
+	maxKicks int
+	seed     uint64
+}
+
+func (c Config) params() (params, error) {
+	p := params{capacity: c.Capacity, seed: c.Seed, maxKicks: c.MaxKicks}
+	if c.Capacity == 0 {
+		return p, fmt.Errorf("filter: Config.Capacity is 0: it must be at least 1")
+	}
+	switch c.BucketSize {
+	case 0:
+		p.slots = defaultBucketSize
+	case 2, 4, 8:
+		p.slots = uint(c.BucketSize)
+	default:
+		return p, fmt.Errorf("filter: Config.BucketSize is %d: it must be 2, 4 or 8", c.BucketSize)
+	}
+	switch {
+	case c.MaxKicks == 0:
+		p.maxKicks = defaultMaxKicks
+	case c.MaxKicks < 0 || c.MaxKicks > maxMaxKicks:
+		return p, fmt.Errorf("filter: Config.MaxKicks is %d: it must be in 1..%d", c.MaxKicks, maxMaxKicks)
+	}
+	if c.FingerprintBits != 0 {
+		if c.FingerprintBits < minFingerprintBits || c.FingerprintBits > maxFingerprintBits {
+			return p, fmt.Errorf("filter: Config.FingerprintBits is %d: it must be in %d..%d",
+				c.FingerprintBits, minFingerprintBits, maxFingerprintBits)
+		}
+		p.bits = uint(c.FingerprintBits)
+	} else {
+		bits, err := bitsForRate(c.FalsePositiveRate, p.slots)
+		if err != nil {
+			return p, err
+		}
+		p.bits = bits
+	}
+	buckets, err := bucketsFor(c.Capacity, p.slots, p.bits)
+	if err != nil {
+		return p, err
+	}
+	p.buckets = buckets
+	return p, nil
+}
+
+// bitsForRate returns f = ceil(log2(2b/ε)), at least 4.
+func bitsForRate(rate float64, slots uint) (uint, error) {
+	if rate == 0 {
+		rate = defaultFalsePositiveRate
+	}
+	if !(rate > 0 && rate < 1) { // also refuses NaN
+		return 0, fmt.Errorf("filter: Config.FalsePositiveRate is %v: it must be in (0, 1)", rate)
+	}
+	f := math.Ceil(math.Log2(2 * float64(slots) / rate))
+	if f > maxFingerprintBits {
+		return 0, fmt.Errorf("filter: Config.FalsePositiveRate %v needs %v-bit fingerprints, more than %d",
+			rate, f, maxFingerprintBits)
+	}
+	return max(uint(f), minFingerprintBits), nil
+}
+
+// designLoad is the load factor a table is sized for: the highest at which
+// inserting Capacity distinct keys into a new filter succeeded for every
+// capacity and seed tried (see TestCapacityPromise and doc.go). Narrow
+// fingerprints give each bucket fewer distinct alternates, which lowers it.
+func designLoad(slots, bits uint) float64 {
+	row := designLoads[slots]
+	if bits-minFingerprintBits < uint(len(row)) {
+		return row[bits-minFingerprintBits]
+	}
+	return row[len(row)-1]
+}
+
+// designLoads[b][f-4] is the design load for b slots and f-bit fingerprints;
+// the last entry of a row holds for every wider fingerprint.
+var designLoads = map[uint][]float64{
+	2: {0.30, 0.55, 0.72, 0.80, 0.84},
+	4: {0.78, 0.88, 0.91, 0.935, 0.95},
+	8: {0.88, 0.93, 0.955, 0.97, 0.98},
+}
+
+// smallTableBuckets is the bucket count below which tables get extra room:
+// in a small table the fullest bucket pairs fill well before the average.
+const smallTableBuckets = 64
+
+// bucketsFor returns the number of buckets that holds capacity keys.
+func bucketsFor(capacity uint64, slots, bits uint) (uint64, error) {
+	load := designLoad(slots, bits)
+	m := math.Ceil(float64(capacity) / (float64(slots) * load))
+	if m < smallTableBuckets {
+		// Up to 64 buckets, add room that shrinks as the table grows.
+		m = math.Ceil(m + 2*math.Sqrt(m) + 1)
+	}
+	if m > hashing.MaxBuckets {
+		return 0, fmt.Errorf("filter: Config.Capacity %d needs %.0f buckets of %d, more than the 2^32 supported",
+			capacity, m, slots)
+	}
+	return uint64(m), nil
+}

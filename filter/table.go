@@ -1,0 +1,155 @@
+package filter
+
+import (
+	"encoding/binary"
+
+	"github.com/cuckoohash/cuckoo/internal/swar"
+)
+
+// slack is the number of bytes kept after the packed slots so that any slot
+// or one-word bucket can be read with a single unaligned 64-bit load.
+const slack = 8
+
+// table is m buckets of b slots of f bits, packed with no padding: slot j of
+// bucket i occupies bits [(i*b+j)*f, (i*b+j+1)*f) of data, little-endian.
+// A slot holding 0 is empty.
+type table struct {
+	data       []byte // ceil(m*b*f/8) bytes of slots, then slack
+	buckets    uint64 // m
+	slots      uint   // b
+	bits       uint   // f
+	bucketBits uint   // b*f
+	fpMask     uint64
+	// oneWord is set when every bucket can be read with one 64-bit load at
+	// its byte offset: its bits plus the offset within the byte fit.
+	oneWord    bool
+	bucketMask uint64
+	lanes      swar.Lanes
+}
+
+func newTable(buckets uint64, slots, bits uint) table {
+	t := tableLayout(buckets, slots, bits)
+	t.data = make([]byte, packedBytes(buckets, slots, bits)+slack)
+	return t
+}
+
+// tableLayout returns a table without its slot storage.
+func tableLayout(buckets uint64, slots, bits uint) table {
+	t := table{
+		buckets:    buckets,
+		slots:      slots,
+		bits:       bits,
+		bucketBits: slots * bits,
+		fpMask:     1<<bits - 1,
+	}
+	t.oneWord = t.bucketBits <= 57 || (t.bucketBits <= 64 && t.bucketBits%8 == 0)
+	if t.oneWord {
+		t.bucketMask = 1<<t.bucketBits - 1 // 1<<64 - 1 wraps to all ones
+		t.lanes = swar.New(slots, bits)
+	}
+	return t
+}
+
+// packedBytes returns the bytes that m buckets of b slots of f bits occupy.
+func packedBytes(buckets uint64, slots, bits uint) uint64 {
+	return (buckets*uint64(slots)*uint64(bits) + 7) / 8
+}
+
+// word returns bucket i's slots, slot 0 in the low bits. Requires oneWord.
+func (t *table) word(i uint64) uint64 {
+	off := i * uint64(t.bucketBits)
+	return binary.LittleEndian.Uint64(t.data[off>>3:]) >> (off & 7) & t.bucketMask
+}
+
+// slot returns the fingerprint in slot j of bucket i.
+func (t *table) slot(i uint64, j uint) uint32 {
+	off := (i*uint64(t.slots) + uint64(j)) * uint64(t.bits)
+	return uint32(binary.LittleEndian.Uint64(t.data[off>>3:]) >> (off & 7) & t.fpMask)
+}
+
+// setSlot stores fp in slot j of bucket i.
+func (t *table) setSlot(i uint64, j uint, fp uint32) {
+	off := (i*uint64(t.slots) + uint64(j)) * uint64(t.bits)
+	p := t.data[off>>3:]
+	shift := off & 7
+	w := binary.LittleEndian.Uint64(p)
+	w = w&^(t.fpMask<<shift) | uint64(fp)<<shift
+	binary.LittleEndian.PutUint64(p, w)
+}
+
+// contains reports whether bucket i holds fp.
+func (t *table) contains(i uint64, fp uint32) bool {
+	if t.oneWord {
+		return t.lanes.Has(t.word(i), fp)
+	}
+	for j := range t.slots {
+		if t.slot(i, j) == fp {
+			return true
+		}
+	}
+	return false
+}
+
+// count returns the number of copies of fp in bucket i.
+func (t *table) count(i uint64, fp uint32) int {
+	if t.oneWord {
+		return t.lanes.Count(t.word(i), fp)
+	}
+	n := 0
+	for j := range t.slots {
+		if t.slot(i, j) == fp {
+			n++
+		}
+	}
+	return n
+}
+
+// find returns the first slot of bucket i holding fp, or -1. With fp 0 it
+// finds an empty slot.
+func (t *table) find(i uint64, fp uint32) int {
+	if t.oneWord {
+		return t.lanes.First(t.word(i), fp)
+	}
+	for j := range t.slots {
+		if t.slot(i, j) == fp {
+			return int(j)
+		}
+	}
+	return -1
+}
+
+// hasEmpty reports whether bucket i has a free slot.
+func (t *table) hasEmpty(i uint64) bool {
+	if t.oneWord {
+		return t.lanes.HasZero(t.word(i))
+	}
+	return t.find(i, 0) >= 0
+}
+
+// add stores fp in a free slot of bucket i and reports whether there was one.
+func (t *table) add(i uint64, fp uint32) bool {
+	j := t.find(i, 0)
+	if j < 0 {
+		return false
+	}
+	t.setSlot(i, uint(j), fp)
+	return true
+}
+
+// remove clears one slot of bucket i holding fp and reports whether there was
+// one.
+func (t *table) remove(i uint64, fp uint32) bool {
+	j := t.find(i, fp)
+	if j < 0 {
+		return false
+	}
+	t.setSlot(i, uint(j), 0)
+	return true
+}
+
+// reset empties every slot.
+func (t *table) reset() { clear(t.data) }
+
+// packed returns the slot bytes without the slack.
+func (t *table) packed() []byte { return t.data[:len(t.data)-slack] }
+

@@ -1,0 +1,59 @@
+// Package hashing derives a cuckoo filter's bucket indexes and fingerprints
+// from one seeded 64-bit hash of a key. The filter and the lock-free filter
+// share it, so a table built by one is read correctly by the other.
+//
+// A key's hash h is split into two independent halves: the high 32 bits pick
+// the primary bucket and the low 32 bits pick the fingerprint. Correlated
+// index and fingerprint bits make many keys share both bucket and
+// fingerprint, which fills bucket pairs early and fails inserts at low load.
+//
+// The alternate bucket is alt(i, fp) = (offset(fp) - i) mod m. It depends only
+// on the bucket and the fingerprint (partial-key cuckoo hashing), it is an
+// involution for every m, so the table need not be a power of two:
+//
+//	alt(alt(i, fp), fp) = offset(fp) - (offset(fp) - i) = i   (mod m)
+package hashing
+
+import (
+	"math/bits"
+
+	"github.com/zeebo/xxh3"
+)
+
+// MaxBuckets is the largest table the index derivation supports: the primary
+// index is taken from 32 bits of the hash, so that the other 32 stay
+// independent for the fingerprint.
+const MaxBuckets = 1 << 32
+
+// Key returns the seeded hash of key. It is XXH3-64, whose output is fixed by
+// its specification, so filters saved on one machine load on any other.
+func Key(key []byte, seed uint64) uint64 { return xxh3.HashSeed(key, seed) }
+
+// String is Key for a string, without converting it to a byte slice.
+func String(key string, seed uint64) uint64 { return xxh3.HashStringSeed(key, seed) }
+
+// Index returns the primary bucket of hash h in a table of m buckets,
+// 1 <= m <= MaxBuckets. It maps the high 32 bits onto [0, m) by
+// multiplication rather than modulo (Lemire's fast range reduction).
+func Index(h uint64, m uint64) uint64 { return (h >> 32) * m >> 32 }
+
+// Fingerprint returns the bits-wide fingerprint of hash h, 1 <= bits <= 32.
+// It is never 0, the empty-slot marker: the low 32 bits are mapped uniformly
+// onto [1, 2^bits-1] (not by adding 1 to a zero tag, which would make 1 twice
+// as likely as any other value and raise the false-positive rate).
+func Fingerprint(h uint64, bits uint) uint32 {
+	return uint32(uint64(uint32(h))*(1<<bits-1)>>32) + 1
+}
+
+// Alt returns the other bucket of fingerprint fp stored in bucket i of a table
+// of m buckets. Alt(Alt(i, fp, m), fp, m) == i for every i < m. For about one
+// fingerprint in m the two buckets coincide; such a fingerprint has b slots
+// rather than 2b.
+func Alt(i uint64, fp uint32, m uint64) uint64 {
+	offset, _ := bits.Mul64(uint64(fp)*0x9e3779b97f4a7c15, m)
+	j := offset + m - i // in (0, 2m)
+	if j >= m {
+		j -= m
+	}
+	return j
+}

@@ -1,0 +1,62 @@
+// Package swar matches fingerprints packed side by side in one 64-bit word
+// ("SIMD within a register"). A word holds n lanes of w bits each, lane 0 in
+// the lowest bits; bits above the last lane must be zero.
+package swar
+
+import "math/bits"
+
+// Lanes describes n lanes of w bits packed from bit 0 of a word, n*w <= 64.
+type Lanes struct {
+	ones  uint64 // the lowest bit of every lane
+	highs uint64 // the highest bit of every lane
+	lows  uint64 // every bit of every lane except the highest
+	width uint
+}
+
+// New returns the description of n lanes of width bits. It panics unless
+// 1 <= width, 1 <= n and n*width <= 64.
+func New(n, width uint) Lanes {
+	if width == 0 || n == 0 || n*width > 64 {
+		panic("swar: lanes do not fit in a word")
+	}
+	var ones uint64
+	for i := range n {
+		ones |= 1 << (i * width)
+	}
+	highs := ones << (width - 1)
+	all := ones*(1<<width-1) | highs // ones*(2^w-1) overflows no lane
+	return Lanes{ones: ones, highs: highs, lows: all &^ highs, width: width}
+}
+
+// Broadcast returns v copied into every lane; v must fit in a lane.
+func (l Lanes) Broadcast(v uint32) uint64 { return uint64(v) * l.ones }
+
+// HasZero reports whether some lane of x is zero. It is exact: borrows of the
+// subtraction only reach lanes above a zero lane, which are then already
+// reported.
+func (l Lanes) HasZero(x uint64) bool { return (x-l.ones)&^x&l.highs != 0 }
+
+// Zeros returns a word with the highest bit of every zero lane of x set and
+// every other bit clear. Unlike HasZero it is exact lane by lane: the sums
+// (x & lows) + lows never carry out of a lane.
+func (l Lanes) Zeros(x uint64) uint64 {
+	t := (x&l.lows + l.lows) | x
+	return ^t & l.highs
+}
+
+// Has reports whether some lane of x equals v.
+func (l Lanes) Has(x uint64, v uint32) bool { return l.HasZero(x ^ l.Broadcast(v)) }
+
+// Count returns how many lanes of x equal v.
+func (l Lanes) Count(x uint64, v uint32) int {
+	return bits.OnesCount64(l.Zeros(x ^ l.Broadcast(v)))
+}
+
+// First returns the index of the lowest lane of x equal to v, or -1.
+func (l Lanes) First(x uint64, v uint32) int {
+	z := l.Zeros(x ^ l.Broadcast(v))
+	if z == 0 {
+		return -1
+	}
+	return bits.TrailingZeros64(z) / int(l.width)
+}

@@ -1,0 +1,79 @@
+package swar_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/internal/swar"
+)
+
+// pack builds a word from lane values, lane 0 lowest.
+func pack(width uint, lanes []uint32) uint64 {
+	var x uint64
+	for i, v := range lanes {
+		x |= uint64(v) << (uint(i) * width)
+	}
+	return x
+}
+
+// TestAgainstLoop checks every operation against a lane-by-lane loop for all
+// shapes the filter uses and random contents biased toward equal lanes.
+func TestAgainstLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for width := uint(1); width <= 32; width++ {
+		for n := uint(1); n*width <= 64 && n <= 16; n++ {
+			l := swar.New(n, width)
+			mask := uint32(1<<width - 1)
+			for range 2000 {
+				lanes := make([]uint32, n)
+				v := r.Uint32() & mask
+				for i := range lanes {
+					switch r.IntN(3) {
+					case 0:
+						lanes[i] = v
+					case 1:
+						lanes[i] = 0
+					default:
+						lanes[i] = r.Uint32() & mask
+					}
+				}
+				x := pack(width, lanes)
+				count, first, zero := 0, -1, false
+				for i, lane := range lanes {
+					if lane == v {
+						count++
+						if first < 0 {
+							first = i
+						}
+					}
+					zero = zero || lane == 0
+				}
+				if got := l.Count(x, v); got != count {
+					t.Fatalf("w=%d n=%d lanes=%v v=%d: Count=%d, want %d", width, n, lanes, v, got, count)
+				}
+				if got := l.First(x, v); got != first {
+					t.Fatalf("w=%d n=%d lanes=%v v=%d: First=%d, want %d", width, n, lanes, v, got, first)
+				}
+				if got := l.Has(x, v); got != (count > 0) {
+					t.Fatalf("w=%d n=%d lanes=%v v=%d: Has=%v", width, n, lanes, v, got)
+				}
+				if got := l.HasZero(x); got != zero {
+					t.Fatalf("w=%d n=%d lanes=%v: HasZero=%v, want %v", width, n, lanes, got, zero)
+				}
+			}
+		}
+	}
+}
+
+func TestNewRejectsOversizedLanes(t *testing.T) {
+	for _, c := range []struct{ n, w uint }{{0, 4}, {4, 0}, {5, 13}, {3, 32}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("New(%d, %d) did not panic", c.n, c.w)
+				}
+			}()
+			swar.New(c.n, c.w)
+		}()
+	}
+}
