@@ -51,8 +51,7 @@ func (f *Filter) probe(hashes []uint64, out []bool) {
 	out = out[:len(hashes)]
 	if f.t.oneWord {
 		for k := range out {
-			w1, w2 := f.t.word(i1s[k]), f.t.word(i2s[k])
-			out[k] = f.t.lanes.Has(w1, fps[k]) || f.t.lanes.Has(w2, fps[k])
+			out[k] = f.t.lanes.Has2(f.t.word(i1s[k]), f.t.word(i2s[k]), fps[k])
 		}
 	} else {
 		for k := range out {

@@ -130,7 +130,16 @@ func (f *Filter) ContainsHash(h uint64) bool {
 
 func (f *Filter) lookup(i1 uint64, fp uint32) bool {
 	i2 := f.alt(i1, fp)
-	return f.t.contains(i1, fp) || f.t.contains(i2, fp) || f.victim.holds(i1, i2, fp)
+	if f.t.oneWord {
+		// Read both buckets before testing either: the two loads overlap and
+		// no branch depends on the first.
+		if f.t.lanes.Has2(f.t.word(i1), f.t.word(i2), fp) {
+			return true
+		}
+	} else if f.t.contains(i1, fp) || f.t.contains(i2, fp) {
+		return true
+	}
+	return f.victim.holds(i1, i2, fp)
 }
 
 func (v *victim) holds(i1, i2 uint64, fp uint32) bool {

@@ -47,6 +47,13 @@ func (l Lanes) Zeros(x uint64) uint64 {
 // Has reports whether some lane of x equals v.
 func (l Lanes) Has(x uint64, v uint32) bool { return l.HasZero(x ^ l.Broadcast(v)) }
 
+// Has2 reports whether some lane of x or of y equals v, with one branch.
+func (l Lanes) Has2(x, y uint64, v uint32) bool {
+	b := l.Broadcast(v)
+	x, y = x^b, y^b
+	return ((x-l.ones)&^x|(y-l.ones)&^y)&l.highs != 0
+}
+
 // Count returns how many lanes of x equal v.
 func (l Lanes) Count(x uint64, v uint32) int {
 	return bits.OnesCount64(l.Zeros(x ^ l.Broadcast(v)))

@@ -77,3 +77,30 @@ func TestNewRejectsOversizedLanes(t *testing.T) {
 		}()
 	}
 }
+
+func TestHas2(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, shape := range []struct{ n, w uint }{{4, 12}, {2, 28}, {8, 8}, {4, 16}, {4, 5}} {
+		l := swar.New(shape.n, shape.w)
+		mask := uint32(1<<shape.w - 1)
+		for range 20000 {
+			v := r.Uint32() & mask
+			lanes := func() []uint32 {
+				out := make([]uint32, shape.n)
+				for i := range out {
+					if r.IntN(8) == 0 {
+						out[i] = v
+					} else {
+						out[i] = r.Uint32() & mask
+					}
+				}
+				return out
+			}
+			a, b := lanes(), lanes()
+			x, y := pack(shape.w, a), pack(shape.w, b)
+			if got, want := l.Has2(x, y, v), l.Has(x, v) || l.Has(y, v); got != want {
+				t.Fatalf("%v %v v=%d: Has2=%v want %v", a, b, v, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,219 @@
+package filter_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/filter"
+)
+
+// keyAt writes the i-th benchmark key, 16 pseudo-random bytes, into k.
+// Keys i < n are the members of a filter of n keys; keys i >= 1<<40 are
+// never inserted.
+func keyAt(k []byte, i uint64) {
+	binary.LittleEndian.PutUint64(k, mix(i))
+	binary.LittleEndian.PutUint64(k[8:], mix(i^0x6a09e667f3bcc908))
+}
+
+func mix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+const absentBase = 1 << 40
+
+var benchFilters = map[string]*filter.Filter{}
+
+// benchFilter returns a filter of capacity n with 12-bit fingerprints and 4
+// slots a bucket, holding keys 0..n-1: at the design load of 95%.
+func benchFilter(b *testing.B, n uint64) *filter.Filter {
+	name := fmt.Sprint(n)
+	if f, ok := benchFilters[name]; ok {
+		return f
+	}
+	f, err := filter.New(filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	k := make([]byte, 16)
+	for i := range n {
+		keyAt(k, i)
+		if err := f.Insert(k); err != nil {
+			b.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	benchFilters[name] = f
+	return f
+}
+
+// lookupKeys returns count keys, the given percentage of them members of a
+// filter of n keys, in random order.
+func lookupKeys(n uint64, hitPercent, count int) [][]byte {
+	out := make([][]byte, count)
+	backing := make([]byte, 16*count)
+	for j := range out {
+		k := backing[16*j : 16*j+16 : 16*j+16]
+		r := mix(uint64(j) ^ 0xabcdef)
+		if int(r%100) < hitPercent {
+			keyAt(k, mix(r)%n)
+		} else {
+			keyAt(k, absentBase+uint64(j))
+		}
+		out[j] = k
+	}
+	return out
+}
+
+func sizeName(n uint64) string {
+	switch n {
+	case 1e5:
+		return "1e5"
+	case 1e6:
+		return "1e6"
+	case 1e7:
+		return "1e7"
+	case 1e8:
+		return "1e8"
+	}
+	return fmt.Sprint(n)
+}
+
+func benchSizes() []uint64 {
+	if os.Getenv("CUCKOO_BENCH_LARGE") != "" {
+		return []uint64{1e6, 1e7}
+	}
+	return []uint64{1e5, 1e6}
+}
+
+func BenchmarkContains(b *testing.B) {
+	for _, n := range benchSizes() {
+		for _, hit := range []int{50, 100, 0} {
+			b.Run(fmt.Sprintf("n=%s/load=0.95/hit=%d%%", sizeName(n), hit), func(b *testing.B) {
+				f := benchFilter(b, n)
+				ks := lookupKeys(n, hit, 1<<20)
+				b.ReportMetric(float64(f.SizeInBytes())*8/float64(n), "bits/item")
+				b.ReportMetric(f.LoadFactor(), "load")
+				found := 0
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if f.Contains(ks[i&(len(ks)-1)]) {
+						found++
+					}
+				}
+				sinkInt = found
+			})
+		}
+	}
+}
+
+func BenchmarkContainsBatch(b *testing.B) {
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("n=%s/load=0.95/hit=50%%", sizeName(n)), func(b *testing.B) {
+			f := benchFilter(b, n)
+			ks := lookupKeys(n, 50, 1<<20)
+			out := make([]bool, 256)
+			b.ReportMetric(float64(f.SizeInBytes())*8/float64(n), "bits/item")
+			b.ResetTimer()
+			for i := 0; i < b.N; i += len(out) {
+				j := i & (len(ks) - 1)
+				f.ContainsBatch(ks[j:j+len(out)], out)
+			}
+		})
+	}
+}
+
+var sinkInt int
+
+// BenchmarkInsert fills filters from empty to their capacity (95% load),
+// reporting the mean time per insert, for both displacement strategies.
+func BenchmarkInsert(b *testing.B) {
+	for _, n := range benchSizes() {
+		for _, walk := range []bool{false, true} {
+			strategy := "bfs"
+			if walk {
+				strategy = "walk"
+			}
+			b.Run(fmt.Sprintf("strategy=%s/n=%s/load=0.95", strategy, sizeName(n)), func(b *testing.B) {
+				benchFill(b, n, walk, 0)
+			})
+		}
+	}
+}
+
+// BenchmarkInsertHighLoad times only the inserts from 90% to 95% load,
+// where most of the displacement work happens.
+func BenchmarkInsertHighLoad(b *testing.B) {
+	for _, n := range benchSizes() {
+		for _, walk := range []bool{false, true} {
+			strategy := "bfs"
+			if walk {
+				strategy = "walk"
+			}
+			b.Run(fmt.Sprintf("strategy=%s/n=%s/load=0.90-0.95", strategy, sizeName(n)), func(b *testing.B) {
+				benchFill(b, n, walk, n*90/95)
+			})
+		}
+	}
+}
+
+// benchFill inserts b.N keys into filters of capacity n, starting each
+// filter with `from` untimed inserts and replacing it when it holds n keys.
+func benchFill(b *testing.B, n uint64, walk bool, from uint64) {
+	k := make([]byte, 16)
+	var f *filter.Filter
+	next := n
+	fresh := func() {
+		b.StopTimer()
+		var err error
+		f, err = filter.New(filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4, Seed: next})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if walk {
+			f.UseRandomWalk()
+		}
+		for i := range from {
+			keyAt(k, i)
+			if err := f.Insert(k); err != nil {
+				b.Fatal(err)
+			}
+		}
+		next = from
+		b.StartTimer()
+	}
+	fresh()
+	for i := 0; i < b.N; i++ {
+		if next == n {
+			fresh()
+		}
+		keyAt(k, next)
+		if err := f.Insert(k); err != nil {
+			b.Fatalf("insert at load %.4f: %v", f.LoadFactor(), err)
+		}
+		next++
+	}
+}
+
+// BenchmarkDelete deletes and re-inserts members of a full filter.
+func BenchmarkDelete(b *testing.B) {
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("n=%s/load=0.95", sizeName(n)), func(b *testing.B) {
+			f := benchFilter(b, n)
+			k := make([]byte, 16)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				keyAt(k, uint64(i)%n)
+				if !f.Delete(k) {
+					b.Fatal("member not found")
+				}
+				if err := f.Insert(k); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
