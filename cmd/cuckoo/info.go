@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/cuckoohash/cuckoo/filter"
+)
+
+const infoHelp = `
+Info prints the parameters of the filter FILE (a Filter, or a Scalable with
+a line per stage), how full it is, its size, and its expected false-positive
+rate now and once it holds its capacity. --json prints the same as one JSON
+object: the totals at the top level, then "filter" or "scalable".
+`
+
+// infoReport is the output of info --json.
+type infoReport struct {
+	File          string        `json:"file"`
+	Format        string        `json:"format"` // "filter" or "scalable"
+	FileBytes     int64         `json:"file_bytes"`
+	SizeBytes     uint64        `json:"size_bytes"` // in memory
+	Capacity      uint64        `json:"capacity"`
+	Items         uint64        `json:"items"`
+	Load          float64       `json:"load"`
+	BitsPerItem   *float64      `json:"bits_per_item"` // null when empty
+	FPR           float64       `json:"fpr"`
+	FPRAtCapacity float64       `json:"fpr_at_capacity"`
+	Filter        *stageInfo    `json:"filter,omitempty"`
+	Scalable      *scalableInfo `json:"scalable,omitempty"`
+}
+
+// stageInfo describes a Filter, or one stage of a Scalable.
+type stageInfo struct {
+	Buckets         uint64   `json:"buckets"`
+	BucketSize      int      `json:"bucket_size"`
+	FingerprintBits int      `json:"fingerprint_bits"`
+	Seed            uint64   `json:"seed"`
+	MaxKicks        int      `json:"max_kicks"`
+	Capacity        uint64   `json:"capacity"`
+	Items           uint64   `json:"items"`
+	Load            float64  `json:"load"`
+	SizeBytes       uint64   `json:"size_bytes"`
+	BitsPerItem     *float64 `json:"bits_per_item"`
+	FPR             float64  `json:"fpr"`
+	FPRAtCapacity   float64  `json:"fpr_at_capacity"`
+	VictimUsed      bool     `json:"victim_used"`
+}
+
+// scalableInfo is a Scalable's configuration and stages.
+type scalableInfo struct {
+	InitialCapacity uint64      `json:"initial_capacity"`
+	TargetFPR       float64     `json:"target_fpr"`
+	Growth          int         `json:"growth"`
+	BucketSize      int         `json:"bucket_size"`
+	MaxKicks        int         `json:"max_kicks"`
+	Seed            uint64      `json:"seed"`
+	Stages          []stageInfo `json:"stages"`
+}
+
+func runInfo(e *env, args []string) error {
+	fs := e.flags(infoHelp)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := e.parse(fs, args, []string{"FILE"}, 1); err != nil {
+		return err
+	}
+	path := fs.Arg(0)
+	l, err := load(path)
+	if err != nil {
+		return err
+	}
+	r := report(path, l)
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(r)
+	} else {
+		err = r.writeText(e.stdout)
+	}
+	if err != nil {
+		return fmt.Errorf("info: %w", err)
+	}
+	return nil
+}
+
+func perItem(bytes, items uint64) *float64 {
+	if items == 0 {
+		return nil
+	}
+	b := 8 * float64(bytes) / float64(items)
+	return &b
+}
+
+func describeStage(f *filter.Filter, victim bool) stageInfo {
+	full := float64(f.Capacity()) / float64(f.Slots())
+	return stageInfo{
+		Buckets:         f.Buckets(),
+		BucketSize:      f.BucketSize(),
+		FingerprintBits: f.FingerprintBits(),
+		Seed:            f.Seed(),
+		MaxKicks:        f.MaxKicks(),
+		Capacity:        f.Capacity(),
+		Items:           f.Len(),
+		Load:            f.LoadFactor(),
+		SizeBytes:       f.SizeInBytes(),
+		BitsPerItem:     perItem(f.SizeInBytes(), f.Len()),
+		FPR:             f.FalsePositiveRate(),
+		FPRAtCapacity:   filter.ExpectedFalsePositiveRate(full, f.BucketSize(), f.FingerprintBits()),
+		VictimUsed:      victim,
+	}
+}
+
+func report(path string, l *loaded) *infoReport {
+	r := &infoReport{File: path, FileBytes: l.size}
+	if f := l.filter; f != nil {
+		st := describeStage(f, l.victims[0])
+		r.Format = "filter"
+		r.Filter = &st
+		r.SizeBytes, r.Capacity, r.Items, r.Load = st.SizeBytes, st.Capacity, st.Items, st.Load
+		r.FPR, r.FPRAtCapacity = st.FPR, st.FPRAtCapacity
+	} else {
+		s := l.scalable
+		cfg := s.Config()
+		r.Format = "scalable"
+		r.Scalable = &scalableInfo{
+			InitialCapacity: cfg.InitialCapacity,
+			TargetFPR:       cfg.FalsePositiveRate,
+			Growth:          cfg.Growth,
+			BucketSize:      cfg.BucketSize,
+			MaxKicks:        cfg.MaxKicks,
+			Seed:            cfg.Seed,
+		}
+		miss := 1.0
+		for i := range s.Stages() {
+			st := describeStage(s.Stage(i), l.victims[i])
+			r.Scalable.Stages = append(r.Scalable.Stages, st)
+			miss *= 1 - st.FPRAtCapacity
+		}
+		r.SizeBytes, r.Capacity, r.Items, r.Load = s.SizeInBytes(), s.Capacity(), s.Len(), s.LoadFactor()
+		r.FPR, r.FPRAtCapacity = s.FalsePositiveRate(), 1-miss
+	}
+	r.BitsPerItem = perItem(r.SizeBytes, r.Items)
+	return r
+}
+
+func (r *infoReport) writeText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	row := func(name, format string, args ...any) { fmt.Fprintf(tw, name+"\t"+format+"\n", args...) }
+	row("file", "%s (%d bytes)", r.File, r.FileBytes)
+	if f := r.Filter; f != nil {
+		row("format", "Filter")
+		row("buckets", "%d", f.Buckets)
+		row("bucket size", "%d", f.BucketSize)
+		row("fingerprint bits", "%d", f.FingerprintBits)
+		row("seed", "%d", f.Seed)
+		row("max kicks", "%d", f.MaxKicks)
+	} else {
+		s := r.Scalable
+		row("format", "Scalable, %d stages", len(s.Stages))
+		row("initial capacity", "%d", s.InitialCapacity)
+		row("target fpr", "%s", percent(s.TargetFPR))
+		row("growth", "%d", s.Growth)
+		row("bucket size", "%d", s.BucketSize)
+		row("seed", "%d", s.Seed)
+		row("max kicks", "%d", s.MaxKicks)
+	}
+	row("capacity", "%d", r.Capacity)
+	row("items", "%d", r.Items)
+	row("load", "%.2f%%", 100*r.Load)
+	row("size", "%d bytes in memory", r.SizeBytes)
+	row("bits/item", "%s", formatPerItem(r.BitsPerItem))
+	row("fpr now", "%s (expected, at the current load)", percent(r.FPR))
+	row("fpr at capacity", "%s (expected, once it holds its capacity)", percent(r.FPRAtCapacity))
+	if r.Filter != nil {
+		row("victim", "%s", usedOrNot(r.Filter.VictimUsed))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Scalable == nil {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "stage\tbuckets\tbits\tcapacity\titems\tload\tbytes\tbits/item\tfpr\tvictim\t")
+	for i, st := range r.Scalable.Stages {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%.2f%%\t%d\t%s\t%s\t%s\t\n", i, st.Buckets, st.FingerprintBits,
+			st.Capacity, st.Items, 100*st.Load, st.SizeBytes, formatPerItem(st.BitsPerItem), percent(st.FPR),
+			usedOrNot(st.VictimUsed))
+	}
+	return tw.Flush()
+}
+
+func formatPerItem(b *float64) string {
+	if b == nil {
+		return "- (empty)"
+	}
+	return fmt.Sprintf("%.2f", *b)
+}
+
+func usedOrNot(used bool) string {
+	if used {
+		return "used"
+	}
+	return "unused"
+}

@@ -1,0 +1,480 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cuckoo runs the tool with stdin and returns its exit status and output.
+func cuckoo(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
+	if s := errOut.String(); strings.Contains(s, "panic") || strings.Contains(s, "goroutine ") {
+		t.Fatalf("cuckoo %q: stderr shows a panic:\n%s", args, s)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// keys returns n distinct keys with the given prefix.
+func keys(prefix string, n int) []string {
+	ks := make([]string, n)
+	for i := range ks {
+		ks[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	return ks
+}
+
+// writeKeys writes keys to a file in dir, one a line, and returns its path.
+func writeKeys(t *testing.T, dir, name string, ks []string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(strings.Join(ks, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// build builds a filter of ks in a new directory and returns its path.
+func build(t *testing.T, ks []string, flags ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "keys.txt", ks)
+	out := filepath.Join(dir, "f.ckoo")
+	args := append(append([]string{"build", "-o", out}, flags...), in)
+	if code, _, stderr := cuckoo(t, "", args...); code != 0 {
+		t.Fatalf("cuckoo %q: exit %d: %s", args, code, stderr)
+	}
+	return out
+}
+
+// answers parses query output into key -> yes.
+func answers(t *testing.T, out string) map[string]bool {
+	t.Helper()
+	m := make(map[string]bool)
+	for line := range strings.Lines(out) {
+		key, ans, ok := strings.Cut(strings.TrimSuffix(line, "\n"), "\t")
+		if !ok || (ans != "yes" && ans != "no") {
+			t.Fatalf("query output line %q is not KEY<tab>yes|no", line)
+		}
+		m[key] = ans == "yes"
+	}
+	return m
+}
+
+func TestBuildAndQuery(t *testing.T) {
+	dir := t.TempDir()
+	present := keys("present", 2000)
+	// Windows line endings, blank lines and no final newline.
+	text := strings.Join(present[:1000], "\r\n") + "\r\n\r\n\n" + strings.Join(present[1000:], "\n")
+	in := filepath.Join(dir, "keys.txt")
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "f.ckoo")
+	code, stdout, stderr := cuckoo(t, "", "build", "-o", out, "--fpr", "0.01", in)
+	if code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("build wrote to stdout: %q", stdout)
+	}
+	if !strings.HasPrefix(stderr, out+": 2000 keys") || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "bits/item") || !strings.Contains(stderr, "load") {
+		t.Errorf("build summary = %q, want one line: %s: 2000 keys ... load ... bits/item", stderr, out)
+	}
+
+	code, stdout, _ = cuckoo(t, "", append([]string{"query", out}, present...)...)
+	if code != 0 {
+		t.Errorf("query of present keys: exit %d, want 0", code)
+	}
+	got := answers(t, stdout)
+	for _, k := range present {
+		if !got[k] {
+			t.Fatalf("present key %q: no", k)
+		}
+	}
+
+	absent := keys("absent", 2000)
+	code, stdout, _ = cuckoo(t, "", append([]string{"query", out}, absent...)...)
+	got = answers(t, stdout)
+	yes, no := 0, ""
+	for _, k := range absent {
+		if got[k] {
+			yes++
+		} else if no == "" {
+			no = k
+		}
+	}
+	t.Logf("absent keys reported present: %d of %d", yes, len(absent))
+	if yes > len(absent)*3/100 {
+		t.Errorf("%d of %d absent keys reported present, want at most 3%%", yes, len(absent))
+	}
+	if want := map[bool]int{true: 0, false: 1}[yes > 0]; code != want {
+		t.Errorf("query of absent keys (%d yes): exit %d, want %d", yes, code, want)
+	}
+	if code, stdout, _ = cuckoo(t, "", "query", out, no); code != 1 || stdout != no+"\tno\n" {
+		t.Errorf("query of one absent key: exit %d, output %q; want 1, %q", code, stdout, no+"\tno\n")
+	}
+	// A key that looks like a flag, after FILE, is a key.
+	if code, stdout, _ = cuckoo(t, "", "query", out, "-h", present[0]); code != 0 || !strings.HasSuffix(stdout, present[0]+"\tyes\n") {
+		t.Errorf("query FILE -h KEY: exit %d, output %q", code, stdout)
+	}
+	if code, _, stderr = cuckoo(t, "", "query", filepath.Join(dir, "missing.ckoo"), "k"); code != 2 ||
+		!strings.Contains(stderr, "no such file") {
+		t.Errorf("query of a missing file: exit %d, stderr %q; want 2 and the reason", code, stderr)
+	}
+}
+
+func TestQueryStdin(t *testing.T) {
+	present := keys("k", 3000) // more than one batch
+	out := build(t, present)
+	var in strings.Builder
+	var order []string
+	for i := range 3000 {
+		// Alternate present and absent keys; blank lines and "\r" are ignored.
+		k := present[i]
+		if i%2 == 1 {
+			k = fmt.Sprintf("missing-%d", i)
+		}
+		order = append(order, k)
+		in.WriteString(k)
+		if i%100 == 0 {
+			in.WriteString("\r\n\n")
+		} else {
+			in.WriteString("\n")
+		}
+	}
+	code, stdout, stderr := cuckoo(t, in.String(), "query", out)
+	if code != 0 {
+		t.Fatalf("query: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != len(order) {
+		t.Fatalf("query printed %d lines for %d keys", len(lines), len(order))
+	}
+	fp := 0
+	for i, line := range lines {
+		key, ans, _ := strings.Cut(line, "\t")
+		if key != order[i] {
+			t.Fatalf("line %d is for key %q, want %q", i+1, key, order[i])
+		}
+		switch {
+		case i%2 == 0 && ans != "yes":
+			t.Fatalf("present key %q: %q", key, ans)
+		case i%2 == 1 && ans == "yes":
+			fp++
+		}
+	}
+	if fp > 45 {
+		t.Errorf("%d of 1500 absent keys reported present", fp)
+	}
+
+	code, stdout, _ = cuckoo(t, "nothing-1\nnothing-2\n", "query", out)
+	if got := answers(t, stdout); code == 0 && !got["nothing-1"] && !got["nothing-2"] {
+		t.Errorf("query of absent keys on stdin: exit 0 with no yes")
+	}
+	if code, stdout, _ = cuckoo(t, "", "query", out); code != 1 || stdout != "" {
+		t.Errorf("query with empty stdin: exit %d, output %q; want 1 and nothing", code, stdout)
+	}
+}
+
+func TestBuildStdin(t *testing.T) {
+	ks := keys("stdin", 5000)
+	in := strings.Join(ks, "\n") + "\n"
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"counted", nil},
+		{"capacity", []string{"--capacity", "6000"}},
+		{"scalable", []string{"--scalable", "--capacity", "500"}},
+		{"scalable-stream", []string{"--scalable"}},
+		{"bucket2-bits16", []string{"--bucket-size", "2", "--fingerprint-bits", "16", "--seed", "7"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "f.ckoo")
+			args := append(append([]string{"build", "-o", out}, tc.flags...), "-")
+			code, _, stderr := cuckoo(t, in, args...)
+			if code != 0 {
+				t.Fatalf("cuckoo %q: exit %d: %s", args, code, stderr)
+			}
+			if !strings.HasPrefix(stderr, out+": 5000 keys") {
+				t.Errorf("summary %q does not count 5000 keys", stderr)
+			}
+			code, stdout, _ := cuckoo(t, in, "query", out)
+			if code != 0 || strings.Contains(stdout, "\tno\n") {
+				t.Errorf("query of the built keys: exit %d, some answered no", code)
+			}
+		})
+	}
+}
+
+func TestBuildOverCapacity(t *testing.T) {
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "keys.txt", keys("k", 5000))
+	out := filepath.Join(dir, "f.ckoo")
+	for _, input := range []string{in, "-"} {
+		stdin := ""
+		if input == "-" {
+			stdin = strings.Join(keys("k", 5000), "\n")
+		}
+		code, _, stderr := cuckoo(t, stdin, "build", "-o", out, "--capacity", "100", input)
+		if code != 2 || !strings.HasPrefix(stderr, "cuckoo: build: the filter is full") ||
+			!strings.Contains(stderr, "--capacity") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("over-capacity build from %s: exit %d, stderr %q; want 2 and one line suggesting --capacity", input, code, stderr)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("a failed build left files behind: %v", entries)
+	}
+}
+
+func TestBuildReplacesAtomically(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "f.ckoo")
+	for _, ks := range [][]string{keys("first", 100), keys("second", 300)} {
+		in := writeKeys(t, dir, "keys.txt", ks)
+		if code, _, stderr := cuckoo(t, "", "build", "-o", out, in); code != 0 {
+			t.Fatalf("build: exit %d: %s", code, stderr)
+		}
+	}
+	code, stdout, _ := cuckoo(t, "", "query", out, "second-299")
+	if code != 0 || stdout != "second-299\tyes\n" {
+		t.Errorf("query after a rebuild: exit %d, %q", code, stdout)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("files left after two builds: %v, want keys.txt and f.ckoo", entries)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("output mode %v, %v; want 0644", st.Mode(), err)
+	}
+}
+
+func TestBuildLongLine(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "keys.txt")
+	text := "a\nb\n" + strings.Repeat("x", maxLine) + "\n" + strings.Repeat("y", maxLine+1) + "\n"
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, input := range []string{in, "-"} {
+		code, _, stderr := cuckoo(t, text, "build", "-o", filepath.Join(dir, "f.ckoo"), input)
+		if code != 2 || !strings.Contains(stderr, "line 4 is longer than 1048576 bytes") {
+			t.Errorf("build from %s with a long line 4: exit %d, stderr %q", input, code, stderr)
+		}
+	}
+}
+
+func TestBuildEmptyInput(t *testing.T) {
+	out := build(t, nil)
+	code, stdout, _ := cuckoo(t, "", "info", "--json", out)
+	var r infoReport
+	if err := json.Unmarshal([]byte(stdout), &r); code != 0 || err != nil || r.Items != 0 || r.BitsPerItem != nil {
+		t.Errorf("info of an empty filter: exit %d, %v, %+v", code, err, r)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	out := build(t, keys("k", 1000), "--seed", "42", "--fpr", "0.001") // 13-bit fingerprints
+	code, stdout, stderr := cuckoo(t, "", "info", out)
+	if code != 0 {
+		t.Fatalf("info: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"format            Filter", "buckets", "bucket size       4", "fingerprint bits  13", "seed              42",
+		"max kicks         500", "capacity          1000", "items", "load", "size", "bits/item", "fpr now",
+		"fpr at capacity", "victim            unused",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("info output lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	code, stdout, _ = cuckoo(t, "", "info", "--json", out)
+	var r infoReport
+	if err := json.Unmarshal([]byte(stdout), &r); code != 0 || err != nil {
+		t.Fatalf("info --json: exit %d, %v:\n%s", code, err, stdout)
+	}
+	f := r.Filter
+	if r.Format != "filter" || f == nil || r.Scalable != nil {
+		t.Fatalf("info --json: format %q, filter %v, scalable %v", r.Format, f, r.Scalable)
+	}
+	st, _ := os.Stat(out)
+	if f.BucketSize != 4 || f.FingerprintBits != 13 || f.Seed != 42 || f.MaxKicks != 500 || f.Capacity != 1000 ||
+		r.Capacity != 1000 || r.Items == 0 || r.Items > 1000 || r.Items != f.Items || r.FileBytes != st.Size() ||
+		f.Buckets*4 < 1000 || r.BitsPerItem == nil || *r.BitsPerItem < 13 || f.VictimUsed ||
+		r.Load <= 0 || r.Load > 1 || r.FPR <= 0 || r.FPR > r.FPRAtCapacity || r.FPRAtCapacity > 0.001 {
+		t.Errorf("info --json: implausible report %+v, filter %+v", r, f)
+	}
+}
+
+func TestInfoScalable(t *testing.T) {
+	out := build(t, keys("k", 4000), "--scalable", "--capacity", "500") // stages of 500, 1000, 2000, 4000
+	code, stdout, stderr := cuckoo(t, "", "info", out)
+	if code != 0 {
+		t.Fatalf("info: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "Scalable, 4 stages") || !strings.Contains(stdout, "growth") ||
+		!strings.Contains(stdout, "stage  buckets") || strings.Count(stdout, "unused") != 4 {
+		t.Errorf("info of a 4-stage Scalable:\n%s", stdout)
+	}
+	var r infoReport
+	_, stdout, _ = cuckoo(t, "", "info", "--json", out)
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	s := r.Scalable
+	if r.Format != "scalable" || s == nil || len(s.Stages) != 4 || s.InitialCapacity != 500 || s.Growth != 2 {
+		t.Fatalf("info --json of a Scalable: %+v, %+v", r, s)
+	}
+	var items uint64
+	for i, st := range s.Stages {
+		items += st.Items
+		if i > 0 && st.FingerprintBits != s.Stages[i-1].FingerprintBits+1 {
+			t.Errorf("stage %d: %d-bit fingerprints after %d", i, st.FingerprintBits, s.Stages[i-1].FingerprintBits)
+		}
+	}
+	if items != r.Items || r.Capacity != 500+1000+2000+4000 {
+		t.Errorf("stages hold %d items, total %d; capacity %d", items, r.Items, r.Capacity)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		code, stdout, _ := cuckoo(t, "", args...)
+		if code != 0 {
+			t.Errorf("cuckoo %q: exit %d", args, code)
+		}
+		for _, c := range commands {
+			if !strings.Contains(stdout, "cuckoo "+c.name+" ") {
+				t.Errorf("cuckoo %q does not list %s:\n%s", args, c.name, stdout)
+			}
+		}
+	}
+	if code, _, stderr := cuckoo(t, ""); code != 2 || !strings.Contains(stderr, "cuckoo build") {
+		t.Errorf("cuckoo with no arguments: exit %d, stderr %q; want 2 and the usage", code, stderr)
+	}
+	for _, c := range commands {
+		if c.run == nil {
+			continue
+		}
+		code, stdout, _ := cuckoo(t, "", "help", c.name)
+		if code != 0 || !strings.HasPrefix(stdout, "usage: cuckoo "+c.name) {
+			t.Errorf("cuckoo help %s: exit %d, %q", c.name, code, stdout)
+		}
+	}
+	code, stdout, _ := cuckoo(t, "", "build", "-h")
+	if code != 0 || !strings.Contains(stdout, "-capacity N") || !strings.Contains(stdout, "-fpr rate") {
+		t.Errorf("cuckoo build -h: exit %d:\n%s", code, stdout)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "keys.txt", keys("k", 10))
+	out := filepath.Join(dir, "f.ckoo")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"help", "frobnicate"}, `help: unknown command "frobnicate"`},
+		{[]string{"build", in}, "build: -o FILE is required"},
+		{[]string{"build", "-o", out}, "build: missing INPUT"},
+		{[]string{"build", "-o", out, "--fpr", "1.5", in}, "build: --fpr 1.5: the rate must be in (0, 1)"},
+		{[]string{"build", "-o", out, "--fpr", "0", in}, "build: --fpr 0: the rate must be in (0, 1)"},
+		{[]string{"build", "-o", out, "--fpr", "abc", in}, `build: invalid value "abc" for flag -fpr`},
+		{[]string{"build", "-o", out, "--bucket-size", "3", in}, "build: --bucket-size 3: it must be 2, 4 or 8"},
+		{[]string{"build", "-o", out, "--fingerprint-bits", "33", in}, "build: --fingerprint-bits 33: it must be in 4..32"},
+		{[]string{"build", "-o", out, "--fingerprint-bits", "8", "--fpr", "0.1", in}, "not both"},
+		{[]string{"build", "-o", out, "--scalable", "--fingerprint-bits", "8", in}, "does not apply to --scalable"},
+		{[]string{"build", "--frob", "-o", out, in}, "build: flag provided but not defined: -frob"},
+		{[]string{"build", "-o", out, in, "--fpr", "0.1"}, "build: flag --fpr after the positional arguments"},
+		{[]string{"build", "-o", out, in, "extra"}, `build: unexpected argument "extra"`},
+		{[]string{"query"}, "query: missing FILE"},
+		{[]string{"info"}, "info: missing FILE"},
+		{[]string{"info", out, out}, "info: unexpected argument"},
+		{[]string{"demo", "--n", "0"}, "demo: --n 0: it must be in 1..100000000"},
+		{[]string{"demo", "--n", "1.5"}, `demo: invalid value "1.5" for flag -n`},
+		{[]string{"demo", "--fpr", "-1"}, "demo: --fpr -1"},
+		{[]string{"demo", "extra"}, `demo: unexpected argument "extra"`},
+	} {
+		code, stdout, stderr := cuckoo(t, "", tc.args...)
+		if code != 2 || !strings.HasPrefix(stderr, "cuckoo: ") || !strings.Contains(stderr, tc.want) || stdout != "" {
+			t.Errorf("cuckoo %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a usage error wrote %s", out)
+	}
+}
+
+func TestNotAFilter(t *testing.T) {
+	dir := t.TempDir()
+	text := writeKeys(t, dir, "keys.txt", keys("k", 10))
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o644)
+	for _, tc := range []struct{ path, want string }{
+		{text, "is not a cuckoo filter file"},
+		{empty, "is not a cuckoo filter file"},
+		{dir, "is a directory"},
+		{filepath.Join(dir, "missing"), "no such file or directory"},
+	} {
+		for _, args := range [][]string{{"query", tc.path, "k-1"}, {"info", tc.path}} {
+			code, stdout, stderr := cuckoo(t, "", args...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, tc.path) {
+				t.Errorf("cuckoo %q: exit %d, stderr %q; want 2 and %q", args, code, stderr, tc.want)
+			}
+		}
+	}
+}
+
+func TestBuildProgress(t *testing.T) {
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "keys.txt", keys("k", 2*progressStep))
+	code, _, stderr := cuckoo(t, "", "build", "--progress", "-o", filepath.Join(dir, "f.ckoo"), in)
+	if code != 0 || !strings.Contains(stderr, "inserting") || !strings.Contains(stderr, "f.ckoo: 32768 keys") {
+		t.Errorf("build --progress: exit %d, stderr %q; want a bar and the summary", code, stderr)
+	}
+}
+
+// TestQueryInteractive checks that query answers a key as soon as its line
+// arrives, without waiting for a batch to fill or stdin to end.
+func TestQueryInteractive(t *testing.T) {
+	out := build(t, keys("k", 100))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int)
+	go func() {
+		code := run([]string{"query", out}, inR, outW, io.Discard)
+		outW.Close()
+		done <- code
+	}()
+	answers := bufio.NewReader(outR)
+	for _, k := range []string{"k-1", "k-99"} {
+		if _, err := io.WriteString(inW, k+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		line, err := answers.ReadString('\n')
+		if err != nil || line != k+"\tyes\n" {
+			t.Fatalf("answer to %q: %q, %v", k, line, err)
+		}
+	}
+	inW.Close()
+	if rest, _ := io.ReadAll(answers); len(rest) != 0 {
+		t.Errorf("output after the last key: %q", rest)
+	}
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+}
