@@ -217,3 +217,57 @@ func BenchmarkDelete(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHuge compares ContainsBatch with a loop of Contains on a filter
+// of about 1 GiB, far larger than the caches, where a lookup costs up to two
+// cache misses. Building it takes a minute or more, so it runs only with
+// CUCKOO_BENCH_HUGE=1. Compare its Mlookups/s with the machine's random-read
+// limit: (independent reads per second) / 2, from ../shared/tools/randread.c.
+func BenchmarkHuge(b *testing.B) {
+	if os.Getenv("CUCKOO_BENCH_HUGE") == "" {
+		b.Skip("set CUCKOO_BENCH_HUGE=1 to build a 1 GiB filter")
+	}
+	const slots = 1 << 30 * 8 / 12 // a GiB of 12-bit slots
+	n := uint64(slots) * 95 / 100
+	f := benchFilter(b, n)
+	b.Logf("filter: %d keys, %.2f GiB, load %.4f", n, float64(f.SizeInBytes())/(1<<30), f.LoadFactor())
+	ks := lookupKeys(n, 50, 1<<22)
+	out := make([]bool, 1024)
+	b.Run("ContainsBatch/hit=50%", func(b *testing.B) {
+		for i := 0; i < b.N; i += len(out) {
+			j := i & (len(ks) - 1)
+			f.ContainsBatch(ks[j:j+len(out)], out)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mlookups/s")
+	})
+	b.Run("Contains/hit=50%", func(b *testing.B) {
+		found := 0
+		for i := 0; i < b.N; i++ {
+			if f.Contains(ks[i&(len(ks)-1)]) {
+				found++
+			}
+		}
+		sinkInt = found
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mlookups/s")
+	})
+}
+
+var benchHashFilters = map[uint64]*filter.Filter{}
+
+// benchHashFilter is benchFilter for keys given as 64-bit hashes mix(i).
+func benchHashFilter(b *testing.B, n uint64) *filter.Filter {
+	if f, ok := benchHashFilters[n]; ok {
+		return f
+	}
+	f, err := filter.New(filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		if err := f.InsertHash(mix(i)); err != nil {
+			b.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	benchHashFilters[n] = f
+	return f
+}

@@ -76,8 +76,5 @@ func (f *Filter) CheckInvariants() error {
 // Locate exposes a key's primary bucket and fingerprint.
 func (f *Filter) Locate(key []byte) (uint64, uint32) { return f.locate(hashKey(key, f.seed)) }
 
-// VictimUsed reports whether the victim slot is taken.
-func (f *Filter) VictimUsed() bool { return f.victim.used }
-
 // Alt exposes the alternate bucket of fingerprint fp in bucket i.
 func Alt(f *Filter, i uint64, fp uint32) uint64 { return f.alt(i, fp) }

@@ -130,16 +130,18 @@ func (f *Filter) ContainsHash(h uint64) bool {
 
 func (f *Filter) lookup(i1 uint64, fp uint32) bool {
 	i2 := f.alt(i1, fp)
+	var hit bool
 	if f.t.oneWord {
-		// Read both buckets before testing either: the two loads overlap and
-		// no branch depends on the first.
-		if f.t.lanes.Has2(f.t.word(i1), f.t.word(i2), fp) {
-			return true
-		}
-	} else if f.t.contains(i1, fp) || f.t.contains(i2, fp) {
-		return true
+		// Read both buckets before testing either, and branch on neither:
+		// the loads of consecutive lookups then overlap.
+		hit = f.t.lanes.Has2(f.t.word(i1), f.t.word(i2), fp)
+	} else {
+		hit = f.t.contains(i1, fp) || f.t.contains(i2, fp)
 	}
-	return f.victim.holds(i1, i2, fp)
+	if !f.victim.used {
+		return hit
+	}
+	return hit || f.victim.holds(i1, i2, fp)
 }
 
 func (v *victim) holds(i1, i2 uint64, fp uint32) bool {
@@ -227,6 +229,11 @@ func (f *Filter) FingerprintBits() int { return int(f.t.bits) }
 
 // MaxKicks returns the bound on an insert's displacement search.
 func (f *Filter) MaxKicks() int { return f.maxKicks }
+
+// VictimUsed reports whether the victim slot holds a fingerprint: the filter
+// is then at its limit, and the next insert that finds both its buckets full
+// and no displacement path returns ErrFull.
+func (f *Filter) VictimUsed() bool { return f.victim.used }
 
 // Seed returns the hash seed.
 func (f *Filter) Seed() uint64 { return f.seed }

@@ -51,9 +51,8 @@ func Fingerprint(h uint64, bits uint) uint32 {
 // rather than 2b.
 func Alt(i uint64, fp uint32, m uint64) uint64 {
 	offset, _ := bits.Mul64(uint64(fp)*0x9e3779b97f4a7c15, m)
-	j := offset + m - i // in (0, 2m)
-	if j >= m {
-		j -= m
-	}
-	return j
+	// offset - i, plus m if negative, without a branch: the sign is a coin
+	// toss, and a mispredicted branch here would cost more than the lookup.
+	d := int64(offset - i)
+	return uint64(d + int64(m)&(d>>63))
 }
