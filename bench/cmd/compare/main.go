@@ -48,16 +48,12 @@ func main() {
 	for _, n := range sizes {
 		keys := bench.PresentKeys(n)
 		lookupSet := bench.LookupSet(keys, 50, bench.LookupSetSize)
-		for _, impl := range bench.Impls {
-			fmt.Fprintf(os.Stderr, "compare: n=%s %s\n", bench.SizeName(n), impl.Name)
-			r, err := measure(impl, keys, rate, lookupSet, *reps, passes)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "compare: %s, n=%d: %v\n", impl.Name, n, err)
-				os.Exit(1)
-			}
-			rows = append(rows, r)
-			runtime.GC() // free this filter before the next is built
+		r, err := measureSize(keys, rate, lookupSet, *reps, passes)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "compare: n=%d: %v\n", n, err)
+			os.Exit(1)
 		}
+		rows = append(rows, r...)
 	}
 	w := bufio.NewWriter(os.Stdout)
 	report(w, rows, sizes, *reps, passes)
@@ -76,63 +72,91 @@ type row struct {
 	batch  float64 // ns per key with ContainsBatch; 0 if the filter has none
 }
 
-// measure fills reps filters of impl with keys, timing each, and times reps
-// rounds of passes over lookupSet on the last one.
-func measure(impl bench.Impl, keys, rate bench.Keys, lookupSet [][]byte, reps, passes int) (row, error) {
+// measureSize fills reps filters of every impl with keys, timing each
+// fill, and then times reps rounds of passes over lookupSet on the last
+// filter of each. Every repetition measures all the filters in turn, so that
+// load from other processes, which comes and goes, falls on all of them
+// rather than on whichever was being measured at the time.
+func measureSize(keys, rate bench.Keys, lookupSet [][]byte, reps, passes int) ([]row, error) {
+	impls := bench.Impls
 	n := keys.Len()
-	r := row{impl: impl}
-	var f bench.Filter
-	var failed int
-	fills := make([]time.Duration, reps)
-	for i := range fills {
-		f = nil
-		runtime.GC()
-		var err error
-		if f, failed, fills[i], err = bench.TimedFill(impl, keys); err != nil {
-			return r, err
+	filters := make([]bench.Filter, len(impls))
+	failed := make([]int, len(impls))
+	fills := make([][]time.Duration, len(impls))
+	for rep := range reps {
+		fmt.Fprintf(os.Stderr, "compare: n=%s: fill %d of %d\n", bench.SizeName(n), rep+1, reps)
+		for i, impl := range impls {
+			filters[i] = nil
+			runtime.GC() // free the previous filter before the next is built
+			f, fl, d, err := bench.TimedFill(impl, keys)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", impl.Name, err)
+			}
+			filters[i], failed[i] = f, fl
+			fills[i] = append(fills[i], d)
 		}
 	}
-	r.insert = perOp(median(fills), n)
-	r.stats = bench.Measure(f, keys, rate, failed)
+
+	lookups := make([][]time.Duration, len(impls))
+	batches := make([][]time.Duration, len(impls))
+	hits := make([]int, len(impls))
+	out := make([]bool, batchLen)
+	for rep := range reps {
+		fmt.Fprintf(os.Stderr, "compare: n=%s: lookups %d of %d\n", bench.SizeName(n), rep+1, reps)
+		for i, f := range filters {
+			d, h, err := timePasses(passes, lookupSet, f.CountHits)
+			if err == nil && rep > 0 && h != hits[i] {
+				err = fmt.Errorf("a pass over the lookup set found %d keys, an earlier one %d", h, hits[i])
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", impls[i].Name, err)
+			}
+			hits[i] = h
+			lookups[i] = append(lookups[i], d)
+			if b, ok := f.(bench.Batcher); ok {
+				d, h, err := timePasses(passes, lookupSet, func(k [][]byte) int { return b.BatchHits(k, out) })
+				if err == nil && h != hits[i] {
+					err = fmt.Errorf("ContainsBatch found %d keys, Contains %d", h, hits[i])
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s: %v", impls[i].Name, err)
+				}
+				batches[i] = append(batches[i], d)
+			}
+		}
+	}
 
 	ops := passes * len(lookupSet)
-	d, hits, err := timeLookups(reps, passes, lookupSet, f.CountHits)
-	if err != nil {
-		return r, err
-	}
-	r.lookup = perOp(d, ops)
-	if b, ok := f.(bench.Batcher); ok {
-		out := make([]bool, batchLen)
-		d, batchHits, err := timeLookups(reps, passes, lookupSet, func(k [][]byte) int { return b.BatchHits(k, out) })
-		if err != nil {
-			return r, err
+	rows := make([]row, len(impls))
+	for i, impl := range impls {
+		rows[i] = row{
+			impl:   impl,
+			stats:  bench.Measure(filters[i], keys, rate, failed[i]),
+			insert: perOp(median(fills[i]), n),
+			lookup: perOp(median(lookups[i]), ops),
 		}
-		if batchHits != hits {
-			return r, fmt.Errorf("ContainsBatch found %d keys, Contains %d", batchHits, hits)
+		if batches[i] != nil {
+			rows[i].batch = perOp(median(batches[i]), ops)
 		}
-		r.batch = perOp(d, ops)
 	}
-	return r, nil
+	return rows, nil
 }
 
-// timeLookups returns the median over reps of the time count takes for
-// passes passes over keys, after one pass to warm the caches, and the number
-// of keys found in a pass. It fails if the passes disagree on that number.
-func timeLookups(reps, passes int, keys [][]byte, count func([][]byte) int) (time.Duration, int, error) {
+// timePasses returns the time count takes for passes passes over keys,
+// after one pass to warm the caches, and the number of keys found in a pass.
+// It fails if the passes disagree on that number.
+func timePasses(passes int, keys [][]byte, count func([][]byte) int) (time.Duration, int, error) {
 	hits := count(keys)
-	times := make([]time.Duration, reps)
-	for i := range times {
-		total := 0
-		start := time.Now()
-		for range passes {
-			total += count(keys)
-		}
-		times[i] = time.Since(start)
-		if total != passes*hits {
-			return 0, 0, fmt.Errorf("lookups found %d keys in %d passes, not %d", total, passes, passes*hits)
-		}
+	total := 0
+	start := time.Now()
+	for range passes {
+		total += count(keys)
 	}
-	return median(times), hits, nil
+	d := time.Since(start)
+	if total != passes*hits {
+		return 0, 0, fmt.Errorf("lookups found %d keys in %d passes, not %d", total, passes, passes*hits)
+	}
+	return d, hits, nil
 }
 
 func median(d []time.Duration) time.Duration {
@@ -146,7 +170,8 @@ func perOp(d time.Duration, ops int) float64 { return float64(d.Nanoseconds()) /
 func report(w io.Writer, rows []row, sizes []int, reps, passes int) {
 	fmt.Fprintf(w, "Go %s %s/%s, GOMAXPROCS=%d, %d logical CPUs, CPU: %s\n\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU(), cpuModel())
-	fmt.Fprintf(w, "n 16-byte random keys inserted into each filter sized for n keys; times are the median of %d runs.\n\n", reps)
+	fmt.Fprintf(w, "n 16-byte random keys inserted into each filter sized for n keys; times are the median of %d runs,\n"+
+		"each run measuring every filter in turn.\n\n", reps)
 
 	fmt.Fprintln(w, "| impl | n | bits/item | load | fpr | keys lost | insert ns/op | lookup ns/op (hit=50%) | batch lookup ns/op | insert vs "+baseline+" | lookup vs "+baseline+" |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
