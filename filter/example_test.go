@@ -1,0 +1,73 @@
+package filter_test
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+
+	"github.com/cuckoohash/cuckoo/filter"
+)
+
+func ExampleFilter() {
+	f, err := filter.New(filter.Config{Capacity: 1000, FalsePositiveRate: 0.01})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, fruit := range []string{"apple", "banana", "cherry"} {
+		if err := f.InsertString(fruit); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println(f.ContainsString("banana"), f.ContainsString("durian"))
+	fmt.Println(f.DeleteString("banana"), f.ContainsString("banana"))
+	fmt.Println(f.Len(), f.FingerprintBits(), "bits")
+	// Output:
+	// true false
+	// true false
+	// 2 10 bits
+}
+
+func ExampleScalable() {
+	s, err := filter.NewScalable(filter.ScalableConfig{InitialCapacity: 100, FalsePositiveRate: 0.01})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := range 1000 {
+		if err := s.InsertString(fmt.Sprint("user-", i)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	missing := 0
+	for i := range 1000 {
+		if !s.ContainsString(fmt.Sprint("user-", i)) {
+			missing++
+		}
+	}
+	fmt.Println("stages:", s.Stages(), "capacity:", s.Capacity(), "missing:", missing)
+	fmt.Println("rate below 1%:", s.FalsePositiveRate() < 0.01)
+	// Output:
+	// stages: 4 capacity: 1500 missing: 0
+	// rate below 1%: true
+}
+
+func ExampleFilter_WriteTo() {
+	f, err := filter.New(filter.Config{Capacity: 100, Seed: 42})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := f.Insert([]byte("saved")); err != nil {
+		log.Fatal(err)
+	}
+	var buf bytes.Buffer
+	n, err := f.WriteTo(&buf)
+	if err != nil {
+		log.Fatal(err)
+	}
+	g, err := filter.Read(&buf)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(n == f.EncodedSize(), g.Contains([]byte("saved")), g.Seed())
+	// Output:
+	// true true 42
+}

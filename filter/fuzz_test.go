@@ -1,0 +1,288 @@
+package filter_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/filter"
+)
+
+// fuzzConfig decodes the first four bytes of a fuzz input into a small
+// filter's configuration:
+//
+//	byte 0: bits 0-1 bucket size (2, 4, 8, 8); bit 6 a small MaxKicks;
+//	        bit 7 the random-walk strategy
+//	byte 1: fingerprint bits 4..32
+//	byte 2: capacity 1..64
+//	byte 3: seed, and MaxKicks 1..8 when bit 6 of byte 0 is set
+func fuzzConfig(data []byte) (cfg filter.Config, walk bool, rest []byte) {
+	var h [4]byte
+	copy(h[:], data)
+	cfg = filter.Config{
+		BucketSize:      [4]int{2, 4, 8, 8}[h[0]&3],
+		FingerprintBits: 4 + int(h[1])%29,
+		Capacity:        1 + uint64(h[2])%64,
+		Seed:            uint64(h[3]) * 0x9e3779b97f4a7c15,
+	}
+	if h[0]&0x40 != 0 {
+		cfg.MaxKicks = 1 + int(h[3])%8
+	}
+	return cfg, h[0]&0x80 != 0, data[min(len(data), 4):]
+}
+
+// maxFuzzOps bounds the operations one input runs, so that every input is
+// quick.
+const maxFuzzOps = 512
+
+func FuzzModel(f *testing.F) {
+	f.Add([]byte{0x01, 8, 20, 1, 0, 1, 0, 1, 3, 1, 2, 1, 4, 1})
+	f.Add([]byte{0x00, 0, 0, 0, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 3, 7, 3, 7})
+	f.Add([]byte{0x82, 28, 63, 9, 0, 1, 0, 2, 0, 3, 1, 1, 3, 2, 4, 3})
+	f.Add([]byte{0xc1, 0, 3, 5, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8, 3, 1, 3, 2})
+	// A long run of inserts of distinct keys fills the filter to ErrFull.
+	long := []byte{0x01, 0, 10, 2}
+	for i := range 200 {
+		long = append(long, opInsert, byte(i))
+	}
+	for i := range 200 {
+		long = append(long, opDelete, byte(i))
+	}
+	f.Add(long)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, walk, ops := fuzzConfig(data)
+		flt, err := filter.New(cfg)
+		if err != nil {
+			t.Fatalf("New(%+v): %v", cfg, err)
+		}
+		if walk {
+			flt.UseRandomWalk()
+		}
+		m := newFilterModel(t, flt)
+		m.run(ops[:min(len(ops), 2*maxFuzzOps)], 256)
+	})
+}
+
+func FuzzScalableModel(f *testing.F) {
+	f.Add([]byte{0x00, 1, 0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 3, 1, 3, 5})
+	f.Add([]byte{0x01, 0, 2, 7, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 4, 9, 3, 9})
+	long := []byte{0x02, 3, 1, 5}
+	for i := range 250 {
+		long = append(long, opInsert, byte(i))
+	}
+	for i := range 250 {
+		long = append(long, opDelete, byte(i))
+	}
+	f.Add(long)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var h [4]byte
+		copy(h[:], data)
+		cfg := filter.ScalableConfig{
+			BucketSize:        [4]int{2, 4, 8, 8}[h[0]&3],
+			InitialCapacity:   1 + uint64(h[1])%8,
+			Growth:            1 + int(h[2])%4,
+			FalsePositiveRate: [4]float64{0.5, 0.1, 0.01, 1e-4}[h[3]&3],
+			Seed:              uint64(h[3]),
+		}
+		s, err := filter.NewScalable(cfg)
+		if err != nil {
+			t.Fatalf("NewScalable(%+v): %v", cfg, err)
+		}
+		m := newScalableModel(t, s)
+		ops := data[min(len(data), 4):]
+		// Every stage holds at most 2b+1 copies of one fingerprint, so
+		// inserting the same key over and over adds a stage each 2b+1
+		// copies, and stages grow geometrically (see
+		// TestScalableDuplicateGrowth). Cap the copies of a key so that an
+		// input stays small.
+		const maxCopies = 4
+		for ; len(ops) >= 2 && m.step < maxFuzzOps; ops = ops[2:] {
+			op, key := int(ops[0])%numOps, []byte{ops[1]}
+			if (op == opInsert || op == opInsertUnique) && m.counts[string(key)] >= maxCopies {
+				op = opCount
+			}
+			m.apply(op, key)
+		}
+		// The decoder refuses more than 256 stages, which growth 1 can reach
+		// (see TestScalableTooManyStages).
+		if s.Stages() <= 256 || knownBugs {
+			enc := mustMarshal(t, s)
+			var g filter.Scalable
+			if err := g.UnmarshalBinary(enc); err != nil {
+				t.Fatalf("decoding a %d-stage filter: %v", s.Stages(), err)
+			}
+			checkDecodedScalable(t, "UnmarshalBinary", &g, enc)
+		}
+	})
+}
+
+// FuzzDecode feeds arbitrary bytes to every decoder. None may panic; every
+// error must wrap ErrCorrupt; whatever decodes must re-encode to the same
+// bytes and satisfy the invariants.
+func FuzzDecode(f *testing.F) {
+	for _, enc := range decodeSeeds(f) {
+		f.Add(enc)
+		for _, mutated := range mutations(enc) {
+			f.Add(mutated)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDecode(t, data)
+	})
+}
+
+// checkDecode runs the four decoders on data.
+func checkDecode(t *testing.T, data []byte) {
+	t.Helper()
+	if g, err := filter.Read(bytes.NewReader(data)); err != nil {
+		wantCorrupt(t, "Read", err)
+	} else {
+		checkDecoded(t, "Read", g, data[:g.EncodedSize()])
+	}
+	var g filter.Filter
+	if err := g.UnmarshalBinary(data); err != nil {
+		wantCorrupt(t, "Filter.UnmarshalBinary", err)
+	} else {
+		checkDecoded(t, "Filter.UnmarshalBinary", &g, data)
+	}
+	r := bytes.NewReader(data)
+	if s, err := filter.ReadScalable(r); err != nil {
+		wantCorrupt(t, "ReadScalable", err)
+	} else {
+		checkDecodedScalable(t, "ReadScalable", s, data[:len(data)-r.Len()])
+	}
+	var s filter.Scalable
+	if err := s.UnmarshalBinary(data); err != nil {
+		wantCorrupt(t, "Scalable.UnmarshalBinary", err)
+	} else {
+		checkDecodedScalable(t, "Scalable.UnmarshalBinary", &s, data)
+	}
+}
+
+func wantCorrupt(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, filter.ErrCorrupt) {
+		t.Fatalf("%s: error %q does not wrap ErrCorrupt", what, err)
+	}
+}
+
+func checkDecoded(t *testing.T, what string, g *filter.Filter, data []byte) {
+	t.Helper()
+	if err := g.CheckInvariants(); err != nil {
+		t.Fatalf("%s: decoded filter breaks an invariant: %v", what, err)
+	}
+	enc, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatalf("%s: MarshalBinary of the decoded filter: %v", what, err)
+	}
+	if !bytes.Equal(enc, data) {
+		t.Fatalf("%s: re-encoding differs from the %d bytes decoded", what, len(data))
+	}
+	// The decoded filter must work: an insert either succeeds and is found,
+	// or is refused.
+	if err := g.Insert([]byte("after decode")); err == nil {
+		if !g.Contains([]byte("after decode")) {
+			t.Fatalf("%s: key inserted into the decoded filter is not found", what)
+		}
+	} else if !errors.Is(err, filter.ErrFull) {
+		t.Fatalf("%s: insert into the decoded filter: %v", what, err)
+	}
+	if err := g.CheckInvariants(); err != nil {
+		t.Fatalf("%s: after an insert into the decoded filter: %v", what, err)
+	}
+}
+
+func checkDecodedScalable(t *testing.T, what string, s *filter.Scalable, data []byte) {
+	t.Helper()
+	if err := scalableInvariants(s); err != nil {
+		t.Fatalf("%s: decoded filter breaks an invariant: %v", what, err)
+	}
+	enc, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatalf("%s: MarshalBinary of the decoded filter: %v", what, err)
+	}
+	if !bytes.Equal(enc, data) {
+		t.Fatalf("%s: re-encoding differs from the %d bytes decoded", what, len(data))
+	}
+}
+
+// decodeSeeds returns valid encodings of filters of several shapes, with and
+// without a victim, and of scalable filters of one and three stages.
+func decodeSeeds(tb testing.TB) [][]byte {
+	var out [][]byte
+	for _, c := range []struct {
+		b, f   int
+		n      uint64
+		victim bool
+	}{
+		{2, 4, 3, false}, {2, 5, 7, true}, {4, 12, 10, false}, {4, 13, 20, true},
+		{8, 7, 9, false}, {8, 32, 5, true}, {4, 32, 1, false},
+	} {
+		flt := mustNew(tb, filter.Config{Capacity: c.n, BucketSize: c.b, FingerprintBits: c.f, Seed: uint64(c.b * c.f)})
+		for i := range c.n / 2 {
+			if err := flt.Insert(fmt.Appendf(nil, "seed-%d", i)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if c.victim {
+			fillToVictim(tb, flt, []byte("hot"))
+		}
+		out = append(out, mustMarshal(tb, flt))
+	}
+	for _, stages := range []int{1, 3} {
+		s := mustScalable(tb, filter.ScalableConfig{InitialCapacity: 4, BucketSize: 2, FalsePositiveRate: 0.1, Seed: 5})
+		for i := 0; s.Stages() < stages; i++ {
+			if err := s.Insert(fmt.Appendf(nil, "s-%d", i)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		out = append(out, mustMarshal(tb, s))
+	}
+	return out
+}
+
+// mutations returns copies of enc with one change each: a flipped bit in
+// every field of the header, a truncation and an extension.
+func mutations(enc []byte) [][]byte {
+	var out [][]byte
+	for _, off := range []int{0, 4, 6, 7, 8, 9, 10, 12, 16, 24, 40, 44, 48, 56, 60, 64, 72, len(enc) - 1} {
+		if off < len(enc) {
+			m := bytes.Clone(enc)
+			m[off] ^= 1
+			out = append(out, m)
+		}
+	}
+	out = append(out, enc[:len(enc)/2], append(bytes.Clone(enc), 0))
+	return out
+}
+
+// fillToVictim inserts copies of key until the victim slot is used.
+func fillToVictim(tb testing.TB, f *filter.Filter, key []byte) {
+	tb.Helper()
+	for !f.VictimUsed() {
+		if err := f.Insert(key); err != nil {
+			tb.Fatalf("filling to the victim: %v", err)
+		}
+	}
+}
+
+type marshaler interface{ MarshalBinary() ([]byte, error) }
+
+func mustMarshal(tb testing.TB, m marshaler) []byte {
+	tb.Helper()
+	b, err := m.MarshalBinary()
+	if err != nil {
+		tb.Fatalf("MarshalBinary: %v", err)
+	}
+	return b
+}
+
+func mustScalable(tb testing.TB, cfg filter.ScalableConfig) *filter.Scalable {
+	tb.Helper()
+	s, err := filter.NewScalable(cfg)
+	if err != nil {
+		tb.Fatalf("NewScalable(%+v): %v", cfg, err)
+	}
+	return s
+}
