@@ -128,18 +128,24 @@ func (f *Filter) ContainsHash(h uint64) bool {
 	return f.lookup(i1, fp)
 }
 
+// lookup reports whether fp is in bucket i1, its alternate or the victim
+// slot. For one-word buckets it reads both buckets before testing either
+// and branches on neither, so that the loads of consecutive lookups overlap.
 func (f *Filter) lookup(i1 uint64, fp uint32) bool {
-	i2 := f.alt(i1, fp)
+	t := &f.t
+	i2 := hashing.Alt(i1, fp, t.buckets)
+	if t.oneWord && !f.victim.used {
+		return t.lanes.Has2(t.word(i1), t.word(i2), fp)
+	}
+	return f.lookupSlow(i1, i2, fp)
+}
+
+func (f *Filter) lookupSlow(i1, i2 uint64, fp uint32) bool {
 	var hit bool
 	if f.t.oneWord {
-		// Read both buckets before testing either, and branch on neither:
-		// the loads of consecutive lookups then overlap.
 		hit = f.t.lanes.Has2(f.t.word(i1), f.t.word(i2), fp)
 	} else {
 		hit = f.t.contains(i1, fp) || f.t.contains(i2, fp)
-	}
-	if !f.victim.used {
-		return hit
 	}
 	return hit || f.victim.holds(i1, i2, fp)
 }

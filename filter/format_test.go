@@ -127,7 +127,7 @@ var goldenCases = []struct {
 
 // victimKeys is the number of keys after which the victim golden filter first
 // uses its victim slot.
-const victimKeys = 45
+const victimKeys = 72
 
 func readFilter(data []byte) (target, error) { return filter.Read(bytes.NewReader(data)) }
 
@@ -752,7 +752,7 @@ func TestDecodeScalableErrors(t *testing.T) {
 		{"rate=-0.1", edit(enc, put64(soffRate, math.Float64bits(-0.1))), "false-positive rate -0.1"},
 		{"initial capacity=0", edit(enc, put64(soffCapacity, 0)), "initial capacity 0"},
 		{"stages=0", edit(enc, put32(soffStages, 0)), "0 stages"},
-		{"stages=257", edit(enc, put32(soffStages, 257)), "257 stages"},
+		{"stages=65537", edit(enc, put32(soffStages, 65537)), "65537 stages"},
 		{"stages=4", edit(enc, put32(soffStages, 4)), "stage 3: filter: corrupt data: data ends inside the header"},
 		{"stages=2", edit(enc, put32(soffStages, 2)), "scalable checksum"},
 		{"bits=3", edit(enc, put32(soffBits, 3)), "stage 0 fingerprint bits 3"},

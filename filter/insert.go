@@ -28,12 +28,14 @@ func (f *Filter) insert(i1 uint64, fp uint32) error {
 		f.count++
 		return nil
 	}
-	if f.strategy == randomWalk {
+	switch f.strategy {
+	case randomWalk:
 		return f.randomWalk(i1, i2, fp)
-	}
-	if f.searchPath(i1, i2, fp) {
-		f.count++
-		return nil
+	case breadthFirst:
+		if f.searchPath(i1, i2, fp) {
+			f.count++
+			return nil
+		}
 	}
 	if f.victim.used {
 		return ErrFull

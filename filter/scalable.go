@@ -32,9 +32,10 @@ type ScalableConfig struct {
 const (
 	defaultGrowth = 2
 	maxGrowth     = 1024
-	// maxStages bounds the stages a decoder accepts. Growth 2 reaches the
-	// largest table long before it; growth 1 (equal stages) needs it most.
-	maxStages = 256
+	// maxStages bounds the stages: Growth 2 reaches the largest table long
+	// before it; Growth 1 (equal stages, each lookup reading all of them)
+	// comes closest. Past it the newest stage grows beyond its capacity.
+	maxStages = 1 << 16
 )
 
 // Scalable is a cuckoo filter that grows: when its newest stage holds its
@@ -142,8 +143,10 @@ func (s *Scalable) grow() {
 func (s *Scalable) hash(key []byte) uint64       { return hashKey(key, s.cfg.Seed) }
 func (s *Scalable) hashString(key string) uint64 { return hashString(key, s.cfg.Seed) }
 
-// Insert adds key to the newest stage, adding a stage first if that one is
-// full. It does not return ErrFull for lack of space.
+// Insert adds key to the newest stage, adding a stage first if that one
+// holds its capacity. It returns ErrFull only when the newest stage already
+// holds 2b copies of the key's fingerprint (a key inserted that many times,
+// or colliding keys): more copies of one key do not make the filter grow.
 func (s *Scalable) Insert(key []byte) error { return s.InsertHash(s.hash(key)) }
 
 // InsertString is Insert for a string key.
@@ -152,11 +155,16 @@ func (s *Scalable) InsertString(key string) error { return s.InsertHash(s.hashSt
 // InsertHash is Insert for a caller-computed hash.
 func (s *Scalable) InsertHash(h uint64) error {
 	last := s.stages[len(s.stages)-1]
-	if last.count < last.capacity && last.InsertHash(h) == nil {
-		return nil
+	if last.count >= last.capacity && len(s.stages) < maxStages {
+		s.grow()
+		last = s.stages[len(s.stages)-1]
 	}
-	// The newest stage is at capacity, or refused a key it held too many
-	// copies of: a new, empty stage takes it.
+	err := last.InsertHash(h)
+	if err == nil || last.CountHash(h) >= 2*last.BucketSize() || len(s.stages) == maxStages {
+		return err
+	}
+	// Refused below its capacity for want of a path, which the capacity
+	// promise makes rare: a new stage takes the key.
 	s.grow()
 	return s.stages[len(s.stages)-1].InsertHash(h)
 }
@@ -220,8 +228,14 @@ func (s *Scalable) ContainsBatch(keys [][]byte, out []bool) {
 }
 
 // Delete removes one copy of key's fingerprint from the newest stage that
-// holds one, and reports whether there was one. As with Filter.Delete, delete
-// only keys known to be present.
+// holds one, and reports whether there was one. As with Filter.Delete,
+// delete only keys known to be present. Unlike a Filter, a Scalable cannot
+// always tell which copy is the key's own: when the key's fingerprint also
+// matches in a newer stage than the one it was inserted into (a false
+// positive there, with probability below the configured rate), the copy
+// removed belongs to another key, which may then be reported absent. The
+// newest stage is tried first because it is the likeliest home: it holds
+// the most keys and has the lowest false-positive rate.
 func (s *Scalable) Delete(key []byte) bool { return s.DeleteHash(s.hash(key)) }
 
 // DeleteString is Delete for a string key.
@@ -459,7 +473,7 @@ func (s *Scalable) ReadFrom(r io.Reader) (int64, error) {
 	case bits < minFingerprintBits || bits > maxFingerprintBits:
 		return cr.n, corrupt("stage 0 fingerprint bits %d, want %d..%d", bits, minFingerprintBits, maxFingerprintBits)
 	}
-	stages := make([]*Filter, 0, count)
+	stages := make([]*Filter, 0, min(count, 64)) // grown as stages arrive
 	for k := range int(count) {
 		st, err := Read(cr)
 		if err != nil {

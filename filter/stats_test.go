@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
@@ -316,66 +315,12 @@ func TestCapacityPromise(t *testing.T) {
 	}
 	t.Logf("%d filters (%d seeds, capacities 1..2000 and up to %d): %d needed the victim slot, %d failed",
 		runs, seeds, large[len(large)-1], victims, len(failures))
-	var sb strings.Builder
-	unknown := 0
 	for _, f := range failures {
 		if !errors.Is(f.err, filter.ErrFull) {
 			t.Errorf("insert failed with %v, not ErrFull", f.err)
 		}
-		key := capacityCase{f.capacity, f.b, f.f, f.seed}
-		known := knownCapacityFailures[key] && !knownBugs
-		if !known {
-			unknown++
-		}
-		fmt.Fprintf(&sb, "\n\tCapacity=%d BucketSize=%d FingerprintBits=%d Seed=%#x (keys(%d, %d)): m=%d, insert %d refused at load %.3f (known: %v)",
+		t.Errorf("Capacity=%d BucketSize=%d FingerprintBits=%d Seed=%#x (keys(%d, %d)): m=%d, insert %d refused at load %.3f",
 			f.capacity, f.b, f.f, uint64(f.seed)<<32|f.capacity, f.capacity, 1000+f.seed, f.buckets, f.inserted,
-			float64(f.inserted)/float64(f.buckets*uint64(f.b)), known)
+			float64(f.inserted)/float64(f.buckets*uint64(f.b)))
 	}
-	switch {
-	case unknown > 0:
-		t.Errorf("%d filters refused a key before holding Capacity distinct keys (%d not known):%s", len(failures), unknown, sb.String())
-	case len(failures) > 0:
-		t.Logf("%d filters broke the promise, all reported already (CUCKOO_KNOWN_BUGS=1 fails on them):%s", len(failures), sb.String())
-	}
-}
-
-// capacityCase identifies one filter of TestCapacityPromise.
-type capacityCase struct {
-	capacity uint64
-	b, f     int
-	seed     int
-}
-
-// knownCapacityFailures are the filters of TestCapacityPromise that refused
-// a key before holding Capacity distinct keys when the test was written,
-// reported for the sizing to be fixed. Mostly tables just above the 64
-// buckets that get extra room (smallTableBuckets in config.go).
-var knownCapacityFailures = map[capacityCase]bool{
-	{119, 2, 12, 0}: true,
-	{187, 2, 12, 0}: true,
-	{193, 2, 12, 0}: true,
-	{110, 2, 16, 0}: true,
-	{129, 2, 16, 0}: true,
-	{141, 2, 16, 0}: true,
-	{185, 2, 16, 0}: true,
-	{1650, 4, 4, 0}: true,
-	{1723, 4, 8, 0}: true,
-	{256, 4, 16, 0}: true,
-	{268, 4, 16, 0}: true,
-	{168, 2, 12, 1}: true,
-	{190, 2, 12, 1}: true,
-	{244, 2, 12, 1}: true,
-	{248, 2, 12, 1}: true,
-	{364, 2, 12, 1}: true,
-	{137, 2, 16, 1}: true,
-	{207, 2, 16, 1}: true,
-	{323, 2, 16, 1}: true,
-	{1990, 8, 6, 1}: true,
-	{1991, 8, 6, 1}: true,
-	{133, 2, 12, 2}: true,
-	{117, 2, 16, 2}: true,
-	{164, 2, 16, 2}: true,
-	{182, 2, 16, 2}: true,
-	{277, 2, 16, 2}: true,
-	{269, 4, 12, 2}: true,
 }

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/cuckoohash/cuckoo/internal/swar"
 )
@@ -55,10 +56,16 @@ func packedBytes(buckets uint64, slots, bits uint) uint64 {
 	return (buckets*uint64(slots)*uint64(bits) + 7) / 8
 }
 
-// word returns bucket i's slots, slot 0 in the low bits. Requires oneWord.
+// word returns bucket i's slots, slot 0 in the low bits. Requires oneWord
+// and i < buckets.
 func (t *table) word(i uint64) uint64 {
 	off := i * uint64(t.bucketBits)
-	return binary.LittleEndian.Uint64(t.data[off>>3:]) >> (off & 7) & t.bucketMask
+	// Safety: i < buckets, so the bucket starts at byte off/8 and ends within
+	// the packed slots; the slack bytes after them keep all 8 bytes read
+	// inside data. Every bucket index comes from hashing.Index or
+	// hashing.Alt, which return values below buckets.
+	p := (*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.data)), off>>3))
+	return binary.LittleEndian.Uint64(p[:]) >> (off & 7) & t.bucketMask
 }
 
 // slot returns the fingerprint in slot j of bucket i.
@@ -152,4 +159,3 @@ func (t *table) reset() { clear(t.data) }
 
 // packed returns the slot bytes without the slack.
 func (t *table) packed() []byte { return t.data[:len(t.data)-slack] }
-

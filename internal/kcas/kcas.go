@@ -128,6 +128,8 @@ type snapshot struct {
 	restore [MaxWords]uint64
 }
 
+func state(seq, status uint64) uint64 { return seq<<2 | status }
+
 func mark(index, seq uint64) uint64 { return Marked | (seq&seqMask)<<indexBits | index }
 
 func unmark(m uint64) (index, seq uint64) { return m & indexMask, (m &^ Marked) >> indexBits }
@@ -216,7 +218,7 @@ func CAS(entries ...Entry) bool {
 			help(cur)
 			continue
 		}
-		d.state.Store(seq<<2 | free) // never published: nobody saw m
+		d.state.Store(state(seq, free)) // never published: nobody saw m
 		return false
 	}
 	if testHookPublished != nil {
@@ -224,7 +226,7 @@ func CAS(entries ...Entry) bool {
 	}
 	help(m)
 	ok := d.state.Load()&3 == succeeded
-	d.state.Store(seq<<2 | free)
+	d.state.Store(state(seq, free))
 	return ok
 }
 
@@ -238,7 +240,7 @@ func claim() (index, seq uint64) {
 		st := d.state.Load()
 		if st&3 == free {
 			seq = (st>>2 + 1) & seqMask
-			if d.state.CompareAndSwap(st, seq<<2|active) {
+			if d.state.CompareAndSwap(st, state(seq, active)) {
 				return index, seq
 			}
 		}
@@ -277,7 +279,7 @@ func help(m uint64) {
 					outcome = failed
 					break install
 				}
-				if d.state.Load() != seq<<2|active {
+				if d.state.Load() != state(seq, active) {
 					break install // decided meanwhile
 				}
 			}
@@ -285,7 +287,7 @@ func help(m uint64) {
 		if testHookBeforeDecide != nil {
 			testHookBeforeDecide()
 		}
-		d.state.CompareAndSwap(seq<<2|active, seq<<2|outcome)
+		d.state.CompareAndSwap(state(seq, active), state(seq, outcome))
 		st := d.state.Load()
 		if st>>2&seqMask != seq {
 			return
@@ -308,6 +310,13 @@ func help(m uint64) {
 // marked it, the value that operation gives it at this moment. It never
 // waits and never writes.
 func Load(w *atomic.Uint64) uint64 {
+	if v := w.Load(); !IsMarked(v) {
+		return v
+	}
+	return loadMarked(w)
+}
+
+func loadMarked(w *atomic.Uint64) uint64 {
 	for {
 		v := w.Load()
 		if !IsMarked(v) {
@@ -343,6 +352,13 @@ func Load(w *atomic.Uint64) uint64 {
 // marked it: an unmarked value that a single-word CompareAndSwap may use as
 // its expected value.
 func Settle(w *atomic.Uint64) uint64 {
+	if v := w.Load(); !IsMarked(v) {
+		return v
+	}
+	return settleMarked(w)
+}
+
+func settleMarked(w *atomic.Uint64) uint64 {
 	for {
 		v := w.Load()
 		if !IsMarked(v) {

@@ -1,0 +1,103 @@
+// Package lockfree is a cuckoo filter that any number of goroutines may use
+// at once with no lock: lookups, inserts and deletes all proceed in
+// parallel, and a goroutine stalled anywhere delays no other.
+//
+// It follows 王瀚橙, 陈志鹏, 戴海鹏, 顾荣, KIM Chaewon, 陈贵海, "无锁并发布谷鸟过滤器"
+// (Lock-free concurrent cuckoo filter), Journal of Software 36(7), 2025:
+// two-stage lookups against migration counters, path search separated from
+// migration, and migration by a multi-word compare-and-swap. Bucket
+// mapping, fingerprints and hashing are those of package filter (package
+// internal/hashing), so a Filter built offline loads with FromFilter and a
+// snapshot (WriteTo) is a filter.Filter file.
+//
+// # The bucket word
+//
+// Each bucket is one atomic.Uint64:
+//
+//	bits [0, b·f)   b fingerprints of f bits, slot 0 lowest, 0 = empty
+//	bits [b·f, 63)  a migration counter, incremented by every change
+//	bit 63          marked: a K-CAS is in flight, and bits 0..62 name its
+//	                descriptor (package internal/kcas)
+//
+// With b = 4 and f = 12 the counter has 15 bits. New refuses shapes that
+// leave it fewer.
+//
+// # Operations and their linearization points
+//
+// Every read of a bucket goes through kcas.Load, which returns the word's
+// logical value and never waits or writes; every writer first completes any
+// K-CAS it meets on a word (kcas.Settle) and then changes it with a CAS.
+//
+//   - Insert: a single CAS that puts the fingerprint into an empty slot of
+//     either bucket is the linearization point. If both are full, the
+//     writer searches breadth first for a displacement chain, reading only,
+//     then migrates it from its end backwards (insert.go) and tries again.
+//   - Migration of one fingerprint from bucket x to bucket y: one K-CAS of
+//     the two words that clears the slot in x, fills a free slot in y and
+//     increments both counters. Its linearization point is the CAS that
+//     marks its second word (kcas). A fingerprint is therefore in exactly
+//     one of its buckets at every moment: never in none (a lookup would
+//     miss it) and never in both (a concurrent Delete could remove one copy
+//     and leave a phantom).
+//   - Delete: the CAS that clears one slot holding the fingerprint, after
+//     the same two-stage search as a lookup.
+//   - Contains (two-stage lookup): read bucket i1 (time t1), bucket i2 (t2),
+//     and i1 again (t3). A fingerprint seen in any read is a hit. If none
+//     holds it and i1's counter is the same at t1 and t3, the key is absent
+//     at t2, the linearization point of the miss; otherwise retry.
+//
+// # Why a lookup never misses a present key
+//
+// Suppose key k's Insert returned before the lookup began and no Delete has
+// removed it. Its fingerprint is then, at every moment, in i1 or in i2 (a
+// migration moves it between them in one atomic step, and nothing else
+// moves it). At t2 it is in i2 or in i1. If in i2, the read at t2 sees it.
+// If in i1: every change of i1 increments its counter, and the counter is
+// the same at t1 and t3, so i1 did not change during [t1, t3] and the read
+// at t1 saw the same word as i1 held at t2, fingerprint included. Either
+// way some read saw it, so the lookup returns true.
+//
+// The one gap is wrap-around: a counter of c bits returns to its value
+// after exactly 2^c changes, so a lookup could miss a migration if i1
+// changed a multiple of 2^c times (32768 with c = 15) between two reads a
+// few nanoseconds apart, which would take a goroutine descheduled inside
+// one lookup while that one bucket was rewritten 32768 times.
+//
+// # The K-CAS
+//
+// Package internal/kcas implements it (its doc states the protocol): the
+// two words are marked in a fixed order (lower address, that is lower
+// bucket index, first), a goroutine that meets a marked word completes that
+// operation instead of waiting, and descriptors live in a fixed table and
+// are named in marks by index and sequence number. kcas requires that a
+// word never repeats a value; the counter provides that up to the same
+// 2^c wrap-around, for a helper stalled between reading a mark and its
+// CAS.
+//
+// # Progress
+//
+// Lookups complete unless a concurrent write changes i1 between their
+// reads, so some operation completes on every retry: lock-free. Writers
+// never wait on another goroutine: a marked word is completed by whoever
+// meets it, marks are taken in one global order so helping never cycles,
+// and every failed CAS means another goroutine's CAS succeeded. Nothing
+// allocates on the lookup, insert or delete paths (path-search scratch
+// comes from a sync.Pool).
+//
+// # Capacity under concurrency
+//
+// There is no victim slot: a failed path search changes nothing, so
+// nothing is lost, and Insert returns ErrFull. One goroutine inserting
+// alone gets the same promise as filter.New: Capacity distinct keys fit.
+// With several goroutines inserting near full load, a chain may be
+// invalidated by another writer mid-migration, or the slot it freed taken
+// by another insert; Insert then searches again, at most 8 rounds, and may
+// return ErrFull slightly before Capacity keys are in. Retrying the insert
+// is always safe.
+//
+// # Snapshots
+//
+// ToFilter and WriteTo copy the buckets one by one, so they need writers
+// to be paused: a fingerprint migrating from a bucket not yet copied into
+// one already copied would be missed. Lookups may run meanwhile.
+package lockfree

@@ -1,0 +1,348 @@
+package lockfree
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/hashing"
+	"github.com/cuckoohash/cuckoo/internal/kcas"
+)
+
+// ErrFull is the error Insert returns when it cannot store a key; it is
+// filter.ErrFull, so errors.Is works across both packages.
+var ErrFull = filter.ErrFull
+
+// Hooks that tests replace to run the suite with degenerate hashes.
+var (
+	hashKey    = hashing.Key
+	hashString = hashing.String
+)
+
+// countStripes spreads Len's counter over cache lines, so that inserts and
+// deletes on different buckets do not all write one line.
+const countStripes = 8
+
+type paddedCount struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
+// Filter is a cuckoo filter that any number of goroutines may use at once,
+// with no lock: see the package documentation. Its zero value is not usable;
+// call New or FromFilter.
+type Filter struct {
+	words  []atomic.Uint64 // one per bucket
+	m      uint64
+	l      layout
+	cfg    filter.Config // as given, for snapshots
+	layout filter.Layout
+	counts [countStripes]paddedCount
+	paths  sync.Pool // *[]node, path-search scratch
+}
+
+// New returns an empty filter with the same sizing as filter.New(cfg). It
+// returns an error for a Config that filter.New refuses and for shapes whose
+// b·f fingerprint bits leave fewer than 15 bits of a 63-bit word for the
+// migration counter (with b = 4: f <= 12; b = 2: f <= 24; b = 8: f <= 6).
+func New(cfg filter.Config) (*Filter, error) {
+	lay, err := cfg.Layout()
+	if err != nil {
+		return nil, fmt.Errorf("lockfree: %w", err)
+	}
+	if fpBits := lay.BucketSize * lay.FingerprintBits; 63-fpBits < minCounterBits {
+		return nil, fmt.Errorf("lockfree: %d slots of %d bits leave %d bits of a bucket word for the migration counter, fewer than %d: use at most %d-bit fingerprints",
+			lay.BucketSize, lay.FingerprintBits, 63-fpBits, minCounterBits, (63-minCounterBits)/lay.BucketSize)
+	}
+	f := &Filter{
+		words:  make([]atomic.Uint64, lay.Buckets),
+		m:      lay.Buckets,
+		l:      newLayout(uint(lay.BucketSize), uint(lay.FingerprintBits)),
+		cfg:    cfg,
+		layout: lay,
+	}
+	f.paths.New = func() any {
+		buf := make([]node, 0, lay.MaxKicks+2)
+		return &buf
+	}
+	return f, nil
+}
+
+// FromFilter returns a lock-free filter holding the fingerprints of g, for
+// example one built offline with `cuckoo build`. g is not modified. It
+// returns an error wrapping ErrFull in the rare case that g's victim slot is
+// used and no room can be made for that fingerprint.
+func FromFilter(g *filter.Filter) (*Filter, error) {
+	f, err := New(configOf(g))
+	if err != nil {
+		return nil, err
+	}
+	if f.m != g.Buckets() {
+		return nil, fmt.Errorf("lockfree: FromFilter: the filter has %d buckets, its configuration gives %d", g.Buckets(), f.m)
+	}
+	for i := range f.m {
+		var v uint64
+		n := 0
+		for j := range f.l.slots {
+			if fp := g.Fingerprint(i, int(j)); fp != 0 {
+				v = f.l.setSlot(v, j, fp)
+				n++
+			}
+		}
+		f.words[i].Store(v)
+		f.counts[i%countStripes].n.Add(int64(n))
+	}
+	if bucket, fp, ok := g.Victim(); ok {
+		if err := f.insert(bucket, fp); err != nil {
+			return nil, fmt.Errorf("lockfree: FromFilter: no room for the victim fingerprint: %w", err)
+		}
+	}
+	return f, nil
+}
+
+func configOf(g *filter.Filter) filter.Config {
+	return filter.Config{
+		Capacity:        g.Capacity(),
+		FingerprintBits: g.FingerprintBits(),
+		BucketSize:      g.BucketSize(),
+		MaxKicks:        g.MaxKicks(),
+		Seed:            g.Seed(),
+	}
+}
+
+func (f *Filter) locate(h uint64) (uint64, uint32) {
+	return hashing.Index(h, f.m), hashing.Fingerprint(h, f.l.bits)
+}
+
+func (f *Filter) alt(i uint64, fp uint32) uint64 { return hashing.Alt(i, fp, f.m) }
+
+// load returns bucket i's logical word, reading through any K-CAS in flight.
+func (f *Filter) load(i uint64) uint64 { return kcas.Load(&f.words[i]) }
+
+// settle returns bucket i's raw word after completing any K-CAS in flight
+// on it: the expected value for a single-word CompareAndSwap.
+func (f *Filter) settle(i uint64) uint64 { return kcas.Settle(&f.words[i]) }
+
+func (f *Filter) added(i uint64, n int64) { f.counts[i%countStripes].n.Add(n) }
+
+// Contains reports whether key may have been inserted. It never returns
+// false for a key whose Insert returned before Contains was called and that
+// no Delete has removed.
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(hashKey(key, f.layout.Seed)) }
+
+// ContainsString is Contains for a string key.
+func (f *Filter) ContainsString(key string) bool {
+	return f.ContainsHash(hashString(key, f.layout.Seed))
+}
+
+// ContainsHash is Contains for a caller-computed hash (see
+// filter.Filter.ContainsHash).
+func (f *Filter) ContainsHash(h uint64) bool {
+	i1, fp := f.locate(h)
+	return f.lookup(i1, fp)
+}
+
+// lookup is the two-stage lookup of doc.go: read i1, i2, then i1 again; a
+// miss stands only if i1's counter did not move meanwhile. Linearization
+// point of a miss: the read of i2.
+func (f *Filter) lookup(i1 uint64, fp uint32) bool {
+	i2 := f.alt(i1, fp)
+	for {
+		v1 := f.load(i1)
+		v2 := f.load(i2)
+		if f.l.lanes.Has2(f.l.fingerprints(v1), f.l.fingerprints(v2), fp) {
+			return true
+		}
+		again := f.load(i1)
+		if f.l.counter(again) == f.l.counter(v1) {
+			return false
+		}
+	}
+}
+
+// Count returns the number of copies of key's fingerprint, read from one
+// consistent cut of its two buckets.
+func (f *Filter) Count(key []byte) int { return f.CountHash(hashKey(key, f.layout.Seed)) }
+
+// CountString is Count for a string key.
+func (f *Filter) CountString(key string) int { return f.CountHash(hashString(key, f.layout.Seed)) }
+
+// CountHash is Count for a caller-computed hash.
+func (f *Filter) CountHash(h uint64) int {
+	i1, fp := f.locate(h)
+	i2 := f.alt(i1, fp)
+	for {
+		v1 := f.load(i1)
+		v2 := f.load(i2)
+		if again := f.load(i1); f.l.counter(again) != f.l.counter(v1) {
+			continue
+		}
+		n := f.l.count(v1, fp)
+		if i2 != i1 {
+			n += f.l.count(v2, fp)
+		}
+		return n
+	}
+}
+
+// Insert adds key. It returns ErrFull, with the filter logically unchanged,
+// when no room can be made. Up to Capacity distinct keys always fit when one
+// goroutine inserts; with several inserting near full load, an Insert that
+// keeps losing races for the slots it frees gives up after a few attempts
+// and returns ErrFull (see doc.go).
+func (f *Filter) Insert(key []byte) error { return f.InsertHash(hashKey(key, f.layout.Seed)) }
+
+// InsertString is Insert for a string key.
+func (f *Filter) InsertString(key string) error {
+	return f.InsertHash(hashString(key, f.layout.Seed))
+}
+
+// InsertHash is Insert for a caller-computed hash.
+func (f *Filter) InsertHash(h uint64) error {
+	i1, fp := f.locate(h)
+	return f.insert(i1, fp)
+}
+
+// InsertUnique inserts key unless Contains(key) holds, and reports whether
+// it inserted. The check and the insert are two steps: two goroutines
+// inserting the same new key at once may both insert it.
+func (f *Filter) InsertUnique(key []byte) (bool, error) {
+	return f.InsertUniqueHash(hashKey(key, f.layout.Seed))
+}
+
+// InsertUniqueString is InsertUnique for a string key.
+func (f *Filter) InsertUniqueString(key string) (bool, error) {
+	return f.InsertUniqueHash(hashString(key, f.layout.Seed))
+}
+
+// InsertUniqueHash is InsertUnique for a caller-computed hash.
+func (f *Filter) InsertUniqueHash(h uint64) (bool, error) {
+	i1, fp := f.locate(h)
+	if f.lookup(i1, fp) {
+		return false, nil
+	}
+	if err := f.insert(i1, fp); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Delete removes one copy of key's fingerprint and reports whether there was
+// one. As with filter.Filter, delete only keys known to be present.
+func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(hashKey(key, f.layout.Seed)) }
+
+// DeleteString is Delete for a string key.
+func (f *Filter) DeleteString(key string) bool { return f.DeleteHash(hashString(key, f.layout.Seed)) }
+
+// DeleteHash is Delete for a caller-computed hash. Linearization point: the
+// CAS that clears the slot, or for a miss, as in lookup, the read of the
+// second bucket.
+func (f *Filter) DeleteHash(h uint64) bool {
+	i1, fp := f.locate(h)
+	i2 := f.alt(i1, fp)
+	for {
+		v1 := f.settle(i1)
+		if j := f.l.find(v1, fp); j >= 0 {
+			if f.words[i1].CompareAndSwap(v1, f.l.bump(f.l.setSlot(v1, uint(j), 0))) {
+				f.added(i1, -1)
+				return true
+			}
+			continue
+		}
+		v2 := f.settle(i2)
+		if j := f.l.find(v2, fp); j >= 0 {
+			if f.words[i2].CompareAndSwap(v2, f.l.bump(f.l.setSlot(v2, uint(j), 0))) {
+				f.added(i2, -1)
+				return true
+			}
+			continue
+		}
+		if again := f.load(i1); f.l.counter(again) == f.l.counter(v1) {
+			return false
+		}
+	}
+}
+
+// Len returns the number of fingerprints stored. Under concurrent writers
+// it is exact only at quiescence.
+func (f *Filter) Len() uint64 {
+	var n int64
+	for i := range f.counts {
+		n += f.counts[i].n.Load()
+	}
+	return uint64(max(n, 0))
+}
+
+// Capacity returns the number of distinct keys the filter was sized for.
+func (f *Filter) Capacity() uint64 { return f.layout.Capacity }
+
+// Buckets returns the number of buckets m.
+func (f *Filter) Buckets() uint64 { return f.m }
+
+// BucketSize returns the slots per bucket b.
+func (f *Filter) BucketSize() int { return f.layout.BucketSize }
+
+// FingerprintBits returns the fingerprint width f.
+func (f *Filter) FingerprintBits() int { return f.layout.FingerprintBits }
+
+// LoadFactor returns the fraction of slots in use.
+func (f *Filter) LoadFactor() float64 {
+	return float64(f.Len()) / float64(f.m*uint64(f.l.slots))
+}
+
+// SizeInBytes returns the memory the filter occupies: 8 bytes a bucket and
+// the fixed header.
+func (f *Filter) SizeInBytes() uint64 {
+	return 8*f.m + uint64(unsafe.Sizeof(*f))
+}
+
+// FalsePositiveRate returns the expected rate at the current load.
+func (f *Filter) FalsePositiveRate() float64 {
+	return filter.ExpectedFalsePositiveRate(f.LoadFactor(), f.layout.BucketSize, f.layout.FingerprintBits)
+}
+
+// Reset empties the filter. It must not run concurrently with other methods.
+func (f *Filter) Reset() {
+	for i := range f.words {
+		f.words[i].Store(0)
+	}
+	for i := range f.counts {
+		f.counts[i].n.Store(0)
+	}
+}
+
+// ToFilter returns a filter.Filter holding the same fingerprints, to save
+// or inspect. It must not run concurrently with writers: a fingerprint
+// migrating from a bucket not yet copied to one already copied would be
+// missed. Concurrent lookups are fine.
+func (f *Filter) ToFilter() (*filter.Filter, error) {
+	g, err := filter.New(f.cfg)
+	if err != nil {
+		return nil, err
+	}
+	for i := range f.m {
+		v := f.load(i)
+		for j := range f.l.slots {
+			if fp := f.l.slot(v, j); fp != 0 {
+				if err := g.InsertFingerprint(i, fp); err != nil {
+					return nil, fmt.Errorf("lockfree: ToFilter: bucket %d: %w", i, err)
+				}
+			}
+		}
+	}
+	return g, nil
+}
+
+// WriteTo writes the filter in the filter package's binary format, which
+// filter.Read and `cuckoo info` read. Like ToFilter it must not run
+// concurrently with writers.
+func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	g, err := f.ToFilter()
+	if err != nil {
+		return 0, err
+	}
+	return g.WriteTo(w)
+}
