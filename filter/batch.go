@@ -49,7 +49,11 @@ func (f *Filter) probe(hashes []uint64, out []bool) {
 		i1s[k], i2s[k], fps[k] = i1, f.alt(i1, fp), fp
 	}
 	out = out[:len(hashes)]
-	if f.t.oneWord {
+	if f.t.is4x12 {
+		for k := range out {
+			out[k] = f.t.has4x12(i1s[k], i2s[k], fps[k])
+		}
+	} else if f.t.oneWord {
 		for k := range out {
 			out[k] = f.t.lanes.Has2(f.t.word(i1s[k]), f.t.word(i2s[k]), fps[k])
 		}

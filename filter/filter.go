@@ -134,8 +134,13 @@ func (f *Filter) ContainsHash(h uint64) bool {
 func (f *Filter) lookup(i1 uint64, fp uint32) bool {
 	t := &f.t
 	i2 := hashing.Alt(i1, fp, t.buckets)
-	if t.oneWord && !f.victim.used {
-		return t.lanes.Has2(t.word(i1), t.word(i2), fp)
+	if !f.victim.used {
+		if t.is4x12 {
+			return t.has4x12(i1, i2, fp)
+		}
+		if t.oneWord {
+			return t.lanes.Has2(t.word(i1), t.word(i2), fp)
+		}
 	}
 	return f.lookupSlow(i1, i2, fp)
 }

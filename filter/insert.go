@@ -24,7 +24,7 @@ type node struct {
 // insert stores fp, whose buckets are i1 and alt(i1, fp).
 func (f *Filter) insert(i1 uint64, fp uint32) error {
 	i2 := f.alt(i1, fp)
-	if f.t.add(i1, fp) || f.t.add(i2, fp) {
+	if f.t.add2(i1, i2, fp) {
 		f.count++
 		return nil
 	}

@@ -23,7 +23,10 @@ type table struct {
 	fpMask     uint64
 	// oneWord is set when every bucket can be read with one 64-bit load at
 	// its byte offset: its bits plus the offset within the byte fit.
-	oneWord    bool
+	oneWord bool
+	// is4x12 marks the default benchmark shape, 4 slots of 12 bits (6-byte,
+	// byte-aligned buckets), whose lookup has its constants folded in.
+	is4x12     bool
 	bucketMask uint64
 	lanes      swar.Lanes
 }
@@ -44,6 +47,7 @@ func tableLayout(buckets uint64, slots, bits uint) table {
 		fpMask:     1<<bits - 1,
 	}
 	t.oneWord = t.bucketBits <= 57 || (t.bucketBits <= 64 && t.bucketBits%8 == 0)
+	t.is4x12 = slots == 4 && bits == 12
 	if t.oneWord {
 		t.bucketMask = 1<<t.bucketBits - 1 // 1<<64 - 1 wraps to all ones
 		t.lanes = swar.New(slots, bits)
@@ -66,6 +70,25 @@ func (t *table) word(i uint64) uint64 {
 	// hashing.Alt, which return values below buckets.
 	p := (*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.data)), off>>3))
 	return binary.LittleEndian.Uint64(p[:]) >> (off & 7) & t.bucketMask
+}
+
+// Lane constants of a 4x12 bucket.
+const (
+	ones4x12  = 1 | 1<<12 | 1<<24 | 1<<36
+	highs4x12 = ones4x12 << 11
+	mask4x12  = 1<<48 - 1
+)
+
+// has4x12 reports whether bucket i1 or i2 of a 4x12 table holds fp. It is
+// the one-word lookup with the shape's constants folded in.
+func (t *table) has4x12(i1, i2 uint64, fp uint32) bool {
+	base := unsafe.Pointer(unsafe.SliceData(t.data))
+	// Safety: as in word; a 4x12 bucket is the 6 bytes at 6i.
+	w1 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, i1*6))[:]) & mask4x12
+	w2 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, i2*6))[:]) & mask4x12
+	b := uint64(fp) * ones4x12
+	w1, w2 = w1^b, w2^b
+	return ((w1-ones4x12)&^w1|(w2-ones4x12)&^w2)&highs4x12 != 0
 }
 
 // slot returns the fingerprint in slot j of bucket i.
@@ -141,6 +164,25 @@ func (t *table) add(i uint64, fp uint32) bool {
 	}
 	t.setSlot(i, uint(j), fp)
 	return true
+}
+
+// add2 stores fp in a free slot of bucket i1, or else of bucket i2, and
+// reports whether either had one. One-word buckets are both read before
+// either is tested, so that the two cache misses overlap.
+func (t *table) add2(i1, i2 uint64, fp uint32) bool {
+	if !t.oneWord {
+		return t.add(i1, fp) || t.add(i2, fp)
+	}
+	w1, w2 := t.word(i1), t.word(i2)
+	if j := t.lanes.First(w1, 0); j >= 0 {
+		t.setSlot(i1, uint(j), fp)
+		return true
+	}
+	if j := t.lanes.First(w2, 0); j >= 0 {
+		t.setSlot(i2, uint(j), fp)
+		return true
+	}
+	return false
 }
 
 // remove clears one slot of bucket i holding fp and reports whether there was
