@@ -97,7 +97,8 @@
 //
 // # Snapshots
 //
-// ToFilter and WriteTo copy the buckets one by one, so they need writers
-// to be paused: a fingerprint migrating from a bucket not yet copied into
-// one already copied would be missed. Lookups may run meanwhile.
+// Snapshot and WriteTo collect the buckets twice or more, until two
+// successive collections agree (double collect): the copy is then the state
+// at one instant. Under writes that never pause it gives up after 4
+// collections and returns a fuzzy copy; its doc says what that may miss.
 package lockfree

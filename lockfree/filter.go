@@ -314,35 +314,69 @@ func (f *Filter) Reset() {
 	}
 }
 
-// ToFilter returns a filter.Filter holding the same fingerprints, to save
-// or inspect. It must not run concurrently with writers: a fingerprint
-// migrating from a bucket not yet copied to one already copied would be
-// missed. Concurrent lookups are fine.
-func (f *Filter) ToFilter() (*filter.Filter, error) {
+// snapshotRounds bounds the collections Snapshot makes while writers keep
+// changing the filter.
+const snapshotRounds = 4
+
+// Snapshot returns a filter.Filter holding the same fingerprints, to save or
+// inspect; it is safe to call at any time.
+//
+// Consistency: Snapshot reads every bucket, then reads them all again, until
+// two successive collections agree word for word. Every change to a bucket
+// changes its counter, so agreement means no bucket changed between its two
+// reads, and the copy is the filter's exact state at the instant between the
+// two collections: linearizable, as if all writers had paused. With no
+// concurrent writer that takes two passes over the table. If writers keep
+// changing it through 4 collections, Snapshot returns the last one, a fuzzy
+// copy: keys inserted or deleted during the call may or may not be in it,
+// and a key whose fingerprint migrated between its two buckets while the
+// copy was taken may be missing. Pause writers (or retry) when the copy must
+// be exact under load.
+func (f *Filter) Snapshot() *filter.Filter {
+	g, _ := f.snapshot()
+	return g
+}
+
+// snapshot is Snapshot that also reports whether the copy is exact.
+func (f *Filter) snapshot() (*filter.Filter, bool) {
+	cur := make([]uint64, f.m)
+	for i := range cur {
+		cur[i] = f.load(uint64(i))
+	}
+	exact := false
+	for range snapshotRounds - 1 {
+		exact = true
+		for i := range cur {
+			if v := f.load(uint64(i)); v != cur[i] {
+				cur[i] = v
+				exact = false
+			}
+		}
+		if exact {
+			break
+		}
+	}
 	g, err := filter.New(f.cfg)
 	if err != nil {
-		return nil, err
+		panic("lockfree: the configuration that built the filter no longer builds one: " + err.Error())
 	}
-	for i := range f.m {
-		v := f.load(i)
+	for i, v := range cur {
 		for j := range f.l.slots {
 			if fp := f.l.slot(v, j); fp != 0 {
-				if err := g.InsertFingerprint(i, fp); err != nil {
-					return nil, fmt.Errorf("lockfree: ToFilter: bucket %d: %w", i, err)
+				// Bucket i holds at most b fingerprints and is filled
+				// first, so each lands in its own bucket.
+				if err := g.InsertFingerprint(uint64(i), fp); err != nil {
+					panic(fmt.Sprintf("lockfree: Snapshot: bucket %d: %v", i, err))
 				}
 			}
 		}
 	}
-	return g, nil
+	return g, exact
 }
 
 // WriteTo writes the filter in the filter package's binary format, which
-// filter.Read and `cuckoo info` read. Like ToFilter it must not run
-// concurrently with writers.
+// filter.Read and `cuckoo info` read, from a Snapshot (whose consistency
+// rules apply).
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
-	g, err := f.ToFilter()
-	if err != nil {
-		return 0, err
-	}
-	return g.WriteTo(w)
+	return f.Snapshot().WriteTo(w)
 }
