@@ -1,0 +1,393 @@
+package hashmap
+
+// This file holds the Map and its operations. The protocol:
+//
+// Readers (Load, and the lock-free first step of LoadOrStore, LoadAndDelete
+// and Delete) take no lock and never wait. A lookup loads the table, hashes
+// the key with the table's seeds, and searches the key's first bucket. A hit
+// there returns at once: the slot's pointer was loaded while it pointed to
+// the entry, which is the linearization point. Otherwise loadSlow searches
+// both buckets between two readings of their versions (and the stash); a
+// miss counts only if both versions are unchanged.
+//
+// Writers lock the stripes of the key's two buckets (in increasing stripe
+// order), check that the table is still the map's current one, and then
+// act; while they hold both stripes nobody else can move, add or remove
+// their key. An insert that finds both buckets full releases its locks,
+// makes room (a displacement path, or growth; path.go, resize.go) and
+// starts again, so that an operation's decision and its effect happen under
+// one critical section, and Compute's fn runs exactly once.
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Map is a concurrent hash map from K to V built on cuckoo hashing: each key
+// lives in one of two buckets of six slots, so a lookup reads at most two
+// cache lines of slots whatever the load. Loads take no locks; writers lock
+// stripes of buckets. The zero Map is not usable; call New.
+//
+// See the package documentation for the design and its guarantees.
+type Map[K comparable, V any] struct {
+	table  atomic.Pointer[table[K, V]]
+	kind   hashKind
+	hasher func(K, uint64) uint64 // WithHasher, for hashCustom
+
+	stripes    []stripe
+	stripeMask uint64
+	maxLoad    float64
+	initial    int // buckets of the first table, and of the table after Clear
+}
+
+// stripe is one lock of the striped lock, with the count of the entries
+// whose first bucket it covers (a striped counter, so that writers of
+// different stripes never share a counter's cache line). Padded to 64 bytes.
+type stripe struct {
+	mu    sync.Mutex
+	count atomic.Int64
+	_     [64 - 16]byte
+}
+
+// New returns an empty map. Options: WithCapacity, WithHasher, WithMaxLoad.
+func New[K comparable, V any](opts ...Option) *Map[K, V] {
+	c := config{maxLoad: defaultMaxLoad}
+	for _, o := range opts {
+		o(&c)
+	}
+	c.validate(reflectKeyType[K]())
+	m := &Map[K, V]{kind: kindOf[K](), maxLoad: c.maxLoad}
+	if c.hasher != nil {
+		m.kind = hashCustom
+		m.hasher = c.hasher.(func(K, uint64) uint64)
+	}
+	// 32 stripes per P: two writers that lock two stripes each collide
+	// with probability about 4/(32 P), and a map costs 2 KiB of locks per P.
+	n := 32
+	for n < 32*runtime.GOMAXPROCS(0) && n < 1024 {
+		n *= 2
+	}
+	m.stripes = make([]stripe, n)
+	m.stripeMask = uint64(n - 1)
+	m.initial = bucketsFor(c.capacity, c.maxLoad)
+	m.table.Store(newTable[K, V](m.initial))
+	return m
+}
+
+// Load returns the value stored for key, or the zero value and false. It
+// takes no lock and never waits for a writer.
+func (m *Map[K, V]) Load(key K) (value V, ok bool) {
+	t := m.table.Load()
+	h := m.hash(t, key)
+	tag := tagOf(h)
+	if e := t.buckets[h&t.mask].find(key, tag); e != nil {
+		return e.value, true
+	}
+	if e := t.lookup(h, key); e != nil {
+		return e.value, true
+	}
+	return value, false
+}
+
+// lookup is the validated lookup of key, whose hash in t is h. It returns
+// nil only if key was absent at some moment during the call.
+//
+// Why a miss is correct: suppose key is in the map for the whole call, yet
+// both searches miss. A slot holds key from the store of its pointer until
+// the store that replaces it (tags are written so that a slot holding an
+// entry always shows the entry's tag). Only a move takes key out of a slot
+// without deleting it, and a move stores the new copy, then bumps the
+// version of the bucket it leaves, then empties the old slot. So at the
+// first reading of the versions, key sits in a slot σ of bucket X whose
+// next departure comes after a bump of X that is later than that reading
+// (if key was mid-move, σ is the copy in the destination). If X's version
+// is the same at the second reading, no such bump happened, so key was in σ
+// while X was searched, and the search found it. Contradiction; so a miss
+// with unchanged versions has a moment in the call when key was absent.
+//
+// A table that is no longer the map's current one is frozen (writers
+// re-check the table under their locks and go to the new one), and it
+// holds the map's contents at the moment it was replaced, which falls
+// inside this call, since t was loaded before it; so searching it is
+// correct too, and no reader ever needs to wait for a resize.
+func (t *table[K, V]) lookup(h uint64, key K) *entry[K, V] {
+	tag := tagOf(h)
+	i1 := h & t.mask
+	b1, b2 := &t.buckets[i1], &t.buckets[t.alt(i1, tag)]
+	for {
+		v1, v2 := b1.version.Load(), b2.version.Load()
+		if e := b1.find(key, tag); e != nil {
+			return e
+		}
+		if e := b2.find(key, tag); e != nil {
+			return e
+		}
+		if t.stash.Load() != nil {
+			if i := t.findStash(key); i >= 0 {
+				return t.stashed()[i]
+			}
+		}
+		if b1.version.Load() == v1 && b2.version.Load() == v2 {
+			return nil
+		}
+	}
+}
+
+// lockPair locks the stripes of buckets i1 and i2, lower stripe first.
+func (m *Map[K, V]) lockPair(i1, i2 uint64) {
+	s1, s2 := i1&m.stripeMask, i2&m.stripeMask
+	if s1 > s2 {
+		s1, s2 = s2, s1
+	}
+	m.stripes[s1].mu.Lock()
+	if s2 != s1 {
+		m.stripes[s2].mu.Lock()
+	}
+}
+
+// unlockPair unlocks what lockPair(i1, i2) locked.
+func (m *Map[K, V]) unlockPair(i1, i2 uint64) {
+	s1, s2 := i1&m.stripeMask, i2&m.stripeMask
+	m.stripes[s1].mu.Unlock()
+	if s2 != s1 {
+		m.stripes[s2].mu.Unlock()
+	}
+}
+
+// lockAll locks every stripe, in order. Nothing can change the map until
+// unlockAll.
+func (m *Map[K, V]) lockAll() {
+	for i := range m.stripes {
+		m.stripes[i].mu.Lock()
+	}
+}
+
+func (m *Map[K, V]) unlockAll() {
+	for i := range m.stripes {
+		m.stripes[i].mu.Unlock()
+	}
+}
+
+// locked is a key whose two buckets' stripes are locked in the current
+// table, and where the key is or may go.
+type locked[K comparable, V any] struct {
+	m      *Map[K, V]
+	t      *table[K, V]
+	i1, i2 uint64
+	tag    uint8
+	found  bool         // key is in the map, at (b, slot) or stash[slot]
+	b      *bucket[K, V] // nil: the stash, or no room asked for
+	slot   int          // slot in b, stash index, or -1 (append to stash)
+}
+
+// lockKey locks key's buckets in the current table and finds the key. With
+// room, if the key is absent, it also guarantees a place for it (a free
+// slot in one of its buckets, or the stash), making room first if it must.
+func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
+	var stashIn *table[K, V] // the table whose makeRoom asked for the stash
+	for {
+		t := m.table.Load()
+		h := m.hash(t, key)
+		l := locked[K, V]{m: m, t: t, tag: tagOf(h), i1: h & t.mask}
+		l.i2 = t.alt(l.i1, l.tag)
+		m.lockPair(l.i1, l.i2)
+		if m.table.Load() != t { // grown or cleared while we waited
+			m.unlockPair(l.i1, l.i2)
+			continue
+		}
+		b1, b2 := &t.buckets[l.i1], &t.buckets[l.i2]
+		if j := b1.findSlot(key, l.tag); j >= 0 {
+			l.found, l.b, l.slot = true, b1, j
+			return l
+		}
+		if j := b2.findSlot(key, l.tag); j >= 0 {
+			l.found, l.b, l.slot = true, b2, j
+			return l
+		}
+		if t.stash.Load() != nil {
+			if j := t.findStash(key); j >= 0 {
+				l.found, l.slot = true, j
+				return l
+			}
+		}
+		if !room {
+			return l
+		}
+		if j := b1.freeSlot(); j >= 0 {
+			l.b, l.slot = b1, j
+			return l
+		}
+		if j := b2.freeSlot(); j >= 0 {
+			l.b, l.slot = b2, j
+			return l
+		}
+		if stashIn == t {
+			l.slot = -1
+			return l
+		}
+		m.unlockPair(l.i1, l.i2)
+		if m.makeRoom(t, l.i1, l.i2) {
+			stashIn = t
+		}
+	}
+}
+
+func (l *locked[K, V]) unlock() { l.m.unlockPair(l.i1, l.i2) }
+
+// entry returns the key's entry (l.found).
+func (l *locked[K, V]) entry() *entry[K, V] {
+	if l.b == nil {
+		return l.t.stashed()[l.slot]
+	}
+	return l.b.slots[l.slot].Load()
+}
+
+// set stores e for the key: an update if found, else an insert into the
+// place lockKey reserved. The pointer store is the linearization point.
+func (l *locked[K, V]) set(e *entry[K, V]) {
+	switch {
+	case l.b == nil:
+		l.t.setStash(l.slot, e)
+	case l.found:
+		l.b.slots[l.slot].Store(e)
+	default:
+		l.b.fill(l.slot, l.tag, e)
+	}
+	if !l.found {
+		l.m.stripes[l.i1&l.m.stripeMask].count.Add(1)
+	}
+}
+
+// remove deletes the key (l.found).
+func (l *locked[K, V]) remove() {
+	if l.b == nil {
+		l.t.setStash(l.slot, nil)
+	} else {
+		l.b.empty(l.slot)
+	}
+	l.m.stripes[l.i1&l.m.stripeMask].count.Add(-1)
+}
+
+// Store sets the value for key.
+func (m *Map[K, V]) Store(key K, value V) {
+	e := &entry[K, V]{key, value}
+	l := m.lockKey(key, true)
+	l.set(e)
+	l.unlock()
+}
+
+// Swap stores value for key and returns the previous value, if any.
+func (m *Map[K, V]) Swap(key K, value V) (previous V, loaded bool) {
+	e := &entry[K, V]{key, value}
+	l := m.lockKey(key, true)
+	if l.found {
+		previous, loaded = l.entry().value, true
+	}
+	l.set(e)
+	l.unlock()
+	return previous, loaded
+}
+
+// LoadOrStore returns the existing value for key if present (loaded is
+// true). Otherwise it stores value and returns it (loaded is false). A key
+// that is present is answered without locking.
+func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
+	if v, ok := m.Load(key); ok {
+		return v, true
+	}
+	l := m.lockKey(key, true)
+	if l.found {
+		actual, loaded = l.entry().value, true
+	} else {
+		l.set(&entry[K, V]{key, value})
+		actual = value
+	}
+	l.unlock()
+	return actual, loaded
+}
+
+// LoadAndDelete deletes key and returns its value, if it was present. A key
+// that is absent is answered without locking.
+func (m *Map[K, V]) LoadAndDelete(key K) (value V, loaded bool) {
+	if _, ok := m.Load(key); !ok {
+		return value, false
+	}
+	l := m.lockKey(key, false)
+	if l.found {
+		value, loaded = l.entry().value, true
+		l.remove()
+	}
+	l.unlock()
+	return value, loaded
+}
+
+// Delete deletes key.
+func (m *Map[K, V]) Delete(key K) { m.LoadAndDelete(key) }
+
+// ComputeOp tells Compute what to do with the value fn computed.
+type ComputeOp int
+
+const (
+	// UpdateOp stores the new value (inserting the key if absent).
+	UpdateOp ComputeOp = iota
+	// DeleteOp deletes the key (nothing if absent).
+	DeleteOp
+	// CancelOp leaves the map as it is.
+	CancelOp
+)
+
+// Compute calls fn once with key's current value (and whether the key is
+// present) and then, per the op fn returns, stores fn's value, deletes the
+// key or does nothing, atomically with respect to every other writer of
+// key: fn runs with the key's stripe locks held, so it must not use the map
+// itself, and it should be quick. It returns the key's value afterwards and
+// whether the key is present: (new value, true) after UpdateOp, (zero,
+// false) after DeleteOp, (current value, present) after CancelOp.
+//
+// If fn panics, the map is left unchanged and unlocked, and the panic goes
+// on. Compute on an absent key makes room for it before calling fn (fn may
+// return UpdateOp), so it may grow the table even if fn then cancels.
+func (m *Map[K, V]) Compute(key K, fn func(old V, loaded bool) (V, ComputeOp)) (actual V, ok bool) {
+	l := m.lockKey(key, true)
+	defer l.unlock()
+	var old V
+	if l.found {
+		old = l.entry().value
+	}
+	v, op := fn(old, l.found)
+	switch op {
+	case UpdateOp:
+		l.set(&entry[K, V]{key, v})
+		return v, true
+	case DeleteOp:
+		if l.found {
+			l.remove()
+		}
+		return actual, false
+	}
+	return old, l.found
+}
+
+// Len returns the number of keys: the sum of the striped counters. It is
+// exact when no writer is active; under concurrent writes it is some count
+// between the smallest and largest size the map had during the call.
+func (m *Map[K, V]) Len() int {
+	n := int64(0)
+	for i := range m.stripes {
+		n += m.stripes[i].count.Load()
+	}
+	return int(max(n, 0))
+}
+
+// Clear deletes every key and shrinks the table to its first size: the only
+// way a Map ever shrinks. It waits for writers, like growth; readers of the
+// old table see its contents as of the Clear, and are never blocked.
+func (m *Map[K, V]) Clear() {
+	m.lockAll()
+	m.table.Store(newTable[K, V](m.initial))
+	for i := range m.stripes {
+		m.stripes[i].count.Store(0)
+	}
+	m.unlockAll()
+}

@@ -1,0 +1,83 @@
+package hashmap
+
+// Stats describes a Map's table, for measurements.
+type Stats struct {
+	Len            int     // keys in the map
+	Buckets        int     // buckets in the table
+	SlotsPerBucket int     // slots in a bucket
+	Slots          int     // Buckets * SlotsPerBucket
+	Stashed        int     // keys in the stash (not in any slot)
+	Load           float64 // (Len - Stashed) / Slots
+	Stripes        int     // locks (and counters) of the striped lock
+}
+
+// Stats returns the current table's figures. Under concurrent writes they
+// are a mix of moments.
+//
+// To measure at an exact load factor λ: create the map with
+// WithCapacity(n) and WithMaxLoad(1), read Stats().Slots = s, and store
+// round(λ·s) keys; the table does not grow until a displacement search
+// fails, which with six-slot buckets happens only above about 97%.
+func (m *Map[K, V]) Stats() Stats {
+	t := m.table.Load()
+	s := Stats{
+		Len:            m.Len(),
+		Buckets:        len(t.buckets),
+		SlotsPerBucket: slotsPerBucket,
+		Slots:          len(t.buckets) * slotsPerBucket,
+		Stashed:        len(t.stashed()),
+		Stripes:        len(m.stripes),
+	}
+	s.Load = float64(s.Len-s.Stashed) / float64(s.Slots)
+	return s
+}
+
+// Probe counts the work of one lookup.
+type Probe struct {
+	Buckets int // buckets whose tags were examined (1 or 2, per attempt)
+	Slots   int // slots whose tags were compared: SlotsPerBucket per bucket
+	Keys    int // keys compared: slots whose tag matched, plus stash entries
+}
+
+// LoadProbe is Load that also counts what the lookup inspected, for
+// measurements (the classic "key comparisons per lookup" figure). It
+// searches the first bucket, then the second, then the stash, as Load does,
+// but counts the first bucket once (Load searches it a second time, from
+// cache, before reporting a miss). A retry after a concurrent move counts
+// again.
+func (m *Map[K, V]) LoadProbe(key K) (value V, ok bool, p Probe) {
+	t := m.table.Load()
+	h := m.hash(t, key)
+	tag := tagOf(h)
+	i1 := h & t.mask
+	b1, b2 := &t.buckets[i1], &t.buckets[t.alt(i1, tag)]
+	find := func(b *bucket[K, V]) *entry[K, V] {
+		p.Buckets++
+		p.Slots += slotsPerBucket
+		for mt := matchTag(b.tags.Load(), tag); mt != 0; mt &= mt - 1 {
+			p.Keys++
+			if e := b.slots[lane(mt)].Load(); e != nil && e.key == key {
+				return e
+			}
+		}
+		return nil
+	}
+	for {
+		v1, v2 := b1.version.Load(), b2.version.Load()
+		if e := find(b1); e != nil {
+			return e.value, true, p
+		}
+		if e := find(b2); e != nil {
+			return e.value, true, p
+		}
+		for _, e := range t.stashed() {
+			p.Keys++
+			if e.key == key {
+				return e.value, true, p
+			}
+		}
+		if b1.version.Load() == v1 && b2.version.Load() == v2 {
+			return value, false, p
+		}
+	}
+}

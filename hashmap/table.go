@@ -1,0 +1,242 @@
+package hashmap
+
+// This file holds the table: buckets of slots, each slot a tag and a pointer
+// to an immutable entry, and the per-bucket version counter that moves bump.
+//
+// Protocol (every word below is read and written with sync/atomic; writers
+// hold the stripe locks of every bucket they write, see map.go):
+//
+//   - A slot is a pair (tag byte in bucket.tags, pointer in bucket.slots).
+//     Under a lock the pair is always consistent: tag 0 ⇔ nil pointer.
+//     Between a writer's two stores a reader may see them out of step, and
+//     the order of the stores keeps one rule true at every instant:
+//
+//	   slots[j] != nil  ⇒  tag j == tagOf(hash(slots[j].key))
+//
+//     so that a reader that scans the tags never skips a slot that holds an
+//     entry. Filling a slot stores the tag first, then the pointer; emptying
+//     one stores nil first, then clears the tag.
+//   - The pointer is what counts: key k is in the map exactly when some slot
+//     of one of its two buckets (or the stash) points to an entry for k. The
+//     store of that pointer is the linearization point of every insert,
+//     update, delete and arrival.
+//   - bucket.version is bumped by a move out of the bucket, after the entry
+//     has arrived in its other bucket and before it leaves this one (see
+//     table.move). Nothing else changes it. A reader's miss is valid only if
+//     the versions of both of the key's buckets are the same before and
+//     after its search (map.go, loadSlow).
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// slotsPerBucket is 6 so that a bucket is exactly one 64-byte cache line:
+// a version word, a tags word and six 8-byte pointers. Two buckets of six
+// give each key 12 candidate slots, which lets cuckoo hashing with a short
+// breadth-first search fill well over 95% of the slots; the map grows at
+// maxLoad, below that.
+const slotsPerBucket = 6
+
+// Lane masks for the tags word: one byte per slot, low byte = slot 0. Only
+// the low slotsPerBucket bytes are used; the top bytes stay 0.
+const (
+	laneOnes  = 0x0000_0101_0101_0101 // 0x01 in each used lane
+	laneLow7  = 0x7f7f_7f7f_7f7f_7f7f
+	laneHighs = 0x0000_8080_8080_8080 // 0x80 in each used lane
+)
+
+// entry is an immutable key-value pair. A slot's pointer to it is replaced,
+// never the entry's fields, so a reader that loads the pointer sees a whole
+// entry.
+type entry[K comparable, V any] struct {
+	key   K
+	value V
+}
+
+// bucket is one cache line of slots.
+type bucket[K comparable, V any] struct {
+	// version counts moves out of this bucket; see the file comment.
+	version atomic.Uint64
+	// tags holds one tag byte per slot, slot j in bits 8j..8j+7. Tag 0 marks
+	// an empty slot; tags of entries are 1..255 (tagOf).
+	tags  atomic.Uint64
+	slots [slotsPerBucket]atomic.Pointer[entry[K, V]]
+}
+
+// zeroLanes returns 0x80 in each used lane of x that is 0, exactly (no
+// false positives from borrows, unlike the shorter (x-1)&^x trick).
+func zeroLanes(x uint64) uint64 {
+	y := (x & laneLow7) + laneLow7
+	return ^(y | x | laneLow7) & laneHighs
+}
+
+// matchTag returns 0x80 in each lane of tags that equals tag (tag != 0).
+func matchTag(tags uint64, tag uint8) uint64 {
+	return zeroLanes(tags ^ laneOnes*uint64(tag))
+}
+
+// emptyLanes returns 0x80 in each free lane of tags.
+func emptyLanes(tags uint64) uint64 { return zeroLanes(tags) }
+
+// lane returns the slot index of the lowest lane set in m (m != 0).
+func lane(m uint64) int { return bits.TrailingZeros64(m) >> 3 }
+
+// tagAt returns the tag of slot j.
+func tagAt(tags uint64, j int) uint8 { return uint8(tags >> (8 * j)) }
+
+// withTag returns tags with slot j's tag replaced by tag.
+func withTag(tags uint64, j int, tag uint8) uint64 {
+	return tags&^(0xff<<(8*j)) | uint64(tag)<<(8*j)
+}
+
+// find returns the entry for key in b, or nil. Lock-free: it loads the tags
+// once, then the pointer of each matching slot.
+func (b *bucket[K, V]) find(key K, tag uint8) *entry[K, V] {
+	for m := matchTag(b.tags.Load(), tag); m != 0; m &= m - 1 {
+		if e := b.slots[lane(m)].Load(); e != nil && e.key == key {
+			return e
+		}
+	}
+	return nil
+}
+
+// findSlot returns the slot of b holding key, or -1. The caller holds b's
+// stripe lock.
+func (b *bucket[K, V]) findSlot(key K, tag uint8) int {
+	for m := matchTag(b.tags.Load(), tag); m != 0; m &= m - 1 {
+		j := lane(m)
+		if e := b.slots[j].Load(); e != nil && e.key == key {
+			return j
+		}
+	}
+	return -1
+}
+
+// freeSlot returns a free slot of b, or -1. The caller holds b's stripe lock.
+func (b *bucket[K, V]) freeSlot() int {
+	if m := emptyLanes(b.tags.Load()); m != 0 {
+		return lane(m)
+	}
+	return -1
+}
+
+// fill stores e with tag into the free slot j. Tag first, then the pointer:
+// the pointer store is the linearization point. The caller holds the lock.
+func (b *bucket[K, V]) fill(j int, tag uint8, e *entry[K, V]) {
+	b.tags.Store(withTag(b.tags.Load(), j, tag))
+	b.slots[j].Store(e)
+}
+
+// empty removes the entry of slot j. Pointer first (the linearization point
+// of a delete), then the tag. The caller holds the lock.
+func (b *bucket[K, V]) empty(j int) {
+	b.slots[j].Store(nil)
+	b.tags.Store(withTag(b.tags.Load(), j, 0))
+}
+
+// table is one generation of the map: a power-of-two array of buckets, the
+// seeds its hashes use, and a stash for the rare key that fits nowhere.
+type table[K comparable, V any] struct {
+	buckets []bucket[K, V]
+	mask    uint64 // len(buckets)-1; at least 1, so a key's buckets differ
+	seeds   seeds
+
+	// stash holds entries for which no displacement path was found while
+	// the table was less than minGrowLoad full: with a real hash this
+	// practically never happens; with a constant or truncated hash (tests,
+	// or an adversary who knows a custom hasher) it is what keeps Store
+	// from growing the table forever. Copy on write: a reader loads the
+	// slice and searches it; writers replace it under stashMu (taken after
+	// the key's stripe locks). Entries never move between the stash and
+	// the buckets of one table.
+	stash   atomic.Pointer[[]*entry[K, V]]
+	stashMu sync.Mutex
+}
+
+func newTable[K comparable, V any](nbuckets int) *table[K, V] {
+	nbuckets = max(nbuckets, minBuckets)
+	return &table[K, V]{
+		buckets: make([]bucket[K, V], nbuckets),
+		mask:    uint64(nbuckets - 1),
+		seeds:   newSeeds(),
+	}
+}
+
+// minBuckets is the smallest table: two buckets, so that alt never returns
+// the bucket it is given.
+const minBuckets = 2
+
+// tagOf returns the tag of hash h: its top byte, with 0 (the empty mark)
+// folded onto 1.
+func tagOf(h uint64) uint8 {
+	tag := uint8(h >> 56)
+	if tag == 0 {
+		tag = 1
+	}
+	return tag
+}
+
+// alt returns the other bucket of an entry with tag in bucket i:
+// i XOR an odd offset derived from the tag alone (partial-key cuckoo
+// hashing), so a displacement search needs only the tags. It is an
+// involution, alt(alt(i, tag), tag) == i, and alt(i, tag) != i because the
+// offset is odd and mask >= 1.
+func (t *table[K, V]) alt(i uint64, tag uint8) uint64 {
+	return i ^ (uint64(tag)*0x9e3779b97f4a7c15>>32|1)&t.mask
+}
+
+// move moves the entry in slot si of bucket src to the free slot di of
+// bucket dst, where dst == alt(src, tag). The caller holds both stripe
+// locks. The entry arrives before it departs, so it is never absent; in
+// between, src's version is bumped, so that a reader who searched dst
+// before the arrival and src after the departure sees the change and
+// searches again (see loadSlow for the argument).
+func (t *table[K, V]) move(src *bucket[K, V], si int, dst *bucket[K, V], di int) {
+	tags := src.tags.Load()
+	dst.fill(di, tagAt(tags, si), src.slots[si].Load()) // arrival
+	src.version.Add(1)
+	src.empty(si) // departure
+}
+
+// stashed returns the stash, possibly empty.
+func (t *table[K, V]) stashed() []*entry[K, V] {
+	if p := t.stash.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// findStash returns the index of key in the stash, or -1.
+func (t *table[K, V]) findStash(key K) int {
+	for i, e := range t.stashed() {
+		if e.key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// setStash replaces stash entry i with e (i == -1: appends e; e == nil:
+// removes entry i). The caller holds the key's stripe locks.
+func (t *table[K, V]) setStash(i int, e *entry[K, V]) {
+	t.stashMu.Lock()
+	old := t.stashed()
+	var s []*entry[K, V]
+	switch {
+	case i < 0:
+		s = append(append(make([]*entry[K, V], 0, len(old)+1), old...), e)
+	case e == nil:
+		s = append(append(make([]*entry[K, V], 0, len(old)-1), old[:i]...), old[i+1:]...)
+	default:
+		s = append([]*entry[K, V](nil), old...)
+		s[i] = e
+	}
+	if len(s) == 0 {
+		t.stash.Store(nil)
+	} else {
+		t.stash.Store(&s)
+	}
+	t.stashMu.Unlock()
+}
