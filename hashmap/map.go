@@ -176,9 +176,9 @@ type locked[K comparable, V any] struct {
 	t      *table[K, V]
 	i1, i2 uint64
 	tag    uint8
-	found  bool         // key is in the map, at (b, slot) or stash[slot]
+	found  bool          // key is in the map, at (b, slot) or stash[slot]
 	b      *bucket[K, V] // nil: the stash, or no room asked for
-	slot   int          // slot in b, stash index, or -1 (append to stash)
+	slot   int           // slot in b, stash index, or -1 (append to stash)
 }
 
 // lockKey locks key's buckets in the current table and finds the key. With
