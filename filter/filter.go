@@ -36,6 +36,10 @@ type Filter struct {
 	seed     uint64
 	maxKicks int
 	victim   victim
+	// fast is t.is4x12 && !victim.used: a lookup needs neither the general
+	// table path nor the victim slot. Only setVictim changes victim, so the
+	// two stay in step.
+	fast     bool
 	strategy strategy
 	rng      uint64 // state of the random walk's generator
 	path     []node // breadth-first search scratch, allocated on first use
@@ -59,13 +63,22 @@ func New(cfg Config) (*Filter, error) {
 }
 
 func newFilter(p params) *Filter {
-	return &Filter{
+	f := &Filter{
 		t:        newTable(p.buckets, p.slots, p.bits),
 		capacity: p.capacity,
 		seed:     p.seed,
 		maxKicks: p.maxKicks,
 		rng:      p.seed ^ 0x853c49e6748fea9b,
 	}
+	f.setVictim(victim{})
+	return f
+}
+
+// setVictim sets the victim slot and the lookup's fast flag that depends on
+// it. Every change of f.victim goes through here.
+func (f *Filter) setVictim(v victim) {
+	f.victim = v
+	f.fast = f.t.is4x12 && !v.used
 }
 
 // locate returns the primary bucket and fingerprint of hash h.
@@ -124,23 +137,24 @@ func (f *Filter) ContainsString(key string) bool { return f.ContainsHash(hashStr
 
 // ContainsHash is Contains for a caller-computed hash.
 func (f *Filter) ContainsHash(h uint64) bool {
-	i1, fp := f.locate(h)
-	return f.lookup(i1, fp)
+	t := &f.t
+	i1, fp := hashing.Index(h, t.buckets), hashing.Fingerprint(h, t.bits)
+	i2 := hashing.Alt(i1, fp, t.buckets)
+	// The default shape's path, all in this one call: reading both buckets
+	// before testing either, with no branch between, lets the loads of
+	// consecutive lookups overlap.
+	if f.fast {
+		return t.has4x12(i1, i2, fp)
+	}
+	return f.lookupSlow(i1, i2, fp)
 }
 
 // lookup reports whether fp is in bucket i1, its alternate or the victim
-// slot. For one-word buckets it reads both buckets before testing either
-// and branches on neither, so that the loads of consecutive lookups overlap.
+// slot.
 func (f *Filter) lookup(i1 uint64, fp uint32) bool {
-	t := &f.t
-	i2 := hashing.Alt(i1, fp, t.buckets)
-	if !f.victim.used {
-		if t.is4x12 {
-			return t.has4x12(i1, i2, fp)
-		}
-		if t.oneWord {
-			return t.lanes.Has2(t.word(i1), t.word(i2), fp)
-		}
+	i2 := hashing.Alt(i1, fp, f.t.buckets)
+	if f.fast {
+		return f.t.has4x12(i1, i2, fp)
 	}
 	return f.lookupSlow(i1, i2, fp)
 }
@@ -178,7 +192,7 @@ func (f *Filter) DeleteHash(h uint64) bool {
 		f.rehomeVictim()
 		return true
 	case f.victim.holds(i1, i2, fp):
-		f.victim = victim{}
+		f.setVictim(victim{})
 		f.count--
 		return true
 	}
@@ -192,7 +206,7 @@ func (f *Filter) rehomeVictim() {
 		return
 	}
 	v := f.victim
-	f.victim = victim{}
+	f.setVictim(victim{})
 	f.count--
 	if f.insert(v.bucket, v.fp) != nil {
 		panic("filter: victim lost") // insert with a free victim slot cannot fail
@@ -282,5 +296,5 @@ func ExpectedFalsePositiveRate(load float64, bucketSize, fingerprintBits int) fl
 func (f *Filter) Reset() {
 	f.t.reset()
 	f.count = 0
-	f.victim = victim{}
+	f.setVictim(victim{})
 }

@@ -200,7 +200,8 @@ func (h *header) build(data []byte) (*Filter, error) {
 	if used != h.count {
 		return nil, corrupt("header counts %d fingerprints, the table holds %d", h.count, used)
 	}
-	f.count, f.victim = h.count, h.victim
+	f.count = h.count
+	f.setVictim(h.victim)
 	return f, nil
 }
 
@@ -208,6 +209,7 @@ func (h *header) build(data []byte) (*Filter, error) {
 func newFilterShell(p params) *Filter {
 	f := &Filter{t: tableLayout(p.buckets, p.slots, p.bits), capacity: p.capacity, seed: p.seed, maxKicks: p.maxKicks}
 	f.rng = p.seed ^ 0x853c49e6748fea9b
+	f.setVictim(victim{})
 	return f
 }
 

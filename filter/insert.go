@@ -40,7 +40,7 @@ func (f *Filter) insert(i1 uint64, fp uint32) error {
 	if f.victim.used {
 		return ErrFull
 	}
-	f.victim = victim{used: true, fp: fp, bucket: i1}
+	f.setVictim(victim{used: true, fp: fp, bucket: i1})
 	f.count++
 	return nil
 }
@@ -128,7 +128,7 @@ func (f *Filter) randomWalk(i1, i2 uint64, fp uint32) error {
 			return nil
 		}
 	}
-	f.victim = victim{used: true, fp: fp, bucket: i}
+	f.setVictim(victim{used: true, fp: fp, bucket: i})
 	f.count++
 	return nil
 }
