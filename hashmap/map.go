@@ -124,8 +124,8 @@ func (t *table[K, V]) lookup(h uint64, key K) *entry[K, V] {
 			return e
 		}
 		if t.stash.Load() != nil {
-			if i := t.findStash(key); i >= 0 {
-				return t.stashed()[i]
+			if e := t.findStash(key); e != nil {
+				return e
 			}
 		}
 		if b1.version.Load() == v1 && b2.version.Load() == v2 {
@@ -176,9 +176,10 @@ type locked[K comparable, V any] struct {
 	t      *table[K, V]
 	i1, i2 uint64
 	tag    uint8
-	found  bool          // key is in the map, at (b, slot) or stash[slot]
-	b      *bucket[K, V] // nil: the stash, or no room asked for
-	slot   int           // slot in b, stash index, or -1 (append to stash)
+	found  bool          // key is in the map: in slot of b, or in the stash
+	e      *entry[K, V]  // the key's entry, if found
+	b      *bucket[K, V] // nil: the stash (or no room was asked for)
+	slot   int           // slot in b
 }
 
 // lockKey locks key's buckets in the current table and finds the key. With
@@ -198,16 +199,16 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 		}
 		b1, b2 := &t.buckets[l.i1], &t.buckets[l.i2]
 		if j := b1.findSlot(key, l.tag); j >= 0 {
-			l.found, l.b, l.slot = true, b1, j
+			l.found, l.b, l.slot, l.e = true, b1, j, b1.slots[j].Load()
 			return l
 		}
 		if j := b2.findSlot(key, l.tag); j >= 0 {
-			l.found, l.b, l.slot = true, b2, j
+			l.found, l.b, l.slot, l.e = true, b2, j, b2.slots[j].Load()
 			return l
 		}
 		if t.stash.Load() != nil {
-			if j := t.findStash(key); j >= 0 {
-				l.found, l.slot = true, j
+			if e := t.findStash(key); e != nil {
+				l.found, l.e = true, e
 				return l
 			}
 		}
@@ -223,7 +224,6 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 			return l
 		}
 		if stashIn == t {
-			l.slot = -1
 			return l
 		}
 		m.unlockPair(l.i1, l.i2)
@@ -235,20 +235,12 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 
 func (l *locked[K, V]) unlock() { l.m.unlockPair(l.i1, l.i2) }
 
-// entry returns the key's entry (l.found).
-func (l *locked[K, V]) entry() *entry[K, V] {
-	if l.b == nil {
-		return l.t.stashed()[l.slot]
-	}
-	return l.b.slots[l.slot].Load()
-}
-
 // set stores e for the key: an update if found, else an insert into the
 // place lockKey reserved. The pointer store is the linearization point.
 func (l *locked[K, V]) set(e *entry[K, V]) {
 	switch {
 	case l.b == nil:
-		l.t.setStash(l.slot, e)
+		l.t.setStash(e.key, e)
 	case l.found:
 		l.b.slots[l.slot].Store(e)
 	default:
@@ -262,7 +254,7 @@ func (l *locked[K, V]) set(e *entry[K, V]) {
 // remove deletes the key (l.found).
 func (l *locked[K, V]) remove() {
 	if l.b == nil {
-		l.t.setStash(l.slot, nil)
+		l.t.setStash(l.e.key, nil)
 	} else {
 		l.b.empty(l.slot)
 	}
@@ -282,7 +274,7 @@ func (m *Map[K, V]) Swap(key K, value V) (previous V, loaded bool) {
 	e := &entry[K, V]{key, value}
 	l := m.lockKey(key, true)
 	if l.found {
-		previous, loaded = l.entry().value, true
+		previous, loaded = l.e.value, true
 	}
 	l.set(e)
 	l.unlock()
@@ -298,7 +290,7 @@ func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
 	}
 	l := m.lockKey(key, true)
 	if l.found {
-		actual, loaded = l.entry().value, true
+		actual, loaded = l.e.value, true
 	} else {
 		l.set(&entry[K, V]{key, value})
 		actual = value
@@ -315,7 +307,7 @@ func (m *Map[K, V]) LoadAndDelete(key K) (value V, loaded bool) {
 	}
 	l := m.lockKey(key, false)
 	if l.found {
-		value, loaded = l.entry().value, true
+		value, loaded = l.e.value, true
 		l.remove()
 	}
 	l.unlock()
@@ -353,7 +345,7 @@ func (m *Map[K, V]) Compute(key K, fn func(old V, loaded bool) (V, ComputeOp)) (
 	defer l.unlock()
 	var old V
 	if l.found {
-		old = l.entry().value
+		old = l.e.value
 	}
 	v, op := fn(old, l.found)
 	switch op {

@@ -72,5 +72,5 @@ func (m *Map[K, V]) place(nt *table[K, V], e *entry[K, V], q *[maxSearch]bfsNode
 		b.fill(b.freeSlot(), tag, e)
 		return
 	}
-	nt.setStash(-1, e)
+	nt.setStash(e.key, e)
 }

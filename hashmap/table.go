@@ -208,23 +208,39 @@ func (t *table[K, V]) stashed() []*entry[K, V] {
 	return nil
 }
 
-// findStash returns the index of key in the stash, or -1.
-func (t *table[K, V]) findStash(key K) int {
-	for i, e := range t.stashed() {
-		if e.key == key {
-			return i
-		}
+// findStash returns key's entry in the stash, or nil. It loads the stash
+// once: an index into one stash slice means nothing in the next.
+func (t *table[K, V]) findStash(key K) *entry[K, V] {
+	if _, e := stashIndex(t.stashed(), key); e != nil {
+		return e
 	}
-	return -1
+	return nil
 }
 
-// setStash replaces stash entry i with e (i == -1: appends e; e == nil:
-// removes entry i). The caller holds the key's stripe locks.
-func (t *table[K, V]) setStash(i int, e *entry[K, V]) {
+// stashIndex returns the index and entry of key in stash s, or -1, nil.
+func stashIndex[K comparable, V any](s []*entry[K, V], key K) (int, *entry[K, V]) {
+	for i, e := range s {
+		if e.key == key {
+			return i, e
+		}
+	}
+	return -1, nil
+}
+
+// setStash stores e for key in the stash: replaces key's entry, appends
+// e if key is not there, or removes key's entry if e is nil. The caller
+// holds key's stripe locks, so nobody else changes key's place in the
+// stash; other keys' entries may come and go meanwhile (under stashMu), so
+// the stash is searched again here rather than trusting an earlier index.
+func (t *table[K, V]) setStash(key K, e *entry[K, V]) {
 	t.stashMu.Lock()
+	defer t.stashMu.Unlock()
 	old := t.stashed()
+	i, _ := stashIndex(old, key)
 	var s []*entry[K, V]
 	switch {
+	case i < 0 && e == nil:
+		return
 	case i < 0:
 		s = append(append(make([]*entry[K, V], 0, len(old)+1), old...), e)
 	case e == nil:
@@ -238,5 +254,4 @@ func (t *table[K, V]) setStash(i int, e *entry[K, V]) {
 	} else {
 		t.stash.Store(&s)
 	}
-	t.stashMu.Unlock()
 }
