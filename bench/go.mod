@@ -1,13 +1,16 @@
 module github.com/cuckoohash/cuckoo/bench
 
-go 1.26
+go 1.26.0
 
 replace github.com/cuckoohash/cuckoo => ../
 
 require (
 	github.com/FastFilter/xorfilter v0.4.2-0.20260120015552-4e5a4d9df65a
+	github.com/alphadose/haxmap v1.4.0
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/cuckoohash/cuckoo v0.0.0-00010101000000-000000000000
+	github.com/orcaman/concurrent-map/v2 v2.0.1
+	github.com/puzpuzpuz/xsync/v4 v4.5.0
 	github.com/seiflotfy/cuckoofilter v0.0.0-20240715131351-a2f2c23f1771
 	github.com/zeebo/xxh3 v1.1.0
 )
@@ -15,6 +18,7 @@ require (
 require (
 	github.com/bits-and-blooms/bitset v1.24.2 // indirect
 	github.com/dgryski/go-metro v0.0.0-20200812162917-85c65e2d0165 // indirect
-	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
-	golang.org/x/sys v0.46.0 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	golang.org/x/exp v0.0.0-20221031165847-c99f073a8326 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )

@@ -1,0 +1,138 @@
+package bench_test
+
+// The concurrent-map benchmarks compare every map of bench.MapImpls side by
+// side:
+//
+//	Map/key=K/keys=N/impl=X/reads=R%   one op = one Load, Store or Delete
+//
+// K is int or string; N keys (1e3, 1e6) are stored before the first
+// sub-benchmark of a key count; a goroutine's ops pick a key uniformly from
+// the N and are R% Loads, the rest half Stores (of a key chosen the same
+// way) and half Deletes, all through b.RunParallel, so -cpu 1,2 gives the
+// figures at GOMAXPROCS 1 and 2. Each line reports ops/s and B/entry, the
+// live heap per key of the map after filling it with N keys (every map is
+// created without a size hint, so this includes where each stands in its
+// growth cycle; the keys' own bytes are not counted).
+//
+// Each map is filled once, on its first sub-benchmark, and shared by its
+// reads=R% sub-benchmarks, which run from 100% down, so the mixes with
+// writes run on a map that earlier mixes have churned (their Stores and
+// Deletes keep the number of keys between N/2 and N), the same for every
+// impl. Only one map is alive at a time: the testing package collects
+// garbage before every run, and with all six 1e6-key maps alive those
+// collections alone took over a minute at -benchtime=100x; it also keeps
+// the collector's work on other maps out of each measurement.
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/bench"
+)
+
+var (
+	mapSizes     = []int{1e3, 1e6}
+	readPercents = []int{100, 99, 90, 75}
+)
+
+func BenchmarkMap(b *testing.B) {
+	b.Run("key=int", benchMaps[int])
+	b.Run("key=string", benchMaps[string])
+}
+
+func sizeName(n int) string {
+	switch n {
+	case 1e3:
+		return "1e3"
+	case 1e6:
+		return "1e6"
+	}
+	return fmt.Sprint(n)
+}
+
+func benchMaps[K bench.MapKey](b *testing.B) {
+	for _, n := range mapSizes {
+		b.Run("keys="+sizeName(n), func(b *testing.B) {
+			keys := bench.MapKeys[K](n)
+			for _, impl := range bench.MapImpls {
+				b.Run("impl="+impl.Name, func(b *testing.B) {
+					// Filled on first use, so that -bench filters skip
+					// the fill, and dropped when this impl is done.
+					var m bench.Map[K]
+					var perEntry float64
+					for _, reads := range readPercents {
+						b.Run(fmt.Sprintf("reads=%d%%", reads), func(b *testing.B) {
+							if m == nil {
+								m, perEntry = bench.FillMap(impl.Name, keys)
+							}
+							runMix(b, m, keys, reads)
+							b.ReportMetric(perEntry, "B/entry")
+						})
+					}
+				})
+			}
+		})
+	}
+}
+
+// runMix runs b.N operations of the mix with reads% Loads on m, in
+// parallel.
+func runMix[K bench.MapKey](b *testing.B, m bench.Map[K], keys []K, reads int) {
+	n := uint64(len(keys))
+	readCut := uint64(reads) << 32 / 100
+	storeCut := readCut + (1<<32-readCut)/2
+	var streams atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		x := streams.Add(0x9e3779b97f4a7c15)
+		for pb.Next() {
+			// splitmix64: the high half picks the key, the low half the op.
+			x += 0x9e3779b97f4a7c15
+			z := (x ^ x>>30) * 0xbf58476d1ce4e5b9
+			z = (z ^ z>>27) * 0x94d049bb133111eb
+			z ^= z >> 31
+			k := keys[(z>>32)*n>>32]
+			switch r := z & (1<<32 - 1); {
+			case r < readCut:
+				m.Load(k)
+			case r < storeCut:
+				m.Store(k, int(r))
+			default:
+				m.Delete(k)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// TestMaps checks every compared map's adapter on a few keys.
+func TestMaps(t *testing.T) {
+	for _, impl := range bench.MapImpls {
+		t.Run(impl.Name, func(t *testing.T) {
+			testMap(t, impl.Name, bench.MapKeys[int](100))
+			testMap(t, impl.Name, bench.MapKeys[string](100))
+		})
+	}
+}
+
+func testMap[K bench.MapKey](t *testing.T, impl string, keys []K) {
+	m, perEntry := bench.FillMap(impl, keys)
+	if perEntry <= 0 {
+		t.Logf("%s: %v bytes per entry (a collection freed more than the fill took)", impl, perEntry)
+	}
+	for i, k := range keys {
+		if v, ok := m.Load(k); !ok || v != i {
+			t.Fatalf("%s: Load(%v) = %d, %v; want %d", impl, k, v, ok, i)
+		}
+	}
+	for _, k := range keys[:50] {
+		m.Delete(k)
+	}
+	for i, k := range keys {
+		if _, ok := m.Load(k); ok != (i >= 50) {
+			t.Fatalf("%s: Load(%v) found %v after deleting the first 50", impl, k, ok)
+		}
+	}
+}
