@@ -83,7 +83,7 @@ func (f *Filter) setVictim(v victim) {
 
 // locate returns the primary bucket and fingerprint of hash h.
 func (f *Filter) locate(h uint64) (uint64, uint32) {
-	return hashing.Index(h, f.t.buckets), hashing.Fingerprint(h, f.t.bits)
+	return hashing.Index(h, f.t.buckets), hashing.FingerprintMasked(h, f.t.fpMask)
 }
 
 func (f *Filter) alt(i uint64, fp uint32) uint64 { return hashing.Alt(i, fp, f.t.buckets) }
@@ -138,7 +138,7 @@ func (f *Filter) ContainsString(key string) bool { return f.ContainsHash(hashStr
 // ContainsHash is Contains for a caller-computed hash.
 func (f *Filter) ContainsHash(h uint64) bool {
 	t := &f.t
-	i1, fp := hashing.Index(h, t.buckets), hashing.Fingerprint(h, t.bits)
+	i1, fp := hashing.Index(h, t.buckets), hashing.FingerprintMasked(h, t.fpMask)
 	i2 := hashing.Alt(i1, fp, t.buckets)
 	// The default shape's path, all in this one call: reading both buckets
 	// before testing either, with no branch between, lets the loads of

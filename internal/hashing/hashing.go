@@ -41,8 +41,12 @@ func Index(h uint64, m uint64) uint64 { return (h >> 32) * m >> 32 }
 // It is never 0, the empty-slot marker: the low 32 bits are mapped uniformly
 // onto [1, 2^bits-1] (not by adding 1 to a zero tag, which would make 1 twice
 // as likely as any other value and raise the false-positive rate).
-func Fingerprint(h uint64, bits uint) uint32 {
-	return uint32(uint64(uint32(h))*(1<<bits-1)>>32) + 1
+func Fingerprint(h uint64, bits uint) uint32 { return FingerprintMasked(h, 1<<bits-1) }
+
+// FingerprintMasked is Fingerprint for a precomputed mask = 2^bits - 1, which
+// spares the lookup path the variable shift.
+func FingerprintMasked(h uint64, mask uint64) uint32 {
+	return uint32(uint64(uint32(h))*mask>>32) + 1
 }
 
 // Alt returns the other bucket of fingerprint fp stored in bucket i of a table
