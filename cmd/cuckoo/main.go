@@ -6,6 +6,7 @@
 //	cuckoo query FILE [KEY...]           look keys up (arguments, or lines on stdin)
 //	cuckoo info [--json] FILE            print a filter's parameters, load and rates
 //	cuckoo demo [flags]                  build a filter of synthetic URLs and measure it
+//	cuckoo serve [flags]                 serve filters over the Redis protocol (RedisBloom's CF.*)
 //	cuckoo help [COMMAND]                print usage
 //
 // Flags go before the positional arguments. The exit status is 0 on success,
@@ -57,6 +58,7 @@ var commands = []command{
 	{"query", "FILE [KEY...]", "look keys up: the arguments, or one a line on stdin", runQuery},
 	{"info", "[--json] FILE", "print a filter's parameters, load and false-positive rates", runInfo},
 	{"demo", "[--n N] [--fpr R] [--seed S]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
+	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory N] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
 	{"help", "[COMMAND]", "print this usage, or a command's flags", nil},
 }
 

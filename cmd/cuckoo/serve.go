@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/server"
+)
+
+const serveDescribe = `
+Serve cuckoo filters over the Redis protocol: RedisBloom's CF.* commands
+(CF.RESERVE, CF.ADD, CF.EXISTS, ...) and the key-space commands clients send.
+Every write is logged to --dir before it is answered; with --appendfsync
+always, an answered write survives kill -9 and power loss. SIGTERM and SIGINT
+stop it gracefully. Try: redis-cli -p 6379 CF.ADD k hello`
+
+// runServe is "cuckoo serve".
+func runServe(e *env, args []string) error {
+	fs := e.flags(serveDescribe)
+	addr := fs.String("addr", "127.0.0.1:6379", "listen address")
+	dir := fs.String("dir", "./cuckoo-data", "data directory (snapshot and append-only log); empty for none")
+	fsync := fs.String("appendfsync", "everysec", "always, everysec or no")
+	pass := fs.String("requirepass", "", "password clients must AUTH with")
+	maxmem := fs.Int64("maxmemory", 0, "bytes of filters at most (0: no limit)")
+	maxclients := fs.Int("maxclients", 10000, "connections at most")
+	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
+	repair := fs.Bool("repair", false, "start even if a log is damaged, dropping it from the first bad record")
+	snapSize := fs.Int64("snapshot-log-size", 64<<20, "snapshot and truncate the log when it exceeds this many bytes (<0: never)")
+	if err := e.parse(fs, args, nil, 0); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	cfg := server.Config{
+		Dir: *dir, AppendFsync: *fsync, Repair: *repair, RequirePass: *pass, MaxMemory: *maxmem,
+		SnapshotLogSize: *snapSize, Limits: server.Limits{MaxClients: *maxclients}, Logger: log,
+	}
+	if *metrics != "" {
+		cfg.Metrics = server.NewMetrics()
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	if *metrics != "" {
+		mln, err := net.Listen("tcp", *metrics)
+		if err != nil {
+			srv.Close()
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", cfg.Metrics.Handler())
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go hs.Serve(mln)
+		defer hs.Close()
+		log.Info("metrics", "addr", mln.Addr().String())
+	}
+	// The ready line: tests and scripts wait for it.
+	log.Info("ready to accept connections", "addr", ln.Addr().String(), "dir", *dir, "appendfsync", *fsync)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		srv.Close()
+		return err
+	case s := <-sig:
+		log.Info("shutting down", "signal", s.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, server.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

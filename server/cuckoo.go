@@ -1,0 +1,321 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/lockfree"
+)
+
+// This file is the server's expanding filter: the value of every key.
+//
+// Protocol. A cuckoo holds its stages behind an atomic pointer to an
+// immutable slice. Readers (CF.EXISTS, CF.COUNT, CF.INFO, SCANDUMP) load the
+// pointer once and query every stage with no lock: each stage is a
+// lockfree.Filter. Writers hold mu, the key's writer lock, for the whole
+// command and its log append, so the writes to one key reach the log in the
+// order they were applied (replay depends on it). A new stage is built in
+// full, then published by storing a new slice that ends with it: a reader
+// sees either the old list or the new one, and an item inserted into the new
+// stage is inserted only after the publish, so no reader can miss it.
+
+// Limits taken from RedisBloom, so that clients see the same ranges.
+const (
+	maxBucketSize    = 255   // BUCKETSIZE 1..255
+	maxIterationsMax = 65535 // MAXITERATIONS 1..65535
+	maxExpansion     = 32768 // EXPANSION 0..32768
+	maxStages        = 32    // "Maximum expansions reached" beyond this
+	defaultCapacity  = 1024  // CF.ADD / CF.INSERT on a missing key
+	defaultMaxIter   = 20
+	defaultExpansion = 1
+	// maxCapacity bounds one filter's capacity: 2^32 items is 4 GiB of
+	// buckets, far beyond any sensible single key.
+	maxCapacity = 1 << 32
+	// minKicks is the least displacement-search budget the filters are given,
+	// whatever MAXITERATIONS says: below it a breadth-first search cannot
+	// reach the load that the capacity promise is measured at (see doc.go).
+	minKicks = 500
+)
+
+// Errors with RedisBloom's texts.
+var (
+	errFull          = errors.New("Filter is full")
+	errMaxExpansions = errors.New("Maximum expansions reached")
+)
+
+// params are a filter's creation parameters, as the client gave them (after
+// defaults), and the seed its stages hash with. They are logged with the
+// create record and stored in snapshots, so a replay builds the same stages.
+type params struct {
+	Capacity   uint64
+	BucketSize int // as requested, 1..255; Bucket() is what is built
+	MaxIter    int
+	Expansion  int
+	Seed       uint64
+}
+
+// Bucket returns the bucket size the stages are built with: RedisBloom
+// accepts 1..255, the lock-free filter supports 2, 4 and 8 slots in a 64-bit
+// word; see doc.go for why 1..2 map to 2 and everything else to 4.
+func (p params) Bucket() int {
+	if p.BucketSize <= 2 {
+		return 2
+	}
+	return 4
+}
+
+// stageBits returns the fingerprint width of stage i: the widest the 64-bit
+// bucket word allows for b=4 (12 bits), and for b=2 16 bits growing one bit a
+// stage up to 24, so the stages' false-positive rates halve in turn.
+func (p params) stageBits(i int) int {
+	if p.Bucket() == 4 {
+		return 12
+	}
+	return min(16+i, 24)
+}
+
+// stageCapacity returns the capacity of stage i: Capacity·Expansion^i
+// (Expansion 0 or 1: Capacity), clipped at maxCapacity.
+func (p params) stageCapacity(i int) uint64 {
+	c := float64(p.Capacity)
+	if p.Expansion > 1 {
+		c *= math.Pow(float64(p.Expansion), float64(i))
+	}
+	if c > maxCapacity {
+		return maxCapacity
+	}
+	return uint64(c)
+}
+
+func (p params) stageConfig(i int) filter.Config {
+	return filter.Config{
+		Capacity:        p.stageCapacity(i),
+		FingerprintBits: p.stageBits(i),
+		BucketSize:      p.Bucket(),
+		MaxKicks:        max(p.MaxIter, minKicks),
+		Seed:            p.Seed,
+	}
+}
+
+// stageBytes returns the memory stage i will take, for --maxmemory.
+func (p params) stageBytes(i int) (uint64, error) {
+	l, err := p.stageConfig(i).Layout()
+	if err != nil {
+		return 0, err
+	}
+	return 8*l.Buckets + 256, nil
+}
+
+// validate checks p against RedisBloom's ranges, with its error texts.
+func (p params) validate() error {
+	switch {
+	case p.Capacity == 0 || p.Capacity > maxCapacity:
+		return errors.New("ERR Bad capacity")
+	case p.BucketSize < 1 || p.BucketSize > maxBucketSize:
+		return errors.New("ERR Bad bucket size")
+	case p.MaxIter < 1 || p.MaxIter > maxIterationsMax:
+		return errors.New("ERR Bad maxIterations")
+	case p.Expansion < 0 || p.Expansion > maxExpansion:
+		return errors.New("ERR Bad expansion")
+	case uint64(p.BucketSize)*2 > p.Capacity:
+		return errors.New("Capacity must be at least (BucketSize * 2)")
+	}
+	return nil
+}
+
+// cuckoo is one key's filter: a list of lock-free stages.
+type cuckoo struct {
+	// mu is the key's writer lock: held across a write command's change
+	// and its log append (see the protocol above).
+	mu sync.Mutex
+	// dead is set, under mu, when the key is deleted; a writer that finds it
+	// set looks the key up again.
+	dead bool
+
+	p      params
+	stages atomic.Pointer[[]*lockfree.Filter]
+	// inserted and deleted are RedisBloom's "Number of items inserted" (the
+	// items currently in, deletes subtracted) and "Number of items deleted".
+	// Written under mu, read by CF.INFO without it.
+	inserted atomic.Int64
+	deleted  atomic.Int64
+
+	// load is a CF.LOADCHUNK in progress (nil otherwise), guarded by mu.
+	load *loadState
+}
+
+// newCuckoo returns a filter with its first stage.
+func newCuckoo(p params) (*cuckoo, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	st, err := lockfree.New(p.stageConfig(0))
+	if err != nil {
+		return nil, fmt.Errorf("ERR %v", err)
+	}
+	c := &cuckoo{p: p}
+	c.stages.Store(&[]*lockfree.Filter{st})
+	return c, nil
+}
+
+func (c *cuckoo) list() []*lockfree.Filter { return *c.stages.Load() }
+
+// exists reports whether item may be in the filter. No lock.
+func (c *cuckoo) exists(item []byte) bool {
+	st := c.list()
+	for i := len(st) - 1; i >= 0; i-- {
+		if st[i].Contains(item) {
+			return true
+		}
+	}
+	return false
+}
+
+// count returns the copies of item's fingerprint in all stages. No lock.
+func (c *cuckoo) count(item []byte) int {
+	n := 0
+	for _, s := range c.list() {
+		n += s.Count(item)
+	}
+	return n
+}
+
+// sizeBytes returns the memory of all stages.
+func (c *cuckoo) sizeBytes() uint64 {
+	var n uint64
+	for _, s := range c.list() {
+		n += s.SizeInBytes()
+	}
+	return n
+}
+
+func (c *cuckoo) buckets() uint64 {
+	var n uint64
+	for _, s := range c.list() {
+		n += s.Buckets()
+	}
+	return n
+}
+
+// grow adds a stage. Preconditions: mu held. mem, if not nil, reserves the
+// new stage's bytes and may refuse them.
+func (c *cuckoo) grow(mem func(uint64) error) (*lockfree.Filter, error) {
+	old := c.list()
+	if len(old) >= maxStages {
+		return nil, errMaxExpansions
+	}
+	i := len(old)
+	if mem != nil {
+		n, err := c.p.stageBytes(i)
+		if err != nil {
+			return nil, fmt.Errorf("ERR %v", err)
+		}
+		if err := mem(n); err != nil {
+			return nil, err
+		}
+	}
+	st, err := lockfree.New(c.p.stageConfig(i))
+	if err != nil {
+		return nil, fmt.Errorf("ERR %v", err)
+	}
+	next := make([]*lockfree.Filter, i+1)
+	copy(next, old)
+	next[i] = st
+	// Publish the stage; inserts into it happen after this store.
+	c.stages.Store(&next)
+	return st, nil
+}
+
+// add inserts item; with nx only if it is not already present, and then
+// reports false when it was. force (log replay) adds a stage past every limit
+// rather than fail: a replayed insert was acknowledged once.
+// Preconditions: mu held.
+func (c *cuckoo) add(item []byte, nx, force bool, mem func(uint64) error) (bool, error) {
+	if nx && c.exists(item) {
+		return false, nil
+	}
+	st := c.list()
+	last := st[len(st)-1]
+	if c.p.Expansion > 0 && last.Len() >= last.Capacity() {
+		s, err := c.grow(mem)
+		if err == nil {
+			last = s
+		} else if !force && !errors.Is(err, errMaxExpansions) {
+			return false, err
+		}
+	}
+	err := last.Insert(item)
+	if err == nil {
+		c.inserted.Add(1)
+		return true, nil
+	}
+	if !errors.Is(err, lockfree.ErrFull) {
+		return false, fmt.Errorf("ERR %v", err)
+	}
+	if !force && (c.p.Expansion == 0 || last.Count(item) >= 2*last.BucketSize()) {
+		// A fixed-size filter, or the key's two buckets are full of its own
+		// fingerprint: another stage would only take more copies.
+		return false, errFull
+	}
+	s, gerr := c.grow(mem)
+	if gerr != nil {
+		if force {
+			s, gerr = c.forceGrow()
+		}
+		if gerr != nil {
+			return false, gerr
+		}
+	}
+	if err := s.Insert(item); err != nil {
+		return false, errFull
+	}
+	c.inserted.Add(1)
+	return true, nil
+}
+
+// forceGrow adds a stage with no limit, for replay.
+func (c *cuckoo) forceGrow() (*lockfree.Filter, error) {
+	old := c.list()
+	st, err := lockfree.New(c.p.stageConfig(len(old)))
+	if err != nil {
+		return nil, err
+	}
+	next := append(append([]*lockfree.Filter(nil), old...), st)
+	c.stages.Store(&next)
+	return st, nil
+}
+
+// del removes one copy of item's fingerprint, newest stage first.
+// Preconditions: mu held.
+func (c *cuckoo) del(item []byte) bool {
+	st := c.list()
+	for i := len(st) - 1; i >= 0; i-- {
+		if st[i].Delete(item) {
+			c.inserted.Add(-1)
+			c.deleted.Add(1)
+			return true
+		}
+	}
+	return false
+}
+
+// compact drops empty stages after the first. It reports whether it changed
+// anything. Preconditions: mu held.
+func (c *cuckoo) compact() bool {
+	st := c.list()
+	keep := []*lockfree.Filter{st[0]}
+	for _, s := range st[1:] {
+		if s.Len() > 0 {
+			keep = append(keep, s)
+		}
+	}
+	if len(keep) == len(st) {
+		return false
+	}
+	c.stages.Store(&keep)
+	return true
+}

@@ -1,0 +1,105 @@
+// Package server is a Redis-protocol (RESP2) cuckoo filter server with
+// RedisBloom's CF.* commands and a persistence layer that loses nothing it
+// acknowledged. `cuckoo serve` runs it.
+//
+// # Shape
+//
+// Server is shaped like net/http's: New(Config) builds it (recovering its data
+// directory), Serve(ln) serves a listener until Shutdown(ctx) or Close, and
+// Shutdown is graceful: listeners close, every connection finishes the
+// pipeline it is running and gets its replies, the log is written and
+// fsynced, a snapshot is taken. Requests are parsed by tidwall/redcon's RESP
+// reader; each connection runs in its own goroutine, executes a whole
+// pipeline, passes the durability barrier (below) and flushes its replies
+// once. A protocol error is answered with "ERR Protocol error: ..." and the
+// connection closed.
+//
+// # Terminology
+//
+// A key holds one filter (type MBbloomCF, as RedisBloom names it). A filter
+// is a list of stages, each a lockfree.Filter; an expanding filter adds a
+// stage when its newest is full (RedisBloom's sub-filters, counted by
+// CF.INFO's "Number of filters"). The key space is a hashmap.Map from key to
+// filter. An op is the logged effect of a write command.
+//
+// # Concurrency
+//
+// Lookups (CF.EXISTS, CF.MEXISTS, CF.COUNT) take no lock anywhere: a map Load,
+// an atomic load of the stage list, and lock-free filter reads, so any number
+// of connections query one filter at once. Writers of one key are serialised
+// by the key's mutex, held across the change and its log append, so the log
+// holds each key's ops in the order they were applied; writers of different
+// keys run in parallel. A read-write gate, read-locked by every write, is
+// taken exclusively only by FLUSHALL and by a snapshot's copy (store.go).
+//
+// # Mapping RedisBloom's parameters
+//
+// RedisBloom builds 8-bit fingerprints in buckets of BUCKETSIZE (1..255,
+// default 2) slots and walks MAXITERATIONS (default 20) random kicks. The
+// lock-free filter packs a bucket into one 64-bit word, b·f fingerprint bits
+// plus at least 15 counter bits, so it supports b=2 with f<=24, b=4 with f<=12
+// and b=8 with f<=6. Every shape takes 8 bytes a bucket, so:
+//
+//   - BUCKETSIZE 1 or 2 builds b=2 with 16-bit fingerprints in the first
+//     stage, one bit more each stage up to 24 (the stages' rates halve, the
+//     total stays below 2·4/2^16); 32 bits a slot.
+//   - BUCKETSIZE 3..255 builds b=4 with 12-bit fingerprints: a stage's rate
+//     is at most 8/4095 ≈ 0.2%, 16 bits a slot, 95% reachable load. b=8 would
+//     need 6-bit fingerprints (a 12% rate) and is never chosen.
+//   - With no BUCKETSIZE (and for keys CF.ADD or CF.INSERT create) the shape
+//     is b=4: RedisBloom's default of 2 would double the memory per item for
+//     nothing. CF.INFO's "Bucket size" reports the size built.
+//   - MAXITERATIONS (1..65535) is kept and reported, and bounds the
+//     breadth-first displacement search at max(MAXITERATIONS, 500) buckets:
+//     the capacity promise of package filter is measured at 500.
+//   - Capacity (1..2^32, at least 2·BUCKETSIZE) is a promise here: a new
+//     stage holds that many distinct items. EXPANSION e (0..32768) makes
+//     stage i e^i times the first (e=1: all equal); e=0 is a fixed-size
+//     filter that answers "Filter is full". At most 32 stages, then "Maximum
+//     expansions reached", as RedisBloom. A stage is added when the newest
+//     holds its capacity or refuses an item, but not when the item's two
+//     buckets already hold 2b copies of its fingerprint: inserting one item
+//     thousands of times answers "Filter is full" instead of growing.
+//   - With b=4 the false-positive rate grows with the number of stages
+//     (about stages·0.2%); RedisBloom's grows as stages·3%.
+//
+// # Persistence
+//
+// With a data directory (Config.Dir) every write's op is appended, under the
+// key's lock, to an append-only log as a record: u32 length, u32 CRC-32C of
+// the length and payload, payload (aof.go, ops.go). When a connection has run
+// its pipeline, it commits its highest log position before flushing replies:
+// the buffered records of every connection are written with one write(2),
+// and with appendfsync always one fsync covers every record written before it
+// started (group commit). With everysec a background goroutine fsyncs each
+// second; with no the OS decides. In every mode records reach the OS before
+// replies leave, so kill -9 of the process loses nothing acknowledged;
+// always also survives power loss.
+//
+// When the log passes SnapshotLogSize (and on SAVE, BGSAVE and shutdown) a
+// snapshot is taken: with the gate held, every filter is copied and the log
+// rotated to a new generation; then the copy is written to snapshot.tmp,
+// fsynced, renamed to snapshot.cks, the directory fsynced, and the older logs
+// removed (snapshot.go). Startup loads the snapshot and replays the logs
+// from its generation on (recover.go). A torn final record of the last log is
+// dropped with a warning; any other damage refuses startup with a message
+// naming the file and offset, unless Config.Repair.
+//
+// # Invariants
+//
+//   - A reply to a write is sent only after commit of its record returned.
+//   - The log holds the ops of each key in the order they were applied; a
+//     key's create op precedes its other ops, a DEL's drop op follows them.
+//   - Replay applies the same ops to the same seeds in the same order, so it
+//     rebuilds the same filters; a replayed insert is never refused (a stage
+//     is forced in if needed): it was acknowledged once.
+//   - A snapshot plus the logs from its generation on is the whole state at
+//     every moment, crashes included.
+//
+// # Dump format
+//
+// CF.SCANDUMP and CF.LOADCHUNK use this package's own chunks (dump.go): a
+// header chunk with the parameters and stage lengths, then data chunks of at
+// most 8 MiB, each with a magic and a CRC-32C; every field is checked and a
+// malformed chunk is an error that changes nothing.
+package server

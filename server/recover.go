@@ -1,0 +1,201 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Startup: load the snapshot, replay the logs from its generation on, and
+// open the last log for appending.
+//
+// A torn final record of the last log (a crash mid-write) is dropped with a
+// warning and the file truncated to its last good record. Any other damage
+// (a bad record with good data after it, a bad record in an older log, a
+// damaged snapshot) stops startup with an error naming the file and offset,
+// unless repair is set: then the damaged log is cut at the bad record, with a
+// warning saying how many bytes were dropped, and replay goes on.
+
+// listLogs returns the generations of the log files in dir, in order.
+func listLogs(dir string) ([]uint64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var gens []uint64
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, "appendonly.") || !strings.HasSuffix(name, ".log") {
+			continue
+		}
+		g, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(name, "appendonly."), ".log"), 16, 64)
+		if err != nil {
+			continue
+		}
+		gens = append(gens, g)
+	}
+	slices.Sort(gens)
+	return gens, nil
+}
+
+func removeLogsBefore(dir string, gen uint64, log *slog.Logger) {
+	gens, err := listLogs(dir)
+	if err != nil {
+		log.Warn("listing logs", "err", err)
+		return
+	}
+	for _, g := range gens {
+		if g < gen {
+			if err := os.Remove(filepath.Join(dir, logName(g))); err != nil {
+				log.Warn("removing an old log", "err", err)
+			}
+		}
+	}
+}
+
+// recoverDir loads dir into st and returns the open log.
+func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Logger) (*aof, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	os.Remove(filepath.Join(dir, snapTmp)) // an unfinished snapshot
+	var gen uint64
+	snapPath := filepath.Join(dir, snapName)
+	if data, err := os.ReadFile(snapPath); err == nil {
+		g, entries, err := readSnapshot(snapPath, data)
+		if err != nil {
+			return nil, err
+		}
+		gen = g
+		for _, e := range entries {
+			st.keys.Store(e.key, e.c)
+			st.mem.Add(int64(e.c.sizeBytes()))
+		}
+		log.Info("snapshot loaded", "file", snapPath, "keys", len(entries), "generation", gen)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	gens, err := listLogs(dir)
+	if err != nil {
+		return nil, err
+	}
+	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < gen })
+	if len(gens) == 0 {
+		gens = []uint64{gen}
+	}
+	removeLogsBefore(dir, gen, log)
+	var size int64
+	ops := 0
+	for i, g := range gens {
+		path := filepath.Join(dir, logName(g))
+		data, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		var at int64
+		good, torn, err := scanLog(path, data, func(b []byte) error {
+			if err := st.replay(b); err != nil {
+				return err
+			}
+			ops++
+			return nil
+		})
+		at = good
+		if err != nil {
+			var le *logError
+			if !errors.As(err, &le) {
+				// The record's checksum held but its op did not decode
+				// or apply: damage that the checksum cannot explain.
+				le = &logError{path, good, err.Error()}
+				torn = false
+				err = le
+			}
+			last := i == len(gens)-1
+			switch {
+			case torn && last:
+				log.Warn("dropping a torn final record (the server stopped mid-write; it was never acknowledged)",
+					"file", path, "offset", le.Offset, "bytes", int64(len(data))-le.Offset, "reason", le.Reason)
+			case repair:
+				log.Warn("--repair: dropping the rest of a damaged log", "file", path, "offset", le.Offset,
+					"bytes", int64(len(data))-le.Offset, "reason", le.Reason)
+			default:
+				return nil, fmt.Errorf("%w; refusing to start (the records after it would be lost): restart with --repair to drop the log from that offset on", err)
+			}
+			if err := os.Truncate(path, at); err != nil {
+				return nil, err
+			}
+		}
+		size = at
+	}
+	st.dirty.Store(int64(ops))
+	last := gens[len(gens)-1]
+	log.Info("log replayed", "dir", dir, "logs", len(gens), "ops", ops, "keys", st.keys.Len())
+	return openAOF(dir, last, size, mode, log)
+}
+
+// replay applies one logged op. Replayed inserts never fail for lack of room
+// or memory: each was acknowledged once.
+func (st *store) replay(b []byte) error {
+	o, err := decodeOp(b)
+	if err != nil {
+		return err
+	}
+	if o.kind == opFlush {
+		st.clear()
+		return nil
+	}
+	k := string(o.key)
+	c, ok := st.keys.Load(k)
+	switch o.kind {
+	case opCreate:
+		nc, err := newCuckoo(o.p)
+		if err != nil {
+			return err
+		}
+		if ok {
+			st.dropLocked(k, c)
+		}
+		st.keys.Store(k, nc)
+		st.mem.Add(int64(nc.sizeBytes()))
+		return nil
+	case opChunk:
+		if o.iter == 1 {
+			nc, err := beginLoad(o.items[0], st.reserveForce)
+			if err != nil {
+				return err
+			}
+			if ok {
+				st.dropLocked(k, c)
+			}
+			st.keys.Store(k, nc)
+			return nil
+		}
+	}
+	if !ok {
+		return fmt.Errorf("op %d on missing key %q", o.kind, o.key)
+	}
+	switch o.kind {
+	case opAdd:
+		for _, it := range o.items {
+			if _, err := c.add(it, false, true, st.reserveForce); err != nil {
+				return err
+			}
+		}
+	case opDel:
+		c.del(o.items[0])
+	case opDrop:
+		st.dropLocked(k, c)
+	case opCompact:
+		before := c.sizeBytes()
+		c.compact()
+		st.mem.Add(int64(c.sizeBytes()) - int64(before))
+	case opChunk:
+		return loadChunk(c, int64(o.iter), o.items[0])
+	}
+	return nil
+}

@@ -1,0 +1,354 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/redcon"
+)
+
+// Config configures a Server. The zero Config is an in-memory server with no
+// password and default limits.
+type Config struct {
+	// Dir is the data directory (snapshot and log). Empty: no persistence.
+	Dir string
+	// AppendFsync is "always", "everysec" (the default) or "no".
+	AppendFsync string
+	// Repair lets startup cut a damaged log at its first bad record instead
+	// of refusing to start.
+	Repair bool
+	// RequirePass, if set, makes every command but AUTH (and HELLO, QUIT)
+	// answer NOAUTH until the client authenticates.
+	RequirePass string
+	// MaxMemory bounds the bytes of all filters; 0 means no limit. A write
+	// that would exceed it answers "ERR Insufficient memory".
+	MaxMemory int64
+	// SnapshotLogSize is the log size that triggers a snapshot and log
+	// truncation; 0 means 64 MiB, negative means only on SAVE and shutdown.
+	SnapshotLogSize int64
+	// Limits bound what one client may send; zero fields take defaults.
+	Limits Limits
+	// Logger receives the server's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Metrics, if not nil, is updated by the server (see NewMetrics).
+	Metrics *Metrics
+}
+
+// ErrServerClosed is returned by Serve after Shutdown or Close.
+var ErrServerClosed = errors.New("server: closed")
+
+// Server is a Redis-protocol cuckoo filter server. Create one with New, then
+// call Serve with a listener; see the package documentation.
+type Server struct {
+	cfg     Config
+	limits  Limits
+	log     *slog.Logger
+	store   *store
+	dir     string
+	metrics *Metrics
+	start   time.Time
+
+	mu       sync.Mutex
+	lns      map[net.Listener]struct{}
+	clients  map[*client]struct{}
+	closing  atomic.Bool
+	conns    sync.WaitGroup
+	nextID   atomic.Int64
+	snapMu   sync.Mutex
+	snapping atomic.Bool
+	lastSave atomic.Int64
+	bg       sync.WaitGroup
+	closed   chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+
+	stats struct {
+		conns    atomic.Int64 // total connections accepted
+		rejected atomic.Int64 // refused: too many clients
+		cmds     atomic.Int64
+		errors   atomic.Int64
+		hits     atomic.Int64 // CF.EXISTS/MEXISTS answers 1
+		misses   atomic.Int64
+	}
+}
+
+// New returns a server for cfg. With cfg.Dir it recovers the data directory
+// first, and fails if the directory holds damaged data (see doc.go).
+func New(cfg Config) (*Server, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	mode, err := parseFsync(cfg.AppendFsync)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:     cfg,
+		limits:  cfg.Limits.withDefaults(),
+		log:     log,
+		store:   newStore(cfg.MaxMemory),
+		dir:     cfg.Dir,
+		metrics: cfg.Metrics,
+		start:   time.Now(),
+		lns:     map[net.Listener]struct{}{},
+		clients: map[*client]struct{}{},
+		closed:  make(chan struct{}),
+	}
+	s.lastSave.Store(time.Now().Unix())
+	if cfg.Dir != "" {
+		a, err := recoverDir(s.store, cfg.Dir, mode, cfg.Repair, log)
+		if err != nil {
+			return nil, err
+		}
+		if s.metrics != nil {
+			a.onSync = s.metrics.observeFsync
+		}
+		s.store.aof = a
+	}
+	if s.metrics != nil {
+		s.metrics.attach(s)
+	}
+	return s, nil
+}
+
+// ListenAndServe listens on the TCP address addr and serves.
+func (s *Server) ListenAndServe(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// Serve accepts connections on ln and serves each in its own goroutine until
+// Shutdown or Close; it then returns ErrServerClosed. ln is closed on return.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.lns[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.lns, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept", "err", err, "retry in", delay)
+				time.Sleep(delay) // backoff on EMFILE and the like, as net/http does
+				continue
+			}
+			return err
+		}
+		delay = 0
+		s.stats.conns.Add(1)
+		cl := &client{id: s.nextID.Add(1), nc: nc, wr: redcon.NewWriter(nc), created: time.Now()}
+		s.mu.Lock()
+		if s.closing.Load() {
+			s.mu.Unlock()
+			nc.Close()
+			return ErrServerClosed
+		}
+		if len(s.clients) >= s.limits.MaxClients {
+			s.mu.Unlock()
+			s.stats.rejected.Add(1)
+			cl.wr.WriteError("ERR max number of clients reached")
+			cl.wr.Flush()
+			nc.Close()
+			continue
+		}
+		s.clients[cl] = struct{}{}
+		s.conns.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(cl)
+	}
+}
+
+// client is one connection's state. Only its goroutine touches it, except
+// name and the fields CLIENT LIST reads, which are atomic or set once.
+type client struct {
+	id      int64
+	nc      net.Conn
+	wr      *redcon.Writer
+	created time.Time
+	name    atomic.Pointer[string]
+	authed  bool
+	quit    bool
+	lsn     uint64 // the log position this pipeline's replies wait for
+}
+
+// limitedReader fails a read once more than limit bytes have been read
+// since the last reset: one request (or pipeline) may not exceed the limit.
+type limitedReader struct {
+	r     io.Reader
+	n     int
+	limit int
+}
+
+var errRequestTooLarge = errors.New("request too large")
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n > l.limit {
+		return 0, errRequestTooLarge
+	}
+	n, err := l.r.Read(p)
+	l.n += n
+	return n, err
+}
+
+func (s *Server) serveConn(cl *client) {
+	defer func() {
+		cl.nc.Close()
+		s.mu.Lock()
+		delete(s.clients, cl)
+		s.mu.Unlock()
+		s.conns.Done()
+	}()
+	lr := &limitedReader{r: cl.nc, limit: s.limits.MaxRequest}
+	rd := redcon.NewReader(lr)
+	for {
+		cmds, err := rd.ReadCommands()
+		if err != nil {
+			var ne net.Error
+			switch {
+			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.As(err, &ne):
+			case errors.Is(err, errRequestTooLarge):
+				cl.wr.WriteError(fmt.Sprintf("ERR Protocol error: request larger than %d bytes", s.limits.MaxRequest))
+				cl.wr.Flush()
+			default:
+				// Protocol errors: answer, then close (as Redis does).
+				cl.wr.WriteError("ERR Protocol error: " + err.Error())
+				cl.wr.Flush()
+			}
+			return
+		}
+		lr.n = 0
+		for _, cmd := range cmds {
+			s.exec(cl, cmd.Args)
+			if cl.quit {
+				break
+			}
+		}
+		if cl.lsn != 0 {
+			// The durability barrier: no reply of this pipeline leaves
+			// before its writes are as durable as --appendfsync says.
+			if err := s.store.aof.commit(cl.lsn); err != nil {
+				s.log.Error("log commit failed; closing the connection unanswered", "client", cl.id, "err", err)
+				return
+			}
+			cl.lsn = 0
+		}
+		if err := cl.wr.Flush(); err != nil || cl.quit || s.closing.Load() {
+			return
+		}
+		if s.store.aof != nil && s.cfg.SnapshotLogSize >= 0 && s.store.aof.size.Load() > s.snapshotThreshold() {
+			s.snapshotAsync()
+		}
+	}
+}
+
+func (s *Server) snapshotThreshold() int64 {
+	if s.cfg.SnapshotLogSize == 0 {
+		return 64 << 20
+	}
+	return s.cfg.SnapshotLogSize
+}
+
+// snapshotAsync starts a snapshot unless one is running.
+func (s *Server) snapshotAsync() {
+	if !s.snapping.CompareAndSwap(false, true) {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		defer s.snapping.Store(false)
+		if err := s.snapshot(); err != nil {
+			s.log.Error("snapshot failed", "err", err)
+		}
+	}()
+}
+
+// Shutdown stops the server gracefully: it closes the listeners, lets every
+// connection finish the pipeline it is running (its replies are sent), closes
+// idle connections, then writes and fsyncs the log and a snapshot. If ctx ends
+// first, the remaining connections are closed abruptly, and the log is still
+// flushed. Shutdown returns when the data is on disk.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() { s.stopErr = s.shutdown(ctx) })
+	return s.stopErr
+}
+
+// Close is Shutdown with no grace period.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return s.Shutdown(ctx)
+}
+
+func (s *Server) shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing.Store(true)
+	for ln := range s.lns {
+		ln.Close()
+	}
+	// A connection blocked in a read wakes with a timeout and exits; one
+	// running commands finishes them, flushes, then sees closing.
+	for cl := range s.clients {
+		cl.nc.SetReadDeadline(time.Now())
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.conns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for cl := range s.clients {
+			cl.nc.Close()
+		}
+		s.mu.Unlock()
+		<-done
+	}
+	s.bg.Wait()
+	close(s.closed)
+	if s.store.aof == nil {
+		return nil
+	}
+	var err error
+	if s.store.dirty.Load() > 0 && s.store.aof.err() == nil {
+		if serr := s.snapshot(); serr != nil {
+			s.log.Error("snapshot at shutdown failed; the log still holds every write", "err", serr)
+		}
+	}
+	if cerr := s.store.aof.close(); cerr != nil {
+		err = cerr
+	}
+	s.log.Info("server stopped", "keys", s.store.keys.Len())
+	return err
+}
+
+// Pid is the process id INFO reports.
+var pid = os.Getpid()

@@ -1,0 +1,224 @@
+package server
+
+import (
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cuckoohash/cuckoo/hashmap"
+)
+
+// This file is the key space: a hashmap.Map from key to *cuckoo, and the
+// write path every write command takes.
+//
+// Protocol. A write command runs with gate read-locked and its key's writer
+// lock (cuckoo.mu) held; it changes the filter and appends its op to the log
+// before unlocking. So:
+//
+//   - the ops of one key reach the log in the order they were applied;
+//   - a key is created locked: the create op is logged before any other
+//     writer can touch the new filter;
+//   - DEL logs its drop op while holding the key's lock and before removing
+//     the key from the map, so a writer that then creates the key again logs
+//     its create after the drop; writers that still hold the old *cuckoo find
+//     it dead and look the key up again;
+//   - FLUSHALL and snapshots take gate exclusively: no write is in flight, and
+//     a snapshot's copy and the log rotation happen at one point of the log.
+//
+// Lookups (CF.EXISTS, CF.COUNT) take no lock at all: a map Load, then the
+// lock-free filter.
+
+var (
+	errNotFound   = errors.New("ERR not found")
+	errItemExists = errors.New("ERR item exists")
+	errOOM        = errors.New("ERR Insufficient memory")
+)
+
+type store struct {
+	keys *hashmap.Map[string, *cuckoo]
+	gate sync.RWMutex
+	aof  *aof // nil without --dir, and during recovery
+
+	mem    atomic.Int64 // bytes of all filters' stages
+	maxmem int64        // 0: no limit
+
+	dirty   atomic.Int64 // ops since the last snapshot
+	lastErr atomic.Pointer[error]
+}
+
+func newStore(maxmem int64) *store {
+	return &store{keys: hashmap.New[string, *cuckoo](), maxmem: maxmem}
+}
+
+// reserve accounts n more bytes of filters, or refuses them past --maxmemory.
+func (s *store) reserve(n uint64) error {
+	if s.maxmem > 0 && s.mem.Load()+int64(n) > s.maxmem {
+		return errOOM
+	}
+	s.mem.Add(int64(n))
+	return nil
+}
+
+// reserveForce accounts n bytes with no limit (replay).
+func (s *store) reserveForce(n uint64) error {
+	s.mem.Add(int64(n))
+	return nil
+}
+
+// logOp appends an op to the log and raises the client's LSN to it.
+func (s *store) logOp(cl *client, payload []byte) {
+	s.dirty.Add(1)
+	if s.aof == nil {
+		return
+	}
+	lsn := s.aof.append(payload)
+	if cl != nil && lsn > cl.lsn {
+		cl.lsn = lsn
+	}
+}
+
+// writable returns the error that refuses writes, if the log failed.
+func (s *store) writable() error {
+	if s.aof != nil {
+		return s.aof.err()
+	}
+	return nil
+}
+
+// get returns key's filter for a lookup. No lock.
+func (s *store) get(key []byte) *cuckoo {
+	c, _ := s.keys.Load(string(key))
+	return c
+}
+
+// write runs fn with key's writer lock held, inside the gate. A missing key is
+// created with create's parameters (and a fresh seed) if create is not nil,
+// else fn gets nil. Preconditions: none; the caller holds no lock.
+func (s *store) write(cl *client, key []byte, create *params, fn func(c *cuckoo, created bool) error) error {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if err := s.writable(); err != nil {
+		return err
+	}
+	k := string(key)
+	for {
+		c, ok := s.keys.Load(k)
+		if !ok {
+			if create == nil {
+				return fn(nil, false)
+			}
+			p := *create
+			p.Seed = rand.Uint64()
+			nc, err := newCuckoo(p)
+			if err != nil {
+				return err
+			}
+			size := nc.sizeBytes()
+			if err := s.reserve(size); err != nil {
+				return err
+			}
+			nc.mu.Lock()
+			if _, loaded := s.keys.LoadOrStore(k, nc); loaded {
+				nc.mu.Unlock()
+				s.mem.Add(-int64(size))
+				continue
+			}
+			s.logOp(cl, encodeCreate(key, p))
+			return runLocked(nc, true, fn)
+		}
+		c.mu.Lock()
+		if c.dead {
+			c.mu.Unlock()
+			continue
+		}
+		return runLocked(c, false, fn)
+	}
+}
+
+// runLocked runs fn and unlocks c.mu, even if fn panics.
+func runLocked(c *cuckoo, created bool, fn func(*cuckoo, bool) error) error {
+	defer c.mu.Unlock()
+	return fn(c, created)
+}
+
+// drop deletes key and reports whether it was there.
+func (s *store) drop(cl *client, key []byte) (bool, error) {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if err := s.writable(); err != nil {
+		return false, err
+	}
+	k := string(key)
+	for {
+		c, ok := s.keys.Load(k)
+		if !ok {
+			return false, nil
+		}
+		c.mu.Lock()
+		if c.dead {
+			c.mu.Unlock()
+			continue
+		}
+		// Log first, then unpublish: see the protocol above.
+		s.logOp(cl, encodeKeyOp(opDrop, key))
+		s.dropLocked(k, c)
+		c.mu.Unlock()
+		return true, nil
+	}
+}
+
+// dropLocked removes c, key's filter. Preconditions: c.mu held (or the gate
+// held exclusively).
+func (s *store) dropLocked(k string, c *cuckoo) {
+	c.dead = true
+	s.keys.Delete(k)
+	s.mem.Add(-int64(c.sizeBytes()))
+}
+
+// flushAll deletes every key.
+func (s *store) flushAll(cl *client) error {
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if err := s.writable(); err != nil {
+		return err
+	}
+	s.logOp(cl, []byte{opFlush})
+	s.clear()
+	return nil
+}
+
+// clear empties the key space. Preconditions: gate held exclusively (or
+// recovery).
+func (s *store) clear() {
+	for _, c := range s.keys.All() {
+		c.dead = true
+	}
+	s.keys.Clear()
+	s.mem.Store(0)
+}
+
+// memFor returns the reservation function writers pass to cuckoo.add.
+func (s *store) memFor(force bool) func(uint64) error {
+	if force {
+		return s.reserveForce
+	}
+	return s.reserve
+}
+
+// install stores c, a new filter, under key unless the key exists, logging
+// payload as its creation. Preconditions: c is not yet shared.
+func (s *store) install(cl *client, key []byte, c *cuckoo, payload []byte) error {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if err := s.writable(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, loaded := s.keys.LoadOrStore(string(key), c); loaded {
+		return errItemExists
+	}
+	s.logOp(cl, payload)
+	return nil
+}
