@@ -1,0 +1,261 @@
+package lockfree_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/hashing"
+)
+
+// striped is the fine-grained-lock cuckoo filter the benchmarks compare
+// against, the baseline of the paper: a partial-key cuckoo filter of 4
+// slots of 12-bit fingerprints a bucket, with the hashing of package
+// filter, and a mutex per stripe of buckets (bucket i belongs to stripe
+// i mod stripes). Every operation on a key locks the stripes of its two
+// buckets, in index order, so two operations never deadlock:
+//
+//   - Contains, Delete and the first try of Insert hold both locks while
+//     they read or write the two buckets.
+//   - When both are full, Insert searches breadth first for a path to a
+//     free slot, locking each bucket it reads on its own, then moves the
+//     fingerprints from the end of the path backwards, each move under the
+//     locks of its two buckets (checking that the slot still holds the
+//     fingerprint and the target still has room, else searching again),
+//     as libcuckoo does.
+//
+// No lock is ever held while another is awaited out of order, and no
+// global lock exists.
+type striped struct {
+	buckets  [][4]uint16
+	m        uint64
+	seed     uint64
+	maxKicks int
+	locks    [stripes]paddedMutex
+}
+
+// stripes is the number of locks: enough that two goroutines rarely want
+// the same one, few enough to stay in cache.
+const stripes = 1024
+
+type paddedMutex struct {
+	sync.Mutex
+	_ [56]byte // one cache line each, so stripes do not share lines
+}
+
+const stripedBits = 12
+
+func newStriped(capacity uint64, seed uint64) *striped {
+	lay, err := filter.Config{Capacity: capacity, FingerprintBits: stripedBits, Seed: seed}.Layout()
+	if err != nil {
+		panic(err)
+	}
+	return &striped{buckets: make([][4]uint16, lay.Buckets), m: lay.Buckets, seed: seed, maxKicks: lay.MaxKicks}
+}
+
+func (s *striped) locate(key []byte) (i1, i2 uint64, fp uint16) {
+	h := hashing.Key(key, s.seed)
+	i1 = hashing.Index(h, s.m)
+	f := hashing.Fingerprint(h, stripedBits)
+	return i1, hashing.Alt(i1, f, s.m), uint16(f)
+}
+
+// unlock2 undoes lock2.
+func (s *striped) unlock2(a, b uint64) {
+	sa, sb := a%stripes, b%stripes
+	if sa != sb {
+		s.locks[max(sa, sb)].Unlock()
+	}
+	s.locks[min(sa, sb)].Unlock()
+}
+
+// lock2 locks the stripes of buckets a and b, lower stripe first.
+func (s *striped) lock2(a, b uint64) {
+	sa, sb := a%stripes, b%stripes
+	if sa == sb {
+		s.locks[sa].Lock()
+		return
+	}
+	s.locks[min(sa, sb)].Lock()
+	s.locks[max(sa, sb)].Lock()
+}
+
+func has(b *[4]uint16, fp uint16) bool {
+	return b[0] == fp || b[1] == fp || b[2] == fp || b[3] == fp
+}
+
+func slotWith(b *[4]uint16, fp uint16) int {
+	for j, x := range b {
+		if x == fp {
+			return j
+		}
+	}
+	return -1
+}
+
+func (s *striped) Contains(key []byte) bool {
+	i1, i2, fp := s.locate(key)
+	s.lock2(i1, i2)
+	ok := has(&s.buckets[i1], fp) || has(&s.buckets[i2], fp)
+	s.unlock2(i1, i2)
+	return ok
+}
+
+func (s *striped) Delete(key []byte) bool {
+	i1, i2, fp := s.locate(key)
+	s.lock2(i1, i2)
+	defer s.unlock2(i1, i2)
+	for _, i := range [2]uint64{i1, i2} {
+		if j := slotWith(&s.buckets[i], fp); j >= 0 {
+			s.buckets[i][j] = 0
+			return true
+		}
+	}
+	return false
+}
+
+// tryAdd puts fp into a free slot of i1 or i2 under their locks.
+func (s *striped) tryAdd(i1, i2 uint64, fp uint16) bool {
+	s.lock2(i1, i2)
+	defer s.unlock2(i1, i2)
+	for _, i := range [2]uint64{i1, i2} {
+		if j := slotWith(&s.buckets[i], 0); j >= 0 {
+			s.buckets[i][j] = fp
+			return true
+		}
+	}
+	return false
+}
+
+// stripedNode is a bucket reached by the path search: fingerprint fp in
+// slot slot of the parent's bucket has this bucket as its other one.
+type stripedNode struct {
+	bucket uint64
+	parent int
+	slot   int
+	fp     uint16
+}
+
+func (s *striped) Insert(key []byte) error {
+	i1, i2, fp := s.locate(key)
+	for range 8 {
+		if s.tryAdd(i1, i2, fp) {
+			return nil
+		}
+		if !s.makeRoom(i1, i2) {
+			return filter.ErrFull
+		}
+	}
+	return filter.ErrFull
+}
+
+// readBucket returns a copy of bucket i, read under its lock.
+func (s *striped) readBucket(i uint64) [4]uint16 {
+	l := &s.locks[i%stripes]
+	l.Lock()
+	b := s.buckets[i]
+	l.Unlock()
+	return b
+}
+
+// makeRoom searches breadth first from i1 and i2 for a bucket with a free
+// slot and moves the path's fingerprints towards it, and reports whether it
+// found a path.
+func (s *striped) makeRoom(i1, i2 uint64) bool {
+	q := make([]stripedNode, 0, 64)
+	q = append(q, stripedNode{bucket: i1, parent: -1}, stripedNode{bucket: i2, parent: -1})
+	for head := 0; head < len(q) && head < s.maxKicks; head++ {
+		x := q[head].bucket
+		b := s.readBucket(x)
+		for j, fp := range b {
+			if fp == 0 {
+				return true // freed meanwhile: the caller retries
+			}
+			y := hashing.Alt(x, uint32(fp), s.m)
+			if y == x {
+				continue
+			}
+			q = append(q, stripedNode{bucket: y, parent: head, slot: j, fp: fp})
+			if by := s.readBucket(y); slotWith(&by, 0) >= 0 {
+				s.movePath(q, len(q)-1)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// movePath moves the fingerprints of the path ending at node n, from its
+// end backwards, each move under the locks of its two buckets; it stops at
+// a move that finds the table changed.
+func (s *striped) movePath(q []stripedNode, n int) {
+	for ; q[n].parent >= 0; n = q[n].parent {
+		from, to := q[q[n].parent].bucket, q[n].bucket
+		j, fp := q[n].slot, q[n].fp
+		s.lock2(from, to)
+		e := slotWith(&s.buckets[to], 0)
+		ok := s.buckets[from][j] == fp && e >= 0
+		if ok {
+			s.buckets[to][e] = fp
+			s.buckets[from][j] = 0
+		}
+		s.unlock2(from, to)
+		if !ok {
+			return
+		}
+	}
+}
+
+// TestStriped checks the benchmark baseline: single-goroutine fill to 95%
+// and drain, then concurrent inserts and deletes of disjoint keys (run it
+// with -race).
+func TestStriped(t *testing.T) {
+	s := newStriped(20000, 1)
+	n := int(0.95 * float64(s.m*4))
+	ks := keys(n, 71)
+	for i, k := range ks {
+		if err := s.Insert(k); err != nil {
+			t.Fatalf("insert %d of %d: %v", i, n, err)
+		}
+	}
+	for _, k := range ks {
+		if !s.Contains(k) {
+			t.Fatal("key lost")
+		}
+	}
+	for _, k := range ks {
+		if !s.Delete(k) {
+			t.Fatal("delete of a present key failed")
+		}
+	}
+	const workers = 4
+	refused := make([]bool, n) // element i written by its inserter only
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				if err := s.Insert(ks[i]); err != nil {
+					if errors.Is(err, filter.ErrFull) {
+						refused[i] = true
+						continue
+					}
+					t.Error(err)
+					return
+				}
+				if i%2 == 0 && !s.Delete(ks[i]) {
+					t.Error("delete of a present key failed")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := 1; i < n; i += 2 {
+		if !refused[i] && !s.Contains(ks[i]) {
+			t.Fatalf("key %d lost", i)
+		}
+	}
+}
