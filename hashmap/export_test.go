@@ -21,9 +21,8 @@ func Mix(x, seed uint64) uint64 { return mix(x, seed) }
 //   - no key is in two slots, or in a slot and the stash;
 //   - Len equals the number of entries.
 func (m *Map[K, V]) CheckInvariants() error {
-	m.lockAll()
-	defer m.unlockAll()
-	t := m.table.Load()
+	t := m.lockAll()
+	defer t.unlockAll()
 	if len(t.buckets) < minBuckets || len(t.buckets)&(len(t.buckets)-1) != 0 || t.mask != uint64(len(t.buckets)-1) {
 		return fmt.Errorf("table of %d buckets, mask %#x", len(t.buckets), t.mask)
 	}
@@ -36,12 +35,15 @@ func (m *Map[K, V]) CheckInvariants() error {
 		}
 	}
 	seen := make(map[K]string)
+	overflows := make(map[uint64]uint64)
 	var errs []error
 	for i := range t.buckets {
 		b := &t.buckets[i]
 		tags := b.tags.Load()
-		if tags>>(8*slotsPerBucket) != 0 {
-			errs = append(errs, fmt.Errorf("bucket %d: unused tag lanes set: %#x", i, tags))
+		for j := range slotsPerBucket {
+			if tagAt(tags, j) == 0 && isAlt(tags, j) {
+				errs = append(errs, fmt.Errorf("bucket %d slot %d: empty with its alt bit set", i, j))
+			}
 		}
 		for j := range b.slots {
 			e, tag := b.slots[j].Load(), tagAt(tags, j)
@@ -57,13 +59,26 @@ func (m *Map[K, V]) CheckInvariants() error {
 			if tagOf(h) != tag {
 				errs = append(errs, fmt.Errorf("%s: key %v has tag %d, slot says %d", where, e.key, tagOf(h), tag))
 			}
-			if i1 := h & t.mask; uint64(i) != i1 && uint64(i) != t.alt(i1, tagOf(h)) {
+			i1 := h & t.mask
+			if uint64(i) != i1 && uint64(i) != t.alt(i1, tagOf(h)) {
 				errs = append(errs, fmt.Errorf("%s: key %v belongs in %d or %d", where, e.key, i1, t.alt(i1, tagOf(h))))
+			}
+			if isAlt(tags, j) != (uint64(i) != i1) {
+				errs = append(errs, fmt.Errorf("%s: key %v: alt bit %v, first bucket %d", where, e.key, isAlt(tags, j), i1))
+			}
+			if uint64(i) != i1 {
+				overflows[i1]++
 			}
 			if w, dup := seen[e.key]; dup {
 				errs = append(errs, fmt.Errorf("%s: key %v also in %s", where, e.key, w))
 			}
 			seen[e.key] = where
+		}
+	}
+	for i := range t.buckets {
+		got, want := overflow(t.buckets[i].tags.Load()), overflows[uint64(i)]
+		if got != want && !(got == 255 && want >= 255) {
+			errs = append(errs, fmt.Errorf("bucket %d: overflow count %d, %d keys overflowed", i, got, want))
 		}
 	}
 	for i, e := range t.stashed() {

@@ -7,7 +7,7 @@ import "iter"
 // Under concurrent writes, each key present for the whole call is visited
 // exactly once, with the value it had when Range started; a key inserted or
 // deleted during the call may or may not be visited. Range takes a snapshot
-// first: it locks every stripe for as long as it takes to copy the entry
+// first: it locks every bucket for as long as it takes to copy the entry
 // pointers (8 bytes per entry; writers wait, readers do not), then calls fn
 // with no lock held, so fn may use the map.
 func (m *Map[K, V]) Range(fn func(key K, value V) bool) {
@@ -26,9 +26,8 @@ func (m *Map[K, V]) All() iter.Seq2[K, V] {
 
 // snapshot returns every entry in the map at one instant.
 func (m *Map[K, V]) snapshot() []*entry[K, V] {
-	m.lockAll()
-	defer m.unlockAll()
-	t := m.table.Load()
+	t := m.lockAll()
+	defer t.unlockAll()
 	s := make([]*entry[K, V], 0, m.Len())
 	for i := range t.buckets {
 		b := &t.buckets[i]

@@ -10,8 +10,7 @@ package hashmap
 // both buckets between two readings of their versions (and the stash); a
 // miss counts only if both versions are unchanged.
 //
-// Writers lock the stripes of the key's two buckets (in increasing stripe
-// order), check that the table is still the map's current one, and then
+// Writers lock the key's two buckets (in increasing index order), check that the table is still the map's current one, and then
 // act; while they hold both stripes nobody else can move, add or remove
 // their key. An insert that finds both buckets full releases its locks,
 // makes room (a displacement path, or growth; path.go, resize.go) and
@@ -20,14 +19,13 @@ package hashmap
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 )
 
 // Map is a concurrent hash map from K to V built on cuckoo hashing: each key
 // lives in one of two buckets of six slots, so a lookup reads at most two
 // cache lines of slots whatever the load. Loads take no locks; writers lock
-// stripes of buckets. The zero Map is not usable; call New.
+// the buckets they change. The zero Map is not usable; call New.
 //
 // See the package documentation for the design and its guarantees.
 type Map[K comparable, V any] struct {
@@ -35,19 +33,19 @@ type Map[K comparable, V any] struct {
 	kind   hashKind
 	hasher func(K, uint64) uint64 // WithHasher, for hashCustom
 
-	stripes    []stripe
-	stripeMask uint64
-	maxLoad    float64
-	initial    int // buckets of the first table, and of the table after Clear
+	counters    []counter
+	counterMask uint64
+	maxLoad     float64
+	initial     int // buckets of the first table, and of the table after Clear
 }
 
-// stripe is one lock of the striped lock, with the count of the entries
-// whose first bucket it covers (a striped counter, so that writers of
-// different stripes never share a counter's cache line). Padded to 64 bytes.
-type stripe struct {
-	mu    sync.Mutex
-	count atomic.Int64
-	_     [64 - 16]byte
+// counter is one stripe of the striped entry count: entries are counted
+// in the stripe of their first bucket's index, under that bucket's lock,
+// so that writers of different stripes never share a counter's cache line.
+// Padded to 64 bytes.
+type counter struct {
+	n atomic.Int64
+	_ [64 - 8]byte
 }
 
 // New returns an empty map. Options: WithCapacity, WithHasher, WithMaxLoad.
@@ -62,14 +60,14 @@ func New[K comparable, V any](opts ...Option) *Map[K, V] {
 		m.kind = hashCustom
 		m.hasher = c.hasher.(func(K, uint64) uint64)
 	}
-	// 32 stripes per P: two writers that lock two stripes each collide
-	// with probability about 4/(32 P), and a map costs 2 KiB of locks per P.
-	n := 32
-	for n < 32*runtime.GOMAXPROCS(0) && n < 1024 {
+	// 16 counters per P: two writers share a counter's line with
+	// probability about 1/(16 P); a map costs 1 KiB of counters per P.
+	n := 16
+	for n < 16*runtime.GOMAXPROCS(0) && n < 1024 {
 		n *= 2
 	}
-	m.stripes = make([]stripe, n)
-	m.stripeMask = uint64(n - 1)
+	m.counters = make([]counter, n)
+	m.counterMask = uint64(n - 1)
 	m.initial = bucketsFor(c.capacity, c.maxLoad)
 	m.table.Store(newTable[K, V](m.initial))
 	return m
@@ -81,8 +79,23 @@ func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	t := m.table.Load()
 	h := m.hash(t, key)
 	tag := tagOf(h)
-	if e := t.buckets[h&t.mask].find(key, tag); e != nil {
-		return e.value, true
+	b := &t.buckets[h&t.mask]
+	v := b.version.Load()
+	tags := b.tags.Load()
+	for mt := matchTag(tags, tag); mt != 0; mt &= mt - 1 {
+		if e := b.slots[lane(mt)].Load(); e != nil && e.key == key {
+			return e.value, true
+		}
+	}
+	// A miss in the first bucket is final if no key of this bucket has
+	// overflowed into its second, nothing is stashed, and no writer held
+	// the bucket meanwhile: v even (unlocked) and unchanged means that no
+	// critical section overlapped the search, so tags (with the overflow
+	// count) and slots were one consistent state, in which the key was in
+	// neither bucket (a key enters its second bucket only under its first
+	// bucket's lock, which counts it there first).
+	if overflow(tags) == 0 && v&1 == 0 && t.stash.Load() == nil && b.version.Load() == v {
+		return value, false
 	}
 	if e := t.lookup(h, key); e != nil {
 		return e.value, true
@@ -134,43 +147,20 @@ func (t *table[K, V]) lookup(h uint64, key K) *entry[K, V] {
 	}
 }
 
-// lockPair locks the stripes of buckets i1 and i2, lower stripe first.
-func (m *Map[K, V]) lockPair(i1, i2 uint64) {
-	s1, s2 := i1&m.stripeMask, i2&m.stripeMask
-	if s1 > s2 {
-		s1, s2 = s2, s1
-	}
-	m.stripes[s1].mu.Lock()
-	if s2 != s1 {
-		m.stripes[s2].mu.Lock()
-	}
-}
-
-// unlockPair unlocks what lockPair(i1, i2) locked.
-func (m *Map[K, V]) unlockPair(i1, i2 uint64) {
-	s1, s2 := i1&m.stripeMask, i2&m.stripeMask
-	m.stripes[s1].mu.Unlock()
-	if s2 != s1 {
-		m.stripes[s2].mu.Unlock()
+// lockAll locks every bucket of the current table and returns it. Nothing
+// can change the map until t.unlockAll.
+func (m *Map[K, V]) lockAll() *table[K, V] {
+	for {
+		t := m.table.Load()
+		t.lockAll()
+		if m.table.Load() == t {
+			return t
+		}
+		t.unlockAll()
 	}
 }
 
-// lockAll locks every stripe, in order. Nothing can change the map until
-// unlockAll.
-func (m *Map[K, V]) lockAll() {
-	for i := range m.stripes {
-		m.stripes[i].mu.Lock()
-	}
-}
-
-func (m *Map[K, V]) unlockAll() {
-	for i := range m.stripes {
-		m.stripes[i].mu.Unlock()
-	}
-}
-
-// locked is a key whose two buckets' stripes are locked in the current
-// table, and where the key is or may go.
+// locked is a key whose two buckets are locked in the current table, and where the key is or may go.
 type locked[K comparable, V any] struct {
 	m      *Map[K, V]
 	t      *table[K, V]
@@ -192,9 +182,9 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 		h := m.hash(t, key)
 		l := locked[K, V]{m: m, t: t, tag: tagOf(h), i1: h & t.mask}
 		l.i2 = t.alt(l.i1, l.tag)
-		m.lockPair(l.i1, l.i2)
+		t.lockPair(l.i1, l.i2)
 		if m.table.Load() != t { // grown or cleared while we waited
-			m.unlockPair(l.i1, l.i2)
+			t.unlockPair(l.i1, l.i2)
 			continue
 		}
 		b1, b2 := &t.buckets[l.i1], &t.buckets[l.i2]
@@ -226,14 +216,14 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 		if stashIn == t {
 			return l
 		}
-		m.unlockPair(l.i1, l.i2)
+		t.unlockPair(l.i1, l.i2)
 		if m.makeRoom(t, l.i1, l.i2) {
 			stashIn = t
 		}
 	}
 }
 
-func (l *locked[K, V]) unlock() { l.m.unlockPair(l.i1, l.i2) }
+func (l *locked[K, V]) unlock() { l.t.unlockPair(l.i1, l.i2) }
 
 // set stores e for the key: an update if found, else an insert into the
 // place lockKey reserved. The pointer store is the linearization point.
@@ -243,22 +233,29 @@ func (l *locked[K, V]) set(e *entry[K, V]) {
 		l.t.setStash(e.key, e)
 	case l.found:
 		l.b.slots[l.slot].Store(e)
+	case l.b == &l.t.buckets[l.i2]: // in its second bucket: count it in the first
+		l.t.buckets[l.i1].addOverflow(+1)
+		l.b.fill(l.slot, l.tag, e, true)
 	default:
-		l.b.fill(l.slot, l.tag, e)
+		l.b.fill(l.slot, l.tag, e, false)
 	}
 	if !l.found {
-		l.m.stripes[l.i1&l.m.stripeMask].count.Add(1)
+		l.m.counters[l.i1&l.m.counterMask].n.Add(1)
 	}
 }
 
 // remove deletes the key (l.found).
 func (l *locked[K, V]) remove() {
-	if l.b == nil {
+	switch {
+	case l.b == nil:
 		l.t.setStash(l.e.key, nil)
-	} else {
+	case l.b == &l.t.buckets[l.i2]:
+		l.b.empty(l.slot)
+		l.t.buckets[l.i1].addOverflow(-1)
+	default:
 		l.b.empty(l.slot)
 	}
-	l.m.stripes[l.i1&l.m.stripeMask].count.Add(-1)
+	l.m.counters[l.i1&l.m.counterMask].n.Add(-1)
 }
 
 // Store sets the value for key.
@@ -332,7 +329,7 @@ const (
 // Compute calls fn once with key's current value (and whether the key is
 // present) and then, per the op fn returns, stores fn's value, deletes the
 // key or does nothing, atomically with respect to every other writer of
-// key: fn runs with the key's stripe locks held, so it must not use the map
+// key: fn runs with the key's bucket locks held, so it must not use the map
 // itself, and it should be quick. It returns the key's value afterwards and
 // whether the key is present: (new value, true) after UpdateOp, (zero,
 // false) after DeleteOp, (current value, present) after CancelOp.
@@ -366,8 +363,8 @@ func (m *Map[K, V]) Compute(key K, fn func(old V, loaded bool) (V, ComputeOp)) (
 // between the smallest and largest size the map had during the call.
 func (m *Map[K, V]) Len() int {
 	n := int64(0)
-	for i := range m.stripes {
-		n += m.stripes[i].count.Load()
+	for i := range m.counters {
+		n += m.counters[i].n.Load()
 	}
 	return int(max(n, 0))
 }
@@ -376,10 +373,12 @@ func (m *Map[K, V]) Len() int {
 // way a Map ever shrinks. It waits for writers, like growth; readers of the
 // old table see its contents as of the Clear, and are never blocked.
 func (m *Map[K, V]) Clear() {
-	m.lockAll()
-	m.table.Store(newTable[K, V](m.initial))
-	for i := range m.stripes {
-		m.stripes[i].count.Store(0)
+	t := m.lockAll()
+	// Counters change only under a lock of the current table: reset them
+	// before the new table is published.
+	for i := range m.counters {
+		m.counters[i].n.Store(0)
 	}
-	m.unlockAll()
+	m.table.Store(newTable[K, V](m.initial))
+	t.unlockAll()
 }

@@ -5,8 +5,7 @@ package hashmap
 // changes nothing, then the moves along it from the end back to the start.
 //
 // Protocol: the search runs without locks on a possibly changing table, so
-// the path it returns is a guess. Each move locks the stripes of its two
-// buckets, checks that it is still valid (the table is current, the
+// the path it returns is a guess. Each move locks its two buckets, checks that it is still valid (the table is current, the
 // destination slot is free, the source slot holds an entry whose other
 // bucket is the destination), and either makes the move (table.move: the
 // entry arrives before it departs) or abandons the rest of the path. Every
@@ -58,7 +57,7 @@ func (t *table[K, V]) search(i1, i2 uint64, q *[maxSearch]bfsNode) (end, free in
 }
 
 // displace carries out the path ending at q[end], whose bucket has the free
-// slot free, back to front. With lock, each move takes its stripe locks and
+// slot free, back to front. With lock, each move takes its buckets' locks and
 // checks itself first; without, the caller owns the table (a resize
 // filling an unpublished table). It reports whether the whole path was
 // carried out, leaving the path's root slot free.
@@ -68,7 +67,7 @@ func (m *Map[K, V]) displace(t *table[K, V], q *[maxSearch]bfsNode, end, free in
 		src, si := q[q[i].parent].bucket, int(q[i].slot)
 		sb, db := &t.buckets[src], &t.buckets[dst]
 		if lock {
-			m.lockPair(src, dst)
+			t.lockPair(src, dst)
 		}
 		tag := tagAt(sb.tags.Load(), si)
 		ok := tag != 0 && t.alt(src, tag) == dst && tagAt(db.tags.Load(), di) == 0
@@ -79,7 +78,7 @@ func (m *Map[K, V]) displace(t *table[K, V], q *[maxSearch]bfsNode, end, free in
 			t.move(sb, si, db, di)
 		}
 		if lock {
-			m.unlockPair(src, dst)
+			t.unlockPair(src, dst)
 		}
 		if !ok {
 			return false

@@ -2,14 +2,14 @@ package hashmap
 
 // This file grows the table.
 //
-// Protocol: the grower takes every stripe lock, in order, so no writer is
+// Protocol: the grower takes every bucket lock, in order, so no writer is
 // inside a critical section and none can enter one; it checks that the
 // table it was asked to grow is still current (another writer may have
 // grown it first), builds a table of twice the buckets with new seeds by
 // re-inserting every entry pointer of the old one, and publishes it with
 // one atomic store of Map.table: the linearization point of the resize,
 // which changes no key's value. Then it unlocks. Writers that waited on a
-// stripe find Map.table changed and retry on the new table (writers wait;
+// bucket lock find Map.table changed and retry on the new table (writers wait;
 // they do not help, which keeps the protocol simple; a 1e6-entry table
 // migrates in tens of milliseconds).
 //
@@ -23,8 +23,8 @@ package hashmap
 
 // grow doubles t, unless t is no longer the current table.
 func (m *Map[K, V]) grow(t *table[K, V]) {
-	m.lockAll()
-	defer m.unlockAll()
+	t.lockAll()
+	defer t.unlockAll()
 	if m.table.Load() != t {
 		return
 	}
@@ -57,11 +57,14 @@ func (m *Map[K, V]) place(nt *table[K, V], e *entry[K, V], q *[maxSearch]bfsNode
 	tag := tagOf(h)
 	i1 := h & nt.mask
 	i2 := nt.alt(i1, tag)
-	for _, i := range [2]uint64{i1, i2} {
-		if j := nt.buckets[i].freeSlot(); j >= 0 {
-			nt.buckets[i].fill(j, tag, e)
-			return
-		}
+	if j := nt.buckets[i1].freeSlot(); j >= 0 {
+		nt.buckets[i1].fill(j, tag, e, false)
+		return
+	}
+	if j := nt.buckets[i2].freeSlot(); j >= 0 {
+		nt.buckets[i1].addOverflow(+1)
+		nt.buckets[i2].fill(j, tag, e, true)
+		return
 	}
 	if end, free, ok := nt.search(i1, i2, q); ok && m.displace(nt, q, end, free, false) {
 		root := q[end]
@@ -69,7 +72,11 @@ func (m *Map[K, V]) place(nt *table[K, V], e *entry[K, V], q *[maxSearch]bfsNode
 			root = q[root.parent]
 		}
 		b := &nt.buckets[root.bucket]
-		b.fill(b.freeSlot(), tag, e)
+		alt := root.bucket != i1
+		if alt {
+			nt.buckets[i1].addOverflow(+1)
+		}
+		b.fill(b.freeSlot(), tag, e, alt)
 		return
 	}
 	nt.setStash(e.key, e)

@@ -8,7 +8,7 @@ type Stats struct {
 	Slots          int     // Buckets * SlotsPerBucket
 	Stashed        int     // keys in the stash (not in any slot)
 	Load           float64 // (Len - Stashed) / Slots
-	Stripes        int     // locks (and counters) of the striped lock
+	Counters       int     // stripes of the striped entry count
 }
 
 // Stats returns the current table's figures. Under concurrent writes they
@@ -26,7 +26,7 @@ func (m *Map[K, V]) Stats() Stats {
 		SlotsPerBucket: slotsPerBucket,
 		Slots:          len(t.buckets) * slotsPerBucket,
 		Stashed:        len(t.stashed()),
-		Stripes:        len(m.stripes),
+		Counters:       len(m.counters),
 	}
 	s.Load = float64(s.Len-s.Stashed) / float64(s.Slots)
 	return s
@@ -40,10 +40,10 @@ type Probe struct {
 }
 
 // LoadProbe is Load that also counts what the lookup inspected, for
-// measurements (the classic "key comparisons per lookup" figure). It
-// searches the first bucket, then the second, then the stash, as Load does,
-// but counts the first bucket once (Load searches it a second time, from
-// cache, before reporting a miss). A retry after a concurrent move counts
+// measurements (the classic "key comparisons per lookup" figure). It takes
+// Load's steps: the first bucket; then, unless that bucket's overflow count
+// shows that no key of it sits in its second bucket, both buckets and the
+// stash under version validation. A retry after a concurrent write counts
 // again.
 func (m *Map[K, V]) LoadProbe(key K) (value V, ok bool, p Probe) {
 	t := m.table.Load()
@@ -51,20 +51,38 @@ func (m *Map[K, V]) LoadProbe(key K) (value V, ok bool, p Probe) {
 	tag := tagOf(h)
 	i1 := h & t.mask
 	b1, b2 := &t.buckets[i1], &t.buckets[t.alt(i1, tag)]
+	// recount is false when b1 is searched again, as Load does, right
+	// after its first search: that search reads lines already in cache and
+	// is not counted.
+	recount := true
 	find := func(b *bucket[K, V]) *entry[K, V] {
-		p.Buckets++
-		p.Slots += slotsPerBucket
+		if recount {
+			p.Buckets++
+			p.Slots += slotsPerBucket
+		}
 		for mt := matchTag(b.tags.Load(), tag); mt != 0; mt &= mt - 1 {
-			p.Keys++
+			if recount {
+				p.Keys++
+			}
 			if e := b.slots[lane(mt)].Load(); e != nil && e.key == key {
 				return e
 			}
 		}
 		return nil
 	}
-	for {
+	v := b1.version.Load()
+	if e := find(b1); e != nil {
+		return e.value, true, p
+	}
+	if overflow(b1.tags.Load()) == 0 && v&1 == 0 && t.stash.Load() == nil && b1.version.Load() == v {
+		return value, false, p // Load's one-bucket miss
+	}
+	for attempt := 0; ; attempt++ {
 		v1, v2 := b1.version.Load(), b2.version.Load()
-		if e := find(b1); e != nil {
+		recount = attempt > 0
+		e := find(b1)
+		recount = true
+		if e != nil {
 			return e.value, true, p
 		}
 		if e := find(b2); e != nil {

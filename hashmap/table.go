@@ -20,14 +20,19 @@ package hashmap
 //     of one of its two buckets (or the stash) points to an entry for k. The
 //     store of that pointer is the linearization point of every insert,
 //     update, delete and arrival.
-//   - bucket.version is bumped by a move out of the bucket, after the entry
-//     has arrived in its other bucket and before it leaves this one (see
-//     table.move). Nothing else changes it. A reader's miss is valid only if
-//     the versions of both of the key's buckets are the same before and
-//     after its search (map.go, loadSlow).
+//   - bucket.version is the bucket's lock and its version. Bit 0 is the
+//     lock: a writer sets it by compare-and-swap from an even value, and
+//     clears it by adding 1, so every critical section moves the version
+//     on by 2. A move out of the bucket adds 2 more, after the entry has
+//     arrived in its other bucket and before it leaves this one (see
+//     table.move). Readers never look at the lock bit and never wait: a
+//     reader's miss is valid only if the versions of both of the key's
+//     buckets are the same before and after its search (table.lookup), and
+//     any change, a write or a move, just makes it search again.
 
 import (
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -39,9 +44,15 @@ import (
 // maxLoad, below that.
 const slotsPerBucket = 6
 
-// Lane masks for the tags word: one byte per slot, low byte = slot 0. Only
-// the low slotsPerBucket bytes are used; the top bytes stay 0.
+// Lane masks for the tags word: one byte per slot, low byte = slot 0, in
+// the low slotsPerBucket bytes. Byte 6 holds the alt bits (bit j: slot j's
+// entry sits in its second bucket, not its first), byte 7 the overflow
+// count (how many keys whose first bucket this is sit in their second;
+// saturating at 255, and then never decremented).
 const (
+	altShift = 8 * slotsPerBucket
+	ovfShift = altShift + 8
+
 	laneOnes  = 0x0000_0101_0101_0101 // 0x01 in each used lane
 	laneLow7  = 0x7f7f_7f7f_7f7f_7f7f
 	laneHighs = 0x0000_8080_8080_8080 // 0x80 in each used lane
@@ -57,10 +68,17 @@ type entry[K comparable, V any] struct {
 
 // bucket is one cache line of slots.
 type bucket[K comparable, V any] struct {
-	// version counts moves out of this bucket; see the file comment.
+	// version is the lock (bit 0) and the count of critical sections and
+	// moves out of the bucket; see the file comment. Keeping the lock in
+	// the bucket's own cache line means a writer pulls in one line per
+	// bucket, not a lock's line too (a striped lock array's lines bounced
+	// between cores on every write and cost a third of Store's time).
 	version atomic.Uint64
 	// tags holds one tag byte per slot, slot j in bits 8j..8j+7. Tag 0 marks
-	// an empty slot; tags of entries are 1..255 (tagOf).
+	// an empty slot; tags of entries are 1..255 (tagOf). Above them, the
+	// alt bits and the overflow count (see altShift): a lookup that misses
+	// in its first bucket, while that bucket's overflow count is 0 and no
+	// writer touched it, has missed for good, and reads no second line.
 	tags  atomic.Uint64
 	slots [slotsPerBucket]atomic.Pointer[entry[K, V]]
 }
@@ -86,9 +104,81 @@ func lane(m uint64) int { return bits.TrailingZeros64(m) >> 3 }
 // tagAt returns the tag of slot j.
 func tagAt(tags uint64, j int) uint8 { return uint8(tags >> (8 * j)) }
 
-// withTag returns tags with slot j's tag replaced by tag.
-func withTag(tags uint64, j int, tag uint8) uint64 {
-	return tags&^(0xff<<(8*j)) | uint64(tag)<<(8*j)
+// withTag returns tags with slot j's tag replaced by tag and its alt bit
+// set to alt.
+func withTag(tags uint64, j int, tag uint8, alt bool) uint64 {
+	tags = tags&^(0xff<<(8*j)) | uint64(tag)<<(8*j)
+	tags &^= 1 << (altShift + j)
+	if alt {
+		tags |= 1 << (altShift + j)
+	}
+	return tags
+}
+
+// isAlt reports whether slot j's entry sits in its second bucket.
+func isAlt(tags uint64, j int) bool { return tags>>(altShift+j)&1 != 0 }
+
+// overflow returns the overflow count of a tags word.
+func overflow(tags uint64) uint64 { return tags >> ovfShift }
+
+// addOverflow adds d (+1 or -1) to b's overflow count, which saturates at
+// 255. The caller holds b's lock.
+func (b *bucket[K, V]) addOverflow(d int) {
+	tags := b.tags.Load()
+	switch o := overflow(tags); {
+	case o == 255:
+	case d > 0:
+		b.tags.Store(tags + 1<<ovfShift)
+	case o > 0:
+		b.tags.Store(tags - 1<<ovfShift)
+	}
+}
+
+// lock acquires b's lock. It spins briefly, then yields, so that a holder
+// that was preempted (or, at GOMAXPROCS 1, that is waiting to run) can
+// finish; critical sections are a few stores long, except Compute's fn and
+// a resize.
+func (b *bucket[K, V]) lock() {
+	for i := 0; ; i++ {
+		if v := b.version.Load(); v&1 == 0 && b.version.CompareAndSwap(v, v+1) {
+			return
+		}
+		if i >= 16 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// unlock releases b's lock; the version is even again, 2 more than before
+// the lock.
+func (b *bucket[K, V]) unlock() { b.version.Add(1) }
+
+// lockPair locks buckets i1 and i2 (distinct), lower index first, so that
+// writers never wait for each other in a cycle.
+func (t *table[K, V]) lockPair(i1, i2 uint64) {
+	if i1 > i2 {
+		i1, i2 = i2, i1
+	}
+	t.buckets[i1].lock()
+	t.buckets[i2].lock()
+}
+
+func (t *table[K, V]) unlockPair(i1, i2 uint64) {
+	t.buckets[i1].unlock()
+	t.buckets[i2].unlock()
+}
+
+// lockAll locks every bucket, in index order: then nothing can change t.
+func (t *table[K, V]) lockAll() {
+	for i := range t.buckets {
+		t.buckets[i].lock()
+	}
+}
+
+func (t *table[K, V]) unlockAll() {
+	for i := range t.buckets {
+		t.buckets[i].unlock()
+	}
 }
 
 // find returns the entry for key in b, or nil. Lock-free: it loads the tags
@@ -103,7 +193,7 @@ func (b *bucket[K, V]) find(key K, tag uint8) *entry[K, V] {
 }
 
 // findSlot returns the slot of b holding key, or -1. The caller holds b's
-// stripe lock.
+// lock.
 func (b *bucket[K, V]) findSlot(key K, tag uint8) int {
 	for m := matchTag(b.tags.Load(), tag); m != 0; m &= m - 1 {
 		j := lane(m)
@@ -114,7 +204,7 @@ func (b *bucket[K, V]) findSlot(key K, tag uint8) int {
 	return -1
 }
 
-// freeSlot returns a free slot of b, or -1. The caller holds b's stripe lock.
+// freeSlot returns a free slot of b, or -1. The caller holds b's lock.
 func (b *bucket[K, V]) freeSlot() int {
 	if m := emptyLanes(b.tags.Load()); m != 0 {
 		return lane(m)
@@ -122,10 +212,12 @@ func (b *bucket[K, V]) freeSlot() int {
 	return -1
 }
 
-// fill stores e with tag into the free slot j. Tag first, then the pointer:
-// the pointer store is the linearization point. The caller holds the lock.
-func (b *bucket[K, V]) fill(j int, tag uint8, e *entry[K, V]) {
-	b.tags.Store(withTag(b.tags.Load(), j, tag))
+// fill stores e with tag into the free slot j; alt says b is the second
+// bucket of e's key (the caller has counted it in the first bucket's
+// overflow). Tag first, then the pointer: the pointer store is the
+// linearization point. The caller holds the lock.
+func (b *bucket[K, V]) fill(j int, tag uint8, e *entry[K, V], alt bool) {
+	b.tags.Store(withTag(b.tags.Load(), j, tag, alt))
 	b.slots[j].Store(e)
 }
 
@@ -133,7 +225,7 @@ func (b *bucket[K, V]) fill(j int, tag uint8, e *entry[K, V]) {
 // of a delete), then the tag. The caller holds the lock.
 func (b *bucket[K, V]) empty(j int) {
 	b.slots[j].Store(nil)
-	b.tags.Store(withTag(b.tags.Load(), j, 0))
+	b.tags.Store(withTag(b.tags.Load(), j, 0, false))
 }
 
 // table is one generation of the map: a power-of-two array of buckets, the
@@ -149,7 +241,7 @@ type table[K comparable, V any] struct {
 	// or an adversary who knows a custom hasher) it is what keeps Store
 	// from growing the table forever. Copy on write: a reader loads the
 	// slice and searches it; writers replace it under stashMu (taken after
-	// the key's stripe locks). Entries never move between the stash and
+	// the key's bucket locks). Entries never move between the stash and
 	// the buckets of one table.
 	stash   atomic.Pointer[[]*entry[K, V]]
 	stashMu sync.Mutex
@@ -188,16 +280,27 @@ func (t *table[K, V]) alt(i uint64, tag uint8) uint64 {
 }
 
 // move moves the entry in slot si of bucket src to the free slot di of
-// bucket dst, where dst == alt(src, tag). The caller holds both stripe
-// locks. The entry arrives before it departs, so it is never absent; in
-// between, src's version is bumped, so that a reader who searched dst
-// before the arrival and src after the departure sees the change and
-// searches again (see loadSlow for the argument).
+// bucket dst, where dst == alt(src, tag). The caller holds both locks.
+// The entry arrives before it departs, so it is never absent; in between,
+// src's version is bumped, so that a reader who searched dst before the
+// arrival and src after the departure sees the change and searches again
+// (see table.lookup for the argument).
+//
+// The entry goes from its first bucket to its second, or back, so the
+// first bucket's overflow count goes up before the arrival, or down after
+// the departure.
 func (t *table[K, V]) move(src *bucket[K, V], si int, dst *bucket[K, V], di int) {
 	tags := src.tags.Load()
-	dst.fill(di, tagAt(tags, si), src.slots[si].Load()) // arrival
-	src.version.Add(1)
-	src.empty(si) // departure
+	back := isAlt(tags, si) // src is the entry's second bucket, dst its first
+	if !back {
+		src.addOverflow(+1)
+	}
+	dst.fill(di, tagAt(tags, si), src.slots[si].Load(), !back) // arrival
+	src.version.Add(2)                                         // still locked (odd), and changed
+	src.empty(si)                                              // departure
+	if back {
+		dst.addOverflow(-1)
+	}
 }
 
 // stashed returns the stash, possibly empty.
@@ -229,7 +332,7 @@ func stashIndex[K comparable, V any](s []*entry[K, V], key K) (int, *entry[K, V]
 
 // setStash stores e for key in the stash: replaces key's entry, appends
 // e if key is not there, or removes key's entry if e is nil. The caller
-// holds key's stripe locks, so nobody else changes key's place in the
+// holds the locks of key's buckets, so nobody else changes key's place in the
 // stash; other keys' entries may come and go meanwhile (under stashMu), so
 // the stash is searched again here rather than trusting an earlier index.
 func (t *table[K, V]) setStash(key K, e *entry[K, V]) {
