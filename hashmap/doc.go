@@ -9,7 +9,8 @@
 // # Terminology
 //
 // The table is a power-of-two array of buckets. A bucket is one 64-byte
-// cache line: a version word, a tags word and six slots. A slot is a tag
+// cache line: a version word (whose bit 0 is the bucket's lock), a tags
+// word and six slots. A slot is a tag
 // (one byte of the tags word) and a pointer to an entry. An entry is an
 // immutable (key, value) pair: an update stores a pointer to a new entry,
 // so a reader that loads a pointer always sees a whole entry, and moving an
@@ -32,15 +33,23 @@
 //
 // Load hashes the key, matches its tag against the six tags of bucket i1
 // at once (SWAR byte compare), loads the pointer of each matching slot and
-// compares keys. A hit returns. On a miss it searches i1, i2 and the
+// compares keys. A hit returns. A miss is final at once if i1's overflow
+// count (in the spare bytes of its tags word: how many keys whose first
+// bucket is i1 sit in their second) is 0, the stash is empty, and i1's
+// version was even and is unchanged (no writer held i1 meanwhile, so what
+// was read is one consistent state). Otherwise it searches i1, i2 and the
 // stash again between two readings of both buckets' versions, and reports
 // the miss only if neither version changed (see Moves). Load takes no lock,
 // never waits, and allocates nothing for integer and string keys.
 //
-// Writers lock the stripes of the key's two buckets (bucket i's stripe is
-// i mod the number of stripes, 32 per P; two stripes are always taken in
-// increasing order, so writers cannot deadlock). Holding both, a writer
-// owns its key: nobody else can add, remove, update or move it. Store,
+// Writers lock buckets: bit 0 of the version word, set by compare-and-swap
+// (spinning briefly, then yielding), cleared by an increment, so every
+// critical section moves the version on by 2. Locks are always taken in
+// increasing bucket order, so writers cannot deadlock. Every writer of a
+// key, and every move of it, locks the key's first bucket, so holding i1
+// owns the key: nobody else can add, remove, update or move it. A writer
+// locks i1, and also i2 only if it must look there or insert there (the
+// key is not in i1 and i1's overflow count is not 0, or i1 is full). Store,
 // Swap, LoadOrStore, LoadAndDelete, Delete and Compute then decide and act
 // in one critical section. LoadOrStore on a present key and
 // LoadAndDelete/Delete on an absent one answer from a lock-free Load
@@ -49,9 +58,9 @@
 // locks held and room for the key already made, and a panic in fn unwinds
 // through a deferred unlock, leaving the map unchanged and usable.
 //
-// Len sums striped counters, one per stripe, each changed under its
-// stripe's lock (the stripe of the key's first bucket): no scan, no shared
-// counter for writers to contend on.
+// Len sums striped counters (16 per P, padded to a cache line), each
+// changed under the lock of the key's first bucket: no scan, and writers
+// of different stripes share no counter line.
 //
 // # Moves
 //
@@ -68,12 +77,15 @@
 // each move on its own keeps every key in the map, so there is nothing to
 // undo.
 //
-// A move (table.move) takes four steps, each an atomic store:
+// A move (table.move) takes these steps, each an atomic store:
 //
 //  1. the destination slot's tag, then its pointer: the entry is now in
 //     both buckets (the arrival);
-//  2. the source bucket's version is incremented;
-//  3. the source slot's pointer is cleared, then its tag (the departure).
+//  2. the source bucket's version goes up by 2 (it stays locked, odd);
+//  3. the source slot's pointer is cleared, then its tag (the departure);
+//
+// and the first bucket's overflow count goes up before the arrival (a move
+// out of the first bucket) or down after the departure (a move back).
 //
 // A key is never absent: it arrives before it departs. A reader could still
 // look in the destination before step 1 and in the source after step 3.
@@ -98,7 +110,9 @@
 //     stores the tag first, emptying clears the pointer first), so a reader
 //     scanning tags never skips an entry;
 //   - every entry sits in bucket i1 or alt(i1, tag) of its key, with its
-//     key's tag;
+//     key's tag, and its slot's alt bit says which;
+//   - a bucket's overflow count is the number of keys whose first bucket
+//     it is that sit in their second (or 255, saturated);
 //   - alt(alt(i, t), t) == i and alt(i, t) != i;
 //   - no key is in two places, except the same entry during a move;
 //   - Len equals the number of entries.
@@ -114,11 +128,11 @@
 // buckets. So a cycle of displacements always ends, in a move, a growth or
 // the stash, and the map never grows forever.
 //
-// To grow, a writer takes every stripe lock (in order), checks that the
+// To grow, a writer takes every bucket lock (in order), checks that the
 // table is still the one it meant to grow, builds a table of twice the
 // buckets with new seeds, re-inserting every entry pointer, and publishes
 // it with one atomic store of the map's table pointer; then it unlocks.
-// Other writers wait on their stripe, then find the table pointer changed
+// Other writers wait on their bucket's lock, then find the table pointer changed
 // and retry on the new table. Readers never wait: a reader that loaded the
 // old table searches it, and that is correct, because the old table is
 // frozen from the moment the grower holds every lock and so holds the
@@ -130,7 +144,7 @@
 //
 // # Iteration
 //
-// Range and All lock every stripe just long enough to copy the entry
+// Range and All lock every bucket just long enough to copy the entry
 // pointers, then call the function with no lock held (it may use the map).
 // Each key present for the whole iteration is visited exactly once, with
 // its value at the snapshot; keys inserted or deleted meanwhile may or may

@@ -165,6 +165,7 @@ type locked[K comparable, V any] struct {
 	m      *Map[K, V]
 	t      *table[K, V]
 	i1, i2 uint64
+	both   bool // i2 is locked too, not just i1
 	tag    uint8
 	found  bool          // key is in the map: in slot of b, or in the stash
 	e      *entry[K, V]  // the key's entry, if found
@@ -182,12 +183,42 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 		h := m.hash(t, key)
 		l := locked[K, V]{m: m, t: t, tag: tagOf(h), i1: h & t.mask}
 		l.i2 = t.alt(l.i1, l.tag)
-		t.lockPair(l.i1, l.i2)
+		b1, b2 := &t.buckets[l.i1], &t.buckets[l.i2]
+		// Every writer of key locks its first bucket, and so does every
+		// move of key (moves lock both ends), so holding b1 alone owns
+		// the key: enough if the key is in b1, or if it is absent and
+		// b1 can take it. It is absent if it is not in b1, no key of b1
+		// has overflowed into its second bucket, and the stash is empty.
+		b1.lock()
 		if m.table.Load() != t { // grown or cleared while we waited
-			t.unlockPair(l.i1, l.i2)
+			b1.unlock()
 			continue
 		}
-		b1, b2 := &t.buckets[l.i1], &t.buckets[l.i2]
+		if j := b1.findSlot(key, l.tag); j >= 0 {
+			l.found, l.b, l.slot, l.e = true, b1, j, b1.slots[j].Load()
+			return l
+		}
+		if overflow(b1.tags.Load()) == 0 && t.stash.Load() == nil {
+			if !room {
+				return l
+			}
+			if j := b1.freeSlot(); j >= 0 {
+				l.b, l.slot = b1, j
+				return l
+			}
+		}
+		// Both buckets are needed: lock b2, keeping the order.
+		if l.i2 > l.i1 {
+			b2.lock()
+		} else {
+			b1.unlock()
+			t.lockPair(l.i1, l.i2)
+			if m.table.Load() != t {
+				t.unlockPair(l.i1, l.i2)
+				continue
+			}
+		}
+		l.both = true
 		if j := b1.findSlot(key, l.tag); j >= 0 {
 			l.found, l.b, l.slot, l.e = true, b1, j, b1.slots[j].Load()
 			return l
@@ -223,7 +254,12 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 	}
 }
 
-func (l *locked[K, V]) unlock() { l.t.unlockPair(l.i1, l.i2) }
+func (l *locked[K, V]) unlock() {
+	l.t.buckets[l.i1].unlock()
+	if l.both {
+		l.t.buckets[l.i2].unlock()
+	}
+}
 
 // set stores e for the key: an update if found, else an insert into the
 // place lockKey reserved. The pointer store is the linearization point.
