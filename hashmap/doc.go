@@ -1,5 +1,5 @@
 // Package hashmap is a concurrent generic hash map built on cuckoo hashing,
-// with lock-free reads and striped-lock writes. Its method set follows
+// with lock-free reads and per-bucket-locked writes. Its method set follows
 // sync.Map (and puzpuzpuz/xsync's Map):
 //
 //	m := hashmap.New[string, int]()
@@ -69,8 +69,8 @@
 // tags and changing nothing. It then carries out the path back to front:
 // the entry next to the free slot moves first, into it, which frees the
 // slot that its predecessor on the path moves into next, and so on, until
-// a slot of the key's own buckets is free. Each move locks the stripes of
-// its two buckets, checks that the path still holds there (the source slot
+// a slot of the key's own buckets is free. Each move locks its two
+// buckets, checks that the path still holds there (the source slot
 // holds an entry whose other bucket is the destination, the destination
 // slot is free, the table is current) and moves one entry; if the check
 // fails, the rest of the path is abandoned and the insert starts again:

@@ -10,9 +10,10 @@ package hashmap
 // both buckets between two readings of their versions (and the stash); a
 // miss counts only if both versions are unchanged.
 //
-// Writers lock the key's two buckets (in increasing index order), check that the table is still the map's current one, and then
-// act; while they hold both stripes nobody else can move, add or remove
-// their key. An insert that finds both buckets full releases its locks,
+// Writers lock the key's first bucket (and its second when they must look
+// or insert there, in increasing index order), check that the table is
+// still the map's current one, and then act; while they hold the first
+// bucket nobody else can move, add or remove their key. An insert that finds both buckets full releases its locks,
 // makes room (a displacement path, or growth; path.go, resize.go) and
 // starts again, so that an operation's decision and its effect happen under
 // one critical section, and Compute's fn runs exactly once.

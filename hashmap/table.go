@@ -4,7 +4,7 @@ package hashmap
 // to an immutable entry, and the per-bucket version counter that moves bump.
 //
 // Protocol (every word below is read and written with sync/atomic; writers
-// hold the stripe locks of every bucket they write, see map.go):
+// hold the lock of every bucket they write, see map.go):
 //
 //   - A slot is a pair (tag byte in bucket.tags, pointer in bucket.slots).
 //     Under a lock the pair is always consistent: tag 0 ⇔ nil pointer.
