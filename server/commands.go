@@ -121,3 +121,11 @@ func (s *Server) writeErr(cl *client, err error) {
 	s.stats.errors.Add(1)
 	cl.wr.WriteError(err.Error())
 }
+
+// replyError is an error whose text is a reply, exactly as Redis or
+// RedisBloom spell it (capitals and full stops included).
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+func replyErr(s string) error { return replyError(s) }

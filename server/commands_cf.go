@@ -38,12 +38,12 @@ var defaultParams = params{Capacity: defaultCapacity, BucketSize: 2, MaxIter: de
 // CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e]
 func cfReserve(s *Server, cl *client, args [][]byte) {
 	if len(args)%2 == 0 {
-		s.writeErr(cl, errors.New("ERR wrong number of arguments for 'cf.reserve' command"))
+		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'cf.reserve' command"))
 		return
 	}
 	capacity, ok := parseInt(args[2])
 	if !ok || capacity <= 0 {
-		s.writeErr(cl, errors.New("Bad capacity"))
+		s.writeErr(cl, replyErr("Bad capacity"))
 		return
 	}
 	p := defaultParams
@@ -53,30 +53,30 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 		v, ok := parseInt(args[i+1])
 		opt := strings.ToUpper(string(args[i]))
 		if !ok {
-			s.writeErr(cl, errors.New("Couldn't parse "+printable(args[i], 32)))
+			s.writeErr(cl, replyErr("Couldn't parse "+printable(args[i], 32)))
 			return
 		}
 		switch opt {
 		case "BUCKETSIZE":
 			if v < 1 || v > maxBucketSize {
-				s.writeErr(cl, errors.New("Bad bucket size"))
+				s.writeErr(cl, replyErr("Bad bucket size"))
 				return
 			}
 			p.BucketSize = int(v)
 		case "MAXITERATIONS":
 			if v < 1 || v > maxIterationsMax {
-				s.writeErr(cl, errors.New("Bad maxIterations"))
+				s.writeErr(cl, replyErr("Bad maxIterations"))
 				return
 			}
 			p.MaxIter = int(v)
 		case "EXPANSION":
 			if v < 0 || v > maxExpansion {
-				s.writeErr(cl, errors.New("Bad expansion"))
+				s.writeErr(cl, replyErr("Bad expansion"))
 				return
 			}
 			p.Expansion = int(v)
 		default:
-			s.writeErr(cl, errors.New("Unknown argument received"))
+			s.writeErr(cl, replyErr("Unknown argument received"))
 			return
 		}
 	}
@@ -145,12 +145,12 @@ func cfInsert(s *Server, cl *client, args [][]byte) {
 		case "CAPACITY":
 			i++
 			if i == len(args) {
-				s.writeErr(cl, errors.New("ERR wrong number of arguments for '"+strings.ToLower(string(args[0]))+"' command"))
+				s.writeErr(cl, replyErr("ERR wrong number of arguments for '"+strings.ToLower(string(args[0]))+"' command"))
 				return
 			}
 			v, ok := parseInt(args[i])
 			if !ok || v <= 0 {
-				s.writeErr(cl, errors.New("Bad capacity"))
+				s.writeErr(cl, replyErr("Bad capacity"))
 				return
 			}
 			if create != nil {
@@ -162,14 +162,14 @@ func cfInsert(s *Server, cl *client, args [][]byte) {
 			continue
 		case "ITEMS":
 		default:
-			s.writeErr(cl, errors.New("Unknown argument received"))
+			s.writeErr(cl, replyErr("Unknown argument received"))
 			return
 		}
 		break
 	}
 	items := args[min(i+1, len(args)):]
 	if i >= len(args) || len(items) == 0 {
-		s.writeErr(cl, errors.New("ERR wrong number of arguments for '"+strings.ToLower(string(args[0]))+"' command"))
+		s.writeErr(cl, replyErr("ERR wrong number of arguments for '"+strings.ToLower(string(args[0]))+"' command"))
 		return
 	}
 	if create != nil {
@@ -225,7 +225,7 @@ func cfExists(s *Server, cl *client, args [][]byte) {
 	if multi {
 		cl.wr.WriteArray(len(args) - 2)
 	} else if len(args) != 3 {
-		s.writeErr(cl, errors.New("ERR wrong number of arguments for 'cf.exists' command"))
+		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'cf.exists' command"))
 		return
 	}
 	for _, it := range args[2:] {
@@ -253,7 +253,7 @@ func cfDel(s *Server, cl *client, args [][]byte) {
 	var deleted bool
 	err := s.store.write(cl, args[1], nil, func(c *cuckoo, _ bool) error {
 		if c == nil {
-			return errors.New("Not found")
+			return replyErr("Not found")
 		}
 		deleted = c.del(args[2])
 		if deleted {
@@ -304,7 +304,7 @@ func cfInfo(s *Server, cl *client, args [][]byte) {
 func cfCompact(s *Server, cl *client, args [][]byte) {
 	err := s.store.write(cl, args[1], nil, func(c *cuckoo, _ bool) error {
 		if c == nil {
-			return errors.New("Cuckoo filter was not found")
+			return replyErr("Cuckoo filter was not found")
 		}
 		before := c.sizeBytes()
 		if c.compact() {

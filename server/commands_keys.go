@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -46,7 +45,7 @@ const typeName = "MBbloomCF"
 
 func cmdPing(s *Server, cl *client, a [][]byte) {
 	if len(a) > 2 {
-		s.writeErr(cl, errors.New("ERR wrong number of arguments for 'ping' command"))
+		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'ping' command"))
 		return
 	}
 	if len(a) == 2 {
@@ -60,9 +59,9 @@ func cmdSelect(s *Server, cl *client, a [][]byte) {
 	n, ok := parseInt(a[1])
 	switch {
 	case !ok:
-		s.writeErr(cl, errors.New("ERR value is not an integer or out of range"))
+		s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
 	case n != 0:
-		s.writeErr(cl, errors.New("ERR DB index is out of range"))
+		s.writeErr(cl, replyErr("ERR DB index is out of range"))
 	default:
 		cl.wr.WriteString("OK")
 	}
@@ -75,15 +74,15 @@ func (s *Server) checkPass(pass []byte) bool {
 // AUTH [username] password; the only user is "default".
 func cmdAuth(s *Server, cl *client, a [][]byte) {
 	if len(a) > 3 {
-		s.writeErr(cl, errors.New("ERR syntax error"))
+		s.writeErr(cl, replyErr("ERR syntax error"))
 		return
 	}
 	if s.cfg.RequirePass == "" {
-		s.writeErr(cl, errors.New("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"))
+		s.writeErr(cl, replyErr("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"))
 		return
 	}
 	if (len(a) == 3 && string(a[1]) != "default") || !s.checkPass(a[len(a)-1]) {
-		s.writeErr(cl, errors.New("WRONGPASS invalid username-password pair or user is disabled."))
+		s.writeErr(cl, replyErr("WRONGPASS invalid username-password pair or user is disabled."))
 		return
 	}
 	cl.authed = true
@@ -96,11 +95,11 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 	if len(a) >= 2 {
 		v, ok := parseInt(a[1])
 		if !ok {
-			s.writeErr(cl, errors.New("ERR Protocol version is not an integer or out of range"))
+			s.writeErr(cl, replyErr("ERR Protocol version is not an integer or out of range"))
 			return
 		}
 		if v != 2 {
-			s.writeErr(cl, errors.New("NOPROTO sorry, this protocol version is not supported"))
+			s.writeErr(cl, replyErr("NOPROTO sorry, this protocol version is not supported"))
 			return
 		}
 	}
@@ -108,30 +107,30 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 		switch strings.ToUpper(string(a[i])) {
 		case "AUTH":
 			if i+2 >= len(a) {
-				s.writeErr(cl, errors.New("ERR syntax error"))
+				s.writeErr(cl, replyErr("ERR syntax error"))
 				return
 			}
 			if s.cfg.RequirePass != "" && (string(a[i+1]) != "default" || !s.checkPass(a[i+2])) {
-				s.writeErr(cl, errors.New("WRONGPASS invalid username-password pair or user is disabled."))
+				s.writeErr(cl, replyErr("WRONGPASS invalid username-password pair or user is disabled."))
 				return
 			}
 			cl.authed = true
 			i += 2
 		case "SETNAME":
 			if i+1 >= len(a) {
-				s.writeErr(cl, errors.New("ERR syntax error"))
+				s.writeErr(cl, replyErr("ERR syntax error"))
 				return
 			}
 			name := string(a[i+1])
 			cl.name.Store(&name)
 			i++
 		default:
-			s.writeErr(cl, errors.New("ERR syntax error"))
+			s.writeErr(cl, replyErr("ERR syntax error"))
 			return
 		}
 	}
 	if s.cfg.RequirePass != "" && !cl.authed {
-		s.writeErr(cl, errors.New("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"))
+		s.writeErr(cl, replyErr("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"))
 		return
 	}
 	cl.wr.WriteArray(14)
@@ -154,12 +153,12 @@ func cmdClient(s *Server, cl *client, a [][]byte) {
 	switch strings.ToUpper(string(a[1])) {
 	case "SETNAME":
 		if len(a) != 3 {
-			s.writeErr(cl, errors.New("ERR wrong number of arguments for 'client|setname' command"))
+			s.writeErr(cl, replyErr("ERR wrong number of arguments for 'client|setname' command"))
 			return
 		}
 		name := string(a[2])
 		if strings.ContainsAny(name, " \n") {
-			s.writeErr(cl, errors.New("ERR Client names cannot contain spaces, newlines or special characters."))
+			s.writeErr(cl, replyErr("ERR Client names cannot contain spaces, newlines or special characters."))
 			return
 		}
 		cl.name.Store(&name)
@@ -172,7 +171,7 @@ func cmdClient(s *Server, cl *client, a [][]byte) {
 		}
 	case "SETINFO":
 		if len(a) != 4 {
-			s.writeErr(cl, errors.New("ERR wrong number of arguments for 'client|setinfo' command"))
+			s.writeErr(cl, replyErr("ERR wrong number of arguments for 'client|setinfo' command"))
 			return
 		}
 		cl.wr.WriteString("OK")
@@ -191,7 +190,7 @@ func cmdClient(s *Server, cl *client, a [][]byte) {
 		s.mu.Unlock()
 		cl.wr.WriteBulkString(sb.String())
 	default:
-		s.writeErr(cl, fmt.Errorf("ERR unknown subcommand '%s'. Try CLIENT HELP.", printable(a[1], 32)))
+		s.writeErr(cl, replyErr(fmt.Sprintf("ERR unknown subcommand '%s'. Try CLIENT HELP.", printable(a[1], 32))))
 	}
 }
 
@@ -261,13 +260,13 @@ func cmdKeys(s *Server, cl *client, a [][]byte) {
 func cmdScan(s *Server, cl *client, a [][]byte) {
 	cur, err := strconv.ParseUint(string(a[1]), 10, 64)
 	if err != nil {
-		s.writeErr(cl, errors.New("ERR invalid cursor"))
+		s.writeErr(cl, replyErr("ERR invalid cursor"))
 		return
 	}
 	pat, count, typ := "*", 10, ""
 	for i := 2; i < len(a); i += 2 {
 		if i+1 >= len(a) {
-			s.writeErr(cl, errors.New("ERR syntax error"))
+			s.writeErr(cl, replyErr("ERR syntax error"))
 			return
 		}
 		switch strings.ToUpper(string(a[i])) {
@@ -276,14 +275,14 @@ func cmdScan(s *Server, cl *client, a [][]byte) {
 		case "COUNT":
 			v, ok := parseInt(a[i+1])
 			if !ok || v < 1 {
-				s.writeErr(cl, errors.New("ERR value is not an integer or out of range"))
+				s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
 				return
 			}
 			count = int(min(v, 1<<20))
 		case "TYPE":
 			typ = string(a[i+1])
 		default:
-			s.writeErr(cl, errors.New("ERR syntax error"))
+			s.writeErr(cl, replyErr("ERR syntax error"))
 			return
 		}
 	}
@@ -314,7 +313,7 @@ func cmdScan(s *Server, cl *client, a [][]byte) {
 
 func cmdFlush(s *Server, cl *client, a [][]byte) {
 	if len(a) > 2 || (len(a) == 2 && !strings.EqualFold(string(a[1]), "sync") && !strings.EqualFold(string(a[1]), "async")) {
-		s.writeErr(cl, errors.New("ERR syntax error"))
+		s.writeErr(cl, replyErr("ERR syntax error"))
 		return
 	}
 	if err := s.store.flushAll(cl); err != nil {
@@ -334,7 +333,7 @@ func cmdSave(s *Server, cl *client, a [][]byte) {
 
 func cmdBgsave(s *Server, cl *client, a [][]byte) {
 	if s.store.aof == nil {
-		s.writeErr(cl, errors.New("ERR persistence is off (no --dir)"))
+		s.writeErr(cl, replyErr("ERR persistence is off (no --dir)"))
 		return
 	}
 	s.snapshotAsync()

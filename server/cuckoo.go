@@ -43,8 +43,8 @@ const (
 
 // Errors with RedisBloom's texts.
 var (
-	errFull          = errors.New("Filter is full")
-	errMaxExpansions = errors.New("Maximum expansions reached")
+	errFull          = replyErr("Filter is full")
+	errMaxExpansions = replyErr("Maximum expansions reached")
 )
 
 // params are a filter's creation parameters, as the client gave them (after
@@ -114,15 +114,15 @@ func (p params) stageBytes(i int) (uint64, error) {
 func (p params) validate() error {
 	switch {
 	case p.Capacity == 0 || p.Capacity > maxCapacity:
-		return errors.New("ERR Bad capacity")
+		return replyErr("ERR Bad capacity")
 	case p.BucketSize < 1 || p.BucketSize > maxBucketSize:
-		return errors.New("ERR Bad bucket size")
+		return replyErr("ERR Bad bucket size")
 	case p.MaxIter < 1 || p.MaxIter > maxIterationsMax:
-		return errors.New("ERR Bad maxIterations")
+		return replyErr("ERR Bad maxIterations")
 	case p.Expansion < 0 || p.Expansion > maxExpansion:
-		return errors.New("ERR Bad expansion")
+		return replyErr("ERR Bad expansion")
 	case uint64(p.BucketSize)*2 > p.Capacity:
-		return errors.New("Capacity must be at least (BucketSize * 2)")
+		return replyErr("Capacity must be at least (BucketSize * 2)")
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 
@@ -44,8 +43,8 @@ const (
 )
 
 var (
-	errInvalidPosition = errors.New("Invalid position")
-	errInvalidHeader   = errors.New("Invalid header")
+	errInvalidPosition = replyErr("Invalid position")
+	errInvalidHeader   = replyErr("Invalid header")
 )
 
 // loadState is a CF.LOADCHUNK in progress.
@@ -168,22 +167,22 @@ func beginLoad(header []byte, mem func(uint64) error) (*cuckoo, error) {
 func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 	ls := c.load
 	if ls == nil {
-		return errors.New("ERR Couldn't load chunk: no CF.LOADCHUNK header (iterator 1) was loaded into this key")
+		return replyErr("ERR Couldn't load chunk: no CF.LOADCHUNK header (iterator 1) was loaded into this key")
 	}
 	b, ok := checkCRC(chunk, chunkMagic)
 	if !ok {
-		return errors.New("ERR Couldn't load chunk: bad magic or checksum")
+		return replyErr("ERR Couldn't load chunk: bad magic or checksum")
 	}
 	r := &opReader{b: b}
 	off := r.uvarint()
 	if r.err != nil {
-		return errors.New("ERR Couldn't load chunk: truncated")
+		return replyErr("ERR Couldn't load chunk: truncated")
 	}
 	if want := uint64(iter-2) * chunkSize; off != want || off != uint64(len(ls.body)) {
 		return fmt.Errorf("ERR Couldn't load chunk: it starts at byte %d, expected %d", off, len(ls.body))
 	}
 	if len(ls.body)+len(r.b) > ls.total {
-		return errors.New("ERR Couldn't load chunk: more data than the header announced")
+		return replyErr("ERR Couldn't load chunk: more data than the header announced")
 	}
 	body := append(ls.body, r.b...)
 	if len(body) < ls.total {
@@ -220,7 +219,7 @@ func decodeStages(body []byte, lens []int) ([]*lockfree.Filter, error) {
 		body = body[n:]
 	}
 	if len(body) != 0 {
-		return nil, errors.New("trailing bytes")
+		return nil, replyErr("trailing bytes")
 	}
 	return out, nil
 }

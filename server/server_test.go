@@ -454,3 +454,5 @@ func TestConcurrentReadersWriters(t *testing.T) {
 		t.Errorf("items inserted = %d, want %d", got, 8*n)
 	}
 }
+
+func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

@@ -43,8 +43,7 @@ type store struct {
 	mem    atomic.Int64 // bytes of all filters' stages
 	maxmem int64        // 0: no limit
 
-	dirty   atomic.Int64 // ops since the last snapshot
-	lastErr atomic.Pointer[error]
+	dirty atomic.Int64 // ops since the last snapshot
 }
 
 func newStore(maxmem int64) *store {
@@ -196,14 +195,6 @@ func (s *store) clear() {
 	}
 	s.keys.Clear()
 	s.mem.Store(0)
-}
-
-// memFor returns the reservation function writers pass to cuckoo.add.
-func (s *store) memFor(force bool) func(uint64) error {
-	if force {
-		return s.reserveForce
-	}
-	return s.reserve
 }
 
 // install stores c, a new filter, under key unless the key exists, logging
