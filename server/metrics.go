@@ -3,17 +3,71 @@ package server
 import (
 	"net/http"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Metrics is filled in by metrics_prom.go.
-type Metrics struct{}
+// Metrics are the server's Prometheus metrics: commands by name, command
+// latency, keys, items, filter memory and fsync time. Pass one in
+// Config.Metrics and serve Handler (cuckoo serve --metrics-addr).
+type Metrics struct {
+	reg      *prometheus.Registry
+	commands *prometheus.CounterVec
+	latency  prometheus.Histogram
+	fsync    prometheus.Histogram
+}
 
-// NewMetrics returns the server's Prometheus metrics.
-func NewMetrics() *Metrics { return &Metrics{} }
+// NewMetrics returns a fresh set of metrics with its own registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuckoo_commands_total", Help: "Commands executed, by name.",
+		}, []string{"command"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "cuckoo_command_duration_seconds", Help: "Command execution time (before the durability barrier).",
+			Buckets: prometheus.ExponentialBuckets(1e-7, 4, 12),
+		}),
+		fsync: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "cuckoo_fsync_duration_seconds", Help: "Append-only log fsync time.",
+			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10),
+		}),
+	}
+	m.reg.MustRegister(m.commands, m.latency, m.fsync,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
 
-// Handler serves the metrics.
-func (m *Metrics) Handler() http.Handler { return http.NotFoundHandler() }
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
 
-func (m *Metrics) observeFsync(time.Duration)           {}
-func (m *Metrics) observeCommand(string, time.Duration) {}
-func (m *Metrics) attach(*Server)                       {}
+func (m *Metrics) observeFsync(d time.Duration) { m.fsync.Observe(d.Seconds()) }
+
+func (m *Metrics) observeCommand(name string, d time.Duration) {
+	m.commands.WithLabelValues(name).Inc()
+	m.latency.Observe(d.Seconds())
+}
+
+// attach registers the gauges read from s at scrape time.
+func (m *Metrics) attach(s *Server) {
+	gauge := func(name, help string, f func() float64) {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+	}
+	gauge("cuckoo_keys", "Keys (filters) in the key space.", func() float64 { return float64(s.store.keys.Len()) })
+	gauge("cuckoo_items", "Items in all filters (inserted minus deleted).", func() float64 {
+		var n int64
+		for _, c := range s.store.keys.All() {
+			n += c.inserted.Load()
+		}
+		return float64(n)
+	})
+	gauge("cuckoo_filter_memory_bytes", "Bytes of all filters' stages.", func() float64 { return float64(s.store.mem.Load()) })
+	gauge("cuckoo_connected_clients", "Open client connections.", func() float64 {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return float64(len(s.clients))
+	})
+}
