@@ -102,4 +102,22 @@
 // header chunk with the parameters and stage lengths, then data chunks of at
 // most 8 MiB, each with a magic and a CRC-32C; every field is checked and a
 // malformed chunk is an error that changes nothing.
+//
+// # Measurements
+//
+// redis-benchmark against cuckoo serve and Debian's redis-server 7 in the same
+// run, both with an append-only log fsynced every second, 1e6 requests of
+// random 12-digit items from -r 1e6, 50 clients, on a 2-core machine shared
+// with redis-benchmark itself (so the figures are noisy, ±10%):
+//
+//	pipeline 16        cuckoo                    redis-server
+//	CF.ADDNX / SADD    486k req/s                403k req/s
+//	CF.ADD   / SADD    371k req/s (-r 1e8)       403k req/s
+//	CF.EXISTS/SISMEMBER 512k req/s               503k req/s
+//	pipeline 1
+//	CF.EXISTS/SISMEMBER 111k req/s               78k req/s
+//	memory per item    2.11 bytes (filter full)  53.3 bytes (MEMORY USAGE)
+//
+// CF.ADD with -r 1e6 stops at "Filter is full": some of the items are drawn
+// nine times, more copies than the item's two buckets hold (see above).
 package server
