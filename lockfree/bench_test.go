@@ -170,15 +170,16 @@ func (s *benchSet) get(b *testing.B) *benchSet {
 // goroutineCounts are the RunParallel goroutine counts benchmarked.
 var goroutineCounts = []int{1, 2, 4, 8}
 
-// forGoroutines runs body as a sub-benchmark goroutines=g for each count g
-// that GOMAXPROCS divides, with SetParallelism(g / GOMAXPROCS).
+// forGoroutines runs body as a sub-benchmark goroutines=g for each count g,
+// with SetParallelism(g / GOMAXPROCS), skipping the counts GOMAXPROCS does
+// not divide. GOMAXPROCS is read in the leaf: -cpu sets it for each leaf.
 func forGoroutines(b *testing.B, body func(b *testing.B)) {
-	procs := runtime.GOMAXPROCS(0)
 	for _, g := range goroutineCounts {
-		if g%procs != 0 {
-			continue
-		}
 		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			procs := runtime.GOMAXPROCS(0)
+			if g%procs != 0 {
+				b.Skipf("%d goroutines cannot run with GOMAXPROCS=%d", g, procs)
+			}
 			b.SetParallelism(g / procs)
 			body(b)
 		})
