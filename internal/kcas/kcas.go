@@ -342,7 +342,18 @@ func loadMarked(w *atomic.Uint64) uint64 {
 			if s.words[s.n-1].Load() == v {
 				return s.new[j] // the last word is marked: succeeded
 			}
-			return s.old[j]
+			// The last word is not marked now (T2). Either the operation
+			// has not reached it yet, and has not succeeded, or it
+			// succeeded and its last word was already finished, which is
+			// why old would be stale. Words are finished in ascending
+			// order by every helper, so the last word is finished only
+			// after every other; if w still holds the mark after T2,
+			// the last word was never marked before T2: the operation had
+			// not succeeded at T2, and w's logical value then was old.
+			if w.Load() == v {
+				return s.old[j]
+			}
+			// w has been finished (or w is the last word): read it again.
 		}
 		// free: finished; w no longer holds v
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cuckoohash/cuckoo/internal/kcas"
 )
@@ -297,5 +298,46 @@ func TestLoadAfterLastMark(t *testing.T) {
 	close(resume)
 	if !<-result || a.Load() != pack(1, 10) || b.Load() != pack(1, 20) {
 		t.Fatal("operation did not complete")
+	}
+}
+
+// TestLoadIsLinearizable: one goroutine bumps two words together with a
+// 2-word K-CAS, so their logical values are always equal; a reader that
+// loads the higher word and then the lower one must never see the lower one
+// behind. (Load once returned a marked word's old value when the operation
+// had succeeded and finished its last word meanwhile.)
+func TestLoadIsLinearizable(t *testing.T) {
+	var ws [2]atomic.Uint64 // ws[0] has the lower address: marked first
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for k := uint64(0); !stop.Load(); k++ {
+			kcas.CAS(
+				kcas.Entry{Word: &ws[0], Old: k, New: k + 1, Restore: k | 1<<62},
+				kcas.Entry{Word: &ws[1], Old: k, New: k + 1, Restore: k | 1<<62},
+			)
+		}
+	}()
+	d := 2 * time.Second
+	if testing.Short() {
+		d = 500 * time.Millisecond
+	}
+	stale := 0
+	for deadline := time.Now().Add(d); time.Now().Before(deadline) && stale == 0; {
+		for range 10000 {
+			hi := kcas.Load(&ws[1])
+			lo := kcas.Load(&ws[0])
+			if lo < hi {
+				stale++
+				t.Logf("Load(ws[1]) = %d, then Load(ws[0]) = %d", hi, lo)
+			}
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if stale > 0 {
+		t.Errorf("a Load returned a value older than one already observed")
 	}
 }
