@@ -32,7 +32,12 @@
 //
 // Load returns a word's logical value without waiting or writing: for a
 // marked word, the new value if the operation has succeeded (its last word
-// is marked, or its state says so), else the old value.
+// is marked, or its state says so), else the old value. An unmarked last
+// word is ambiguous, not yet marked or already finished, so old is returned
+// only if the word is still marked after that check: helpers finish words in
+// ascending order, so the last word cannot have been finished before it.
+// Otherwise Load reads the word again. The linearization point of a Load
+// returning old is its read of the last word.
 //
 // # Why a stale helper cannot do harm
 //
