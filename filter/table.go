@@ -72,12 +72,8 @@ func (t *table) word(i uint64) uint64 {
 	return binary.LittleEndian.Uint64(p[:]) >> (off & 7) & t.bucketMask
 }
 
-// Lane constants of a 4x12 bucket.
-const (
-	ones4x12  = 1 | 1<<12 | 1<<24 | 1<<36
-	highs4x12 = ones4x12 << 11
-	mask4x12  = 1<<48 - 1
-)
+// mask4x12 keeps a 4x12 bucket's 48 bits of a 64-bit load.
+const mask4x12 = 1<<48 - 1
 
 // has4x12 reports whether bucket i1 or i2 of a 4x12 table holds fp. It is
 // the one-word lookup with the shape's constants folded in.
@@ -86,9 +82,7 @@ func (t *table) has4x12(i1, i2 uint64, fp uint32) bool {
 	// Safety: as in word; a 4x12 bucket is the 6 bytes at 6i.
 	w1 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, i1*6))[:]) & mask4x12
 	w2 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, i2*6))[:]) & mask4x12
-	b := uint64(fp) * ones4x12
-	w1, w2 = w1^b, w2^b
-	return ((w1-ones4x12)&^w1|(w2-ones4x12)&^w2)&highs4x12 != 0
+	return swar.Has2x4x12(w1, w2, fp)
 }
 
 // slot returns the fingerprint in slot j of bucket i.

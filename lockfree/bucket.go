@@ -21,6 +21,7 @@ type layout struct {
 	ctrShift uint
 	ctrMask  uint64 // the counter, unshifted
 	lanes    swar.Lanes
+	is4x12   bool // 4 slots of 12 bits: lookups use swar.Has2x4x12
 }
 
 func newLayout(slots, bits uint) layout {
@@ -28,11 +29,21 @@ func newLayout(slots, bits uint) layout {
 	l.fpsMask = 1<<l.ctrShift - 1
 	l.ctrMask = 1<<(63-l.ctrShift) - 1
 	l.lanes = swar.New(slots, bits)
+	l.is4x12 = slots == 4 && bits == 12
 	return l
 }
 
 func (l *layout) fingerprints(v uint64) uint64 { return v & l.fpsMask }
-func (l *layout) counter(v uint64) uint64      { return v >> l.ctrShift & l.ctrMask }
+
+// has2 reports whether bucket words v1 or v2 hold fp.
+func (l *layout) has2(v1, v2 uint64, fp uint32) bool {
+	if l.is4x12 {
+		const fps = 1<<48 - 1
+		return swar.Has2x4x12(v1&fps, v2&fps, fp)
+	}
+	return l.lanes.Has2(l.fingerprints(v1), l.fingerprints(v2), fp)
+}
+func (l *layout) counter(v uint64) uint64 { return v >> l.ctrShift & l.ctrMask }
 
 // bump returns v with its counter advanced, wrapping within its bits.
 func (l *layout) bump(v uint64) uint64 {

@@ -147,7 +147,7 @@ func (f *Filter) ContainsHash(h uint64) bool {
 	// lookup, and the loop is left for retries.
 	v1 := f.load(i1)
 	v2 := f.load(i2)
-	if f.l.lanes.Has2(f.l.fingerprints(v1), f.l.fingerprints(v2), fp) {
+	if f.l.has2(v1, v2, fp) {
 		return true
 	}
 	if f.l.counter(f.load(i1)) == f.l.counter(v1) {
@@ -164,7 +164,7 @@ func (f *Filter) lookup(i1 uint64, fp uint32) bool {
 	for {
 		v1 := f.load(i1)
 		v2 := f.load(i2)
-		if f.l.lanes.Has2(f.l.fingerprints(v1), f.l.fingerprints(v2), fp) {
+		if f.l.has2(v1, v2, fp) {
 			return true
 		}
 		again := f.load(i1)

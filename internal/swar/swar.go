@@ -67,3 +67,18 @@ func (l Lanes) First(x uint64, v uint32) int {
 	}
 	return bits.TrailingZeros64(z) / int(l.width)
 }
+
+// Lane constants of 4 lanes of 12 bits, the default filter shape.
+const (
+	ones4x12  = 1 | 1<<12 | 1<<24 | 1<<36
+	highs4x12 = ones4x12 << 11
+)
+
+// Has2x4x12 is Has2 for 4 lanes of 12 bits with the constants folded in: it
+// reports whether some lane of x or of y equals v. Bits 48 and up of x and y
+// must be zero.
+func Has2x4x12(x, y uint64, v uint32) bool {
+	b := uint64(v) * ones4x12
+	x, y = x^b, y^b
+	return ((x-ones4x12)&^x|(y-ones4x12)&^y)&highs4x12 != 0
+}
