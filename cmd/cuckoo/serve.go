@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cuckoohash/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server"
 )
 
 const serveDescribe = `
