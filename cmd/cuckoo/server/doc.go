@@ -65,6 +65,10 @@
 //
 // # Persistence
 //
+// A server holds an exclusive flock on its data directory's LOCK file from
+// New until Shutdown: a second server on the same directory would rotate,
+// truncate and delete the first one's logs, so it is refused.
+//
 // With a data directory (Config.Dir) every write's op is appended, under the
 // key's lock, to an append-only log as a record: u32 length, u32 CRC-32C of
 // the length and payload, payload (aof.go, ops.go). When a connection has run

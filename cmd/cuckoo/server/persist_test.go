@@ -16,8 +16,8 @@ import (
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// fill starts a server on dir, runs fn against it, and shuts it down (or
-// closes it abruptly with kill=true: no snapshot, the log as it stands).
+// withServer starts a server on cfg.Dir, runs fn against it, and shuts it
+// down before returning, so that the next server can take the directory.
 func withServer(t *testing.T, cfg server.Config, fn func(c *redis.Client, srv *server.Server)) {
 	t.Helper()
 	cfg.Logger = quiet()
@@ -25,6 +25,34 @@ func withServer(t *testing.T, cfg server.Config, fn func(c *redis.Client, srv *s
 	c := client(t, addr)
 	fn(c, srv)
 	c.Close()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// TestDataDirLocked: a second server on a directory in use is refused (the
+// two would rotate and delete each other's logs); once the first has shut
+// down, the directory opens again.
+func TestDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	cfg := server.Config{Dir: dir, Logger: quiet()}
+	first, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.New(cfg); err == nil || !strings.Contains(err.Error(), "in use by another server") {
+		t.Fatalf("second server on %s: %v, want an in-use error", dir, err)
+	}
+	if err := first.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := server.New(cfg)
+	if err != nil {
+		t.Fatalf("after the first shut down: %v", err)
+	}
+	if err := again.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func logFiles(t *testing.T, dir string) []string {

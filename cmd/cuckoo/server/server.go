@@ -53,6 +53,7 @@ type Server struct {
 	log     *slog.Logger
 	store   *store
 	dir     string
+	dirLock *os.File // held while the server owns dir (lockDir)
 	metrics *Metrics
 	start   time.Time
 
@@ -105,10 +106,19 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.lastSave.Store(time.Now().Unix())
 	if cfg.Dir != "" {
-		a, err := recoverDir(s.store, cfg.Dir, mode, cfg.Repair, log)
+		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+			return nil, err
+		}
+		lock, err := lockDir(cfg.Dir)
 		if err != nil {
 			return nil, err
 		}
+		a, err := recoverDir(s.store, cfg.Dir, mode, cfg.Repair, log)
+		if err != nil {
+			lock.Close()
+			return nil, err
+		}
+		s.dirLock = lock
 		if s.metrics != nil {
 			a.onSync = s.metrics.observeFsync
 		}
@@ -346,6 +356,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 	if cerr := s.store.aof.close(); cerr != nil {
 		err = cerr
 	}
+	s.dirLock.Close() // the directory is free for another server
 	s.log.Info("server stopped", "keys", s.store.keys.Len())
 	return err
 }

@@ -1,0 +1,16 @@
+//go:build !unix
+
+package server
+
+import (
+	"os"
+	"path/filepath"
+)
+
+const lockName = "LOCK"
+
+// lockDir only creates the lock file where flock is unavailable: two
+// servers on one data directory are not detected there.
+func lockDir(dir string) (*os.File, error) {
+	return os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o644)
+}
