@@ -65,7 +65,7 @@ package kcas
 import (
 	"math/rand/v2"
 	"runtime"
-	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -182,16 +182,12 @@ func CAS(entries ...Entry) bool {
 	var sorted [MaxWords]Entry
 	es := sorted[:len(entries)]
 	copy(es, entries)
-	slices.SortFunc(es, func(a, b Entry) int {
-		pa, pb := uintptr(unsafe.Pointer(a.Word)), uintptr(unsafe.Pointer(b.Word))
-		switch {
-		case pa < pb:
-			return -1
-		case pa > pb:
-			return 1
+	// Insertion sort by address: at most MaxWords entries.
+	for i := 1; i < len(es); i++ {
+		for j := i; j > 0 && uintptr(unsafe.Pointer(es[j].Word)) < uintptr(unsafe.Pointer(es[j-1].Word)); j-- {
+			es[j], es[j-1] = es[j-1], es[j]
 		}
-		return 0
-	})
+	}
 	for i, e := range es {
 		if IsMarked(e.Old|e.New|e.Restore) || e.New == e.Old || e.Restore == e.Old {
 			panic("kcas: entry values break the rules of Entry")
@@ -200,7 +196,7 @@ func CAS(entries ...Entry) bool {
 			panic("kcas: a word appears twice")
 		}
 	}
-	index, seq := claim()
+	index, seq, hint := claim()
 	d := &table[index]
 	d.n.Store(uint32(len(es)))
 	for j, e := range es {
@@ -224,6 +220,7 @@ func CAS(entries ...Entry) bool {
 			continue
 		}
 		d.state.Store(state(seq, free)) // never published: nobody saw m
+		hints.Put(hint)
 		return false
 	}
 	if testHookPublished != nil {
@@ -232,13 +229,27 @@ func CAS(entries ...Entry) bool {
 	help(m)
 	ok := d.state.Load()&3 == succeeded
 	d.state.Store(state(seq, free))
+	hints.Put(hint)
 	return ok
 }
 
-// claim takes a free descriptor, starting at a random one so that
-// goroutines spread over the table, and gives it a new sequence number.
-func claim() (index, seq uint64) {
-	start := rand.Uint64()
+// hints remembers, per P (sync.Pool keeps a private item per P), the
+// descriptor the last operation there used. A claim tries it first: its
+// cache lines are likely still in this core's cache, where a random
+// descriptor's are not. A hint is only a starting point; losing one (a GC
+// clears the pool) costs a random start.
+var hints = sync.Pool{New: func() any {
+	h := new(uint64)
+	*h = rand.Uint64() & indexMask
+	return h
+}}
+
+// claim takes a free descriptor, starting at this P's hint (see hints), and
+// gives it a new sequence number. The caller returns the hint with
+// hints.Put once the descriptor is free again.
+func claim() (index, seq uint64, hint *uint64) {
+	hint = hints.Get().(*uint64)
+	start := *hint
 	for tries := 0; ; tries++ {
 		index = (start + uint64(tries)) & indexMask
 		d := &table[index]
@@ -246,7 +257,8 @@ func claim() (index, seq uint64) {
 		if st&3 == free {
 			seq = (st>>2 + 1) & seqMask
 			if d.state.CompareAndSwap(st, state(seq, active)) {
-				return index, seq
+				*hint = index
+				return index, seq, hint
 			}
 		}
 		if tries%TableSize == TableSize-1 {
