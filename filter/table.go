@@ -72,16 +72,14 @@ func (t *table) word(i uint64) uint64 {
 	return binary.LittleEndian.Uint64(p[:]) >> (off & 7) & t.bucketMask
 }
 
-// mask4x12 keeps a 4x12 bucket's 48 bits of a 64-bit load.
-const mask4x12 = 1<<48 - 1
-
 // has4x12 reports whether bucket i1 or i2 of a 4x12 table holds fp. It is
 // the one-word lookup with the shape's constants folded in.
 func (t *table) has4x12(i1, i2 uint64, fp uint32) bool {
 	base := unsafe.Pointer(unsafe.SliceData(t.data))
-	// Safety: as in word; a 4x12 bucket is the 6 bytes at 6i.
-	w1 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, i1*6))[:]) & mask4x12
-	w2 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, i2*6))[:]) & mask4x12
+	// Safety: as in word; a 4x12 bucket is the 6 bytes at 6i. The two bytes
+	// of the next bucket that each load also reads are ignored by Has2x4x12.
+	w1 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, i1*6))[:])
+	w2 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, i2*6))[:])
 	return swar.Has2x4x12(w1, w2, fp)
 }
 

@@ -38,8 +38,7 @@ func (l *layout) fingerprints(v uint64) uint64 { return v & l.fpsMask }
 // has2 reports whether bucket words v1 or v2 hold fp.
 func (l *layout) has2(v1, v2 uint64, fp uint32) bool {
 	if l.is4x12 {
-		const fps = 1<<48 - 1
-		return swar.Has2x4x12(v1&fps, v2&fps, fp)
+		return swar.Has2x4x12(v1, v2, fp) // ignores the counter and mark above bit 48
 	}
 	return l.lanes.Has2(l.fingerprints(v1), l.fingerprints(v2), fp)
 }

@@ -76,7 +76,8 @@ const (
 
 // Has2x4x12 is Has2 for 4 lanes of 12 bits with the constants folded in: it
 // reports whether some lane of x or of y equals v. Bits 48 and up of x and y
-// must be zero.
+// are ignored, so callers need not clear them: the subtraction's borrows only
+// run upward, and only the lanes' own high bits are tested.
 func Has2x4x12(x, y uint64, v uint32) bool {
 	b := uint64(v) * ones4x12
 	x, y = x^b, y^b

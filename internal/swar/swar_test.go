@@ -104,3 +104,21 @@ func TestHas2(t *testing.T) {
 		}
 	}
 }
+
+// TestHas2x4x12IgnoresHighBits: whatever bits 48..63 hold, the answer is the
+// general Has2's on the lanes alone.
+func TestHas2x4x12IgnoresHighBits(t *testing.T) {
+	l := swar.New(4, 12)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		x, y := r.Uint64(), r.Uint64()
+		v := uint32(r.IntN(1 << 12))
+		if r.IntN(4) == 0 { // make a match likely
+			x = x&^(0xfff<<(12*uint(r.IntN(4)))) | uint64(v)<<(12*uint(r.IntN(4)))
+		}
+		want := l.Has2(x&(1<<48-1), y&(1<<48-1), v)
+		if got := swar.Has2x4x12(x, y, v); got != want {
+			t.Fatalf("Has2x4x12(%#x, %#x, %#x) = %v, want %v", x, y, v, got, want)
+		}
+	}
+}
