@@ -99,3 +99,18 @@ func WriteDeletes(w io.Writer, r DeleteResult) {
 	fmt.Fprintf(w, "| expected rate at the lower load | %.4f%% |\n", 100*r.ExpectedFPR)
 	fmt.Fprintln(w)
 }
+
+// WritePeerFPR renders the peers of the false-positive experiment.
+func WritePeerFPR(w io.Writer, rows []PeerFPRRow, n int) {
+	fmt.Fprintf(w, "### Other filters of %d keys\n\n", n)
+	fmt.Fprintln(w, "Bloom filters at the cuckoo filters' bits per item with the optimal number of hash functions; "+
+		"the counting Bloom filter's space is 4 times a Bloom filter's for the same rate (computed, not built); "+
+		"the binary fuse filters are static (built once from all keys, no inserts or deletes).")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| filter | bits/item | false-positive rate |")
+	fmt.Fprintln(w, "|---|--:|--:|")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %.2f | %.3g%% |\n", r.Filter, r.BitsPerItem, 100*r.Measured)
+	}
+	fmt.Fprintln(w)
+}
