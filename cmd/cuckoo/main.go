@@ -6,6 +6,7 @@
 //	cuckoo query FILE [KEY...]           look keys up (arguments, or lines on stdin)
 //	cuckoo info [--json] FILE            print a filter's parameters, load and rates
 //	cuckoo demo [flags]                  build a filter of synthetic URLs and measure it
+//	cuckoo eval [flags]                  run the classic experiments; write a report with plots
 //	cuckoo serve [flags]                 serve filters over the Redis protocol (RedisBloom's CF.*)
 //	cuckoo help [COMMAND]                print usage
 //
@@ -58,6 +59,7 @@ var commands = []command{
 	{"query", "FILE [KEY...]", "look keys up: the arguments, or one a line on stdin", runQuery},
 	{"info", "[--json] FILE", "print a filter's parameters, load and false-positive rates", runInfo},
 	{"demo", "[--n N] [--fpr R] [--seed S]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
+	{"eval", "[--out DIR] [--quick] [--only NAME,...]", "run the classic experiments and write a report with plots", runEval},
 	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory N] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
 	{"help", "[COMMAND]", "print this usage, or a command's flags", nil},
 }
