@@ -28,8 +28,8 @@ experiment as PNG and SVG:
   deletes   deleting half the keys: false negatives, false positives, and
             a Bloom filter that cannot delete
 
---quick uses small sizes and takes about a minute; the full run takes a
-few minutes more and about 4 GB of memory.
+--quick uses small sizes and takes under a minute; the full run takes about
+10 minutes and 10 GB of memory on a 2-core machine.
 `
 
 func runEval(e *env, args []string) error {
