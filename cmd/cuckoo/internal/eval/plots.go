@@ -27,24 +27,21 @@ type figure struct {
 	points      []series // drawn as markers only
 }
 
-func (f *figure) add(name string, x, y float64) {
-	for i := range f.lines {
-		if f.lines[i].name == name {
-			f.lines[i].xy = append(f.lines[i].xy, plotter.XY{X: x, Y: y})
-			return
-		}
-	}
-	f.lines = append(f.lines, series{name: name, xy: plotter.XYs{{X: x, Y: y}}})
-}
+// add appends (x, y) to the line named name.
+func (f *figure) add(name string, x, y float64) { f.lines = appendPoint(f.lines, name, x, y) }
 
-func (f *figure) point(name string, x, y float64) {
-	for i := range f.points {
-		if f.points[i].name == name {
-			f.points[i].xy = append(f.points[i].xy, plotter.XY{X: x, Y: y})
-			return
+// point appends (x, y) to the markers named name.
+func (f *figure) point(name string, x, y float64) { f.points = appendPoint(f.points, name, x, y) }
+
+// appendPoint appends (x, y) to the series named name, starting it if new.
+func appendPoint(list []series, name string, x, y float64) []series {
+	for i := range list {
+		if list[i].name == name {
+			list[i].xy = append(list[i].xy, plotter.XY{X: x, Y: y})
+			return list
 		}
 	}
-	f.points = append(f.points, series{name: name, xy: plotter.XYs{{X: x, Y: y}}})
+	return append(list, series{name: name, xy: plotter.XYs{{X: x, Y: y}}})
 }
 
 // drawable drops the points a log axis cannot show (zero: a rate too small
