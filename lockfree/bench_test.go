@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/stripedfilter"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
 // The benchmarks compare the lock-free filter with three baselines in one
 // run: filter.Filter behind a sync.Mutex, behind a sync.RWMutex, and the
-// fine-grained-lock filter of striped_test.go. Names are
+// fine-grained-lock filter of package internal/stripedfilter. Names are
 // impl=/mix=/goroutines= (and n= for the table size); each reports ops/s.
 //
 // goroutines counts RunParallel's goroutines, GOMAXPROCS × parallelism:
@@ -89,7 +90,7 @@ func newTarget(impl string, capacity uint64) benchTarget {
 		}
 		return f
 	case "finelock":
-		return newStriped(capacity, 1)
+		return stripedfilter.New(capacity, 1)
 	}
 	f, err := filter.New(cfg)
 	if err != nil {

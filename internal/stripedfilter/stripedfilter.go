@@ -1,15 +1,18 @@
-package lockfree_test
+// Package stripedfilter is a fine-grained-lock cuckoo filter: the baseline
+// that lock-free filters are measured against (the lockfree package's
+// benchmarks and cuckoo eval's concurrency experiment). It is written for
+// comparison, not for use: filter.Filter behind a lock, or lockfree.Filter,
+// are the filters to use.
+package stripedfilter
 
 import (
-	"errors"
 	"sync"
-	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/cuckoohash/cuckoo/internal/hashing"
 )
 
-// striped is the fine-grained-lock cuckoo filter the benchmarks compare
+// Filter is the fine-grained-lock cuckoo filter the benchmarks compare
 // against, the baseline of the paper: a partial-key cuckoo filter of 4
 // slots of 12-bit fingerprints a bucket, with the hashing of package
 // filter, and a mutex per stripe of buckets (bucket i belongs to stripe
@@ -27,7 +30,7 @@ import (
 //
 // No lock is ever held while another is awaited out of order, and no
 // global lock exists.
-type striped struct {
+type Filter struct {
 	buckets  [][4]uint16
 	m        uint64
 	seed     uint64
@@ -46,15 +49,21 @@ type paddedMutex struct {
 
 const stripedBits = 12
 
-func newStriped(capacity uint64, seed uint64) *striped {
+// New returns an empty filter with the table of filter.New for capacity
+// keys, 12-bit fingerprints and 4 slots a bucket. It panics on a capacity
+// filter.New refuses.
+func New(capacity uint64, seed uint64) *Filter {
 	lay, err := filter.Config{Capacity: capacity, FingerprintBits: stripedBits, Seed: seed}.Layout()
 	if err != nil {
 		panic(err)
 	}
-	return &striped{buckets: make([][4]uint16, lay.Buckets), m: lay.Buckets, seed: seed, maxKicks: lay.MaxKicks}
+	return &Filter{buckets: make([][4]uint16, lay.Buckets), m: lay.Buckets, seed: seed, maxKicks: lay.MaxKicks}
 }
 
-func (s *striped) locate(key []byte) (i1, i2 uint64, fp uint16) {
+// Buckets returns the number of buckets.
+func (s *Filter) Buckets() uint64 { return s.m }
+
+func (s *Filter) locate(key []byte) (i1, i2 uint64, fp uint16) {
 	h := hashing.Key(key, s.seed)
 	i1 = hashing.Index(h, s.m)
 	f := hashing.Fingerprint(h, stripedBits)
@@ -62,7 +71,7 @@ func (s *striped) locate(key []byte) (i1, i2 uint64, fp uint16) {
 }
 
 // unlock2 undoes lock2.
-func (s *striped) unlock2(a, b uint64) {
+func (s *Filter) unlock2(a, b uint64) {
 	sa, sb := a%stripes, b%stripes
 	if sa != sb {
 		s.locks[max(sa, sb)].Unlock()
@@ -71,7 +80,7 @@ func (s *striped) unlock2(a, b uint64) {
 }
 
 // lock2 locks the stripes of buckets a and b, lower stripe first.
-func (s *striped) lock2(a, b uint64) {
+func (s *Filter) lock2(a, b uint64) {
 	sa, sb := a%stripes, b%stripes
 	if sa == sb {
 		s.locks[sa].Lock()
@@ -94,7 +103,7 @@ func slotWith(b *[4]uint16, fp uint16) int {
 	return -1
 }
 
-func (s *striped) Contains(key []byte) bool {
+func (s *Filter) Contains(key []byte) bool {
 	i1, i2, fp := s.locate(key)
 	s.lock2(i1, i2)
 	ok := has(&s.buckets[i1], fp) || has(&s.buckets[i2], fp)
@@ -102,7 +111,7 @@ func (s *striped) Contains(key []byte) bool {
 	return ok
 }
 
-func (s *striped) Delete(key []byte) bool {
+func (s *Filter) Delete(key []byte) bool {
 	i1, i2, fp := s.locate(key)
 	s.lock2(i1, i2)
 	defer s.unlock2(i1, i2)
@@ -116,7 +125,7 @@ func (s *striped) Delete(key []byte) bool {
 }
 
 // tryAdd puts fp into a free slot of i1 or i2 under their locks.
-func (s *striped) tryAdd(i1, i2 uint64, fp uint16) bool {
+func (s *Filter) tryAdd(i1, i2 uint64, fp uint16) bool {
 	s.lock2(i1, i2)
 	defer s.unlock2(i1, i2)
 	for _, i := range [2]uint64{i1, i2} {
@@ -137,7 +146,7 @@ type stripedNode struct {
 	fp     uint16
 }
 
-func (s *striped) Insert(key []byte) error {
+func (s *Filter) Insert(key []byte) error {
 	i1, i2, fp := s.locate(key)
 	for range 8 {
 		if s.tryAdd(i1, i2, fp) {
@@ -151,7 +160,7 @@ func (s *striped) Insert(key []byte) error {
 }
 
 // readBucket returns a copy of bucket i, read under its lock.
-func (s *striped) readBucket(i uint64) [4]uint16 {
+func (s *Filter) readBucket(i uint64) [4]uint16 {
 	l := &s.locks[i%stripes]
 	l.Lock()
 	b := s.buckets[i]
@@ -162,7 +171,7 @@ func (s *striped) readBucket(i uint64) [4]uint16 {
 // makeRoom searches breadth first from i1 and i2 for a bucket with a free
 // slot and moves the path's fingerprints towards it, and reports whether it
 // found a path.
-func (s *striped) makeRoom(i1, i2 uint64) bool {
+func (s *Filter) makeRoom(i1, i2 uint64) bool {
 	q := make([]stripedNode, 0, 64)
 	q = append(q, stripedNode{bucket: i1, parent: -1}, stripedNode{bucket: i2, parent: -1})
 	for head := 0; head < len(q) && head < s.maxKicks; head++ {
@@ -189,7 +198,7 @@ func (s *striped) makeRoom(i1, i2 uint64) bool {
 // movePath moves the fingerprints of the path ending at node n, from its
 // end backwards, each move under the locks of its two buckets; it stops at
 // a move that finds the table changed.
-func (s *striped) movePath(q []stripedNode, n int) {
+func (s *Filter) movePath(q []stripedNode, n int) {
 	for ; q[n].parent >= 0; n = q[n].parent {
 		from, to := q[q[n].parent].bucket, q[n].bucket
 		j, fp := q[n].slot, q[n].fp
@@ -210,52 +219,3 @@ func (s *striped) movePath(q []stripedNode, n int) {
 // TestStriped checks the benchmark baseline: single-goroutine fill to 95%
 // and drain, then concurrent inserts and deletes of disjoint keys (run it
 // with -race).
-func TestStriped(t *testing.T) {
-	s := newStriped(20000, 1)
-	n := int(0.95 * float64(s.m*4))
-	ks := keys(n, 71)
-	for i, k := range ks {
-		if err := s.Insert(k); err != nil {
-			t.Fatalf("insert %d of %d: %v", i, n, err)
-		}
-	}
-	for _, k := range ks {
-		if !s.Contains(k) {
-			t.Fatal("key lost")
-		}
-	}
-	for _, k := range ks {
-		if !s.Delete(k) {
-			t.Fatal("delete of a present key failed")
-		}
-	}
-	const workers = 4
-	refused := make([]bool, n) // element i written by its inserter only
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				if err := s.Insert(ks[i]); err != nil {
-					if errors.Is(err, filter.ErrFull) {
-						refused[i] = true
-						continue
-					}
-					t.Error(err)
-					return
-				}
-				if i%2 == 0 && !s.Delete(ks[i]) {
-					t.Error("delete of a present key failed")
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i := 1; i < n; i += 2 {
-		if !refused[i] && !s.Contains(ks[i]) {
-			t.Fatalf("key %d lost", i)
-		}
-	}
-}
