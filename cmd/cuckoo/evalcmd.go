@@ -25,6 +25,10 @@ experiment as PNG and SVG:
             f=4..20) against theory, Bloom, counting Bloom, binary fuse
   maxload   load reached vs bucket size and kick bound; insert time as the
             filter fills
+  concurrency
+            throughput vs goroutines (1..8) on 95% and 50% lookups: the
+            lock-free filter against locked ones, the map against xsync
+            and sync.Map
   deletes   deleting half the keys: false negatives, false positives, and
             a Bloom filter that cannot delete
 

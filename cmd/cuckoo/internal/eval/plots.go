@@ -163,3 +163,25 @@ func PlotInsertRates(dir string, rows []InsertRateRow) (string, error) {
 	}
 	return f.save(dir, "insert-rates")
 }
+
+// PlotConcurrency draws throughput against goroutines, one figure per
+// kind and mix.
+func PlotConcurrency(dir string, rows []ConcurrencyRow) ([]string, error) {
+	var files []string
+	for _, kind := range []string{"filter", "map"} {
+		for _, reads := range []int{95, 50} {
+			f := &figure{title: fmt.Sprintf("%s: %d%% lookups", kind, reads), x: "goroutines", y: "million operations a second", logX: true}
+			for _, r := range rows {
+				if r.Kind == kind && r.ReadPct == reads {
+					f.add(r.Impl, float64(r.Goroutines), r.OpsPerSec/1e6)
+				}
+			}
+			file, err := f.save(dir, fmt.Sprintf("concurrency-%s-%d", kind, reads))
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, file)
+		}
+	}
+	return files, nil
+}

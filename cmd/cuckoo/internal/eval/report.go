@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 )
 
 // The Write functions render an experiment's rows as a markdown section.
@@ -111,6 +112,39 @@ func WritePeerFPR(w io.Writer, rows []PeerFPRRow, n int) {
 	fmt.Fprintln(w, "|---|--:|--:|")
 	for _, r := range rows {
 		fmt.Fprintf(w, "| %s | %.2f | %.3g%% |\n", r.Filter, r.BitsPerItem, 100*r.Measured)
+	}
+	fmt.Fprintln(w)
+}
+
+// WriteConcurrency renders the concurrency experiment.
+func WriteConcurrency(w io.Writer, rows []ConcurrencyRow, n int, d time.Duration, m Machine) {
+	fmt.Fprintf(w, "## Throughput vs goroutines\n\n")
+	fmt.Fprintf(w, "Structures of %d keys' capacity holding %d keys; each cell runs for %v. A lookup is of a present or an absent key; "+
+		"an update inserts a goroutine's own fresh key and the next update deletes it. GOMAXPROCS=%d", n, n*9/10, d, m.GOMAXPROCS)
+	if m.GOMAXPROCS <= 2 {
+		fmt.Fprintf(w, ": on this machine more than %d goroutines only take turns, so the columns past %d show the cost of contention, not more parallelism", m.GOMAXPROCS, m.GOMAXPROCS)
+	}
+	fmt.Fprint(w, ". Millions of operations a second; finelock is a cuckoo filter with a lock per stripe of buckets (internal/stripedfilter), "+
+		"mutex and rwmutex wrap filter.Filter.\n\n")
+	type key struct {
+		kind, impl string
+		reads      int
+	}
+	cells := map[key]map[int]float64{}
+	var order []key
+	for _, r := range rows {
+		k := key{r.Kind, r.Impl, r.ReadPct}
+		if cells[k] == nil {
+			cells[k] = map[int]float64{}
+			order = append(order, k)
+		}
+		cells[k][r.Goroutines] = r.OpsPerSec
+	}
+	fmt.Fprintln(w, "| structure | lookups | 1 goroutine | 2 | 4 | 8 |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|")
+	for _, k := range order {
+		c := cells[k]
+		fmt.Fprintf(w, "| %s %s | %d%% | %.1f | %.1f | %.1f | %.1f |\n", k.kind, k.impl, k.reads, c[1]/1e6, c[2]/1e6, c[4]/1e6, c[8]/1e6)
 	}
 	fmt.Fprintln(w)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // Experiments, in the order Run runs them; Config.Only selects by name.
-var Experiments = []string{"probes", "rates", "fpr", "maxload", "deletes"}
+var Experiments = []string{"probes", "rates", "fpr", "maxload", "concurrency", "deletes"}
 
 // Config is one evaluation run.
 type Config struct {
@@ -32,6 +32,8 @@ type sizes struct {
 	maxSlots, maxSeeds       int
 	kicks                    []int
 	insertN                  uint64
+	concN                    int
+	concTime                 time.Duration
 	deleteN, deleteAbsent    int
 }
 
@@ -42,7 +44,8 @@ func sizesFor(quick bool) sizes {
 			rateSmall: 1 << 14, rateLarge: 1 << 22, rateLookups: 1 << 18, rateReps: 2,
 			fprN: 50000, fprAbsent: 500000,
 			maxSlots: 1 << 16, maxSeeds: 2, kicks: []int{50, 100, 200, 500, 1000, 2000},
-			insertN: 1 << 20, deleteN: 100000, deleteAbsent: 500000,
+			insertN: 1 << 20, concN: 1 << 16, concTime: 100 * time.Millisecond,
+			deleteN: 100000, deleteAbsent: 500000,
 		}
 	}
 	return sizes{
@@ -50,7 +53,8 @@ func sizesFor(quick bool) sizes {
 		rateSmall: 1 << 15, rateLarge: 1 << 26, rateLookups: 1 << 21, rateReps: 3,
 		fprN: 1000000, fprAbsent: 10000000,
 		maxSlots: 1 << 22, maxSeeds: 3, kicks: []int{50, 100, 200, 500, 1000, 2000},
-		insertN: 1 << 24, deleteN: 1000000, deleteAbsent: 10000000,
+		insertN: 1 << 24, concN: 1 << 20, concTime: time.Second,
+		deleteN: 1000000, deleteAbsent: 10000000,
 	}
 }
 
@@ -189,6 +193,17 @@ func runOne(b *bytes.Buffer, cfg Config, sz sizes, name string, img func(...stri
 			return err
 		}
 		img(file)
+	case "concurrency":
+		rows, err := Concurrency(sz.concN, sz.concTime, cfg.Seed)
+		if err != nil {
+			return err
+		}
+		WriteConcurrency(b, rows, sz.concN, sz.concTime, ThisMachine())
+		files, err := PlotConcurrency(cfg.Out, rows)
+		if err != nil {
+			return err
+		}
+		img(files...)
 	case "deletes":
 		r, err := Deletes(uint64(sz.deleteN), sz.deleteAbsent, cfg.Seed)
 		if err != nil {

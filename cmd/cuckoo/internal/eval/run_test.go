@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tinySizes keeps every experiment to a fraction of a second.
@@ -14,16 +15,18 @@ var tinySizes = sizes{
 	rateSmall: 1 << 10, rateLarge: 1 << 12, rateLookups: 1 << 10, rateReps: 1,
 	fprN: 5000, fprAbsent: 20000,
 	maxSlots: 1 << 10, maxSeeds: 1, kicks: []int{50, 500},
-	insertN: 1 << 12, deleteN: 5000, deleteAbsent: 20000,
+	insertN: 1 << 12, concN: 1 << 12, concTime: 5 * time.Millisecond,
+	deleteN: 5000, deleteAbsent: 20000,
 }
 
 func TestEveryExperimentWritesItsSectionAndPlots(t *testing.T) {
 	want := map[string][]string{
-		"probes":  {"## Key comparisons per lookup", "probes-hit.png", "probes-miss.png"},
-		"rates":   {"## Lookup time vs load factor", "rates-cache.png", "rates-memory.png"},
-		"fpr":     {"## False-positive rate vs bits per item", "### Other filters", "fpr.png"},
-		"maxload": {"## Maximum load vs bucket size", "maxload.png", "insert-rates.png"},
-		"deletes": {"## Deletion", "cannot delete"},
+		"probes":      {"## Key comparisons per lookup", "probes-hit.png", "probes-miss.png"},
+		"rates":       {"## Lookup time vs load factor", "rates-cache.png", "rates-memory.png"},
+		"fpr":         {"## False-positive rate vs bits per item", "### Other filters", "fpr.png"},
+		"maxload":     {"## Maximum load vs bucket size", "maxload.png", "insert-rates.png"},
+		"concurrency": {"## Throughput vs goroutines", "| filter lockfree | 95% |", "| map xsync | 50% |", "concurrency-filter-95.png", "concurrency-map-50.png"},
+		"deletes":     {"## Deletion", "cannot delete"},
 	}
 	for _, name := range Experiments {
 		t.Run(name, func(t *testing.T) {
