@@ -142,17 +142,6 @@ func (f *Filter) ContainsString(key string) bool {
 // filter.Filter.ContainsHash).
 func (f *Filter) ContainsHash(h uint64) bool {
 	i1, fp := f.locate(h)
-	i2 := f.alt(i1, fp)
-	// The first round of lookup, in this call: it decides almost every
-	// lookup, and the loop is left for retries.
-	v1 := f.load(i1)
-	v2 := f.load(i2)
-	if f.l.has2(v1, v2, fp) {
-		return true
-	}
-	if f.l.counter(f.load(i1)) == f.l.counter(v1) {
-		return false
-	}
 	return f.lookup(i1, fp)
 }
 

@@ -32,6 +32,18 @@ func bloomKey(buf *[8]byte, k uint64) []byte {
 	return buf[:]
 }
 
+// newBloom returns a Bloom filter of the keys with bitsPerItem bits a key
+// and the optimal number of hash functions, round(ln 2 · bitsPerItem).
+func newBloom(keys []uint64, bitsPerItem float64) *bloom.BloomFilter {
+	m := uint(math.Ceil(bitsPerItem * float64(len(keys))))
+	bf := bloom.New(m, uint(max(1, math.Round(math.Ln2*bitsPerItem))))
+	var buf [8]byte
+	for _, key := range keys {
+		bf.Add(bloomKey(&buf, key))
+	}
+	return bf
+}
+
 // PeerFPR measures, for each number of bits per item in bitsPerItem, a
 // Bloom filter of n keys with that many bits and the optimal number of
 // hash functions, and computes a counting Bloom filter's space for the
@@ -43,12 +55,7 @@ func PeerFPR(n int, absent int, bitsPerItem []float64, seed uint64) ([]PeerFPRRo
 	var rows []PeerFPRRow
 	var buf [8]byte
 	for _, bits := range bitsPerItem {
-		m := uint(math.Ceil(bits * float64(n)))
-		k := uint(max(1, math.Round(math.Ln2*bits)))
-		bf := bloom.New(m, k)
-		for _, key := range present {
-			bf.Add(bloomKey(&buf, key))
-		}
+		bf := newBloom(present, bits)
 		hits := 0
 		for _, key := range probe {
 			if bf.Test(bloomKey(&buf, key)) {
@@ -97,12 +104,8 @@ func PeerFPR(n int, absent int, bitsPerItem []float64, seed uint64) ([]PeerFPRRo
 // experiment: it cannot delete, so every "deleted" key is still found.
 func BloomAfterDeletes(n, absent int, bitsPerItem float64, seed uint64) (deletedFound, absentFound float64) {
 	present := keys(n, seed)
-	m := uint(math.Ceil(bitsPerItem * float64(n)))
-	bf := bloom.New(m, uint(max(1, math.Round(math.Ln2*bitsPerItem))))
+	bf := newBloom(present, bitsPerItem)
 	var buf [8]byte
-	for _, key := range present {
-		bf.Add(bloomKey(&buf, key))
-	}
 	hits := 0
 	for _, key := range present[:n/2] { // the half the cuckoo filter deleted
 		if bf.Test(bloomKey(&buf, key)) {
