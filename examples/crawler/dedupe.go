@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/filter"
+)
+
+// maxURL is the longest line read; a longer one is an error.
+const maxURL = 1 << 20
+
+// fprBlock is how many lines share one reading of the filter's expected
+// false-positive rate, which changes slowly as the filter fills.
+const fprBlock = 1024
+
+// filterPass is the frontier's de-duplication with a Scalable cuckoo filter.
+type filterPass struct {
+	lines  int
+	unique int     // URLs the filter answered "new" for, and were inserted
+	seen   *bitset // line i: the filter answered "already seen"
+	// fpr[i/fprBlock] is the filter's expected false-positive rate while
+	// line i was looked up.
+	fpr         []float64
+	stages      int
+	stageCaps   []uint64
+	stageBits   []int
+	bytes       uint64 // SizeInBytes
+	heapBytes   int64  // what the heap grew by while the filter was built
+	expectedFPR float64
+	elapsed     time.Duration
+}
+
+// dedupeFilter streams the URLs of path through a new Scalable filter: a URL
+// it may contain is skipped as seen, the others are inserted (InsertUnique
+// does both in one call), as a crawler's frontier does before enqueueing.
+func dedupeFilter(path string, cfg filter.ScalableConfig) (*filterPass, error) {
+	p := &filterPass{seen: new(bitset)}
+	sc, f, err := scanner(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	before := heapAlloc()
+	start := time.Now()
+	s, err := filter.NewScalable(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for sc.Scan() {
+		if p.lines%fprBlock == 0 {
+			p.fpr = append(p.fpr, s.FalsePositiveRate())
+		}
+		inserted, err := s.InsertUnique(sc.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", p.lines+1, err)
+		}
+		if inserted {
+			p.unique++
+		} else {
+			p.seen.set(p.lines)
+		}
+		p.lines++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	p.elapsed = time.Since(start)
+	// The heap grew by the filter and by this pass's own records.
+	p.heapBytes = heapAlloc() - before - int64(8*cap(p.seen.words)+8*cap(p.fpr))
+	p.bytes = s.SizeInBytes()
+	p.stages = s.Stages()
+	for i := range s.Stages() {
+		p.stageCaps = append(p.stageCaps, s.Stage(i).Capacity())
+		p.stageBits = append(p.stageBits, s.Stage(i).FingerprintBits())
+	}
+	p.expectedFPR = s.FalsePositiveRate()
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(sc) // live across both measurements: it is not part of the filter
+	return p, nil
+}
+
+// mapPass is the exact de-duplication with a map, checked against the filter's.
+type mapPass struct {
+	lines     int
+	unique    int
+	heapBytes int64 // what the heap grew by while the map was built
+	// wronglySkipped counts new URLs that the filter answered "already seen"
+	// for: its false positives, pages the crawl would never fetch.
+	wronglySkipped int
+	// expectedSkipped is the sum of the filter's expected false-positive
+	// rate over the new URLs: the mean of wronglySkipped.
+	expectedSkipped float64
+	// missedRepeats counts URLs seen before that the filter answered "new"
+	// for: false negatives, which a cuckoo filter never gives.
+	missedRepeats int
+	elapsed       time.Duration
+}
+
+// dedupeMap streams the URLs of path through a map[string]struct{}, the exact
+// answer, and compares each with the filter pass's. The map's memory is what
+// the live heap grew by, after a GC, from before the first URL to after the
+// last, with the map still reachable: the map's table and the URL strings
+// it keeps.
+func dedupeMap(path string, fp *filterPass) (*mapPass, error) {
+	p := &mapPass{}
+	sc, f, err := scanner(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	before := heapAlloc()
+	start := time.Now()
+	seen := map[string]struct{}{}
+	for sc.Scan() {
+		line := sc.Bytes()
+		filterSeen := fp.seen.get(p.lines)
+		if _, ok := seen[string(line)]; ok {
+			if !filterSeen {
+				p.missedRepeats++
+			}
+		} else {
+			seen[string(line)] = struct{}{}
+			p.unique++
+			p.expectedSkipped += fp.fpr[p.lines/fprBlock]
+			if filterSeen {
+				p.wronglySkipped++
+			}
+		}
+		p.lines++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	p.elapsed = time.Since(start)
+	p.heapBytes = heapAlloc() - before
+	runtime.KeepAlive(seen)
+	runtime.KeepAlive(sc)
+	return p, nil
+}
+
+func scanner(path string) (*bufio.Scanner, io.Closer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), maxURL)
+	return sc, f, nil
+}
+
+// heapAlloc returns the bytes of live heap objects, after two collections
+// (the second frees what finalizers of the first released).
+func heapAlloc() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
+// bitset is a growing set of line numbers.
+type bitset struct{ words []uint64 }
+
+func (b *bitset) set(i int) {
+	for i/64 >= len(b.words) {
+		b.words = append(b.words, 0)
+	}
+	b.words[i/64] |= 1 << (i % 64)
+}
+
+func (b *bitset) get(i int) bool {
+	return i/64 < len(b.words) && b.words[i/64]&(1<<(i%64)) != 0
+}

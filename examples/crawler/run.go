@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cuckoohash/cuckoo/filter"
+)
+
+// config is one run of the example.
+type config struct {
+	// URLs is the file of URLs, one a line. Empty: generate Generate URLs,
+	// Repeat of them repeats, into a temporary directory.
+	URLs     string
+	Generate int
+	Repeat   float64
+	Seed     uint64 // the generated file's seed
+	// Filter configures the Scalable filter. InitialCapacity is small on
+	// purpose, so that the filter grows stage by stage as URLs come in, as a
+	// crawl's frontier must when it cannot know how much it will find.
+	Filter filter.ScalableConfig
+}
+
+func defaultConfig() config {
+	return config{
+		Generate: 1_000_000,
+		Repeat:   0.3,
+		Seed:     1,
+		Filter:   filter.ScalableConfig{InitialCapacity: 1 << 14, FalsePositiveRate: 0.001},
+	}
+}
+
+// Report is what a run measured.
+type Report struct {
+	Path      string
+	Generated *generated // nil if the URLs came from a file
+	Filter    *filterPass
+	Map       *mapPass
+}
+
+// FilterBytesPerURL is the filter's SizeInBytes per distinct URL.
+func (r Report) FilterBytesPerURL() float64 {
+	return float64(r.Filter.bytes) / float64(r.Map.unique)
+}
+
+// MapBytesPerURL is the map's heap growth per distinct URL.
+func (r Report) MapBytesPerURL() float64 {
+	return float64(r.Map.heapBytes) / float64(r.Map.unique)
+}
+
+// errFalseNegative is returned by run if the filter answered "new" for a URL
+// it had been given: a cuckoo filter never does.
+var errFalseNegative = errors.New("the filter forgot a URL")
+
+// run de-duplicates the URLs of cfg.URLs, or of a generated file, twice: with
+// a Scalable cuckoo filter, then with a map[string]struct{} that also checks
+// the filter's every answer, and writes the report to out.
+func run(ctx context.Context, cfg config, out io.Writer) (Report, error) {
+	rep := Report{Path: cfg.URLs}
+	if rep.Path == "" {
+		if cfg.Generate < 1 || !(cfg.Repeat >= 0 && cfg.Repeat < 1) {
+			return rep, fmt.Errorf("generate %d URLs, %v repeats: want at least 1 URL and a fraction in [0, 1)", cfg.Generate, cfg.Repeat)
+		}
+		dir, err := os.MkdirTemp("", "crawler-")
+		if err != nil {
+			return rep, err
+		}
+		defer os.RemoveAll(dir)
+		rep.Path = filepath.Join(dir, "urls.txt")
+		f, err := os.Create(rep.Path)
+		if err != nil {
+			return rep, err
+		}
+		g, err := generate(f, cfg.Generate, cfg.Repeat, cfg.Seed)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return rep, fmt.Errorf("generate %s: %w", rep.Path, err)
+		}
+		rep.Generated = &g
+	}
+	var err error
+	if rep.Filter, err = dedupeFilter(rep.Path, cfg.Filter); err != nil {
+		return rep, err
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	if rep.Map, err = dedupeMap(rep.Path, rep.Filter); err != nil {
+		return rep, err
+	}
+	if rep.Map.unique == 0 {
+		return rep, fmt.Errorf("%s: no URLs", rep.Path)
+	}
+	if err := rep.print(out, cfg); err != nil {
+		return rep, err
+	}
+	if rep.Map.missedRepeats > 0 {
+		return rep, fmt.Errorf("%w: %d repeated URLs answered new", errFalseNegative, rep.Map.missedRepeats)
+	}
+	return rep, nil
+}
+
+func (r Report) print(out io.Writer, cfg config) error {
+	f, m := r.Filter, r.Map
+	if g := r.Generated; g != nil {
+		fmt.Fprintf(out, "%d URLs generated (%d distinct, %.0f%% repeats, %.1f MB), streamed from %s\n\n",
+			g.lines, g.distinct, 100*float64(g.lines-g.distinct)/float64(g.lines), float64(g.bytes)/1e6, r.Path)
+	} else {
+		fmt.Fprintf(out, "%d URLs streamed from %s\n\n", m.lines, r.Path)
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tnew URLs\tskipped as seen\twrongly skipped\tmemory\tbytes/URL\tURLs/s\t")
+	fmt.Fprintf(tw, "map[string]struct{}\t%d\t%d\t–\t%s\t%.1f\t%.2fM\t\n",
+		m.unique, m.lines-m.unique, mib(m.heapBytes), r.MapBytesPerURL(), float64(m.lines)/m.elapsed.Seconds()/1e6)
+	fmt.Fprintf(tw, "filter.Scalable\t%d\t%d\t%d (%.3f%%)\t%s\t%.2f\t%.2fM\t\n",
+		f.unique, f.lines-f.unique, m.wronglySkipped, 100*float64(m.wronglySkipped)/float64(m.unique),
+		mib(int64(f.bytes)), r.FilterBytesPerURL(), float64(f.lines)/f.elapsed.Seconds()/1e6)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	caps := make([]string, len(f.stageCaps))
+	for i, c := range f.stageCaps {
+		caps[i] = fmt.Sprintf("%d×%d bits", c, f.stageBits[i])
+	}
+	fmt.Fprintf(out, "\nthe filter grew to %d stages (capacity × fingerprint: %s);\n", f.stages, strings.Join(caps, ", "))
+	fmt.Fprintf(out, "the heap grew by %s while it was built (SizeInBytes: %s)\n", mib(f.heapBytes), mib(int64(f.bytes)))
+	fmt.Fprintf(out, "wrongly skipped: %d new URLs the filter took for seen, %.1f expected from its rate as it grew (configured bound %.3f%% of new URLs)\n",
+		m.wronglySkipped, m.expectedSkipped, 100*cfg.Filter.FalsePositiveRate)
+	fmt.Fprintf(out, "repeats the filter missed: %d (a cuckoo filter has no false negatives)\n", m.missedRepeats)
+	_, err := fmt.Fprintf(out, "memory per URL: the filter takes 1/%.0f of the map's (map: live heap growth after GC; filter: SizeInBytes)\n",
+		r.MapBytesPerURL()/r.FilterBytesPerURL())
+	return err
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }
