@@ -130,13 +130,21 @@ func (r Report) print(out io.Writer, cfg config) error {
 	for i, c := range f.stageCaps {
 		caps[i] = fmt.Sprintf("%d×%d bits", c, f.stageBits[i])
 	}
-	fmt.Fprintf(out, "\nthe filter grew to %d stages (capacity × fingerprint: %s);\n", f.stages, strings.Join(caps, ", "))
+	stages := "stages"
+	if f.stages == 1 {
+		stages = "stage"
+	}
+	fmt.Fprintf(out, "\nthe filter grew to %d %s (capacity × fingerprint: %s);\n", f.stages, stages, strings.Join(caps, ", "))
 	fmt.Fprintf(out, "the heap grew by %s while it was built (SizeInBytes: %s)\n", mib(f.heapBytes), mib(int64(f.bytes)))
 	fmt.Fprintf(out, "wrongly skipped: %d new URLs the filter took for seen, %.1f expected from its rate as it grew (configured bound %.3f%% of new URLs)\n",
 		m.wronglySkipped, m.expectedSkipped, 100*cfg.Filter.FalsePositiveRate)
 	fmt.Fprintf(out, "repeats the filter missed: %d (a cuckoo filter has no false negatives)\n", m.missedRepeats)
-	_, err := fmt.Fprintf(out, "memory per URL: the filter takes 1/%.0f of the map's (map: live heap growth after GC; filter: SizeInBytes)\n",
-		r.MapBytesPerURL()/r.FilterBytesPerURL())
+	share, note := fmt.Sprintf("1/%.0f of", r.MapBytesPerURL()/r.FilterBytesPerURL()), ""
+	if r.FilterBytesPerURL() > r.MapBytesPerURL() {
+		share = fmt.Sprintf("%.1f×", r.FilterBytesPerURL()/r.MapBytesPerURL())
+		note = fmt.Sprintf("; too few URLs for its first stage, sized for %d", f.stageCaps[0])
+	}
+	_, err := fmt.Fprintf(out, "memory per URL: the filter takes %s the map's (map: live heap growth after GC; filter: SizeInBytes%s)\n", share, note)
 	return err
 }
 
