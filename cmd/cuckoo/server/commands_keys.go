@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"fmt"
+	"iter"
 	"runtime"
 	"slices"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidwall/match"
+	"github.com/zeebo/xxh3"
 )
 
 // The key-space and connection commands that clients and tools send.
@@ -252,11 +255,14 @@ func cmdKeys(s *Server, cl *client, a [][]byte) {
 	}
 }
 
-// SCAN cursor [MATCH pattern] [COUNT n] [TYPE t]. The map has no stable
-// cursor, so SCAN sorts the keys and the cursor is a position in that order:
-// a key present for the whole scan is returned at least once (keys added
-// before it in the order shift it later, never earlier). Each call costs a
-// pass over the key space; KEYS-sized key spaces only.
+// SCAN cursor [MATCH pattern] [COUNT n] [TYPE t]. The map has no iteration
+// cursor, so keys are visited in the order of a fixed 64-bit hash of their
+// names, and the cursor is the hash the next call starts at: each call
+// returns the keys hashed in [cursor, next), the COUNT lowest (all keys that
+// share the last hash, so a tie is never split). The ranges of a scan
+// partition the hash space, so a key present for the whole scan is returned
+// exactly once, whatever is added or deleted meanwhile, as Redis promises.
+// Each call costs a pass over the key space.
 func cmdScan(s *Server, cl *client, a [][]byte) {
 	cur, err := strconv.ParseUint(string(a[1]), 10, 64)
 	if err != nil {
@@ -286,30 +292,57 @@ func cmdScan(s *Server, cl *client, a [][]byte) {
 			return
 		}
 	}
-	var keys []string
-	for k := range s.store.keys.All() {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	page, next := scanPage(s.store.keys.All(), cur, count)
 	var out []string
-	i := int(min(cur, uint64(len(keys))))
-	end := min(i+count, len(keys))
-	for ; i < end; i++ {
-		if (pat == "*" || match.Match(keys[i], pat)) && (typ == "" || typ == typeName) {
-			out = append(out, keys[i])
+	for _, k := range page {
+		if (pat == "*" || match.Match(k, pat)) && (typ == "" || typ == typeName) {
+			out = append(out, k)
 		}
 	}
-	next := end
-	if end >= len(keys) {
-		next = 0
-	}
 	cl.wr.WriteArray(2)
-	cl.wr.WriteBulkString(strconv.Itoa(next))
+	cl.wr.WriteBulkString(strconv.FormatUint(next, 10))
 	cl.wr.WriteArray(len(out))
 	for _, k := range out {
 		cl.wr.WriteBulkString(k)
 	}
 }
+
+// scanPage returns the count keys of seq with the lowest scan hashes at or
+// above cur, plus every other key sharing the highest of those hashes, and
+// the cursor after them: 0 when none are left.
+func scanPage[V any](seq iter.Seq2[string, V], cur uint64, count int) ([]string, uint64) {
+	type hashed struct {
+		h uint64
+		k string
+	}
+	var cands []hashed
+	for k := range seq {
+		if h := scanHash(k); h >= cur {
+			cands = append(cands, hashed{h, k})
+		}
+	}
+	if len(cands) <= count {
+		keys := make([]string, len(cands))
+		for i, c := range cands {
+			keys[i] = c.k
+		}
+		return keys, 0
+	}
+	slices.SortFunc(cands, func(x, y hashed) int { return cmp.Compare(x.h, y.h) })
+	last := cands[count-1].h
+	var keys []string
+	for _, c := range cands {
+		if c.h > last {
+			break
+		}
+		keys = append(keys, c.k)
+	}
+	// last+1 wraps to 0, the end, only when last is the highest hash.
+	return keys, last + 1
+}
+
+// scanHash orders the key space for SCAN; fixed, so cursors outlive a call.
+func scanHash(key string) uint64 { return xxh3.HashString(key) }
 
 func cmdFlush(s *Server, cl *client, a [][]byte) {
 	if len(a) > 2 || (len(a) == 2 && !strings.EqualFold(string(a[1]), "sync") && !strings.EqualFold(string(a[1]), "async")) {

@@ -339,6 +339,53 @@ func TestKeyspaceCommands(t *testing.T) {
 	wantErr(t, c.Do(ctx, "CF.ADD", "k").Err(), "ERR wrong number of arguments for 'cf.add' command")
 }
 
+// TestScanUnderChurn checks Redis's SCAN promise while keys come and go
+// between calls: a key present for the whole scan is returned exactly once,
+// and the scan ends.
+func TestScanUnderChurn(t *testing.T) {
+	_, addr := start(t, server.Config{})
+	c := client(t, addr)
+	ctx := context.Background()
+	const stable, churn = 150, 150
+	for i := range stable {
+		c.CFAdd(ctx, fmt.Sprintf("stable%d", i), "x")
+	}
+	for i := range churn {
+		c.CFAdd(ctx, fmt.Sprintf("gone%d", i), "x")
+	}
+	seen := map[string]int{}
+	calls := 0
+	for cur := uint64(0); ; calls++ {
+		if calls > stable+churn*2 {
+			t.Fatal("SCAN does not end")
+		}
+		ks, next, err := c.Scan(ctx, cur, "*", 7).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ks {
+			seen[k]++
+		}
+		// Between calls, delete five old keys and add five new ones.
+		for j := range 5 {
+			c.Del(ctx, fmt.Sprintf("gone%d", calls*5+j))
+			c.CFAdd(ctx, fmt.Sprintf("new%d", calls*5+j), "x")
+		}
+		if next == 0 {
+			break
+		}
+		cur = next
+	}
+	for i := range stable {
+		if k := fmt.Sprintf("stable%d", i); seen[k] != 1 {
+			t.Errorf("%s returned %d times, want once", k, seen[k])
+		}
+	}
+	if calls < stable/7 {
+		t.Errorf("%d SCAN calls for %d keys at COUNT 7", calls, stable)
+	}
+}
+
 func sorted(s []string) []string {
 	out := append([]string(nil), s...)
 	for i := range out {
