@@ -48,10 +48,7 @@ func (f *Filter) CheckInvariants() error {
 			}
 		}
 	}
-	var sum int64
-	for i := range f.counts {
-		sum += f.counts[i].n.Load()
-	}
+	sum := f.count.load()
 	if sum < 0 || uint64(sum) != used {
 		return fmt.Errorf("the stripe counts add up to %d, the table holds %d fingerprints", sum, used)
 	}

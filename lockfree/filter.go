@@ -22,15 +22,6 @@ var (
 	hashString = hashing.String
 )
 
-// countStripes spreads Len's counter over cache lines, so that inserts and
-// deletes on different buckets do not all write one line.
-const countStripes = 8
-
-type paddedCount struct {
-	n atomic.Int64
-	_ [56]byte
-}
-
 // Filter is a cuckoo filter that any number of goroutines may use at once,
 // with no lock: see the package documentation. Its zero value is not usable;
 // call New or FromFilter.
@@ -40,7 +31,7 @@ type Filter struct {
 	l      layout
 	cfg    filter.Config // as given, for snapshots
 	layout filter.Layout
-	counts [countStripes]paddedCount
+	count  lenCount
 	paths  sync.Pool // *[]node, path-search scratch
 }
 
@@ -93,7 +84,7 @@ func FromFilter(g *filter.Filter) (*Filter, error) {
 			}
 		}
 		f.words[i].Store(v)
-		f.counts[i%countStripes].n.Add(int64(n))
+		f.count.add(int64(n))
 	}
 	if bucket, fp, ok := g.Victim(); ok {
 		if err := f.insert(bucket, fp); err != nil {
@@ -126,7 +117,7 @@ func (f *Filter) load(i uint64) uint64 { return kcas.Load(&f.words[i]) }
 // on it: the expected value for a single-word CompareAndSwap.
 func (f *Filter) settle(i uint64) uint64 { return kcas.Settle(&f.words[i]) }
 
-func (f *Filter) added(i uint64, n int64) { f.counts[i%countStripes].n.Add(n) }
+func (f *Filter) added(n int64) { f.count.add(n) }
 
 // Contains reports whether key may have been inserted. It never returns
 // false for a key whose Insert returned before Contains was called and that
@@ -247,7 +238,7 @@ func (f *Filter) DeleteHash(h uint64) bool {
 		v1 := f.settle(i1)
 		if j := f.l.find(v1, fp); j >= 0 {
 			if f.words[i1].CompareAndSwap(v1, f.l.bump(f.l.setSlot(v1, uint(j), 0))) {
-				f.added(i1, -1)
+				f.added(-1)
 				return true
 			}
 			continue
@@ -255,7 +246,7 @@ func (f *Filter) DeleteHash(h uint64) bool {
 		v2 := f.settle(i2)
 		if j := f.l.find(v2, fp); j >= 0 {
 			if f.words[i2].CompareAndSwap(v2, f.l.bump(f.l.setSlot(v2, uint(j), 0))) {
-				f.added(i2, -1)
+				f.added(-1)
 				return true
 			}
 			continue
@@ -269,11 +260,7 @@ func (f *Filter) DeleteHash(h uint64) bool {
 // Len returns the number of fingerprints stored. Under concurrent writers
 // it is exact only at quiescence.
 func (f *Filter) Len() uint64 {
-	var n int64
-	for i := range f.counts {
-		n += f.counts[i].n.Load()
-	}
-	return uint64(max(n, 0))
+	return uint64(max(f.count.load(), 0))
 }
 
 // Capacity returns the number of distinct keys the filter was sized for.
@@ -309,9 +296,7 @@ func (f *Filter) Reset() {
 	for i := range f.words {
 		f.words[i].Store(0)
 	}
-	for i := range f.counts {
-		f.counts[i].n.Store(0)
-	}
+	f.count.reset()
 }
 
 // snapshotRounds bounds the collections Snapshot makes while writers keep

@@ -53,7 +53,7 @@ func (f *Filter) addTo(i uint64, fp uint32) bool {
 			return false
 		}
 		if f.words[i].CompareAndSwap(v, f.l.bump(f.l.setSlot(v, uint(j), fp))) {
-			f.added(i, 1)
+			f.added(1)
 			return true
 		}
 	}
