@@ -22,20 +22,26 @@ type paddedCount struct {
 // stripes is exact; a stripe alone may be negative.
 type lenCount struct {
 	stripes [countStripes]paddedCount
-	tokens  sync.Pool // *uint32: a stripe index, one per P
+	tokens  sync.Pool // *stripeToken, one per P
 	next    atomic.Uint32
 }
 
 func (c *lenCount) add(n int64) {
-	t, _ := c.tokens.Get().(*uint32)
+	t, _ := c.tokens.Get().(*stripeToken)
 	if t == nil {
 		// One per P, again after a GC empties the pool: handed out in
 		// turn, so the Ps of a small machine get stripes of their own.
-		t = new(uint32)
-		*t = c.next.Add(1) % countStripes
+		t = &stripeToken{stripe: c.next.Add(1) % countStripes}
 	}
-	c.stripes[*t].n.Add(n)
+	c.stripes[t.stripe].n.Add(n)
 	c.tokens.Put(t)
+}
+
+// stripeToken is padded to a cache line so that no other object written by
+// another core shares its line.
+type stripeToken struct {
+	stripe uint32
+	_      [60]byte
 }
 
 func (c *lenCount) load() int64 {

@@ -196,7 +196,7 @@ func CAS(entries ...Entry) bool {
 			panic("kcas: a word appears twice")
 		}
 	}
-	index, seq, hint := claim()
+	index, seq, h := claim()
 	d := &table[index]
 	d.n.Store(uint32(len(es)))
 	for j, e := range es {
@@ -220,7 +220,7 @@ func CAS(entries ...Entry) bool {
 			continue
 		}
 		d.state.Store(state(seq, free)) // never published: nobody saw m
-		hints.Put(hint)
+		hints.Put(h)
 		return false
 	}
 	if testHookPublished != nil {
@@ -229,7 +229,7 @@ func CAS(entries ...Entry) bool {
 	help(m)
 	ok := d.state.Load()&3 == succeeded
 	d.state.Store(state(seq, free))
-	hints.Put(hint)
+	hints.Put(h)
 	return ok
 }
 
@@ -239,17 +239,22 @@ func CAS(entries ...Entry) bool {
 // descriptor's are not. A hint is only a starting point; losing one (a GC
 // clears the pool) costs a random start.
 var hints = sync.Pool{New: func() any {
-	h := new(uint64)
-	*h = rand.Uint64() & indexMask
-	return h
+	return &hint{index: rand.Uint64() & indexMask}
 }}
+
+// hint is padded to a cache line: two Ps' hints sharing a line (the
+// allocator packs small objects) would make every claim a cache miss.
+type hint struct {
+	index uint64
+	_     [56]byte
+}
 
 // claim takes a free descriptor, starting at this P's hint (see hints), and
 // gives it a new sequence number. The caller returns the hint with
 // hints.Put once the descriptor is free again.
-func claim() (index, seq uint64, hint *uint64) {
-	hint = hints.Get().(*uint64)
-	start := *hint
+func claim() (index, seq uint64, h *hint) {
+	h = hints.Get().(*hint)
+	start := h.index
 	for tries := 0; ; tries++ {
 		index = (start + uint64(tries)) & indexMask
 		d := &table[index]
@@ -257,8 +262,8 @@ func claim() (index, seq uint64, hint *uint64) {
 		if st&3 == free {
 			seq = (st>>2 + 1) & seqMask
 			if d.state.CompareAndSwap(st, state(seq, active)) {
-				*hint = index
-				return index, seq, hint
+				h.index = index
+				return index, seq, h
 			}
 		}
 		if tries%TableSize == TableSize-1 {
