@@ -31,14 +31,19 @@
 //   - Insert: a single CAS that puts the fingerprint into an empty slot of
 //     either bucket is the linearization point. If both are full, the
 //     writer searches breadth first for a displacement chain, reading only,
-//     then migrates it from its end backwards (insert.go) and tries again.
+//     then migrates it from its end backwards (insert.go). The chain's last
+//     moves, up to three, and the store of the new fingerprint into the slot
+//     they free at the chain's head are one K-CAS of up to four words; its
+//     linearization point (below) is the insert's. If a step fails, the
+//     insert tries again from the start.
 //   - Migration of one fingerprint from bucket x to bucket y: one K-CAS of
 //     the two words that clears the slot in x, fills a free slot in y and
-//     increments both counters. Its linearization point is the CAS that
-//     marks its second word (kcas). A fingerprint is therefore in exactly
-//     one of its buckets at every moment: never in none (a lookup would
-//     miss it) and never in both (a concurrent Delete could remove one copy
-//     and leave a phantom).
+//     increments both counters, or a part of the insert's K-CAS that moves
+//     several fingerprints each one bucket along the chain. Its
+//     linearization point is the CAS that marks its last word (kcas). A
+//     fingerprint is therefore in exactly one of its buckets at every
+//     moment: never in none (a lookup would miss it) and never in both (a
+//     concurrent Delete could remove one copy and leave a phantom).
 //   - Delete: the CAS that clears one slot holding the fingerprint, after
 //     the same two-stage search as a lookup.
 //   - Contains (two-stage lookup): read bucket i1 (time t1), bucket i2 (t2),
@@ -66,8 +71,8 @@
 // # The K-CAS
 //
 // Package internal/kcas implements it (its doc states the protocol): the
-// two words are marked in a fixed order (lower address, that is lower
-// bucket index, first), a goroutine that meets a marked word completes that
+// words are marked in a fixed order (lower address, that is lower bucket
+// index, first), a goroutine that meets a marked word completes that
 // operation instead of waiting, and descriptors live in a fixed table and
 // are named in marks by index and sequence number. kcas requires that a
 // word never repeats a value; the counter provides that up to the same
@@ -90,10 +95,10 @@
 // nothing is lost, and Insert returns ErrFull. One goroutine inserting
 // alone gets the same promise as filter.New: Capacity distinct keys fit.
 // With several goroutines inserting near full load, a chain may be
-// invalidated by another writer mid-migration, or the slot it freed taken
-// by another insert; Insert then searches again, at most 8 rounds, and may
-// return ErrFull slightly before Capacity keys are in. Retrying the insert
-// is always safe.
+// invalidated by another writer mid-migration (its head slot is freed only
+// by the insert's own K-CAS, so no other insert can take it); Insert then
+// searches again, at most 8 rounds, and may return ErrFull slightly before
+// Capacity keys are in. Retrying the insert is always safe.
 //
 // # Snapshots
 //

@@ -8,14 +8,18 @@ import "github.com/cuckoohash/cuckoo/internal/kcas"
 //     point of the insert).
 //  2. Otherwise search breadth first, reading only, for a chain of
 //     fingerprints ending at a bucket with a free slot, as filter does.
-//  3. Migrate the chain from its end backwards: each step moves one
-//     fingerprint from bucket x to its other bucket y with one K-CAS of the
-//     two words (clear the slot in x, fill a free slot in y, bump both
-//     counters), so the fingerprint is in exactly one of its buckets at
-//     every moment. If a step finds a word changed, the chain is abandoned:
-//     the steps already taken are valid moves, nothing is lost.
-//  4. Go back to 1; the freed slot at the head of the chain may have been
-//     taken meanwhile, so a bounded number of rounds is allowed.
+//  3. Migrate the chain from its end backwards. While more than
+//     kcas.MaxWords-1 moves remain, each step moves one fingerprint from
+//     bucket x to its other bucket y with one K-CAS of the two words (clear
+//     the slot in x, fill a free slot in y, bump both counters). The last
+//     moves, those out of the key's own bucket included, and the insert of
+//     the new fingerprint into the slot they free are one K-CAS of up to
+//     kcas.MaxWords words: its success is the insert's linearization point,
+//     and no other insert can take the freed slot first. Every fingerprint
+//     is in exactly one of its buckets at every moment. If a step finds a
+//     word changed, the chain is abandoned: the steps already taken are
+//     valid moves, nothing is lost.
+//  4. Go back to 1, a bounded number of rounds.
 
 // maxRounds bounds the search-and-migrate rounds of one insert that keeps
 // losing its freed slot to concurrent inserts.
@@ -36,7 +40,11 @@ func (f *Filter) insert(i1 uint64, fp uint32) error {
 		if f.addTo(i1, fp) || f.addTo(i2, fp) {
 			return nil
 		}
-		if !f.makeRoom(i1, i2) {
+		inserted, found := f.makeRoom(i1, i2, fp)
+		if inserted {
+			return nil
+		}
+		if !found {
 			return ErrFull
 		}
 	}
@@ -59,10 +67,11 @@ func (f *Filter) addTo(i uint64, fp uint32) bool {
 	}
 }
 
-// makeRoom frees a slot in bucket i1 or i2 by migrating a chain of
-// fingerprints, and reports whether a chain was found (whether or not its
-// migration completed: the caller retries either way).
-func (f *Filter) makeRoom(i1, i2 uint64) bool {
+// makeRoom searches for a chain of fingerprints from bucket i1 or i2 to a
+// bucket with a free slot and migrates it, inserting newFP into the slot it
+// frees. It reports whether newFP was inserted, and whether a chain was
+// found (the caller retries while one is).
+func (f *Filter) makeRoom(i1, i2 uint64, newFP uint32) (inserted, found bool) {
 	bufp := f.paths.Get().(*[]node)
 	defer f.paths.Put(bufp)
 	q := append((*bufp)[:0], node{bucket: i1, parent: -1})
@@ -83,9 +92,9 @@ func (f *Filter) makeRoom(i1, i2 uint64) bool {
 				continue
 			}
 			if f.l.find(f.load(y), 0) >= 0 {
-				f.migrate(q, head, s, fp, y)
+				inserted = f.migrate(q, head, s, fp, y, newFP)
 				*bufp = q[:0]
-				return true
+				return inserted, true
 			}
 			if len(q) < cap(q) {
 				q = append(q, node{bucket: y, fp: fp, parent: int32(head), slot: uint8(s)})
@@ -93,7 +102,7 @@ func (f *Filter) makeRoom(i1, i2 uint64) bool {
 		}
 	}
 	*bufp = q[:0]
-	return false
+	return false, false
 }
 
 func onPath(q []node, n int, y uint64) bool {
@@ -105,22 +114,87 @@ func onPath(q []node, n int, y uint64) bool {
 	return false
 }
 
+// step is one move of a chain: fingerprint fp leaves slot `slot` of bucket
+// from for a free slot of bucket to.
+type step struct {
+	from, to uint64
+	fp       uint32
+	slot     uint
+}
+
 // migrate moves the chain ending with fingerprint fp in slot s of node n's
-// bucket into bucket y, back to front, stopping at the first step that
-// finds the table changed.
-func (f *Filter) migrate(q []node, n int, s uint, fp uint32, y uint64) {
+// bucket into bucket y, back to front, and inserts newFP into the slot the
+// chain frees at its head. It stops at the first step that finds the table
+// changed, and reports whether newFP was inserted.
+func (f *Filter) migrate(q []node, n int, s uint, fp uint32, y uint64, newFP uint32) bool {
+	moves := 1
+	for m := n; q[m].parent >= 0; m = int(q[m].parent) {
+		moves++
+	}
+	var last [kcas.MaxWords - 1]step // made with the insert in one K-CAS, tail first
+	k := 0
 	x := q[n].bucket
 	for {
-		if !f.move(x, s, fp, y) {
-			return
+		if moves > len(last) {
+			if !f.move(x, s, fp, y) {
+				return false
+			}
+		} else {
+			last[k] = step{from: x, to: y, fp: fp, slot: s}
+			k++
 		}
+		moves--
 		if q[n].parent < 0 {
-			return
+			break
 		}
 		y, fp, s = x, q[n].fp, uint(q[n].slot)
 		n = int(q[n].parent)
 		x = q[n].bucket
 	}
+	return f.shiftInsert(last[:k], newFP)
+}
+
+// shiftInsert makes the last steps of a chain (tail first, at most
+// kcas.MaxWords-1) and puts newFP into the slot they free at the head, all
+// in one K-CAS, and reports whether it did; false if a bucket no longer
+// holds what the chain expects.
+func (f *Filter) shiftInsert(steps []step, newFP uint32) bool {
+	var es [kcas.MaxWords]kcas.Entry
+	head := steps[len(steps)-1]
+	for {
+		// The head bucket: its fingerprint leaves, newFP takes the slot.
+		v := f.settle(head.from)
+		if f.l.slot(v, head.slot) != head.fp {
+			return false
+		}
+		es[0] = f.entry(head.from, v, f.l.setSlot(v, head.slot, newFP))
+		// Each middle bucket takes the fingerprint of the step before and
+		// gives up the one of the step after; the tail takes a free slot.
+		for j := len(steps) - 1; j >= 0; j-- {
+			st := steps[j]
+			v := f.settle(st.to)
+			var slot int
+			if j > 0 {
+				if slot = int(steps[j-1].slot); f.l.slot(v, uint(slot)) != steps[j-1].fp {
+					return false
+				}
+			} else if slot = f.l.find(v, 0); slot < 0 {
+				return false
+			}
+			es[len(steps)-j] = f.entry(st.to, v, f.l.setSlot(v, uint(slot), st.fp))
+		}
+		if kcas.CAS(es[:len(steps)+1]...) {
+			f.added(1)
+			return true
+		}
+		// A word changed between settle and the K-CAS: look again.
+	}
+}
+
+// entry is the K-CAS entry that changes bucket i from old to updated with
+// its counter bumped, or back to old with its counter bumped on failure.
+func (f *Filter) entry(i uint64, old, updated uint64) kcas.Entry {
+	return kcas.Entry{Word: &f.words[i], Old: old, New: f.l.bump(updated), Restore: f.l.bump(old)}
 }
 
 // move moves fingerprint fp from slot s of bucket x to a free slot of
@@ -135,11 +209,7 @@ func (f *Filter) move(x uint64, s uint, fp uint32, y uint64) bool {
 		if e < 0 {
 			return false
 		}
-		ok := kcas.CAS(
-			kcas.Entry{Word: &f.words[x], Old: vx, New: f.l.bump(f.l.setSlot(vx, s, 0)), Restore: f.l.bump(vx)},
-			kcas.Entry{Word: &f.words[y], Old: vy, New: f.l.bump(f.l.setSlot(vy, uint(e), fp)), Restore: f.l.bump(vy)},
-		)
-		if ok {
+		if kcas.CAS(f.entry(x, vx, f.l.setSlot(vx, s, 0)), f.entry(y, vy, f.l.setSlot(vy, uint(e), fp))) {
 			// The stripe counts only sum to Len, so a move needs no update.
 			return true
 		}
