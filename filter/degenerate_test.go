@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/cuckoohash/cuckoo/internal/hashing"
+	"github.com/cuckoohash/cuckoo/internal/modeltest"
 )
 
 // degenerateHashes replace the key hash to force the paths a good hash
@@ -63,13 +64,13 @@ func TestDegenerateModel(t *testing.T) {
 							for range ops {
 								// Inserts outnumber deletes, so the filter
 								// fills until it refuses.
-								op := []int{opInsert, opInsert, opInsertUnique, opContains, opDelete, opCount}[r.IntN(6)]
-								m.apply(op, []byte{byte(r.IntN(200))})
+								op := []int{modeltest.OpInsert, modeltest.OpInsert, modeltest.OpInsertUnique, modeltest.OpContains, modeltest.OpDelete, modeltest.OpCount}[r.IntN(6)]
+								m.Apply(op, []byte{byte(r.IntN(200))})
 							}
-							if m.total == 0 {
+							if m.Total == 0 {
 								t.Fatal("no insert succeeded")
 							}
-							t.Logf("%d keys held, %d inserts refused", m.total, m.refused)
+							t.Logf("%d keys held, %d inserts refused", m.Total, m.Refused)
 						})
 					}
 				}
@@ -165,13 +166,13 @@ func TestDegenerateScalable(t *testing.T) {
 					r := rand.New(rand.NewPCG(uint64(b), 3))
 					inserts := 0
 					for inserts < 6*b {
-						op := []int{opInsert, opInsert, opInsertUnique, opContains, opDelete, opCount}[r.IntN(6)]
-						if op == opInsert || op == opInsertUnique {
+						op := []int{modeltest.OpInsert, modeltest.OpInsert, modeltest.OpInsertUnique, modeltest.OpContains, modeltest.OpDelete, modeltest.OpCount}[r.IntN(6)]
+						if op == modeltest.OpInsert || op == modeltest.OpInsertUnique {
 							inserts++
 						}
-						m.apply(op, []byte{byte(r.IntN(50))})
+						m.Apply(op, []byte{byte(r.IntN(50))})
 					}
-					t.Logf("%d keys in %d stages", m.total, s.Stages())
+					t.Logf("%d keys in %d stages", m.Total, s.Stages())
 				})
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/modeltest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -69,6 +70,12 @@ func goldenKeys(n int) [][]byte {
 		out[i] = fmt.Appendf(nil, "key-%d", i)
 	}
 	return out
+}
+
+// target is the method set that Filter and Scalable share.
+type target interface {
+	modeltest.Target
+	MarshalBinary() ([]byte, error)
 }
 
 // goldenCases build the golden files deterministically: fixed seeds, fixed

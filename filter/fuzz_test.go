@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/modeltest"
 )
 
 // fuzzConfig decodes the first four bytes of a fuzz input into a small
@@ -44,10 +45,10 @@ func FuzzModel(f *testing.F) {
 	// A long run of inserts of distinct keys fills the filter to ErrFull.
 	long := []byte{0x01, 0, 10, 2}
 	for i := range 200 {
-		long = append(long, opInsert, byte(i))
+		long = append(long, modeltest.OpInsert, byte(i))
 	}
 	for i := range 200 {
-		long = append(long, opDelete, byte(i))
+		long = append(long, modeltest.OpDelete, byte(i))
 	}
 	f.Add(long)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -60,7 +61,7 @@ func FuzzModel(f *testing.F) {
 			flt.UseRandomWalk()
 		}
 		m := newFilterModel(t, flt)
-		m.run(ops[:min(len(ops), 2*maxFuzzOps)], 256)
+		m.Run(ops[:min(len(ops), 2*maxFuzzOps)], 256)
 	})
 }
 
@@ -69,10 +70,10 @@ func FuzzScalableModel(f *testing.F) {
 	f.Add([]byte{0x01, 0, 2, 7, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 4, 9, 3, 9})
 	long := []byte{0x02, 3, 1, 5}
 	for i := range 250 {
-		long = append(long, opInsert, byte(i))
+		long = append(long, modeltest.OpInsert, byte(i))
 	}
 	for i := range 250 {
-		long = append(long, opDelete, byte(i))
+		long = append(long, modeltest.OpDelete, byte(i))
 	}
 	f.Add(long)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -96,12 +97,12 @@ func FuzzScalableModel(f *testing.F) {
 		// capping the copies of a key at 4 keeps most inputs on the growth
 		// paths.
 		const maxCopies = 4
-		for ; len(ops) >= 2 && m.step < maxFuzzOps; ops = ops[2:] {
-			op, key := int(ops[0])%numOps, []byte{ops[1]}
-			if (op == opInsert || op == opInsertUnique) && m.counts[string(key)] >= maxCopies {
-				op = opCount
+		for n := 0; len(ops) >= 2 && n < maxFuzzOps; ops, n = ops[2:], n+1 {
+			op, key := int(ops[0])%modeltest.NumOps, []byte{ops[1]}
+			if (op == modeltest.OpInsert || op == modeltest.OpInsertUnique) && m.Counts[string(key)] >= maxCopies {
+				op = modeltest.OpCount
 			}
-			m.apply(op, key)
+			m.Apply(op, key)
 		}
 		enc := mustMarshal(t, s)
 		var g filter.Scalable

@@ -1,78 +1,41 @@
 package filter_test
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/modeltest"
 )
 
-// This file holds the model-based checker shared by the fuzz tests and the
-// degenerate-hash tests: a sequence of operations is applied both to a filter
-// and to a map[string]int multiset, and after each one the filter must agree
-// with the model wherever a cuckoo filter promises to.
+// The model checker is internal/modeltest's; this file adapts Filter and
+// Scalable to it and shows that it catches planted defects.
 
-// target is the method set that Filter and Scalable share.
-type target interface {
-	Insert(key []byte) error
-	InsertUnique(key []byte) (bool, error)
-	Contains(key []byte) bool
-	Delete(key []byte) bool
-	Count(key []byte) int
-	Len() uint64
-	MarshalBinary() ([]byte, error)
+func newFilterModel(t testing.TB, f *filter.Filter) *modeltest.Model {
+	return modeltest.New(t, f, encoding(t, f), f.CheckInvariants)
 }
 
-// Operations of the model loop, decoded from one byte.
-const (
-	opInsert = iota
-	opInsertUnique
-	opContains
-	opDelete
-	opCount
-	numOps
-)
-
-var opNames = [numOps]string{"Insert", "InsertUnique", "Contains", "Delete", "Count"}
-
-// model checks a target against a multiset of the keys it accepted.
-type model struct {
-	t      testing.TB
-	f      target
-	counts map[string]int
-	total  uint64
-	// fullOK says whether ErrFull may be a legitimate answer; fullAllowed, if
-	// set, says for which keys (a Scalable refuses only a key of which its
-	// newest stage holds 2b copies, and grows otherwise).
-	fullOK      bool
-	fullAllowed func(key []byte) bool
-	// invariants checks the target's internal invariants after a mutation.
-	invariants func() error
-	// deletable, if set, says whether deleting a key the model holds is
-	// safe to check; see scalableDeleteSafe.
-	deletable func(key []byte) bool
-	// step counts operations and op names the current one, for messages.
-	step int
-	op   string
-	// refused counts inserts refused with ErrFull.
-	refused int
-}
-
-func newFilterModel(t testing.TB, f *filter.Filter) *model {
-	return &model{t: t, f: f, counts: map[string]int{}, fullOK: true, invariants: f.CheckInvariants}
-}
-
-func newScalableModel(t testing.TB, s *filter.Scalable) *model {
-	m := &model{t: t, f: s, counts: map[string]int{}, fullOK: true, invariants: func() error { return scalableInvariants(s) }}
-	m.fullAllowed = func(key []byte) bool {
+func newScalableModel(t testing.TB, s *filter.Scalable) *modeltest.Model {
+	m := modeltest.New(t, s, encoding(t, s), func() error { return scalableInvariants(s) })
+	m.FullAllowed = func(key []byte) bool {
 		last := s.Stage(s.Stages() - 1)
 		return last.Count(key) >= 2*last.BucketSize()
 	}
-	m.deletable = func(key []byte) bool { return scalableDeleteSafe(s, m.counts, key) }
+	m.Deletable = func(key []byte) bool { return scalableDeleteSafe(s, m.Counts, key) }
 	return m
+}
+
+// encoding is the model's view of a filter's content: its binary encoding,
+// which an operation that must change nothing leaves identical.
+func encoding(t testing.TB, f interface{ MarshalBinary() ([]byte, error) }) func() any {
+	return func() any {
+		b, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatalf("MarshalBinary: %v", err)
+		}
+		return b
+	}
 }
 
 // scalableInvariants runs CheckInvariants on every stage and checks the
@@ -89,155 +52,6 @@ func scalableInvariants(s *filter.Scalable) error {
 		}
 	}
 	return nil
-}
-
-// apply runs one operation on key and checks the result against the model.
-func (m *model) apply(op int, key []byte) {
-	m.t.Helper()
-	m.step++
-	m.op = opNames[op]
-	k := string(key)
-	held := m.counts[k]
-	mutated := false
-	switch op {
-	case opInsert:
-		before := m.snapshot()
-		err := m.f.Insert(key)
-		mutated = m.afterInsert(key, err == nil, err, before)
-	case opInsertUnique:
-		before := m.snapshot()
-		present := m.f.Contains(key)
-		ok, err := m.f.InsertUnique(key)
-		switch {
-		case present && (ok || err != nil):
-			m.fatalf("InsertUnique(%q) of a key Contains reports = %v, %v; want false, nil", key, ok, err)
-		case present:
-			m.unchanged(before, "InsertUnique of a present key")
-		case !ok && err == nil:
-			m.fatalf("InsertUnique(%q) of an absent key = false, nil", key)
-		default:
-			mutated = m.afterInsert(key, ok, err, before)
-		}
-	case opContains:
-		if held > 0 && !m.f.Contains(key) {
-			m.fatalf("false negative: %q inserted %d times is not found", key, held)
-		}
-	case opDelete:
-		switch {
-		case held > 0 && m.deletable != nil && !m.deletable(key):
-			// Skipped; see scalableDeleteSafe.
-		case held > 0:
-			if !m.f.Delete(key) {
-				m.fatalf("Delete(%q) = false for a key inserted %d times", key, held)
-			}
-			m.counts[k]--
-			if m.counts[k] == 0 {
-				delete(m.counts, k)
-			}
-			m.total--
-			m.checkInvariants()
-			mutated = true
-		case m.f.Count(key) == 0:
-			// A key with no copy of its fingerprint: Delete must find none
-			// and change nothing. (Deleting a key the model does not hold
-			// but whose fingerprint is present would remove another key's
-			// copy, which the model cannot follow.)
-			before := m.snapshot()
-			if m.f.Delete(key) {
-				m.fatalf("Delete(%q) = true, but Count was 0", key)
-			}
-			m.unchanged(before, "Delete of an absent key")
-		}
-	case opCount:
-		c := m.f.Count(key)
-		if c < held {
-			m.fatalf("Count(%q) = %d, below the %d inserts", key, c, held)
-		}
-		if (c > 0) != m.f.Contains(key) {
-			m.fatalf("Count(%q) = %d but Contains = %v", key, c, m.f.Contains(key))
-		}
-	}
-	if mutated {
-		m.checkAll()
-	} else if got := m.f.Len(); got != m.total {
-		m.fatalf("Len = %d, the model holds %d", got, m.total)
-	}
-}
-
-// afterInsert checks the outcome of an insert and reports whether it changed
-// the filter.
-func (m *model) afterInsert(key []byte, ok bool, err error, before []byte) bool {
-	m.t.Helper()
-	switch {
-	case ok && err == nil:
-		m.counts[string(key)]++
-		m.total++
-		m.checkInvariants()
-		return true
-	case errors.Is(err, filter.ErrFull) && m.fullOK && (m.fullAllowed == nil || m.fullAllowed(key)):
-		m.refused++
-		m.unchanged(before, "a refused insert")
-	default:
-		m.fatalf("insert of %q: %v", key, err)
-	}
-	return false
-}
-
-// snapshot returns the target's encoding, to check that an operation that
-// must not change it did not.
-func (m *model) snapshot() []byte {
-	m.t.Helper()
-	b, err := m.f.MarshalBinary()
-	if err != nil {
-		m.fatalf("MarshalBinary: %v", err)
-	}
-	return b
-}
-
-func (m *model) unchanged(before []byte, what string) {
-	m.t.Helper()
-	if !bytes.Equal(before, m.snapshot()) {
-		m.fatalf("%s changed the filter", what)
-	}
-	m.checkInvariants()
-}
-
-func (m *model) checkInvariants() {
-	m.t.Helper()
-	if err := m.invariants(); err != nil {
-		m.fatalf("invariant broken: %v", err)
-	}
-}
-
-// checkAll checks every key the model holds and the length.
-func (m *model) checkAll() {
-	m.t.Helper()
-	for k, n := range m.counts {
-		key := []byte(k)
-		if !m.f.Contains(key) {
-			m.fatalf("false negative: %q inserted %d times is not found", key, n)
-		}
-		if c := m.f.Count(key); c < n {
-			m.fatalf("Count(%q) = %d, below the %d inserts", key, c, n)
-		}
-	}
-	if got := m.f.Len(); got != m.total {
-		m.fatalf("Len = %d, the model holds %d", got, m.total)
-	}
-}
-
-func (m *model) fatalf(format string, args ...any) {
-	m.t.Helper()
-	m.t.Fatalf("step %d (%s): "+format, append([]any{m.step, m.op}, args...)...)
-}
-
-// run decodes ops as pairs of bytes, (operation, key), over a key space of
-// keySpace one-byte keys, so that keys repeat.
-func (m *model) run(ops []byte, keySpace int) {
-	m.t.Helper()
-	for ; len(ops) >= 2; ops = ops[2:] {
-		m.apply(int(ops[0])%numOps, []byte{byte(int(ops[1]) % keySpace)})
-	}
 }
 
 // Scalable.Delete can remove another key's copy from a newer stage, a
@@ -337,7 +151,7 @@ func TestModelDetectsFlaws(t *testing.T) {
 		t.Run(c.flaw, func(t *testing.T) {
 			f := &flawedFilter{Filter: mustNew(t, filter.Config{Capacity: 100, Seed: 1}), flaw: c.flaw}
 			tb := &fatalTB{TB: t}
-			m := &model{t: tb, f: f, counts: map[string]int{}, fullOK: true, invariants: f.CheckInvariants}
+			m := modeltest.New(tb, f, encoding(tb, f), f.CheckInvariants)
 			func() {
 				defer func() {
 					if r := recover(); r != nil {
@@ -348,10 +162,10 @@ func TestModelDetectsFlaws(t *testing.T) {
 				}()
 				// Inserts of a few keys, repeated, then deletes.
 				for i := range 60 {
-					m.apply(opInsert, []byte{byte(i % 20)})
+					m.Apply(modeltest.OpInsert, []byte{byte(i % 20)})
 				}
 				for i := range 60 {
-					m.apply(opDelete, []byte{byte(i % 20)})
+					m.Apply(modeltest.OpDelete, []byte{byte(i % 20)})
 				}
 			}()
 			if !strings.Contains(tb.msg, c.want) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/modeltest"
 )
 
 // TestScalableGrowth grows a filter to 100 times its initial capacity and
@@ -91,19 +92,19 @@ func TestScalableDeleteCount(t *testing.T) {
 	m := newScalableModel(t, s)
 	r := rand.New(rand.NewPCG(1, 1))
 	for range scaled(3000, 3) {
-		op := []int{opInsert, opInsert, opInsert, opInsertUnique, opDelete, opDelete, opCount, opContains}[r.IntN(8)]
-		m.apply(op, fmt.Appendf(nil, "k%d", r.IntN(300)))
+		op := []int{modeltest.OpInsert, modeltest.OpInsert, modeltest.OpInsert, modeltest.OpInsertUnique, modeltest.OpDelete, modeltest.OpDelete, modeltest.OpCount, modeltest.OpContains}[r.IntN(8)]
+		m.Apply(op, fmt.Appendf(nil, "k%d", r.IntN(300)))
 	}
 	if s.Stages() < 4 {
 		t.Fatalf("only %d stages: the test should span several", s.Stages())
 	}
 	// Drain: every held key can be deleted as often as it was inserted.
-	for k, n := range m.counts {
+	for k, n := range m.Counts {
 		for range n {
-			m.apply(opDelete, []byte(k))
+			m.Apply(modeltest.OpDelete, []byte(k))
 		}
 	}
-	t.Logf("%d stages; %d keys left after draining (deletes skipped for colliding keys)", s.Stages(), m.total)
+	t.Logf("%d stages; %d keys left after draining (deletes skipped for colliding keys)", s.Stages(), m.Total)
 	// Duplicates need as many deletes as inserts: insert until the newest
 	// stage holds the most copies that fit, then delete them all.
 	k := []byte("dup")

@@ -3,49 +3,23 @@ package lockfree_test
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/cuckoohash/cuckoo/internal/hashing"
+	"github.com/cuckoohash/cuckoo/internal/modeltest"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
-// This file holds the single-goroutine model checker, shared by FuzzModel
-// and the degenerate-hash tests: each operation is applied both to a Filter
-// and to a map[string]int multiset of the keys it accepted, and after each
-// one the filter must agree with the model wherever a cuckoo filter
-// promises to: no false negatives, Count at least the model's count,
-// Delete of a held key succeeds, Len exact, invariants intact.
+// The model checker is internal/modeltest's, shared with package filter;
+// this file adapts Filter to it. A migration moves fingerprints within their
+// bucket pairs, so the model's view of the content is the multiset of pairs
+// (a refused insert may have migrated fingerprints and still changed
+// nothing).
 
-// Operations of the model loop, decoded from one byte.
-const (
-	opInsert = iota
-	opInsertUnique
-	opContains
-	opDelete
-	opCount
-	numOps
-)
-
-var opNames = [numOps]string{"Insert", "InsertUnique", "Contains", "Delete", "Count"}
-
-// model checks a Filter against a multiset of the keys it accepted.
-type model struct {
-	t      testing.TB
-	f      *lockfree.Filter
-	counts map[string]int
-	total  uint64
-	// step counts operations and op names the current one, for messages.
-	step int
-	op   string
-	// refused counts inserts refused with ErrFull.
-	refused int
-}
-
-func newModel(t testing.TB, f *lockfree.Filter) *model {
-	return &model{t: t, f: f, counts: map[string]int{}}
+func newModel(t testing.TB, f *lockfree.Filter) *modeltest.Model {
+	return modeltest.New(t, f, func() any { return content(f) }, f.CheckInvariants)
 }
 
 // pair identifies the slots a fingerprint may occupy: its unordered bucket
@@ -74,144 +48,6 @@ func content(f *lockfree.Filter) map[pair]int {
 		}
 	}
 	return c
-}
-
-// apply runs one operation on key and checks the result against the model.
-func (m *model) apply(op int, key []byte) {
-	m.t.Helper()
-	m.step++
-	m.op = opNames[op]
-	k := string(key)
-	held := m.counts[k]
-	mutated := false
-	switch op {
-	case opInsert:
-		before := content(m.f)
-		err := m.f.Insert(key)
-		mutated = m.afterInsert(key, err == nil, err, before)
-	case opInsertUnique:
-		before := content(m.f)
-		present := m.f.Contains(key)
-		ok, err := m.f.InsertUnique(key)
-		switch {
-		case present && (ok || err != nil):
-			m.fatalf("InsertUnique(%q) of a key Contains reports = %v, %v; want false, nil", key, ok, err)
-		case present:
-			m.unchanged(before, "InsertUnique of a present key")
-		case !ok && err == nil:
-			m.fatalf("InsertUnique(%q) of an absent key = false, nil", key)
-		default:
-			mutated = m.afterInsert(key, ok, err, before)
-		}
-	case opContains:
-		if held > 0 && !m.f.Contains(key) {
-			m.fatalf("false negative: %q inserted %d times is not found", key, held)
-		}
-	case opDelete:
-		switch {
-		case held > 0:
-			if !m.f.Delete(key) {
-				m.fatalf("Delete(%q) = false for a key inserted %d times", key, held)
-			}
-			m.counts[k]--
-			if m.counts[k] == 0 {
-				delete(m.counts, k)
-			}
-			m.total--
-			mutated = true
-		case m.f.Count(key) == 0:
-			// No copy of key's fingerprint: Delete must find none and
-			// change nothing. (Deleting a key the model does not hold but
-			// whose fingerprint is present would remove another key's
-			// copy, which the model cannot follow.)
-			before := content(m.f)
-			if m.f.Delete(key) {
-				m.fatalf("Delete(%q) = true, but Count was 0", key)
-			}
-			m.unchanged(before, "Delete of an absent key")
-		}
-	case opCount:
-		c := m.f.Count(key)
-		if c < held {
-			m.fatalf("Count(%q) = %d, below the %d inserts", key, c, held)
-		}
-		if (c > 0) != m.f.Contains(key) {
-			m.fatalf("Count(%q) = %d but Contains = %v", key, c, m.f.Contains(key))
-		}
-	}
-	if mutated {
-		m.checkInvariants()
-		m.checkAll()
-	} else if got := m.f.Len(); got != m.total {
-		m.fatalf("Len = %d, the model holds %d", got, m.total)
-	}
-}
-
-// afterInsert checks the outcome of an insert and reports whether it changed
-// the filter. A refused insert may have migrated fingerprints (a round that
-// freed a slot and then found the key's buckets full again cannot happen
-// with one goroutine, but a chain search may move fingerprints within their
-// pairs), so "unchanged" compares the multiset of pairs, not the words.
-func (m *model) afterInsert(key []byte, ok bool, err error, before map[pair]int) bool {
-	m.t.Helper()
-	switch {
-	case ok && err == nil:
-		m.counts[string(key)]++
-		m.total++
-		return true
-	case errors.Is(err, lockfree.ErrFull):
-		m.refused++
-		m.unchanged(before, "a refused insert")
-	default:
-		m.fatalf("insert of %q: %v", key, err)
-	}
-	return false
-}
-
-func (m *model) unchanged(before map[pair]int, what string) {
-	m.t.Helper()
-	if after := content(m.f); !maps.Equal(before, after) {
-		m.fatalf("%s changed the filter's content", what)
-	}
-	m.checkInvariants()
-}
-
-func (m *model) checkInvariants() {
-	m.t.Helper()
-	if err := m.f.CheckInvariants(); err != nil {
-		m.fatalf("invariant broken: %v", err)
-	}
-}
-
-// checkAll checks every key the model holds, and the length.
-func (m *model) checkAll() {
-	m.t.Helper()
-	for k, n := range m.counts {
-		key := []byte(k)
-		if !m.f.Contains(key) {
-			m.fatalf("false negative: %q inserted %d times is not found", key, n)
-		}
-		if c := m.f.Count(key); c < n {
-			m.fatalf("Count(%q) = %d, below the %d inserts", key, c, n)
-		}
-	}
-	if got := m.f.Len(); got != m.total {
-		m.fatalf("Len = %d, the model holds %d", got, m.total)
-	}
-}
-
-func (m *model) fatalf(format string, args ...any) {
-	m.t.Helper()
-	m.t.Fatalf("step %d (%s): "+format, append([]any{m.step, m.op}, args...)...)
-}
-
-// run decodes ops as pairs of bytes, (operation, key), over a key space of
-// keySpace one-byte keys, so that keys repeat.
-func (m *model) run(ops []byte, keySpace int) {
-	m.t.Helper()
-	for ; len(ops) >= 2; ops = ops[2:] {
-		m.apply(int(ops[0])%numOps, []byte{byte(int(ops[1]) % keySpace)})
-	}
 }
 
 // maxBits is the widest fingerprint New packs for each bucket size: the b
@@ -254,10 +90,10 @@ func FuzzModel(f *testing.F) {
 	// through many migrations, then deletes empty it.
 	long := []byte{0x01, 8, 40, 2}
 	for i := range 200 {
-		long = append(long, opInsert, byte(i))
+		long = append(long, modeltest.OpInsert, byte(i))
 	}
 	for i := range 200 {
-		long = append(long, opDelete, byte(i))
+		long = append(long, modeltest.OpDelete, byte(i))
 	}
 	f.Add(long)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -267,7 +103,7 @@ func FuzzModel(f *testing.F) {
 			t.Fatalf("New(%+v): %v", cfg, err)
 		}
 		m := newModel(t, flt)
-		m.run(ops[:min(len(ops), 2*maxFuzzOps)], 256)
+		m.Run(ops[:min(len(ops), 2*maxFuzzOps)], 256)
 	})
 }
 
@@ -289,19 +125,19 @@ func TestModel(t *testing.T) {
 
 // runRandomModel applies ops random operations, inserts outnumbering
 // deletes so that the filter fills until it refuses, on keySpace keys.
-func runRandomModel(t *testing.T, cfg filter.Config, ops, keySpace int) *model {
+func runRandomModel(t *testing.T, cfg filter.Config, ops, keySpace int) *modeltest.Model {
 	t.Helper()
 	f := mustNew(t, cfg)
 	m := newModel(t, f)
 	r := rand.New(rand.NewPCG(uint64(cfg.BucketSize*cfg.FingerprintBits), 9))
 	for range ops {
-		op := []int{opInsert, opInsert, opInsertUnique, opContains, opDelete, opCount}[r.IntN(6)]
-		m.apply(op, []byte{byte(r.IntN(keySpace))})
+		op := []int{modeltest.OpInsert, modeltest.OpInsert, modeltest.OpInsertUnique, modeltest.OpContains, modeltest.OpDelete, modeltest.OpCount}[r.IntN(6)]
+		m.Apply(op, []byte{byte(r.IntN(keySpace))})
 	}
-	if m.total == 0 {
+	if m.Total == 0 {
 		t.Fatal("no insert succeeded")
 	}
-	t.Logf("%d keys held, %d inserts refused, load %.3f", m.total, m.refused, f.LoadFactor())
+	t.Logf("%d keys held, %d inserts refused, load %.3f", m.Total, m.Refused, f.LoadFactor())
 	return m
 }
 
