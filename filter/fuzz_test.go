@@ -10,47 +10,19 @@ import (
 	"github.com/cuckoohash/cuckoo/internal/modeltest"
 )
 
-// fuzzConfig decodes the first four bytes of a fuzz input into a small
-// filter's configuration:
-//
-//	byte 0: bits 0-1 bucket size (2, 4, 8, 8); bit 6 a small MaxKicks;
-//	        bit 7 the random-walk strategy
-//	byte 1: fingerprint bits 4..32
-//	byte 2: capacity 1..64
-//	byte 3: seed, and MaxKicks 1..8 when bit 6 of byte 0 is set
+// fuzzConfig is modeltest.FuzzConfig with any fingerprint width up to 32;
+// bit 7 of byte 0 selects the random-walk strategy.
 func fuzzConfig(data []byte) (cfg filter.Config, walk bool, rest []byte) {
-	var h [4]byte
-	copy(h[:], data)
-	cfg = filter.Config{
-		BucketSize:      [4]int{2, 4, 8, 8}[h[0]&3],
-		FingerprintBits: 4 + int(h[1])%29,
-		Capacity:        1 + uint64(h[2])%64,
-		Seed:            uint64(h[3]) * 0x9e3779b97f4a7c15,
-	}
-	if h[0]&0x40 != 0 {
-		cfg.MaxKicks = 1 + int(h[3])%8
-	}
-	return cfg, h[0]&0x80 != 0, data[min(len(data), 4):]
+	cfg, flags, rest := modeltest.FuzzConfig(data, func(int) int { return 32 })
+	return cfg, flags&0x80 != 0, rest
 }
-
-// maxFuzzOps bounds the operations one input runs, so that every input is
-// quick.
-const maxFuzzOps = 512
 
 func FuzzModel(f *testing.F) {
 	f.Add([]byte{0x01, 8, 20, 1, 0, 1, 0, 1, 3, 1, 2, 1, 4, 1})
 	f.Add([]byte{0x00, 0, 0, 0, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 3, 7, 3, 7})
 	f.Add([]byte{0x82, 28, 63, 9, 0, 1, 0, 2, 0, 3, 1, 1, 3, 2, 4, 3})
 	f.Add([]byte{0xc1, 0, 3, 5, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8, 3, 1, 3, 2})
-	// A long run of inserts of distinct keys fills the filter to ErrFull.
-	long := []byte{0x01, 0, 10, 2}
-	for i := range 200 {
-		long = append(long, modeltest.OpInsert, byte(i))
-	}
-	for i := range 200 {
-		long = append(long, modeltest.OpDelete, byte(i))
-	}
-	f.Add(long)
+	f.Add(modeltest.FillAndDrain([4]byte{0x01, 0, 10, 2}, 200))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, walk, ops := fuzzConfig(data)
 		flt, err := filter.New(cfg)
@@ -61,7 +33,7 @@ func FuzzModel(f *testing.F) {
 			flt.UseRandomWalk()
 		}
 		m := newFilterModel(t, flt)
-		m.Run(ops[:min(len(ops), 2*maxFuzzOps)], 256)
+		m.Run(ops[:min(len(ops), 2*modeltest.MaxFuzzOps)], 256)
 	})
 }
 
@@ -97,7 +69,7 @@ func FuzzScalableModel(f *testing.F) {
 		// capping the copies of a key at 4 keeps most inputs on the growth
 		// paths.
 		const maxCopies = 4
-		for n := 0; len(ops) >= 2 && n < maxFuzzOps; ops, n = ops[2:], n+1 {
+		for n := 0; len(ops) >= 2 && n < modeltest.MaxFuzzOps; ops, n = ops[2:], n+1 {
 			op, key := int(ops[0])%modeltest.NumOps, []byte{ops[1]}
 			if (op == modeltest.OpInsert || op == modeltest.OpInsertUnique) && m.Counts[string(key)] >= maxCopies {
 				op = modeltest.OpCount

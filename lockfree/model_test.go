@@ -54,56 +54,21 @@ func content(f *lockfree.Filter) map[pair]int {
 // fingerprints must leave 15 of 63 bits for the migration counter.
 var maxBits = map[int]int{2: 24, 4: 12, 8: 6}
 
-// fuzzConfig decodes the first four bytes of a fuzz input into a small
-// filter's configuration:
-//
-//	byte 0: bits 0-1 bucket size (2, 4, 8, 8); bit 6 a small MaxKicks
-//	byte 1: fingerprint bits, 4 up to the widest New packs for the size
-//	byte 2: capacity 1..64
-//	byte 3: seed, and MaxKicks 1..8 when bit 6 of byte 0 is set
-func fuzzConfig(data []byte) (cfg filter.Config, rest []byte) {
-	var h [4]byte
-	copy(h[:], data)
-	b := [4]int{2, 4, 8, 8}[h[0]&3]
-	cfg = filter.Config{
-		BucketSize:      b,
-		FingerprintBits: 4 + int(h[1])%(maxBits[b]-3),
-		Capacity:        1 + uint64(h[2])%64,
-		Seed:            uint64(h[3]) * 0x9e3779b97f4a7c15,
-	}
-	if h[0]&0x40 != 0 {
-		cfg.MaxKicks = 1 + int(h[3])%8
-	}
-	return cfg, data[min(len(data), 4):]
-}
-
-// maxFuzzOps bounds the operations one input runs, so that every input is
-// quick.
-const maxFuzzOps = 512
-
 func FuzzModel(f *testing.F) {
 	f.Add([]byte{0x01, 8, 20, 1, 0, 1, 0, 1, 3, 1, 2, 1, 4, 1})
 	f.Add([]byte{0x00, 0, 0, 0, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 3, 7, 3, 7})
 	f.Add([]byte{0x02, 2, 63, 9, 0, 1, 0, 2, 0, 3, 1, 1, 3, 2, 4, 3})
 	f.Add([]byte{0x41, 0, 3, 5, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8, 3, 1, 3, 2})
-	// A long run of inserts of distinct keys fills the filter to ErrFull
-	// through many migrations, then deletes empty it.
-	long := []byte{0x01, 8, 40, 2}
-	for i := range 200 {
-		long = append(long, modeltest.OpInsert, byte(i))
-	}
-	for i := range 200 {
-		long = append(long, modeltest.OpDelete, byte(i))
-	}
-	f.Add(long)
+	// Fills to ErrFull through many migrations, then empties.
+	f.Add(modeltest.FillAndDrain([4]byte{0x01, 8, 40, 2}, 200))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, ops := fuzzConfig(data)
+		cfg, _, ops := modeltest.FuzzConfig(data, func(b int) int { return maxBits[b] })
 		flt, err := lockfree.New(cfg)
 		if err != nil {
 			t.Fatalf("New(%+v): %v", cfg, err)
 		}
 		m := newModel(t, flt)
-		m.Run(ops[:min(len(ops), 2*maxFuzzOps)], 256)
+		m.Run(ops[:min(len(ops), 2*modeltest.MaxFuzzOps)], 256)
 	})
 }
 
