@@ -78,5 +78,5 @@ func (f *Filter) Slots(i uint64) []uint32 {
 // bucket y (its alternate) with one K-CAS, as a displacement step does, and
 // reports whether it did.
 func (f *Filter) Move(x uint64, s int, fp uint32, y uint64) bool {
-	return f.move(x, uint(s), fp, y)
+	return f.shift([]step{{from: x, to: y, fp: fp, slot: uint(s)}}, 0)
 }

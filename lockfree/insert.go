@@ -136,7 +136,7 @@ func (f *Filter) migrate(q []node, n int, s uint, fp uint32, y uint64, newFP uin
 	x := q[n].bucket
 	for {
 		if moves > len(last) {
-			if !f.move(x, s, fp, y) {
+			if !f.shift([]step{{from: x, to: y, fp: fp, slot: s}}, 0) {
 				return false
 			}
 		} else {
@@ -151,14 +151,14 @@ func (f *Filter) migrate(q []node, n int, s uint, fp uint32, y uint64, newFP uin
 		n = int(q[n].parent)
 		x = q[n].bucket
 	}
-	return f.shiftInsert(last[:k], newFP)
+	return f.shift(last[:k], newFP)
 }
 
-// shiftInsert makes the last steps of a chain (tail first, at most
-// kcas.MaxWords-1) and puts newFP into the slot they free at the head, all
-// in one K-CAS, and reports whether it did; false if a bucket no longer
+// shift makes steps of a chain (tail first, at most kcas.MaxWords-1) and
+// puts newFP into the slot they free at the head (newFP 0: leaves it free),
+// all in one K-CAS, and reports whether it did; false if a bucket no longer
 // holds what the chain expects.
-func (f *Filter) shiftInsert(steps []step, newFP uint32) bool {
+func (f *Filter) shift(steps []step, newFP uint32) bool {
 	var es [kcas.MaxWords]kcas.Entry
 	head := steps[len(steps)-1]
 	for {
@@ -184,7 +184,9 @@ func (f *Filter) shiftInsert(steps []step, newFP uint32) bool {
 			es[len(steps)-j] = f.entry(st.to, v, f.l.setSlot(v, uint(slot), st.fp))
 		}
 		if kcas.CAS(es[:len(steps)+1]...) {
-			f.added(1)
+			if newFP != 0 {
+				f.added(1) // a move alone leaves Len as it was
+			}
 			return true
 		}
 		// A word changed between settle and the K-CAS: look again.
@@ -195,24 +197,4 @@ func (f *Filter) shiftInsert(steps []step, newFP uint32) bool {
 // its counter bumped, or back to old with its counter bumped on failure.
 func (f *Filter) entry(i uint64, old, updated uint64) kcas.Entry {
 	return kcas.Entry{Word: &f.words[i], Old: old, New: f.l.bump(updated), Restore: f.l.bump(old)}
-}
-
-// move moves fingerprint fp from slot s of bucket x to a free slot of
-// bucket y with one K-CAS of the two words, and reports whether it did.
-func (f *Filter) move(x uint64, s uint, fp uint32, y uint64) bool {
-	for {
-		vx, vy := f.settle(x), f.settle(y)
-		if f.l.slot(vx, s) != fp {
-			return false
-		}
-		e := f.l.find(vy, 0)
-		if e < 0 {
-			return false
-		}
-		if kcas.CAS(f.entry(x, vx, f.l.setSlot(vx, s, 0)), f.entry(y, vy, f.l.setSlot(vy, uint(e), fp))) {
-			// The stripe counts only sum to Len, so a move needs no update.
-			return true
-		}
-		// A word changed between settle and the K-CAS: look again.
-	}
 }
