@@ -63,8 +63,7 @@ func New(capacity uint64, seed uint64) *Filter {
 // Buckets returns the number of buckets.
 func (s *Filter) Buckets() uint64 { return s.m }
 
-func (s *Filter) locate(key []byte) (i1, i2 uint64, fp uint16) {
-	h := hashing.Key(key, s.seed)
+func (s *Filter) locate(h uint64) (i1, i2 uint64, fp uint16) {
 	i1 = hashing.Index(h, s.m)
 	f := hashing.Fingerprint(h, stripedBits)
 	return i1, hashing.Alt(i1, f, s.m), uint16(f)
@@ -103,16 +102,24 @@ func slotWith(b *[4]uint16, fp uint16) int {
 	return -1
 }
 
-func (s *Filter) Contains(key []byte) bool {
-	i1, i2, fp := s.locate(key)
+func (s *Filter) hash(key []byte) uint64 { return hashing.Key(key, s.seed) }
+
+func (s *Filter) Contains(key []byte) bool { return s.ContainsHash(s.hash(key)) }
+
+// ContainsHash is Contains for a caller-computed hash, as filter's.
+func (s *Filter) ContainsHash(h uint64) bool {
+	i1, i2, fp := s.locate(h)
 	s.lock2(i1, i2)
 	ok := has(&s.buckets[i1], fp) || has(&s.buckets[i2], fp)
 	s.unlock2(i1, i2)
 	return ok
 }
 
-func (s *Filter) Delete(key []byte) bool {
-	i1, i2, fp := s.locate(key)
+func (s *Filter) Delete(key []byte) bool { return s.DeleteHash(s.hash(key)) }
+
+// DeleteHash is Delete for a caller-computed hash.
+func (s *Filter) DeleteHash(h uint64) bool {
+	i1, i2, fp := s.locate(h)
 	s.lock2(i1, i2)
 	defer s.unlock2(i1, i2)
 	for _, i := range [2]uint64{i1, i2} {
@@ -146,8 +153,11 @@ type stripedNode struct {
 	fp     uint16
 }
 
-func (s *Filter) Insert(key []byte) error {
-	i1, i2, fp := s.locate(key)
+func (s *Filter) Insert(key []byte) error { return s.InsertHash(s.hash(key)) }
+
+// InsertHash is Insert for a caller-computed hash.
+func (s *Filter) InsertHash(h uint64) error {
+	i1, i2, fp := s.locate(h)
 	for range 8 {
 		if s.tryAdd(i1, i2, fp) {
 			return nil

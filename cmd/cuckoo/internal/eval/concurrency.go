@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -42,15 +41,9 @@ func (s lockfreeSet) remove(k uint64)        { s.f.DeleteHash(mix(k)) }
 
 type stripedSet struct{ f *stripedfilter.Filter }
 
-func keyBytes(k uint64) []byte {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], k)
-	return b[:]
-}
-
-func (s stripedSet) contains(k uint64) bool { return s.f.Contains(keyBytes(k)) }
-func (s stripedSet) insert(k uint64) error  { return s.f.Insert(keyBytes(k)) }
-func (s stripedSet) remove(k uint64)        { s.f.Delete(keyBytes(k)) }
+func (s stripedSet) contains(k uint64) bool { return s.f.ContainsHash(mix(k)) }
+func (s stripedSet) insert(k uint64) error  { return s.f.InsertHash(mix(k)) }
+func (s stripedSet) remove(k uint64)        { s.f.DeleteHash(mix(k)) }
 
 type mutexSet struct {
 	mu sync.Mutex
