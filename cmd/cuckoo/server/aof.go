@@ -95,9 +95,12 @@ type aof struct {
 	// onSync, if set, is told the duration of every fsync (metrics).
 	onSync func(time.Duration)
 
-	mu       sync.Mutex // guards buf and appended
+	mu       sync.Mutex // guards buf, appended and genStart
 	buf      []byte
 	appended uint64
+	// genStart is appended when the current generation's file began (its
+	// offset 0), so appended-genStart is the offset of the next record.
+	genStart uint64
 
 	wmu  sync.Mutex // guards f, gen and size; held across write(2)
 	f    *os.File
@@ -132,8 +135,12 @@ func openAOF(dir string, gen uint64, size int64, mode fsyncMode, log *slog.Logge
 		f.Close()
 		return nil, err
 	}
-	a := &aof{dir: dir, mode: mode, log: log, f: f, gen: gen, done: make(chan struct{})}
+	// The positions start at the file's size, so that appended-genStart is
+	// a record's offset in the file (see position).
+	a := &aof{dir: dir, mode: mode, log: log, f: f, gen: gen, done: make(chan struct{}), appended: uint64(size)}
 	a.size.Store(size)
+	a.written.Store(uint64(size))
+	a.synced.Store(uint64(size))
 	if mode == fsyncEverysec {
 		a.wg.Add(1)
 		go a.everysec()
@@ -181,6 +188,16 @@ func (a *aof) append(payload []byte) uint64 {
 	lsn := a.appended
 	a.mu.Unlock()
 	return lsn
+}
+
+// position returns the offset in the current generation's file at which the
+// next record will start. A caller holding a key's writer lock gets a
+// position that every op of that key logged so far lies before, and every
+// later one at or after (snapshot.go).
+func (a *aof) position() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.appended - a.genStart
 }
 
 // flush writes every record appended so far to the file.
@@ -267,6 +284,9 @@ func (a *aof) rotate(gen uint64) error {
 	a.f.Close()
 	a.f, a.gen = f, gen
 	a.size.Store(0)
+	a.mu.Lock()
+	a.genStart = a.appended // buf is empty: flushLocked took it, and no append runs
+	a.mu.Unlock()
 	return nil
 }
 
