@@ -31,16 +31,27 @@ func runServe(e *env, args []string) error {
 	pass := fs.String("requirepass", "", "password clients must AUTH with")
 	maxmem := fs.Int64("maxmemory", 0, "bytes of filters at most (0: no limit)")
 	maxclients := fs.Int("maxclients", 10000, "connections at most")
+	maxBulk := fs.Int("proto-max-bulk-len", 512<<20, "longest argument of a request, in bytes")
+	queryBuf := fs.Int("client-query-buffer-limit", 1<<30, "bytes of pending requests a client may buffer")
+	timeout := fs.Int("timeout", 0, "close a client idle (or stuck mid-request) for this many seconds (0: never)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	repair := fs.Bool("repair", false, "start even if a log is damaged, dropping it from the first bad record")
 	snapSize := fs.Int64("snapshot-log-size", 64<<20, "snapshot and truncate the log when it exceeds this many bytes (<0: never)")
 	if err := e.parse(fs, args, nil, 0); err != nil {
 		return err
 	}
+	switch {
+	case *maxBulk < 1:
+		return fmt.Errorf("serve: --proto-max-bulk-len %d: want at least 1", *maxBulk)
+	case *queryBuf < 1:
+		return fmt.Errorf("serve: --client-query-buffer-limit %d: want at least 1", *queryBuf)
+	case *timeout < 0:
+		return fmt.Errorf("serve: --timeout %d: want 0 (never) or more seconds", *timeout)
+	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	cfg := server.Config{
 		Dir: *dir, AppendFsync: *fsync, Repair: *repair, RequirePass: *pass, MaxMemory: *maxmem,
-		SnapshotLogSize: *snapSize, Limits: server.Limits{MaxClients: *maxclients}, Logger: log,
+		SnapshotLogSize: *snapSize, Limits: server.Limits{MaxClients: *maxclients, MaxBulk: *maxBulk, QueryBuffer: *queryBuf, Timeout: time.Duration(*timeout) * time.Second}, Logger: log,
 	}
 	if *metrics != "" {
 		cfg.Metrics = server.NewMetrics()

@@ -17,7 +17,11 @@ type command struct {
 	write bool
 	// noauth commands run before AUTH when a password is set.
 	noauth bool
-	run    func(s *Server, cl *client, args [][]byte)
+	// dataArg, if not 0, is the index of an argument that is data rather
+	// than an item or key (CF.LOADCHUNK's chunk): bounded by Limits.MaxBulk
+	// alone, not by MaxItem.
+	dataArg int
+	run     func(s *Server, cl *client, args [][]byte)
 }
 
 // commands maps lower-case names to commands; filled by init in the
@@ -65,13 +69,8 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		cl.wr.WriteError(fmt.Sprintf("ERR wrong number of arguments for '%s' command", cmd.name))
 		return
 	}
-	if len(args) > s.limits.MaxArgs {
-		s.stats.errors.Add(1)
-		cl.wr.WriteError(fmt.Sprintf("ERR too many arguments: %d, the limit is %d", len(args), s.limits.MaxArgs))
-		return
-	}
-	for _, a := range args[1:] {
-		if len(a) > s.limits.MaxItem {
+	for i, a := range args[1:] {
+		if len(a) > s.limits.MaxItem && i+1 != cmd.dataArg {
 			s.stats.errors.Add(1)
 			cl.wr.WriteError(fmt.Sprintf("ERR argument of %d bytes exceeds the item size limit of %d bytes", len(a), s.limits.MaxItem))
 			return

@@ -23,7 +23,7 @@ func init() {
 		&command{name: "cf.info", arity: 2, run: cfInfo},
 		&command{name: "cf.compact", arity: 2, write: true, run: cfCompact},
 		&command{name: "cf.scandump", arity: 3, run: cfScanDump},
-		&command{name: "cf.loadchunk", arity: 4, write: true, run: cfLoadChunk},
+		&command{name: "cf.loadchunk", arity: 4, write: true, dataArg: 3, run: cfLoadChunk},
 	)
 }
 

@@ -8,11 +8,26 @@
 // directory), Serve(ln) serves a listener until Shutdown(ctx) or Close, and
 // Shutdown is graceful: listeners close, every connection finishes the
 // pipeline it is running and gets its replies, the log is written and
-// fsynced, a snapshot is taken. Requests are parsed by tidwall/redcon's RESP
-// reader; each connection runs in its own goroutine, executes a whole
-// pipeline, passes the durability barrier (below) and flushes its replies
-// once. A protocol error is answered with "ERR Protocol error: ..." and the
-// connection closed.
+// fsynced, a snapshot is taken. Each connection runs in its own goroutine:
+// it reads requests with the server's own RESP reader (reader.go), runs each
+// as soon as it is complete, and when no complete request is left in its
+// buffer it passes the durability barrier (below) and flushes every reply
+// with one write. A malformed request is answered "ERR Protocol error: ..."
+// and the connection closed.
+//
+// # Limits at the door
+//
+// Every size a client announces is checked when its header arrives, before
+// anything is allocated for it, as Redis does (Limits): a client that must
+// still authenticate may send at most 10 arguments of 16 KiB; any other at
+// most MaxArgs arguments of MaxBulk bytes (proto-max-bulk-len), and at most
+// QueryBuffer bytes pending (client-query-buffer-limit). Buffers grow by
+// doubling as bytes arrive, never by what a header announces, and parsing
+// resumes where it stopped, so a request trickled one byte at a time costs
+// linear time, constant stack and memory in proportion to what arrived.
+// Items and keys are held to MaxItem; dump chunks (CF.LOADCHUNK's data) only
+// to MaxBulk. Timeout closes a connection silent for that long. Shutdown
+// wakes every blocked read, so it completes whatever requests are half-read.
 //
 // # Terminology
 //

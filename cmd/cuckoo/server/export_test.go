@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
-
-	"github.com/tidwall/redcon"
 )
 
 // Exec runs one command on a fresh in-memory server's client and returns the
@@ -22,7 +20,7 @@ func NewHarness() *Harness {
 		panic(err)
 	}
 	h := &Harness{s: s}
-	h.cl = &client{wr: redcon.NewWriter(&h.b)}
+	h.cl = &client{wr: newReplyWriter(&h.b)}
 	return h
 }
 
@@ -33,7 +31,7 @@ func NewHarnessDir(dir string) *Harness {
 		panic(err)
 	}
 	h := &Harness{s: s}
-	h.cl = &client{wr: redcon.NewWriter(&h.b)}
+	h.cl = &client{wr: newReplyWriter(&h.b)}
 	return h
 }
 

@@ -1,34 +1,63 @@
 package server
 
+import "time"
+
 // Limits bound what one client can make the server do. A request beyond a
-// limit is answered with an error; none of them crashes or stalls the server.
+// limit is refused before anything is allocated for it; none of them crashes
+// or stalls the server. The names in parentheses are Redis's settings.
 type Limits struct {
 	// MaxClients is the most connections served at once; more are answered
-	// "ERR max number of clients reached" and closed. 0 means 10000.
+	// "ERR max number of clients reached" and closed (maxclients). 0 means
+	// 10000.
 	MaxClients int
-	// MaxRequest is the most bytes of one command (or of a pipeline that
-	// holds no complete command yet) the server buffers; a larger one is a
-	// protocol error and the connection is closed. 0 means 512 MiB, Redis's
-	// proto-max-bulk-len.
-	MaxRequest int
-	// MaxArgs is the most arguments of one command. 0 means 1<<20.
+	// MaxBulk is the longest argument a request may carry, checked when its
+	// length arrives (proto-max-bulk-len); a longer one is a protocol
+	// error that closes the connection. 0 means 512 MiB.
+	MaxBulk int
+	// QueryBuffer is the most bytes of unconsumed requests one client may
+	// have buffered (client-query-buffer-limit); past it the connection is
+	// closed. 0 means 1 GiB.
+	QueryBuffer int
+	// MaxArgs is the most arguments of one request; more is a protocol
+	// error. 0 means 1<<20.
 	MaxArgs int
-	// MaxItem is the longest item (and key). 0 means 64 KiB.
+	// MaxItem is the longest item or key a command takes; a longer one is
+	// answered with an error. Dump chunks (CF.LOADCHUNK's data) are bounded
+	// by MaxBulk only. 0 means 64 KiB.
 	MaxItem int
+	// Timeout closes a connection that sent nothing for this long, idle or
+	// in the middle of a request (timeout). 0 means never.
+	Timeout time.Duration
 }
+
+// Defaults of Limits' zero fields.
+const (
+	defaultMaxClients  = 10000
+	defaultMaxBulk     = 512 << 20
+	defaultQueryBuffer = 1 << 30
+	defaultMaxArgs     = 1 << 20
+	defaultMaxItem     = 64 << 10
+)
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxClients <= 0 {
-		l.MaxClients = 10000
+		l.MaxClients = defaultMaxClients
 	}
-	if l.MaxRequest <= 0 {
-		l.MaxRequest = 512 << 20
+	if l.MaxBulk <= 0 {
+		l.MaxBulk = defaultMaxBulk
+	}
+	if l.QueryBuffer <= 0 {
+		l.QueryBuffer = defaultQueryBuffer
 	}
 	if l.MaxArgs <= 0 {
-		l.MaxArgs = 1 << 20
+		l.MaxArgs = defaultMaxArgs
 	}
 	if l.MaxItem <= 0 {
-		l.MaxItem = 64 << 10
+		l.MaxItem = defaultMaxItem
 	}
 	return l
+}
+
+func (l Limits) read() readLimits {
+	return readLimits{maxArgs: l.MaxArgs, maxBulk: l.MaxBulk, queryBuffer: l.QueryBuffer}
 }

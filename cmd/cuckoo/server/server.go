@@ -1,18 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/tidwall/redcon"
 )
 
 // Config configures a Server. The zero Config is an in-memory server with no
@@ -174,7 +171,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		s.stats.conns.Add(1)
-		cl := &client{id: s.nextID.Add(1), nc: nc, wr: redcon.NewWriter(nc), created: time.Now()}
+		cl := &client{id: s.nextID.Add(1), nc: nc, wr: newReplyWriter(nc), created: time.Now()}
 		s.mu.Lock()
 		if s.closing.Load() {
 			s.mu.Unlock()
@@ -201,33 +198,27 @@ func (s *Server) Serve(ln net.Listener) error {
 type client struct {
 	id      int64
 	nc      net.Conn
-	wr      *redcon.Writer
+	wr      *replyWriter
 	created time.Time
 	name    atomic.Pointer[string]
 	authed  bool
 	quit    bool
 	lsn     uint64 // the log position this pipeline's replies wait for
+	// logged are the replies, as spans of wr's buffer, of this pipeline's
+	// commands that logged an op: if the log cannot take them, these
+	// replies become the log's error.
+	logged []replySpan
 }
 
-// limitedReader fails a read once more than limit bytes have been read
-// since the last reset: one request (or pipeline) may not exceed the limit.
-type limitedReader struct {
-	r     io.Reader
-	n     int
-	limit int
-}
+type replySpan struct{ start, end int }
 
-var errRequestTooLarge = errors.New("request too large")
+// mayProceed reports whether cl may run any command, and so send requests of
+// any size (see reader.go).
+func (s *Server) mayProceed(cl *client) bool { return s.cfg.RequirePass == "" || cl.authed }
 
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n > l.limit {
-		return 0, errRequestTooLarge
-	}
-	n, err := l.r.Read(p)
-	l.n += n
-	return n, err
-}
-
+// serveConn reads requests and runs each as soon as it is complete; when no
+// complete request is left in the buffer it ends the pipeline (the
+// durability barrier, then one flush of every reply) and reads again.
 func (s *Server) serveConn(cl *client) {
 	defer func() {
 		cl.nc.Close()
@@ -236,47 +227,93 @@ func (s *Server) serveConn(cl *client) {
 		s.mu.Unlock()
 		s.conns.Done()
 	}()
-	lr := &limitedReader{r: cl.nc, limit: s.limits.MaxRequest}
-	rd := redcon.NewReader(lr)
+	lim := s.limits.read()
+	rd := newReader(cl.nc)
 	for {
-		cmds, err := rd.ReadCommands()
+		args, err := rd.next(s.mayProceed(cl), lim)
 		if err != nil {
-			var ne net.Error
-			switch {
-			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.As(err, &ne):
-			case errors.Is(err, errRequestTooLarge):
-				cl.wr.WriteError(fmt.Sprintf("ERR Protocol error: request larger than %d bytes", s.limits.MaxRequest))
-				cl.wr.Flush()
-			default:
-				// Protocol errors: answer, then close (as Redis does).
-				cl.wr.WriteError("ERR Protocol error: " + err.Error())
+			// A malformed request: answer what came before it, then the
+			// error, and close (as Redis does).
+			if s.endPipeline(cl) {
+				s.log.Debug("protocol error; closing the connection", "client", cl.id, "err", err)
+				cl.wr.WriteError("ERR " + err.Error())
 				cl.wr.Flush()
 			}
 			return
 		}
-		lr.n = 0
-		for _, cmd := range cmds {
-			s.exec(cl, cmd.Args)
-			if cl.quit {
-				break
-			}
-		}
-		if cl.lsn != 0 {
-			// The durability barrier: no reply of this pipeline leaves
-			// before its writes are as durable as --appendfsync says.
-			if err := s.store.aof.commit(cl.lsn); err != nil {
-				s.log.Error("log commit failed; closing the connection unanswered", "client", cl.id, "err", err)
+		if args == nil {
+			if !s.endPipeline(cl) || cl.quit || s.closing.Load() {
 				return
 			}
-			cl.lsn = 0
+			if s.store.aof != nil && s.cfg.SnapshotLogSize >= 0 && s.store.aof.size.Load() > s.snapshotThreshold() {
+				s.snapshotAsync()
+			}
+			s.armTimeout(cl)
+			if err := rd.fill(lim); err != nil {
+				if errors.Is(err, errQueryBufferLimit) {
+					s.log.Warn("closing a client whose pending requests passed the query buffer limit",
+						"client", cl.id, "addr", cl.nc.RemoteAddr().String(), "limit", lim.queryBuffer)
+				}
+				return
+			}
+			continue
 		}
-		if err := cl.wr.Flush(); err != nil || cl.quit || s.closing.Load() {
+		start, lsn := cl.wr.Len(), cl.lsn
+		s.exec(cl, args)
+		if cl.lsn != lsn {
+			cl.logged = append(cl.logged, replySpan{start, cl.wr.Len()})
+		}
+		if cl.quit {
+			s.endPipeline(cl)
 			return
 		}
-		if s.store.aof != nil && s.cfg.SnapshotLogSize >= 0 && s.store.aof.size.Load() > s.snapshotThreshold() {
-			s.snapshotAsync()
-		}
 	}
+}
+
+// armTimeout sets the read deadline of --timeout before a read. Shutdown
+// sets every deadline to now after raising closing, so checking closing
+// after setting ours never leaves a read blocked past it.
+func (s *Server) armTimeout(cl *client) {
+	if s.limits.Timeout <= 0 {
+		return
+	}
+	cl.nc.SetReadDeadline(time.Now().Add(s.limits.Timeout))
+	if s.closing.Load() {
+		cl.nc.SetReadDeadline(time.Now())
+	}
+}
+
+// endPipeline passes the durability barrier for the writes run since the
+// last one and flushes every reply. If the log cannot take the writes, their
+// replies are replaced by its error (the changes are in memory but may not
+// survive a restart), and the other replies stand. It reports whether the
+// connection is still usable.
+func (s *Server) endPipeline(cl *client) bool {
+	if cl.lsn != 0 {
+		// No reply of this pipeline leaves before its writes are as
+		// durable as --appendfsync says.
+		if err := s.store.aof.commit(cl.lsn); err != nil {
+			s.log.Error("log commit failed; the pipeline's writes are answered with the error", "client", cl.id, "err", err)
+			s.replaceReplies(cl, err)
+		}
+		cl.lsn = 0
+	}
+	cl.logged = cl.logged[:0]
+	return cl.wr.Flush() == nil
+}
+
+// replaceReplies rewrites the replies of cl's logged commands as err.
+func (s *Server) replaceReplies(cl *client, err error) {
+	old := bytes.Clone(cl.wr.Bytes())
+	cl.wr.Truncate(0)
+	at := 0
+	for _, sp := range cl.logged {
+		cl.wr.b = append(cl.wr.b, old[at:sp.start]...)
+		s.stats.errors.Add(1)
+		cl.wr.WriteError(err.Error())
+		at = sp.end
+	}
+	cl.wr.b = append(cl.wr.b, old[at:]...)
 }
 
 func (s *Server) snapshotThreshold() int64 {

@@ -1,0 +1,391 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+// This file is the request reader: RESP2 multibulk requests and inline
+// commands, read from a connection with every size checked where the bytes
+// arrive, before anything is allocated for them (Redis's
+// processMultibulkBuffer and processInlineBuffer are the model).
+//
+// The reader keeps the bytes received and not yet consumed in buf[r:w], and
+// the state of the request being parsed (how many arguments it announced,
+// the offsets of those already complete, where parsing resumes) as offsets
+// from r. Each call to next parses only bytes it has not parsed before, so a
+// request split into one-byte reads costs linear time and constant stack; a
+// request is never re-entered. buf grows by doubling as bytes arrive, never
+// by what a header announces, so memory stays within twice what the client
+// actually sent, and within the query buffer limit.
+//
+// Invariants:
+//   - 0 <= r <= w <= len(buf); offsets in the parse state are relative to r
+//     and lie within w-r.
+//   - a complete request's arguments alias buf until the next fill, which is
+//     the only call that moves or drops bytes.
+
+// Redis's limits for a client that has not authenticated (since 6.2.6): a
+// request of a few small arguments is all AUTH or HELLO need.
+const (
+	unauthMaxArgs = 10
+	unauthMaxBulk = 16 << 10
+	// maxInline bounds an inline request line and a header line
+	// (Redis's PROTO_INLINE_MAX_SIZE).
+	maxInline = 64 << 10
+	// readChunk is the least free space a fill reads into; idleBufCap is the
+	// largest buffer kept by a connection with nothing pending.
+	readChunk  = 16 << 10
+	idleBufCap = 64 << 10
+)
+
+// Protocol errors, with Redis's texts; each closes the connection.
+var (
+	errUnauthMultibulk   = protocolError("unauthenticated multibulk length")
+	errUnauthBulk        = protocolError("unauthenticated bulk length")
+	errInvalidMultibulk  = protocolError("invalid multibulk length")
+	errInvalidBulk       = protocolError("invalid bulk length")
+	errTooBigInline      = protocolError("too big inline request")
+	errTooBigMbulkHeader = protocolError("too big mbulk count string")
+	errTooBigBulkHeader  = protocolError("too big bulk count string")
+	errUnbalancedQuotes  = protocolError("unbalanced quotes in request")
+	// errQueryBufferLimit closes the connection with no reply, as Redis
+	// does when client-query-buffer-limit is passed.
+	errQueryBufferLimit = errors.New("query buffer limit reached")
+)
+
+// protocolError is a malformed request: answered "ERR Protocol error: ..."
+// and the connection closed.
+type protocolError string
+
+func (e protocolError) Error() string { return "Protocol error: " + string(e) }
+
+// readLimits are the bounds next and fill enforce.
+type readLimits struct {
+	maxArgs     int // arguments of one request
+	maxBulk     int // bytes of one argument (proto-max-bulk-len)
+	queryBuffer int // bytes buffered and not yet consumed
+}
+
+type reader struct {
+	src  io.Reader
+	buf  []byte
+	r, w int
+
+	// The request being parsed; all offsets relative to r.
+	nargs   int   // arguments announced; 0 before the "*n" header is read
+	offs    []int // start and end of each complete argument
+	pos     int   // where parsing resumes
+	bulk    int   // length of the argument being read; -1 while its "$n" header is awaited
+	scanned int   // bytes from pos already searched for '\n'
+	args    [][]byte
+}
+
+func newReader(src io.Reader) *reader {
+	rd := &reader{src: src}
+	rd.reset()
+	return rd
+}
+
+func (rd *reader) reset() {
+	rd.nargs, rd.pos, rd.bulk, rd.scanned = 0, 0, -1, 0
+	rd.offs = rd.offs[:0]
+}
+
+// buffered returns the bytes received and not yet consumed.
+func (rd *reader) buffered() int { return rd.w - rd.r }
+
+// line returns the end of the line that starts at pos (the index of its
+// '\n', relative to r), or -1 if it has not fully arrived. It never searches
+// a byte twice, and fails for a line of more than max bytes (its '\n'
+// excluded), whether or not its end has arrived.
+func (rd *reader) line(max int, tooLong error) (int, error) {
+	b := rd.buf[rd.r+rd.pos+rd.scanned : rd.w]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		if rd.scanned+i > max {
+			return -1, tooLong
+		}
+		end := rd.pos + rd.scanned + i
+		rd.scanned = 0
+		return end, nil
+	}
+	rd.scanned += len(b)
+	if rd.scanned > max {
+		return -1, tooLong
+	}
+	return -1, nil
+}
+
+// parseCount parses the decimal integer of a "*n" or "$n" header line
+// (without its prefix and CR LF). ok is false for anything but an optional
+// '-' and 1 to 19 digits that fit an int64.
+func parseCount(b []byte) (n int64, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int64(c - '0')
+		if n > (1<<63-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// next returns the next complete request in the buffer, or nil when none
+// has fully arrived (then fill must read more). authed selects the limits:
+// a client that must still authenticate may send only small requests. The
+// arguments alias the buffer until the next fill.
+func (rd *reader) next(authed bool, lim readLimits) ([][]byte, error) {
+	for {
+		if rd.buffered() == 0 {
+			return nil, nil
+		}
+		if rd.nargs == 0 {
+			if rd.buf[rd.r] != '*' {
+				args, consumed, err := rd.inline()
+				if consumed && args == nil && err == nil {
+					continue // an empty line
+				}
+				return args, err
+			}
+			end, err := rd.line(maxInline, errTooBigMbulkHeader)
+			if end < 0 {
+				return nil, err
+			}
+			n, ok := parseCount(trimCR(rd.buf[rd.r+1 : rd.r+end]))
+			switch {
+			case !ok:
+				return nil, errInvalidMultibulk
+			case !authed && n > unauthMaxArgs:
+				return nil, errUnauthMultibulk
+			case n > int64(lim.maxArgs):
+				return nil, errInvalidMultibulk
+			case n <= 0:
+				// "*0" and "*-1" are empty requests: skipped, as Redis does.
+				rd.r += end + 1
+				rd.reset()
+				continue
+			}
+			rd.nargs, rd.pos = int(n), end+1
+		}
+		for len(rd.offs) < 2*rd.nargs {
+			if rd.bulk < 0 {
+				if rd.pos >= rd.buffered() {
+					return nil, nil
+				}
+				if c := rd.buf[rd.r+rd.pos]; c != '$' {
+					return nil, protocolError("expected '$', got '" + printable([]byte{c}, 1) + "'")
+				}
+				end, err := rd.line(maxInline, errTooBigBulkHeader)
+				if end < 0 {
+					return nil, err
+				}
+				n, ok := parseCount(trimCR(rd.buf[rd.r+rd.pos+1 : rd.r+end]))
+				switch {
+				case !ok || n < 0:
+					return nil, errInvalidBulk
+				case !authed && n > unauthMaxBulk:
+					return nil, errUnauthBulk
+				case n > int64(lim.maxBulk):
+					return nil, errInvalidBulk
+				}
+				rd.bulk, rd.pos = int(n), end+1
+			}
+			if rd.buffered()-rd.pos < rd.bulk+2 {
+				return nil, nil
+			}
+			start := rd.pos
+			if rd.buf[rd.r+start+rd.bulk] != '\r' || rd.buf[rd.r+start+rd.bulk+1] != '\n' {
+				return nil, protocolError("bulk argument not followed by CRLF")
+			}
+			rd.offs = append(rd.offs, start, start+rd.bulk)
+			rd.pos, rd.bulk = start+rd.bulk+2, -1
+		}
+		args := rd.args[:0]
+		for i := 0; i < len(rd.offs); i += 2 {
+			args = append(args, rd.buf[rd.r+rd.offs[i]:rd.r+rd.offs[i+1]:rd.r+rd.offs[i+1]])
+		}
+		rd.args = args
+		rd.r += rd.pos
+		rd.reset()
+		return args, nil
+	}
+}
+
+func trimCR(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		return b[:len(b)-1]
+	}
+	return b
+}
+
+// inline parses a request written as one line of words (a telnet session),
+// with Redis's quoting rules. consumed reports whether a whole line was taken
+// from the buffer; an empty line is consumed and yields no arguments.
+func (rd *reader) inline() (args [][]byte, consumed bool, err error) {
+	end, err := rd.line(maxInline, errTooBigInline)
+	if end < 0 {
+		return nil, false, err
+	}
+	ln := trimCR(rd.buf[rd.r : rd.r+end])
+	rd.r += end + 1
+	rd.reset()
+	args, err = splitArgs(ln)
+	if len(args) == 0 {
+		args = nil
+	}
+	return args, true, err
+}
+
+// splitArgs splits an inline request into words: separated by spaces or
+// tabs, a word in double quotes may hold the escapes \n \r \t \b \a \\ \"
+// and \xHH, one in single quotes only \'; a closing quote must be followed
+// by a space or the end. The words are copies.
+func splitArgs(line []byte) ([][]byte, error) {
+	var args [][]byte
+	i := 0
+	for {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if i == len(line) {
+			return args, nil
+		}
+		var word []byte
+		switch line[i] {
+		case '"':
+			i++
+			for {
+				if i == len(line) {
+					return nil, errUnbalancedQuotes
+				}
+				c := line[i]
+				if c == '"' {
+					i++
+					break
+				}
+				if c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]) {
+					word = append(word, unhex(line[i+2])<<4|unhex(line[i+3]))
+					i += 4
+					continue
+				}
+				if c == '\\' && i+1 < len(line) {
+					i++
+					switch c = line[i]; c {
+					case 'n':
+						c = '\n'
+					case 'r':
+						c = '\r'
+					case 't':
+						c = '\t'
+					case 'b':
+						c = '\b'
+					case 'a':
+						c = '\a'
+					}
+				}
+				word = append(word, c)
+				i++
+			}
+		case '\'':
+			i++
+			for {
+				if i == len(line) {
+					return nil, errUnbalancedQuotes
+				}
+				c := line[i]
+				if c == '\'' {
+					i++
+					break
+				}
+				if c == '\\' && i+1 < len(line) && line[i+1] == '\'' {
+					c = '\''
+					i++
+				}
+				word = append(word, c)
+				i++
+			}
+		default:
+			for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+				word = append(word, line[i])
+				i++
+			}
+			args = append(args, word)
+			continue
+		}
+		if i < len(line) && line[i] != ' ' && line[i] != '\t' {
+			return nil, errUnbalancedQuotes
+		}
+		if word == nil {
+			word = []byte{}
+		}
+		args = append(args, word)
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
+}
+
+// fill reads once from the source into the buffer. It drops the consumed
+// bytes first (trading a large buffer for one in proportion to what is
+// still pending), and grows the
+// buffer, doubling it, only when too little room is left after them. It
+// never lets more than lim.queryBuffer bytes be pending: a client that
+// reaches the limit gets errQueryBufferLimit.
+func (rd *reader) fill(lim readLimits) error {
+	pending := rd.w - rd.r
+	if pending >= lim.queryBuffer {
+		return errQueryBufferLimit
+	}
+	if cap(rd.buf) > idleBufCap && pending < cap(rd.buf)/4 {
+		// A large request was consumed: keep a buffer in proportion to
+		// what is pending now.
+		nb := make([]byte, max(2*pending, readChunk))
+		copy(nb, rd.buf[rd.r:rd.w])
+		rd.buf, rd.r, rd.w = nb, 0, pending
+	}
+	if len(rd.buf)-rd.w < readChunk/2 {
+		if rd.r > 0 && len(rd.buf)-pending >= readChunk {
+			copy(rd.buf, rd.buf[rd.r:rd.w])
+		} else {
+			nb := make([]byte, max(min(2*len(rd.buf), lim.queryBuffer), readChunk))
+			copy(nb, rd.buf[rd.r:rd.w])
+			rd.buf = nb
+		}
+		rd.r, rd.w = 0, pending
+	}
+	room := rd.buf[rd.w:min(len(rd.buf), rd.w+lim.queryBuffer-pending)]
+	n, err := rd.src.Read(room)
+	rd.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}

@@ -1,0 +1,349 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// chunkReader returns data in the chunks given by sizes (cycled), at most
+// len(p) bytes a Read, then io.EOF.
+type chunkReader struct {
+	data  []byte
+	sizes []int
+	i     int
+	reads int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := len(c.data)
+	if len(c.sizes) > 0 {
+		n = min(n, c.sizes[c.i%len(c.sizes)])
+		c.i++
+	}
+	n = copy(p, c.data[:n])
+	c.data = c.data[n:]
+	c.reads++
+	return n, nil
+}
+
+// readAll drives the reader as serveConn does and returns every request it
+// completed, with the protocol error that stopped it (nil at a clean EOF).
+func readAll(src io.Reader, authed bool, lim readLimits) (reqs [][][]byte, rd *reader, err error) {
+	rd = newReader(src)
+	for {
+		args, err := rd.next(authed, lim)
+		if err != nil {
+			return reqs, rd, err
+		}
+		if args == nil {
+			if err := rd.fill(lim); err != nil {
+				if errors.Is(err, io.EOF) {
+					return reqs, rd, nil
+				}
+				return reqs, rd, err
+			}
+			continue
+		}
+		cp := make([][]byte, len(args))
+		for i, a := range args {
+			cp[i] = bytes.Clone(a)
+		}
+		reqs = append(reqs, cp)
+	}
+}
+
+// modelParse is the reference: the whole stream parsed at once by the
+// simplest code that follows the same rules. An incomplete request at the
+// end is no error.
+func modelParse(data []byte, authed bool, lim readLimits) (reqs [][][]byte, err error) {
+	line := func(b []byte, tooLong error) ([]byte, int, error) {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if len(b) > maxInline {
+				return nil, 0, tooLong
+			}
+			return nil, -1, nil
+		}
+		if i > maxInline {
+			return nil, 0, tooLong
+		}
+		return bytes.TrimSuffix(b[:i], []byte("\r")), i + 1, nil
+	}
+	for len(data) > 0 {
+		if data[0] != '*' {
+			ln, n, err := line(data, errTooBigInline)
+			if err != nil || n < 0 {
+				return reqs, err
+			}
+			data = data[n:]
+			args, err := splitArgs(ln)
+			if err != nil {
+				return reqs, err
+			}
+			if len(args) > 0 {
+				reqs = append(reqs, args)
+			}
+			continue
+		}
+		ln, n, err := line(data, errTooBigMbulkHeader)
+		if err != nil || n < 0 {
+			return reqs, err
+		}
+		count, ok := parseCount(ln[1:])
+		switch {
+		case !ok:
+			return reqs, errInvalidMultibulk
+		case !authed && count > unauthMaxArgs:
+			return reqs, errUnauthMultibulk
+		case count > int64(lim.maxArgs):
+			return reqs, errInvalidMultibulk
+		}
+		rest := data[n:]
+		var args [][]byte
+		for range max(count, 0) {
+			if len(rest) == 0 {
+				return reqs, nil
+			}
+			if rest[0] != '$' {
+				return reqs, protocolError("expected '$', got '" + printable(rest[:1], 1) + "'")
+			}
+			ln, n, err := line(rest, errTooBigBulkHeader)
+			if err != nil || n < 0 {
+				return reqs, err
+			}
+			size, ok := parseCount(ln[1:])
+			switch {
+			case !ok || size < 0:
+				return reqs, errInvalidBulk
+			case !authed && size > unauthMaxBulk:
+				return reqs, errUnauthBulk
+			case size > int64(lim.maxBulk):
+				return reqs, errInvalidBulk
+			}
+			rest = rest[n:]
+			if int64(len(rest)) < size+2 {
+				return reqs, nil
+			}
+			if rest[size] != '\r' || rest[size+1] != '\n' {
+				return reqs, protocolError("bulk argument not followed by CRLF")
+			}
+			args = append(args, rest[:size])
+			rest = rest[size+2:]
+		}
+		data = rest
+		if len(args) > 0 {
+			reqs = append(reqs, args)
+		}
+	}
+	return reqs, nil
+}
+
+var fuzzLimits = readLimits{maxArgs: 16, maxBulk: 20000, queryBuffer: 1 << 20}
+
+// FuzzReader splits random streams at random points and checks the reader
+// against modelParse: the same requests, the same error, whatever the split.
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{
+		"*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n",
+		"*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n",
+		"PING\r\nECHO \"a\\x41\\n\" 'b\\'c'\r\n\r\n",
+		"*2\r\n$4\r\nECHO\r\n$9223372036854775807\r\n",
+		"*2\r\n$4\r\nECHO\r\n$9223372036854775808\r\n",
+		"*9223372036854775807\r\n",
+		"*1000000000\r\nabcdefghij",
+		"*0\r\n*-1\r\n*1\r\n$0\r\n\r\n",
+		"*1\r\n$x\r\n",
+		"*1\r\n$3\r\nabcde",
+		"*20\r\n",
+		"*1\r\n$17000\r\n",
+		"\"unbalanced\r\n",
+	} {
+		f.Add([]byte(s), uint64(1), true)
+		f.Add([]byte(s), uint64(7), false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, seed uint64, authed bool) {
+		want, wantErr := modelParse(data, authed, fuzzLimits)
+		rng := rand.New(rand.NewPCG(seed, 0))
+		sizes := make([]int, 1+rng.IntN(8))
+		for i := range sizes {
+			sizes[i] = 1 + rng.IntN(1+rng.IntN(64))
+		}
+		got, _, err := readAll(&chunkReader{data: data, sizes: sizes}, authed, fuzzLimits)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("error %v, model %v (sizes %v)", err, wantErr, sizes)
+		}
+		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+			t.Fatalf("requests\n%q\nmodel\n%q\n(sizes %v)", got, want, sizes)
+		}
+	})
+}
+
+// TestReaderHostile feeds the inputs of issue 12 and checks the error, and
+// that nothing near the announced sizes was allocated.
+func TestReaderHostile(t *testing.T) {
+	lim := Limits{}.withDefaults().read()
+	for _, tc := range []struct {
+		name   string
+		in     string
+		authed bool
+		want   error
+	}{
+		{"bulk max int64, unauthenticated", "*2\r\n$4\r\nECHO\r\n$9223372036854775807\r\n", false, errUnauthBulk},
+		{"bulk max int64", "*2\r\n$4\r\nECHO\r\n$9223372036854775807\r\n", true, errInvalidBulk},
+		{"bulk past int64", "*2\r\n$4\r\nECHO\r\n$9223372036854775808\r\n", true, errInvalidBulk},
+		{"bulk negative", "*2\r\n$4\r\nECHO\r\n$-1\r\n", true, errInvalidBulk},
+		{"bulk past proto-max-bulk-len", "*2\r\n$4\r\nECHO\r\n$536870913\r\n", true, errInvalidBulk},
+		{"count max int64, unauthenticated", "*9223372036854775807\r\n", false, errUnauthMultibulk},
+		{"count max int64", "*9223372036854775807\r\n", true, errInvalidMultibulk},
+		{"count 10^9", "*1000000000\r\nabcdefghij", true, errInvalidMultibulk},
+		{"count not a number", "*1x\r\n", true, errInvalidMultibulk},
+		{"count 11, unauthenticated", "*11\r\n", false, errUnauthMultibulk},
+		{"bulk 16385, unauthenticated", "*1\r\n$16385\r\n", false, errUnauthBulk},
+		{"not a bulk", "*1\r\n:1\r\n", true, protocolError("expected '$', got ':'")},
+		{"inline line too long", strings.Repeat("x", maxInline+1), true, errTooBigInline},
+		{"header line too long", "*" + strings.Repeat("1", maxInline+1), true, errTooBigMbulkHeader},
+		{"bulk header too long", "*1\r\n$" + strings.Repeat("1", maxInline+1), true, errTooBigBulkHeader},
+		{"unbalanced quotes", "ECHO \"abc\r\n", true, errUnbalancedQuotes},
+		{"closing quote glued to a word", "ECHO \"abc\"d\r\n", true, errUnbalancedQuotes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, split := range []int{0, 1} {
+				src := &chunkReader{data: []byte(tc.in)}
+				if split == 1 {
+					src.sizes = []int{1}
+				}
+				_, rd, err := readAll(src, tc.authed, lim)
+				if err != tc.want {
+					t.Fatalf("split %d: error %v, want %v", split, err, tc.want)
+				}
+				if c := cap(rd.buf); c > 4*readChunk+2*len(tc.in) {
+					t.Errorf("split %d: buffer of %d bytes for %d sent", split, c, len(tc.in))
+				}
+			}
+		})
+	}
+}
+
+// TestReaderTrickle sends the head of a 50 MB bulk, then bytes one at a
+// time: the buffer stays within twice what arrived (not what was
+// announced), each byte is one read, and the request completes.
+func TestReaderTrickle(t *testing.T) {
+	lim := Limits{}.withDefaults().read()
+	const size = 50 << 20
+	head := fmt.Sprintf("*2\r\n$4\r\nECHO\r\n$%d\r\n", size)
+	sent := 200_000
+	if testing.Short() {
+		sent = 20_000
+	}
+	data := append([]byte(head), bytes.Repeat([]byte{'x'}, sent)...)
+	src := &chunkReader{data: data, sizes: []int{1}}
+	reqs, rd, err := readAll(src, true, lim)
+	if err != nil || len(reqs) != 0 {
+		t.Fatalf("incomplete request: %d requests, error %v", len(reqs), err)
+	}
+	if src.reads != len(data) {
+		t.Errorf("%d reads for %d bytes", src.reads, len(data))
+	}
+	if c := cap(rd.buf); c > 2*len(data)+readChunk {
+		t.Errorf("buffer of %d bytes after %d arrived (%d announced)", c, len(data), size)
+	}
+	// The rest arrives in large reads and completes the request.
+	rest := append(bytes.Repeat([]byte{'x'}, size-sent), "\r\n*1\r\n$4\r\nPING\r\n"...)
+	src.data, src.sizes = rest, []int{1 << 20}
+	for {
+		args, err := rd.next(true, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args != nil {
+			if string(args[0]) != "ECHO" || len(args[1]) != size {
+				t.Fatalf("got %q and %d bytes", args[0], len(args[1]))
+			}
+			break
+		}
+		if err := rd.fill(lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if args, _ := rd.next(true, lim); len(args) != 1 || string(args[0]) != "PING" {
+		t.Errorf("the pipelined PING after the bulk: %q", args)
+	}
+}
+
+// TestReaderQueryBufferLimit: pending bytes beyond the limit close the
+// client, whether they are one huge bulk or many incomplete lines.
+func TestReaderQueryBufferLimit(t *testing.T) {
+	lim := readLimits{maxArgs: 1 << 20, maxBulk: 1 << 30, queryBuffer: 100_000}
+	data := append([]byte("*1\r\n$1000000\r\n"), bytes.Repeat([]byte{'x'}, 200_000)...)
+	_, rd, err := readAll(&chunkReader{data: data, sizes: []int{4096}}, true, lim)
+	if !errors.Is(err, errQueryBufferLimit) {
+		t.Fatalf("error %v, want the query buffer limit", err)
+	}
+	if rd.buffered() > lim.queryBuffer {
+		t.Errorf("%d bytes buffered, limit %d", rd.buffered(), lim.queryBuffer)
+	}
+}
+
+// TestReaderReleasesBuffer: after a large request is consumed, an idle
+// connection does not keep its large buffer.
+func TestReaderReleasesBuffer(t *testing.T) {
+	lim := Limits{}.withDefaults().read()
+	big := fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", 1<<20, strings.Repeat("y", 1<<20))
+	src := &chunkReader{data: []byte(big + "*1\r\n$4\r\nPING\r\n"), sizes: []int{len(big)}}
+	rd := newReader(src)
+	var got []string
+	for len(got) < 2 {
+		args, err := rd.next(true, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args == nil {
+			if err := rd.fill(lim); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got = append(got, string(args[0][:min(4, len(args[0]))]))
+	}
+	// The next read, which waits for the client, runs with a small buffer.
+	if err := rd.fill(lim); err != io.EOF {
+		t.Fatalf("fill at the end: %v", err)
+	}
+	if cap(rd.buf) > idleBufCap {
+		t.Errorf("a %d-byte buffer kept while waiting for the next request", cap(rd.buf))
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`a b  c`, `["a" "b" "c"]`},
+		{"\ta\t", `["a"]`},
+		{`"a b" 'c d'`, `["a b" "c d"]`},
+		{`"\x41\n\t\"" '\''`, `["A\n\t\"" "'"]`},
+		{`"" ''`, `["" ""]`},
+		{`"\xZZ"`, `["xZZ"]`},
+		{``, `[]`},
+	} {
+		args, err := splitArgs([]byte(tc.in))
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if got := fmt.Sprintf("%q", args); got != tc.want {
+			t.Errorf("%q: %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	for _, in := range []string{`"a`, `'a`, `"a"b`, `'a'b`} {
+		if _, err := splitArgs([]byte(in)); err != errUnbalancedQuotes {
+			t.Errorf("%q: %v, want unbalanced quotes", in, err)
+		}
+	}
+}
