@@ -868,7 +868,7 @@ func TestHostileReserveHugeSave(t *testing.T) {
 		}
 		return nil
 	})
-	t.Logf("--dir after SAVE: %s apparent, %s on disk", mib(apparent), mib(allocated))
+	t.Logf("--dir after SAVE: %d bytes apparent (%s), %d on disk (%s)", apparent, mib(apparent), allocated, mib(allocated))
 	v := step("CF.SCANDUMP big 0", "CF.SCANDUMP", "big", "0")
 	if a, ok := v.([]any); !ok || len(a) != 2 {
 		t.Errorf("CF.SCANDUMP big 0 answered %T %.200v, want [iterator, data]", v, v)
