@@ -118,7 +118,7 @@ func cfAdd(s *Server, cl *client, args [][]byte) {
 	var added bool
 	err := s.store.write(cl, args[1], addDefault(defaultCapacity), func(c *cuckoo, _ bool) error {
 		var err error
-		added, err = c.add(args[2], nx, false, s.store.reserve)
+		added, err = c.add(args[2], nx, false, s.store.charge)
 		if err == nil && added {
 			s.store.logOp(cl, encodeAdd(args[1], args[2:3]))
 		}
@@ -185,7 +185,7 @@ func cfInsert(s *Server, cl *client, args [][]byte) {
 		}
 		var ok [][]byte
 		for j, it := range items {
-			added, err := c.add(it, nx, false, s.store.reserve)
+			added, err := c.add(it, nx, false, s.store.charge)
 			switch {
 			case err == nil && added:
 				res[j] = 1
@@ -308,7 +308,7 @@ func cfCompact(s *Server, cl *client, args [][]byte) {
 		}
 		before := c.sizeBytes()
 		if c.compact() {
-			s.store.mem.Add(int64(c.sizeBytes()) - int64(before))
+			s.store.release(before - c.sizeBytes())
 			s.store.logOp(cl, encodeKeyOp(opCompact, args[1]))
 		}
 		return nil
@@ -355,14 +355,14 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	var err error
 	if iter == 1 {
 		var c *cuckoo
-		c, err = beginLoad(data, s.store.reserve)
+		c, err = beginLoad(data, s.store.charge, s.store.release)
 		if err == nil {
 			if err = s.store.install(cl, key, c, encodeChunk(key, 1, data)); err != nil {
-				s.store.mem.Add(-int64(c.load.total))
+				s.store.release(c.sizeBytes())
 			}
 		}
 	} else {
-		err = s.store.write(cl, key, nil, func(c *cuckoo, _ bool) error {
+		err = s.store.writeLoading(cl, key, func(c *cuckoo, _ bool) error {
 			if c == nil {
 				return errNotFound
 			}

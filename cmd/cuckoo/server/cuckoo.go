@@ -92,22 +92,29 @@ func (p params) stageCapacity(i int) uint64 {
 }
 
 func (p params) stageConfig(i int) filter.Config {
+	return p.config(p.stageCapacity(i), p.stageBits(i))
+}
+
+// config is the filter.Config of a stage of the given capacity and
+// fingerprint width: stages share the bucket size, kick budget and seed.
+func (p params) config(capacity uint64, bits int) filter.Config {
 	return filter.Config{
-		Capacity:        p.stageCapacity(i),
-		FingerprintBits: p.stageBits(i),
+		Capacity:        capacity,
+		FingerprintBits: bits,
 		BucketSize:      p.Bucket(),
 		MaxKicks:        max(p.MaxIter, minKicks),
 		Seed:            p.Seed,
 	}
 }
 
-// stageBytes returns the memory stage i will take, for --maxmemory.
+// stageBytes returns the memory stage i will take (its SizeInBytes), to be
+// charged before it is allocated.
 func (p params) stageBytes(i int) (uint64, error) {
-	l, err := p.stageConfig(i).Layout()
+	n, err := lockfree.Size(p.stageConfig(i))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("ERR %v", err)
 	}
-	return 8*l.Buckets + 256, nil
+	return n, nil
 }
 
 // validate checks p against RedisBloom's ranges, with its error texts.
@@ -148,14 +155,21 @@ type cuckoo struct {
 	load *loadState
 }
 
-// newCuckoo returns a filter with its first stage.
-func newCuckoo(p params) (*cuckoo, error) {
+// newCuckoo returns a filter with its first stage, charged to mem first.
+func newCuckoo(p params, mem charger) (*cuckoo, error) {
 	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	n, err := p.stageBytes(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := mem(0, n); err != nil {
 		return nil, err
 	}
 	st, err := lockfree.New(p.stageConfig(0))
 	if err != nil {
-		return nil, fmt.Errorf("ERR %v", err)
+		return nil, fmt.Errorf("ERR %v", err) // not reached: stageBytes built the same Config
 	}
 	c := &cuckoo{p: p}
 	c.stages.Store(&[]*lockfree.Filter{st})
@@ -201,26 +215,28 @@ func (c *cuckoo) buckets() uint64 {
 	return n
 }
 
-// grow adds a stage. Preconditions: mu held. mem, if not nil, reserves the
-// new stage's bytes and may refuse them.
-func (c *cuckoo) grow(mem func(uint64) error) (*lockfree.Filter, error) {
+// charger accounts the bytes of a new stage before it is allocated: have is
+// what the filter takes now, n what the stage will add. It may refuse them
+// (store.charge); replay's never does.
+type charger func(have, n uint64) error
+
+// grow adds a stage, charged to mem first. Preconditions: mu held.
+func (c *cuckoo) grow(mem charger) (*lockfree.Filter, error) {
 	old := c.list()
 	if len(old) >= maxStages {
 		return nil, errMaxExpansions
 	}
 	i := len(old)
-	if mem != nil {
-		n, err := c.p.stageBytes(i)
-		if err != nil {
-			return nil, fmt.Errorf("ERR %v", err)
-		}
-		if err := mem(n); err != nil {
-			return nil, err
-		}
+	n, err := c.p.stageBytes(i)
+	if err != nil {
+		return nil, err
+	}
+	if err := mem(c.sizeBytes(), n); err != nil {
+		return nil, err
 	}
 	st, err := lockfree.New(c.p.stageConfig(i))
 	if err != nil {
-		return nil, fmt.Errorf("ERR %v", err)
+		return nil, fmt.Errorf("ERR %v", err) // not reached: stageBytes built the same Config
 	}
 	next := make([]*lockfree.Filter, i+1)
 	copy(next, old)
@@ -234,7 +250,7 @@ func (c *cuckoo) grow(mem func(uint64) error) (*lockfree.Filter, error) {
 // reports false when it was. force (log replay) adds a stage past every limit
 // rather than fail: a replayed insert was acknowledged once.
 // Preconditions: mu held.
-func (c *cuckoo) add(item []byte, nx, force bool, mem func(uint64) error) (bool, error) {
+func (c *cuckoo) add(item []byte, nx, force bool, mem charger) (bool, error) {
 	if nx && c.exists(item) {
 		return false, nil
 	}
@@ -262,13 +278,11 @@ func (c *cuckoo) add(item []byte, nx, force bool, mem func(uint64) error) (bool,
 		return false, errFull
 	}
 	s, gerr := c.grow(mem)
+	if gerr != nil && force && errors.Is(gerr, errMaxExpansions) {
+		s, gerr = c.forceGrow(mem)
+	}
 	if gerr != nil {
-		if force {
-			s, gerr = c.forceGrow()
-		}
-		if gerr != nil {
-			return false, gerr
-		}
+		return false, gerr
 	}
 	if err := s.Insert(item); err != nil {
 		return false, errFull
@@ -277,10 +291,19 @@ func (c *cuckoo) add(item []byte, nx, force bool, mem func(uint64) error) (bool,
 	return true, nil
 }
 
-// forceGrow adds a stage with no limit, for replay.
-func (c *cuckoo) forceGrow() (*lockfree.Filter, error) {
+// forceGrow adds a stage past maxStages, for replay: a replayed insert was
+// acknowledged once. Preconditions: mu held.
+func (c *cuckoo) forceGrow(mem charger) (*lockfree.Filter, error) {
 	old := c.list()
-	st, err := lockfree.New(c.p.stageConfig(len(old)))
+	cfg := c.p.stageConfig(len(old))
+	n, err := lockfree.Size(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := mem(c.sizeBytes(), n); err != nil {
+		return nil, err
+	}
+	st, err := lockfree.New(cfg)
 	if err != nil {
 		return nil, err
 	}

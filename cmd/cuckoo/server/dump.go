@@ -6,103 +6,124 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
 // CF.SCANDUMP and CF.LOADCHUNK move a filter in chunks, in this server's own
 // format (RedisBloom's chunks are its memory layout; ours are not
-// interchangeable with them).
+// interchangeable with them). Iterator 0 asks for the header chunk, answered
+// with iterator 1:
 //
-// Iterator 0 asks for the header chunk, answered with iterator 1:
-//
-//	"CKCH" magic, version byte 1,
+//	"CKCH" magic, uvarint version 2,
 //	uvarints: capacity, bucket size, max iterations, expansion, seed,
-//	          items inserted, items deleted, stages, and each stage's length,
+//	          items inserted, items deleted, stages, then for each stage its
+//	          capacity, fingerprint bits and number of fingerprints,
 //	u32 CRC-32C of everything before it.
 //
-// The stages, each in package filter's binary format (with its own CRC),
-// concatenated, form the body; iterator i >= 1 asks for the body's bytes from
-// (i-1)·chunkSize, answered with iterator i+1 and the data chunk
+// The stages' buckets, concatenated, are numbered from 0; iterator i >= 1
+// asks for the chunk that starts at bucket i-1, answered with iterator
+// i+n and the data chunk
 //
-//	"CKCD" magic, uvarint offset, the bytes, u32 CRC-32C of everything before.
+//	"CKCD" magic, uvarint first bucket, uvarint n, the buckets as runs
+//	(runs.go), u32 CRC-32C of everything before it,
 //
-// and iterator 0 with no data when the body is done. CF.LOADCHUNK with
-// iterator 1 takes a header and creates the key; with iterator i >= 2 it takes
-// the chunk SCANDUMP answered with i, which must start where the previous one
-// ended. Every field is checked; a bad chunk is an error and changes nothing.
-// When the last byte arrives the stages are decoded and replace the key's
-// (empty) filter.
+// which covers at most chunkBuckets buckets and never crosses a stage; past
+// the last bucket the answer is iterator 0 and no data. Each chunk is read
+// from the live stages with the key's writer lock held, so it is one
+// moment's buckets, and only the header's few bytes and the chunk itself are
+// ever allocated: nothing is copied whole.
+//
+// CF.LOADCHUNK with iterator 1 takes a header: every field is checked, the
+// stages it describes are charged to --maxmemory and allocated empty, and the
+// key is created with the load pending. Iterator i >= 2 takes the chunk that
+// SCANDUMP answered with i; it must start where the previous one ended, and
+// it is checked whole before any bucket is written, so a bad chunk is an
+// error that changes nothing. The chunk that completes a stage must bring its
+// fingerprint count to the header's. While a load is pending the key's
+// writes are refused (its remaining chunks would overwrite them); lookups
+// see the buckets loaded so far.
 
 const (
-	chunkSize    = 8 << 20
-	headerMagic  = "CKCH"
-	chunkMagic   = "CKCD"
-	dumpVersion  = 1
-	maxStageSize = 1 << 36 // 64 GiB: any larger stage length is corrupt
+	headerMagic = "CKCH"
+	chunkMagic  = "CKCD"
+	dumpVersion = 2
+	// chunkBuckets bounds a data chunk: with at most 6 bytes a bucket, a
+	// chunk stays below 8 MiB.
+	chunkBuckets = 1 << 20
 )
 
 var (
 	errInvalidPosition = replyErr("Invalid position")
-	errInvalidHeader   = replyErr("Invalid header")
+	errInvalidHeader   = replyErr("ERR Couldn't create filter: invalid header chunk")
 )
+
+// stageInfo is one stage as a header or snapshot describes it.
+type stageInfo struct {
+	capacity uint64
+	bits     int
+	fps      uint64 // fingerprints stored
+}
 
 // loadState is a CF.LOADCHUNK in progress.
 type loadState struct {
-	header []byte // the raw header chunk, for snapshots
-	total  int    // body length
-	lens   []int  // each stage's length
-	body   []byte // the bytes received so far
-	ins    int64
-	del    int64
+	next  uint64   // the bucket the next chunk must start at
+	total uint64   // buckets of all stages
+	fps   []uint64 // each stage's fingerprints, as the header announced
 }
 
-type dumpHeader struct {
-	p        params
-	ins, del int64
-	lens     []int
-}
-
-// dumpBody returns the header and body of c. Preconditions: c.mu held, so the
-// stages' snapshots are exact.
-func dumpBody(c *cuckoo) (header, body []byte) {
-	var lens []int
-	for _, s := range c.list() {
-		b, err := s.Snapshot().MarshalBinary()
-		if err != nil {
-			panic("server: " + err.Error()) // MarshalBinary of a valid filter does not fail
-		}
-		lens = append(lens, len(b))
-		body = append(body, b...)
+// stageInfos describes c's stages. Preconditions: c.mu held, so the counts
+// are exact.
+func stageInfos(c *cuckoo) []stageInfo {
+	var out []stageInfo
+	for _, st := range c.list() {
+		out = append(out, stageInfo{st.Capacity(), st.FingerprintBits(), st.Len()})
 	}
-	w := opWriter(headerMagic).uvarint(dumpVersion)
+	return out
+}
+
+// dumpHeader returns c's header chunk. Preconditions: c.mu held.
+func dumpHeader(c *cuckoo) []byte {
+	w := appendDesc(opWriter(headerMagic).uvarint(dumpVersion), c)
+	return binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
+}
+
+// appendDesc appends c's description: the fields readDesc reads.
+// Preconditions: c.mu held.
+func appendDesc(w opWriter, c *cuckoo) opWriter {
 	w = w.uvarint(c.p.Capacity).uvarint(uint64(c.p.BucketSize)).uvarint(uint64(c.p.MaxIter)).
 		uvarint(uint64(c.p.Expansion)).uvarint(c.p.Seed).
-		uvarint(uint64(c.inserted.Load())).uvarint(uint64(c.deleted.Load())).uvarint(uint64(len(lens)))
-	for _, n := range lens {
-		w = w.uvarint(uint64(n))
+		uvarint(uint64(c.inserted.Load())).uvarint(uint64(c.deleted.Load()))
+	infos := stageInfos(c)
+	w = w.uvarint(uint64(len(infos)))
+	for _, si := range infos {
+		w = w.uvarint(si.capacity).uvarint(uint64(si.bits)).uvarint(si.fps)
 	}
-	return binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli)), body
+	return w
 }
 
 // scanDump answers CF.SCANDUMP key iter: the next iterator and the chunk
 // (nil at the end). Preconditions: c.mu held.
 func scanDump(c *cuckoo, iter int64) (int64, []byte) {
-	header, body := dumpBody(c)
 	if iter == 0 {
-		return 1, header
+		return 1, dumpHeader(c)
 	}
-	off := (iter - 1) * chunkSize
-	if iter < 0 || off/chunkSize != iter-1 || off >= int64(len(body)) {
-		return 0, nil
+	g := uint64(iter - 1)
+	var start uint64
+	for _, st := range c.list() {
+		if g < start+st.Buckets() {
+			first := g - start
+			n := min(chunkBuckets, st.Buckets()-first)
+			w := opWriter(chunkMagic).uvarint(g).uvarint(n)
+			w = appendRuns(w, st, first, n)
+			return iter + int64(n), binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
+		}
+		start += st.Buckets()
 	}
-	end := min(off+chunkSize, int64(len(body)))
-	w := opWriter(chunkMagic).uvarint(uint64(off))
-	w = append(w, body[off:end]...)
-	return iter + 1, binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
+	return 0, nil
 }
 
-// checkCRC splits b into the part before its trailing CRC-32C, if it matches.
+// checkCRC splits b into the part between its magic and its trailing
+// CRC-32C, if both are right.
 func checkCRC(b []byte, magic string) ([]byte, bool) {
 	if len(b) < len(magic)+4 || string(b[:len(magic)]) != magic {
 		return nil, false
@@ -114,56 +135,134 @@ func checkCRC(b []byte, magic string) ([]byte, bool) {
 	return b[len(magic):n], true
 }
 
-func parseHeader(b []byte) (dumpHeader, error) {
-	var h dumpHeader
-	body, ok := checkCRC(b, headerMagic)
-	if !ok {
-		return h, errInvalidHeader
-	}
-	r := &opReader{b: body}
-	if r.uvarint() != dumpVersion {
-		return h, errInvalidHeader
-	}
-	h.p.Capacity = r.uvarint()
-	h.p.BucketSize = r.int(maxBucketSize)
-	h.p.MaxIter = r.int(maxIterationsMax)
-	h.p.Expansion = r.int(maxExpansion)
-	h.p.Seed = r.uvarint()
-	h.ins = int64(r.uvarint())
-	h.del = int64(r.uvarint())
-	n := r.int(maxStages * 2)
-	for range n {
-		h.lens = append(h.lens, r.int(maxStageSize))
-	}
-	if r.err != nil || len(r.b) != 0 || n == 0 || h.p.validate() != nil {
-		return h, errInvalidHeader
-	}
-	return h, nil
+// filterDesc is a filter as a header or a snapshot entry describes it.
+type filterDesc struct {
+	p        params
+	ins, del int64
+	stages   []stageInfo
 }
 
-// beginLoad creates the filter a header describes, empty, with the load
-// pending. It reserves the body's size.
-func beginLoad(header []byte, mem func(uint64) error) (*cuckoo, error) {
-	h, err := parseHeader(header)
-	if err != nil {
-		return nil, err
+// readDesc reads a filter's description (appendDesc) and checks that it can
+// be built.
+func readDesc(r fieldReader) (filterDesc, error) {
+	var d filterDesc
+	d.p.Capacity = r.uvarint()
+	d.p.BucketSize = r.int(maxBucketSize)
+	d.p.MaxIter = r.int(maxIterationsMax)
+	d.p.Expansion = r.int(maxExpansion)
+	d.p.Seed = r.uvarint()
+	d.ins = int64(r.int(1 << 62))
+	d.del = int64(r.int(1 << 62))
+	n := r.int(maxStages * 2)
+	for range n {
+		d.stages = append(d.stages, stageInfo{capacity: r.uvarint(), bits: r.int(64), fps: r.uvarint()})
 	}
-	total := 0
-	for _, n := range h.lens {
-		total += n
+	if err := r.failed(); err != nil {
+		return d, err
 	}
-	c, err := newCuckoo(h.p)
-	if err != nil {
-		return nil, errInvalidHeader
+	if err := d.p.validate(); err != nil {
+		return d, err
 	}
-	if err := mem(uint64(total)); err != nil {
-		return nil, err
+	if n == 0 {
+		return d, fmt.Errorf("no stages")
 	}
-	c.load = &loadState{header: bytes.Clone(header), total: total, lens: h.lens, ins: h.ins, del: h.del}
+	for i, si := range d.stages {
+		cfg := d.p.config(si.capacity, si.bits)
+		if si.capacity == 0 || si.capacity > maxCapacity {
+			return d, fmt.Errorf("stage %d: capacity %d", i, si.capacity)
+		}
+		lay, err := cfg.Layout()
+		if err != nil {
+			return d, fmt.Errorf("stage %d: %v", i, err)
+		}
+		if si.fps > lay.Buckets*uint64(lay.BucketSize) {
+			return d, fmt.Errorf("stage %d: %d fingerprints in %d slots", i, si.fps, lay.Buckets*uint64(lay.BucketSize))
+		}
+		if _, err := lockfree.Size(cfg); err != nil {
+			return d, fmt.Errorf("stage %d: %v", i, err)
+		}
+	}
+	return d, nil
+}
+
+// build charges and allocates d's stages, empty, and returns the filter
+// with d's counters.
+func (d filterDesc) build(mem charger) (*cuckoo, error) {
+	var have uint64
+	for _, si := range d.stages {
+		n, err := lockfree.Size(d.p.config(si.capacity, si.bits))
+		if err != nil {
+			return nil, err
+		}
+		if err := mem(have, n); err != nil {
+			return nil, &partialCharge{err, have}
+		}
+		have += n
+	}
+	stages := make([]*lockfree.Filter, len(d.stages))
+	for i, si := range d.stages {
+		st, err := lockfree.New(d.p.config(si.capacity, si.bits))
+		if err != nil {
+			return nil, &partialCharge{err, have} // not reached: Size accepted the Config
+		}
+		stages[i] = st
+	}
+	c := &cuckoo{p: d.p}
+	c.stages.Store(&stages)
+	c.inserted.Store(d.ins)
+	c.deleted.Store(d.del)
 	return c, nil
 }
 
-// loadChunk applies data chunk iter to c. Preconditions: c.mu held.
+// partialCharge is a build that failed after charging bytes; the caller
+// releases them.
+type partialCharge struct {
+	err     error
+	charged uint64
+}
+
+func (e *partialCharge) Error() string { return e.err.Error() }
+func (e *partialCharge) Unwrap() error { return e.err }
+
+// beginLoad creates the filter a header chunk describes, empty, with the
+// load pending; its stages are charged to mem before they are allocated.
+func beginLoad(header []byte, mem charger, release func(uint64)) (*cuckoo, error) {
+	body, ok := checkCRC(header, headerMagic)
+	if !ok {
+		return nil, errInvalidHeader
+	}
+	r := &opReader{b: body}
+	if v := r.uvarint(); v != dumpVersion {
+		if r.err == nil {
+			return nil, replyErr(fmt.Sprintf("ERR Couldn't create filter: dump format version %d, this server reads %d", v, dumpVersion))
+		}
+		return nil, errInvalidHeader
+	}
+	d, err := readDesc(r)
+	if err != nil || len(r.b) != 0 {
+		return nil, errInvalidHeader
+	}
+	c, err := d.build(mem)
+	if err != nil {
+		if pc, ok := err.(*partialCharge); ok {
+			release(pc.charged)
+			err = pc.err
+		}
+		return nil, err
+	}
+	ls := &loadState{}
+	for _, st := range c.list() {
+		ls.total += st.Buckets()
+	}
+	for _, si := range d.stages {
+		ls.fps = append(ls.fps, si.fps)
+	}
+	c.load = ls
+	return c, nil
+}
+
+// loadChunk applies data chunk iter to c, or changes nothing and fails.
+// Preconditions: c.mu held.
 func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 	ls := c.load
 	if ls == nil {
@@ -174,52 +273,46 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 		return replyErr("ERR Couldn't load chunk: bad magic or checksum")
 	}
 	r := &opReader{b: b}
-	off := r.uvarint()
+	g, n := r.uvarint(), r.uvarint()
 	if r.err != nil {
 		return replyErr("ERR Couldn't load chunk: truncated")
 	}
-	if want := uint64(iter-2) * chunkSize; off != want || off != uint64(len(ls.body)) {
-		return fmt.Errorf("ERR Couldn't load chunk: it starts at byte %d, expected %d", off, len(ls.body))
+	if g != ls.next {
+		return fmt.Errorf("ERR Couldn't load chunk: it starts at bucket %d, expected %d", g, ls.next)
 	}
-	if len(ls.body)+len(r.b) > ls.total {
-		return replyErr("ERR Couldn't load chunk: more data than the header announced")
+	if n == 0 || n > chunkBuckets || n > ls.total-g || uint64(iter) != g+n+1 {
+		return fmt.Errorf("ERR Couldn't load chunk: %d buckets at %d with iterator %d", n, g, iter)
 	}
-	body := append(ls.body, r.b...)
-	if len(body) < ls.total {
-		ls.body = body
+	var start uint64
+	for i, st := range c.list() {
+		if g >= start+st.Buckets() {
+			start += st.Buckets()
+			continue
+		}
+		first := g - start
+		if n > st.Buckets()-first {
+			return replyErr("ERR Couldn't load chunk: it crosses a stage boundary")
+		}
+		rr := bytes.NewReader(r.b)
+		fps, err := readRuns(rr, st, first, n, false)
+		if err != nil {
+			return fmt.Errorf("ERR Couldn't load chunk: %v", err)
+		}
+		if rr.Len() != 0 {
+			return replyErr("ERR Couldn't load chunk: trailing bytes")
+		}
+		have := st.Len() + fps
+		if have > ls.fps[i] || first+n == st.Buckets() && have != ls.fps[i] {
+			return fmt.Errorf("ERR Couldn't load chunk: stage %d would hold %d fingerprints, the header says %d", i, have, ls.fps[i])
+		}
+		if _, err := readRuns(bytes.NewReader(r.b), st, first, n, true); err != nil {
+			return fmt.Errorf("ERR Couldn't load chunk: %v", err) // not reached: checked above
+		}
+		ls.next = g + n
+		if ls.next == ls.total {
+			c.load = nil
+		}
 		return nil
 	}
-	stages, err := decodeStages(body, ls.lens)
-	if err != nil {
-		return fmt.Errorf("ERR Couldn't load chunk: %v", err)
-	}
-	c.stages.Store(&stages)
-	c.inserted.Store(ls.ins)
-	c.deleted.Store(ls.del)
-	c.load = nil
-	return nil
-}
-
-// decodeStages decodes concatenated filters of the given lengths.
-func decodeStages(body []byte, lens []int) ([]*lockfree.Filter, error) {
-	var out []*lockfree.Filter
-	for i, n := range lens {
-		if n > len(body) {
-			return nil, fmt.Errorf("stage %d: truncated", i)
-		}
-		var f filter.Filter
-		if err := f.UnmarshalBinary(body[:n]); err != nil {
-			return nil, fmt.Errorf("stage %d: %v", i, err)
-		}
-		lf, err := lockfree.FromFilter(&f)
-		if err != nil {
-			return nil, fmt.Errorf("stage %d: %v", i, err)
-		}
-		out = append(out, lf)
-		body = body[n:]
-	}
-	if len(body) != 0 {
-		return nil, replyErr("trailing bytes")
-	}
-	return out, nil
+	return replyErr("ERR Couldn't load chunk: past the last stage") // not reached: n <= total-g
 }

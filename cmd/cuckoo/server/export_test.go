@@ -2,8 +2,11 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 )
 
 // Exec runs one command on a fresh in-memory server's client and returns the
@@ -56,9 +59,25 @@ func ScanLog(data []byte) (int64, bool, error) {
 
 // ReadSnapshot exposes the snapshot reader.
 func ReadSnapshot(data []byte) error {
-	_, _, err := readSnapshot("fuzz.snap", data)
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("fuzz-%d.snap", os.Getpid()))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		panic(err)
+	}
+	defer os.Remove(path)
+	_, _, _, err := readSnapshotFile(path)
 	return err
 }
 
 // AppendRecord exposes the record framing.
 func AppendRecord(b, payload []byte) []byte { return appendRecord(b, payload) }
+
+// CloseWithoutSnapshot stops the server as a crash after its last write
+// would: the log is written, no snapshot is taken. Preconditions: no client
+// is writing.
+func (s *Server) CloseWithoutSnapshot() error {
+	s.store.dirty.Store(0)
+	return s.Close()
+}
+
+// SetSnapshotEntryHook runs f after each entry a snapshot writes.
+func SetSnapshotEntryHook(f func()) { testHookSnapshotEntry = f }

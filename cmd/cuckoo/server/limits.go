@@ -1,6 +1,12 @@
 package server
 
-import "time"
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Limits bound what one client can make the server do. A request beyond a
 // limit is refused before anything is allocated for it; none of them crashes
@@ -60,4 +66,35 @@ func (l Limits) withDefaults() Limits {
 
 func (l Limits) read() readLimits {
 	return readLimits{maxArgs: l.MaxArgs, maxBulk: l.MaxBulk, queryBuffer: l.QueryBuffer}
+}
+
+// maxFilterMemory returns Config.MaxFilterMemory, or the physical memory for
+// 0 (read from /proc/meminfo; 64 GiB where that cannot be read).
+func maxFilterMemory(configured int64) uint64 {
+	if configured > 0 {
+		return uint64(configured)
+	}
+	if n := physicalMemory(); n > 0 {
+		return n
+	}
+	return 64 << 30
+}
+
+func physicalMemory() uint64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// MemTotal:       24573440 kB
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }

@@ -65,16 +65,23 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 	}
 	os.Remove(filepath.Join(dir, snapTmp)) // an unfinished snapshot
 	var gen uint64
+	var fuzzy *fuzzyLog
 	snapPath := filepath.Join(dir, snapName)
-	if data, err := os.ReadFile(snapPath); err == nil {
-		g, entries, err := readSnapshot(snapPath, data)
+	if _, err := os.Stat(snapPath); err == nil {
+		g, entries, isFuzzy, err := readSnapshotFile(snapPath)
 		if err != nil {
 			return nil, err
 		}
 		gen = g
+		if isFuzzy {
+			fuzzy = &fuzzyLog{gen: g, positions: make(map[string]uint64, len(entries))}
+		}
 		for _, e := range entries {
 			st.keys.Store(e.key, e.c)
 			st.mem.Add(int64(e.c.sizeBytes()))
+			if fuzzy != nil {
+				fuzzy.positions[e.key] = e.pos
+			}
 		}
 		log.Info("snapshot loaded", "file", snapPath, "keys", len(entries), "generation", gen)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -97,9 +104,16 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
-		var at int64
+		var at, off int64
+		var fz *fuzzyLog
+		if fuzzy != nil && g == fuzzy.gen {
+			fz = fuzzy
+		}
 		good, torn, err := scanLog(path, data, func(b []byte) error {
-			if err := st.replay(b); err != nil {
+			// scanLog hands over the records in order from offset 0.
+			rec := off
+			off += recordHeader + int64(len(b))
+			if err := st.replay(b, rec, fz); err != nil {
 				return err
 			}
 			ops++
@@ -138,22 +152,48 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 	return openAOF(dir, last, size, mode, log)
 }
 
-// replay applies one logged op. Replayed inserts never fail for lack of room
-// or memory: each was acknowledged once.
-func (st *store) replay(b []byte) error {
+// fuzzyLog is the log generation a version 2 snapshot stands in part for:
+// each key's position in it (see snapshot.go).
+type fuzzyLog struct {
+	gen       uint64
+	positions map[string]uint64
+}
+
+// replay applies one logged op, which starts at offset at of its log; fz is
+// set for the log the snapshot stands in part for. Replayed inserts never
+// fail for lack of room or memory: each was acknowledged once.
+func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 	o, err := decodeOp(b)
 	if err != nil {
 		return err
 	}
 	if o.kind == opFlush {
-		st.clear()
+		if fz == nil {
+			st.clear()
+			return nil
+		}
+		// Keys the snapshot captured after the flush keep their state.
+		var drop []string
+		for k := range st.keys.All() {
+			if uint64(at) >= fz.positions[k] {
+				drop = append(drop, k)
+			}
+		}
+		for _, k := range drop {
+			if c, ok := st.keys.Load(k); ok {
+				st.dropLocked(k, c)
+			}
+		}
 		return nil
 	}
 	k := string(o.key)
+	if fz != nil && uint64(at) < fz.positions[k] {
+		return nil // in the key's snapshot entry already
+	}
 	c, ok := st.keys.Load(k)
 	switch o.kind {
 	case opCreate:
-		nc, err := newCuckoo(o.p)
+		nc, err := newCuckoo(o.p, st.chargeForce)
 		if err != nil {
 			return err
 		}
@@ -161,11 +201,10 @@ func (st *store) replay(b []byte) error {
 			st.dropLocked(k, c)
 		}
 		st.keys.Store(k, nc)
-		st.mem.Add(int64(nc.sizeBytes()))
 		return nil
 	case opChunk:
 		if o.iter == 1 {
-			nc, err := beginLoad(o.items[0], st.reserveForce)
+			nc, err := beginLoad(o.items[0], st.chargeForce, st.release)
 			if err != nil {
 				return err
 			}
@@ -177,12 +216,15 @@ func (st *store) replay(b []byte) error {
 		}
 	}
 	if !ok {
+		if fz != nil {
+			return nil // a life of the key that ended in this log before the snapshot reached it
+		}
 		return fmt.Errorf("op %d on missing key %q", o.kind, o.key)
 	}
 	switch o.kind {
 	case opAdd:
 		for _, it := range o.items {
-			if _, err := c.add(it, false, true, st.reserveForce); err != nil {
+			if _, err := c.add(it, false, true, st.chargeForce); err != nil {
 				return err
 			}
 		}
@@ -193,7 +235,7 @@ func (st *store) replay(b []byte) error {
 	case opCompact:
 		before := c.sizeBytes()
 		c.compact()
-		st.mem.Add(int64(c.sizeBytes()) - int64(before))
+		st.release(before - c.sizeBytes())
 	case opChunk:
 		return loadChunk(c, int64(o.iter), o.items[0])
 	}

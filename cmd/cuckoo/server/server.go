@@ -28,6 +28,11 @@ type Config struct {
 	// MaxMemory bounds the bytes of all filters; 0 means no limit. A write
 	// that would exceed it answers "ERR Insufficient memory".
 	MaxMemory int64
+	// MaxFilterMemory bounds the bytes of one filter, so that no single
+	// command (a CF.RESERVE, a CF.LOADCHUNK header) can ask for more than
+	// the machine has, even with no MaxMemory. 0 means the machine's
+	// physical memory.
+	MaxFilterMemory int64
 	// SnapshotLogSize is the log size that triggers a snapshot and log
 	// truncation; 0 means 64 MiB, negative means only on SAVE and shutdown.
 	SnapshotLogSize int64
@@ -93,7 +98,7 @@ func New(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		limits:  cfg.Limits.withDefaults(),
 		log:     log,
-		store:   newStore(cfg.MaxMemory),
+		store:   newStore(cfg.MaxMemory, maxFilterMemory(cfg.MaxFilterMemory)),
 		dir:     cfg.Dir,
 		metrics: cfg.Metrics,
 		start:   time.Now(),

@@ -259,7 +259,7 @@ func TestScanDumpLoadChunk(t *testing.T) {
 		}
 	}
 	// Malformed chunks are errors, never panics.
-	wantErr(t, c.CFLoadChunk(ctx, "bad", 1, "garbage").Err(), "Invalid header")
+	wantErr(t, c.CFLoadChunk(ctx, "bad", 1, "garbage").Err(), "ERR Couldn't create filter: invalid header chunk")
 	wantErr(t, c.CFLoadChunk(ctx, "copy", 1, chunks[0].Data).Err(), "ERR item exists")
 	wantErr(t, c.CFLoadChunk(ctx, "x", 0, "a").Err(), "Invalid position")
 	if err := c.CFLoadChunk(ctx, "half", 1, chunks[0].Data).Err(); err != nil {

@@ -1,45 +1,78 @@
 package server
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 )
 
-// A snapshot is the whole key space at one point of the log, in one file:
+// A snapshot is the key space in one file, streamed from the live filters:
 //
-//	"CKSNAP01"  magic
-//	u64         generation G: the snapshot holds every op of the logs
-//	            before appendonly.G.log, and none of that log's
-//	uvarint     number of keys, then for each key:
+//	"CKSNAP02"  magic
+//	u64         generation G: the snapshot stands for the logs before
+//	            appendonly.G.log and part of that log (below)
+//	per key:
+//	  byte      1
 //	  string    key
-//	  uvarints  capacity, bucket size, max iterations, expansion, seed,
-//	            items inserted, items deleted, number of stages
-//	  strings   each stage in package filter's binary format (own CRC)
-//	  uvarint   1 if a CF.LOADCHUNK is in progress, then strings: its
-//	            header chunk and the body bytes received; else 0
+//	  uvarint   position P: the key's state is the one after every op of
+//	            the key that starts before offset P of log G, and before
+//	            every op that starts at or after it
+//	  uvarints  the filter's description, as in a dump header (dump.go):
+//	            parameters, items inserted and deleted, and each stage's
+//	            capacity, fingerprint bits and fingerprints
+//	  runs      each stage's buckets, in order (runs.go)
+//	  uvarint   0, or 1 for a CF.LOADCHUNK in progress, then the next bucket
+//	            it expects and each stage's fingerprints as its header said
+//	byte        0
 //	u32         CRC-32C of every byte before it
 //
-// Writing one: with the gate held exclusively (no write in flight) copy every
-// filter (lockfree Snapshot is exact with no writer) and rotate the log to
-// generation G; release the gate; then write snapshot.tmp, fsync it, rename it
-// to snapshot.cks, fsync the directory, and only then remove the logs before
-// G. A crash at any step leaves either the old snapshot and all the logs
-// after it, or the new snapshot and the new log: startup loads the snapshot
-// and replays every log from its generation on.
+// Writing one. With the gate held exclusively (no write in flight), note the
+// keys and rotate the log to generation G; release the gate. Then, for each
+// noted key still present: take the gate's read side and the key's writer
+// lock (as a write does), read P = the log position, release the gate, write
+// the key's entry straight from its stages, and unlock the key. Writes to
+// other keys go on meanwhile, and lookups to every key: a snapshot holds one
+// key at a time, for as long as its stages take to write, and needs memory
+// for a block of buckets, not a copy of the filters. Then fsync
+// snapshot.tmp, rename it to snapshot.cks, fsync the directory, and only
+// then remove the logs before G.
+//
+// Replay of log G (recover.go) skips each op of a key that starts before the
+// key's P. Why that rebuilds every key:
+//   - A key with an entry: its ops before P are in the entry (they were
+//     applied before its lock was taken, and a key's ops are logged under
+//     its lock), the ops from P on are not (they waited for the lock).
+//   - FLUSHALL (logged at F with the gate held exclusively) clears the keys
+//     with P <= F; a key captured later holds its state after F.
+//   - A key with no entry was absent when its turn came, or created after
+//     the rotation; either way every op of its final life is in log G,
+//     from its create on. Ops on such a key while it is missing belong to
+//     a life that ended (DEL) in log G before its turn: skipped.
+// The logs after G are replayed in full. A crash at any step leaves the old
+// snapshot with all the logs after it, or the new one with log G and after.
 
 const (
-	snapName  = "snapshot.cks"
-	snapTmp   = "snapshot.tmp"
-	snapMagic = "CKSNAP01"
+	snapName    = "snapshot.cks"
+	snapTmp     = "snapshot.tmp"
+	snapMagic   = "CKSNAP02"
+	snapMagicV1 = "CKSNAP01"
+	// maxSnapKey bounds a key's length in a snapshot; longer is corruption.
+	maxSnapKey = 1 << 30
 )
 
+// testHookSnapshotEntry, if set, runs after each entry a snapshot writes,
+// with no lock held: tests widen the window in which writes interleave.
+var testHookSnapshotEntry func()
+
 // snapshot writes a snapshot and truncates the log. Only one runs at a time
-// (snapMu).
+// (snapMu). It refuses to start while the log is failing: the rotation
+// needs it.
 func (s *Server) snapshot() error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
@@ -47,34 +80,15 @@ func (s *Server) snapshot() error {
 	if st.aof == nil {
 		return errors.New("ERR persistence is off (no --dir)")
 	}
+	if err := st.aof.err(); err != nil {
+		return err
+	}
 	start := time.Now()
 	st.gate.Lock()
 	gen := st.aof.gen + 1
-	w := opWriter(snapMagic)
-	w = binary.LittleEndian.AppendUint64(w, gen)
-	w = w.uvarint(uint64(st.keys.Len()))
-	n := 0
-	for k, c := range st.keys.All() {
-		n++
-		w = w.str([]byte(k))
-		w = w.uvarint(c.p.Capacity).uvarint(uint64(c.p.BucketSize)).uvarint(uint64(c.p.MaxIter)).
-			uvarint(uint64(c.p.Expansion)).uvarint(c.p.Seed).
-			uvarint(uint64(c.inserted.Load())).uvarint(uint64(c.deleted.Load()))
-		list := c.list()
-		w = w.uvarint(uint64(len(list)))
-		for _, f := range list {
-			b, err := f.Snapshot().MarshalBinary()
-			if err != nil {
-				st.gate.Unlock()
-				return err
-			}
-			w = w.str(b)
-		}
-		if c.load != nil {
-			w = w.uvarint(1).str(c.load.header).str(c.load.body)
-		} else {
-			w = w.uvarint(0)
-		}
+	names := make([]string, 0, st.keys.Len())
+	for k := range st.keys.All() {
+		names = append(names, k)
 	}
 	if err := st.aof.rotate(gen); err != nil {
 		st.gate.Unlock()
@@ -82,132 +96,315 @@ func (s *Server) snapshot() error {
 	}
 	dirty := st.dirty.Swap(0)
 	st.gate.Unlock()
-	if n != st.keys.Len() {
-		// All and Len disagree only under concurrent writes, which the
-		// gate excludes.
-		return fmt.Errorf("server: snapshot saw %d keys, map has %d", n, st.keys.Len())
-	}
-	w = binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
 
-	if err := writeFileSync(s.dir, snapTmp, snapName, w); err != nil {
+	n, size, err := s.writeSnapshot(gen, names)
+	if err != nil {
 		st.dirty.Add(dirty)
-		return err
+		os.Remove(filepath.Join(s.dir, snapTmp)) // never leave a partial file on a full disk
+		return fmt.Errorf("ERR snapshot failed: %v", err)
 	}
 	removeLogsBefore(s.dir, gen, s.log)
 	s.lastSave.Store(time.Now().Unix())
-	s.log.Info("snapshot written", "keys", n, "bytes", len(w), "generation", gen, "took", time.Since(start))
+	s.log.Info("snapshot written", "keys", n, "bytes", size, "generation", gen, "took", time.Since(start))
 	return nil
 }
 
-// writeFileSync writes data to tmp, fsyncs it, renames it to name and fsyncs
-// the directory.
-func writeFileSync(dir, tmp, name string, data []byte) error {
-	p := filepath.Join(dir, tmp)
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+// writeSnapshot streams the entries of names to snapshot.tmp and installs it
+// as snapshot.cks. It returns the keys written and the file's size.
+func (s *Server) writeSnapshot(gen uint64, names []string) (int, int64, error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, snapTmp), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	crc := crc32.New(castagnoli)
+	cw := &countWriter{w: io.MultiWriter(bw, crc)}
+	head := binary.LittleEndian.AppendUint64([]byte(snapMagic), gen)
+	cw.Write(head)
+	var buf []byte
+	n := 0
+	for _, k := range names {
+		c, pos, ok := s.store.capture(k)
+		if !ok {
+			continue
+		}
+		buf, err = writeEntry(cw, k, pos, c, buf)
+		c.mu.Unlock()
+		if err != nil {
+			return 0, 0, err
+		}
+		n++
+		if testHookSnapshotEntry != nil {
+			testHookSnapshotEntry()
+		}
+	}
+	cw.Write([]byte{0})
+	if cw.err != nil {
+		return 0, 0, cw.err
+	}
+	if _, err := bw.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32())); err != nil {
+		return 0, 0, err
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, 0, err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+		return 0, 0, err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return 0, 0, err
 	}
-	if err := os.Rename(p, filepath.Join(dir, name)); err != nil {
-		return err
+	if err := os.Rename(filepath.Join(s.dir, snapTmp), filepath.Join(s.dir, snapName)); err != nil {
+		return 0, 0, err
 	}
-	return syncDir(dir)
+	return n, cw.n + 4, syncDir(s.dir)
+}
+
+// capture returns key k's filter with its writer lock held, and the log
+// position its entry stands at; false if k is absent. The gate's read side,
+// held while the position is read, orders it with FLUSHALL.
+func (st *store) capture(k string) (*cuckoo, uint64, bool) {
+	for {
+		c, ok := st.keys.Load(k)
+		if !ok {
+			return nil, 0, false
+		}
+		st.gate.RLock()
+		c.mu.Lock()
+		if c.dead {
+			c.mu.Unlock()
+			st.gate.RUnlock()
+			continue
+		}
+		pos := st.aof.position()
+		st.gate.RUnlock()
+		return c, pos, true
+	}
+}
+
+// writeEntry writes key's entry. Preconditions: c.mu held.
+func writeEntry(w io.Writer, key string, pos uint64, c *cuckoo, buf []byte) ([]byte, error) {
+	e := opWriter{1}.str([]byte(key)).uvarint(pos)
+	e = appendDesc(e, c)
+	if _, err := w.Write(e); err != nil {
+		return buf, err
+	}
+	for _, st := range c.list() {
+		var err error
+		if buf, err = writeRuns(w, st, buf); err != nil {
+			return buf, err
+		}
+	}
+	e = opWriter{0}
+	if ls := c.load; ls != nil {
+		e = opWriter{1}.uvarint(ls.next)
+		for _, n := range ls.fps {
+			e = e.uvarint(n)
+		}
+	}
+	_, err := w.Write(e)
+	return buf, err
+}
+
+// countWriter counts the bytes written and keeps the first error.
+type countWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
 }
 
 // snapEntry is one key of a decoded snapshot.
 type snapEntry struct {
 	key string
 	c   *cuckoo
+	pos uint64 // see the format above; 0 for a version 1 snapshot
 }
 
-// readSnapshot decodes a snapshot file's contents. Every error wraps
-// ErrCorrupt and names the file.
-func readSnapshot(name string, data []byte) (gen uint64, entries []snapEntry, err error) {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%s: %w: %s", name, ErrCorrupt, fmt.Sprintf(format, args...))
+// readSnapshotFile decodes the snapshot at path. fuzzy reports a version 2
+// snapshot, whose entries' positions apply to log gen. Every error wraps
+// ErrCorrupt and names the file, except I/O errors.
+func readSnapshotFile(path string) (gen uint64, entries []snapEntry, fuzzy bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, nil, false, err
 	}
-	if len(data) < len(snapMagic)+8+4 || string(data[:len(snapMagic)]) != snapMagic {
-		return 0, nil, bad("not a snapshot (bad magic or too short)")
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, nil, false, err
 	}
-	n := len(data) - 4
-	if crc32.Checksum(data[:n], castagnoli) != binary.LittleEndian.Uint32(data[n:]) {
-		return 0, nil, bad("checksum mismatch")
-	}
-	gen = binary.LittleEndian.Uint64(data[len(snapMagic):])
-	r := &opReader{b: data[len(snapMagic)+8 : n]}
-	keys := r.uvarint()
-	if keys > uint64(len(r.b)) {
-		return 0, nil, bad("key count %d", keys)
-	}
-	for i := uint64(0); i < keys && r.err == nil; i++ {
-		key := string(r.str())
-		var p params
-		p.Capacity = r.uvarint()
-		p.BucketSize = r.int(maxBucketSize)
-		p.MaxIter = r.int(maxIterationsMax)
-		p.Expansion = r.int(maxExpansion)
-		p.Seed = r.uvarint()
-		ins, del := int64(r.uvarint()), int64(r.uvarint())
-		ns := r.int(maxStages * 2)
-		if r.err != nil {
-			break
-		}
-		if err := p.validate(); err != nil {
-			return 0, nil, bad("key %q: %v", key, err)
-		}
-		if ns == 0 {
-			return 0, nil, bad("key %q: no stages", key)
-		}
-		var raw []byte
-		var lens []int
-		for range ns {
-			b := r.str()
-			raw = append(raw, b...)
-			lens = append(lens, len(b))
-		}
-		loading := r.uvarint()
-		var hdr, body []byte
-		if loading == 1 {
-			hdr, body = r.str(), r.str()
-		}
-		if r.err != nil {
-			break
-		}
-		stages, err := decodeStages(raw, lens)
-		if err != nil {
-			return 0, nil, bad("key %q: %v", key, err)
-		}
-		c := &cuckoo{p: p}
-		c.stages.Store(&stages)
-		c.inserted.Store(ins)
-		c.deleted.Store(del)
-		if loading == 1 {
-			lc, err := beginLoad(hdr, func(uint64) error { return nil })
+	magic := make([]byte, len(snapMagic))
+	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != snapMagic {
+		if string(magic) == snapMagicV1 {
+			data, err := os.ReadFile(path)
 			if err != nil {
-				return 0, nil, bad("key %q: pending load: %v", key, err)
+				return 0, nil, false, err
 			}
-			lc.load.body = body
-			c.load = lc.load
-		} else if loading != 0 {
-			return 0, nil, bad("key %q: load flag %d", key, loading)
+			gen, entries, err := readSnapshotV1(path, data)
+			return gen, entries, false, err
 		}
-		entries = append(entries, snapEntry{key, c})
+		return 0, nil, false, corruptFile(path, "not a snapshot (bad magic or too short)")
 	}
+	size := fi.Size()
+	if size < int64(len(snapMagic))+8+1+4 {
+		return 0, nil, false, corruptFile(path, "too short")
+	}
+	// First pass: the checksum, so that nothing is built from damaged bytes.
+	crc := crc32.New(castagnoli)
+	crc.Write(magic)
+	if _, err := io.CopyN(crc, f, size-int64(len(snapMagic))-4); err != nil {
+		return 0, nil, false, err
+	}
+	var sum [4]byte
+	if _, err := f.ReadAt(sum[:], size-4); err != nil {
+		return 0, nil, false, err
+	}
+	if crc.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
+		return 0, nil, false, corruptFile(path, "checksum mismatch")
+	}
+	if _, err := f.Seek(int64(len(snapMagic)), io.SeekStart); err != nil {
+		return 0, nil, false, err
+	}
+	br := bufio.NewReaderSize(io.LimitReader(f, size-int64(len(snapMagic))-4), 1<<20)
+	gen, entries, err = readEntries(br)
+	if err != nil {
+		return 0, nil, false, corruptFile(path, "%v", err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return 0, nil, false, corruptFile(path, "bytes after the last entry")
+	}
+	return gen, entries, true, nil
+}
+
+func corruptFile(path, format string, args ...any) error {
+	return fmt.Errorf("%s: %w: %s", path, ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// readEntries decodes a version 2 snapshot after its magic.
+func readEntries(br *bufio.Reader) (uint64, []snapEntry, error) {
+	var g [8]byte
+	if _, err := io.ReadFull(br, g[:]); err != nil {
+		return 0, nil, err
+	}
+	gen := binary.LittleEndian.Uint64(g[:])
+	r := &streamReader{br: br}
+	var entries []snapEntry
+	for {
+		tag, err := br.ReadByte()
+		if err != nil {
+			return 0, nil, err
+		}
+		if tag == 0 {
+			return gen, entries, nil
+		}
+		if tag != 1 {
+			return 0, nil, fmt.Errorf("entry tag %d", tag)
+		}
+		key := string(r.str(maxSnapKey))
+		pos := r.uvarint()
+		if r.err != nil {
+			return 0, nil, r.err
+		}
+		d, err := readDesc(r)
+		if err != nil {
+			return 0, nil, fmt.Errorf("key %q: %v", key, err)
+		}
+		c, err := d.build(func(_, _ uint64) error { return nil })
+		if err != nil {
+			return 0, nil, fmt.Errorf("key %q: %v", key, err)
+		}
+		for i, st := range c.list() {
+			fps, err := readRuns(br, st, 0, st.Buckets(), true)
+			if err != nil {
+				return 0, nil, fmt.Errorf("key %q: stage %d: %v", key, i, err)
+			}
+			if fps != d.stages[i].fps {
+				return 0, nil, fmt.Errorf("key %q: stage %d holds %d fingerprints, its description %d", key, i, fps, d.stages[i].fps)
+			}
+		}
+		switch r.uvarint() {
+		case 0:
+		case 1:
+			ls := &loadState{next: r.uvarint()}
+			for _, st := range c.list() {
+				ls.total += st.Buckets()
+				ls.fps = append(ls.fps, r.uvarint())
+			}
+			if r.err == nil && ls.next >= ls.total {
+				return 0, nil, fmt.Errorf("key %q: a load at bucket %d of %d", key, ls.next, ls.total)
+			}
+			c.load = ls
+		default:
+			return 0, nil, fmt.Errorf("key %q: bad load flag", key)
+		}
+		if r.err != nil {
+			return 0, nil, fmt.Errorf("key %q: %v", key, r.err)
+		}
+		entries = append(entries, snapEntry{key, c, pos})
+	}
+}
+
+// fieldReader reads the uvarint fields of ops, headers and snapshots, from
+// bytes (opReader) or a stream (streamReader); the first error sticks.
+type fieldReader interface {
+	uvarint() uint64
+	int(limit uint64) int
+	failed() error
+}
+
+func (r *opReader) failed() error { return r.err }
+
+// streamReader is opReader over a buffered stream.
+type streamReader struct {
+	br  *bufio.Reader
+	err error
+}
+
+func (r *streamReader) failed() error { return r.err }
+
+func (r *streamReader) uvarint() uint64 {
 	if r.err != nil {
-		return 0, nil, bad("%v", r.err)
+		return 0
 	}
-	if len(r.b) != 0 {
-		return 0, nil, bad("%d trailing bytes", len(r.b))
+	v, err := binary.ReadUvarint(r.br)
+	if err != nil {
+		r.err = errShortOp
 	}
-	return gen, entries, nil
+	return v
+}
+
+func (r *streamReader) int(limit uint64) int {
+	v := r.uvarint()
+	if v > limit && r.err == nil {
+		r.err = fmt.Errorf("field %d out of range", v)
+	}
+	return int(v)
+}
+
+// str reads a length-prefixed string of at most limit bytes.
+func (r *streamReader) str(limit uint64) []byte {
+	n := r.int(limit)
+	if r.err != nil {
+		return nil
+	}
+	b := make([]byte, 0, min(n, 1<<16))
+	for len(b) < n && r.err == nil {
+		chunk := min(n-len(b), 1<<16)
+		b = append(b, make([]byte, chunk)...)
+		if _, err := io.ReadFull(r.br, b[len(b)-chunk:]); err != nil {
+			r.err = errShortOp
+		}
+	}
+	return b
 }

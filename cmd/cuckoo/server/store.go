@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -33,37 +34,57 @@ var (
 	errNotFound   = errors.New("ERR not found")
 	errItemExists = errors.New("ERR item exists")
 	errOOM        = errors.New("ERR Insufficient memory")
+	errLoading    = errors.New("ERR the key is being restored by CF.LOADCHUNK: writes are refused until its last chunk arrives")
 )
 
+// Memory accounting. mem is the bytes of every live filter's stages, the sum
+// of their SizeInBytes: a stage is charged (charge) before it is allocated,
+// and a filter's bytes are released once, when it dies (dropLocked, clear)
+// or loses stages (compact). Nothing else changes mem, so it never drifts.
 type store struct {
 	keys *hashmap.Map[string, *cuckoo]
 	gate sync.RWMutex
 	aof  *aof // nil without --dir, and during recovery
 
-	mem    atomic.Int64 // bytes of all filters' stages
-	maxmem int64        // 0: no limit
+	mem       atomic.Int64 // bytes of all filters' stages
+	maxmem    int64        // 0: no limit
+	maxFilter uint64       // the most one filter may take
 
 	dirty atomic.Int64 // ops since the last snapshot
 }
 
-func newStore(maxmem int64) *store {
-	return &store{keys: hashmap.New[string, *cuckoo](), maxmem: maxmem}
+func newStore(maxmem int64, maxFilter uint64) *store {
+	return &store{keys: hashmap.New[string, *cuckoo](), maxmem: maxmem, maxFilter: maxFilter}
 }
 
-// reserve accounts n more bytes of filters, or refuses them past --maxmemory.
-func (s *store) reserve(n uint64) error {
-	if s.maxmem > 0 && s.mem.Load()+int64(n) > s.maxmem {
-		return errOOM
+// charge accounts n more bytes for a filter that takes have bytes now,
+// before they are allocated. It refuses them past --maxmemory, or past the
+// bound on one filter, so that no command can ask for more than the machine
+// has even without --maxmemory.
+func (s *store) charge(have, n uint64) error {
+	if have+n > s.maxFilter || have+n < have {
+		return fmt.Errorf("%w: one filter may take at most %d bytes, this one would take %d", errOOM, s.maxFilter, have+n)
 	}
+	for {
+		cur := s.mem.Load()
+		if s.maxmem > 0 && cur+int64(n) > s.maxmem {
+			return errOOM
+		}
+		if s.mem.CompareAndSwap(cur, cur+int64(n)) {
+			return nil
+		}
+	}
+}
+
+// chargeForce accounts n bytes with no limit: replay, whose ops were
+// acknowledged once.
+func (s *store) chargeForce(_, n uint64) error {
 	s.mem.Add(int64(n))
 	return nil
 }
 
-// reserveForce accounts n bytes with no limit (replay).
-func (s *store) reserveForce(n uint64) error {
-	s.mem.Add(int64(n))
-	return nil
-}
+// release gives back n bytes charged before.
+func (s *store) release(n uint64) { s.mem.Add(-int64(n)) }
 
 // logOp appends an op to the log and raises the client's LSN to it.
 func (s *store) logOp(cl *client, payload []byte) {
@@ -95,6 +116,16 @@ func (s *store) get(key []byte) *cuckoo {
 // created with create's parameters (and a fresh seed) if create is not nil,
 // else fn gets nil. Preconditions: none; the caller holds no lock.
 func (s *store) write(cl *client, key []byte, create *params, fn func(c *cuckoo, created bool) error) error {
+	return s.update(cl, key, create, false, fn)
+}
+
+// writeLoading is write for CF.LOADCHUNK's data chunks, the only writes a
+// key with a load pending takes.
+func (s *store) writeLoading(cl *client, key []byte, fn func(c *cuckoo, created bool) error) error {
+	return s.update(cl, key, nil, true, fn)
+}
+
+func (s *store) update(cl *client, key []byte, create *params, loading bool, fn func(c *cuckoo, created bool) error) error {
 	s.gate.RLock()
 	defer s.gate.RUnlock()
 	if err := s.writable(); err != nil {
@@ -109,18 +140,14 @@ func (s *store) write(cl *client, key []byte, create *params, fn func(c *cuckoo,
 			}
 			p := *create
 			p.Seed = rand.Uint64()
-			nc, err := newCuckoo(p)
+			nc, err := newCuckoo(p, s.charge)
 			if err != nil {
-				return err
-			}
-			size := nc.sizeBytes()
-			if err := s.reserve(size); err != nil {
 				return err
 			}
 			nc.mu.Lock()
 			if _, loaded := s.keys.LoadOrStore(k, nc); loaded {
 				nc.mu.Unlock()
-				s.mem.Add(-int64(size))
+				s.release(nc.sizeBytes())
 				continue
 			}
 			s.logOp(cl, encodeCreate(key, p))
@@ -130,6 +157,12 @@ func (s *store) write(cl *client, key []byte, create *params, fn func(c *cuckoo,
 		if c.dead {
 			c.mu.Unlock()
 			continue
+		}
+		if c.load != nil && !loading {
+			// Its remaining chunks would overwrite the change: refuse it
+			// rather than acknowledge and lose it.
+			c.mu.Unlock()
+			return errLoading
 		}
 		return runLocked(c, false, fn)
 	}
@@ -172,7 +205,7 @@ func (s *store) drop(cl *client, key []byte) (bool, error) {
 func (s *store) dropLocked(k string, c *cuckoo) {
 	c.dead = true
 	s.keys.Delete(k)
-	s.mem.Add(-int64(c.sizeBytes()))
+	s.release(c.sizeBytes())
 }
 
 // flushAll deletes every key.
