@@ -369,7 +369,16 @@ func cmdBgsave(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR persistence is off (no --dir)"))
 		return
 	}
-	s.snapshotAsync()
+	if err := s.store.aof.err(); err != nil {
+		// The snapshot would fail at its first step, the log's rotation:
+		// say so now rather than "started".
+		s.writeErr(cl, err)
+		return
+	}
+	if !s.snapshotAsync() {
+		s.writeErr(cl, replyErr("ERR Background save already in progress"))
+		return
+	}
 	cl.wr.WriteString("Background saving started")
 }
 

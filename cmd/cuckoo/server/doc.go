@@ -96,13 +96,25 @@
 // always also survives power loss.
 //
 // When the log passes SnapshotLogSize (and on SAVE, BGSAVE and shutdown) a
-// snapshot is taken: with the gate held, every filter is copied and the log
-// rotated to a new generation; then the copy is written to snapshot.tmp,
+// snapshot is taken: with the gate held, the keys are noted and the log
+// rotated to a new generation G; then each key is written straight from its
+// live stages to snapshot.tmp under its own writer lock, with the log
+// position it stands at, while writes to the other keys go on; the file is
 // fsynced, renamed to snapshot.cks, the directory fsynced, and the older logs
-// removed (snapshot.go). Startup loads the snapshot and replays the logs
-// from its generation on (recover.go). A torn final record of the last log is
-// dropped with a warning; any other damage refuses startup with a message
-// naming the file and offset, unless Config.Repair.
+// removed (snapshot.go). A snapshot needs memory for a block of buckets, not
+// a copy of the data set, and empty buckets cost almost nothing in it.
+// Startup loads the snapshot and replays the logs from G on, skipping in log
+// G each key's ops before its position (recover.go). A torn final record of
+// the last log is dropped with a warning; any other damage refuses startup
+// with a message naming the file and offset, unless Config.Repair.
+//
+// # Memory
+//
+// used_memory_filters (INFO) is the sum of the filters' sizes (CF.INFO's
+// Size): every stage is charged before it is allocated, against MaxMemory and
+// against MaxFilterMemory (one filter's bound, by default the machine's
+// memory), and a filter's bytes are released once, when it is deleted or
+// compacted. A refused reservation allocates nothing.
 //
 // # Invariants
 //
@@ -113,14 +125,17 @@
 //     rebuilds the same filters; a replayed insert is never refused (a stage
 //     is forced in if needed): it was acknowledged once.
 //   - A snapshot plus the logs from its generation on is the whole state at
-//     every moment, crashes included.
+//     every moment, crashes included: each key's entry holds exactly its ops
+//     logged before the entry's position.
 //
 // # Dump format
 //
 // CF.SCANDUMP and CF.LOADCHUNK use this package's own chunks (dump.go): a
-// header chunk with the parameters and stage lengths, then data chunks of at
-// most 8 MiB, each with a magic and a CRC-32C; every field is checked and a
-// malformed chunk is an error that changes nothing.
+// header chunk with the parameters and each stage's geometry and count, then
+// data chunks of at most 2^20 buckets (under 8 MiB), each with a magic and a
+// CRC-32C, read from the live filter under its writer lock. Every field is
+// checked, a malformed chunk is an error that changes nothing, and writes to
+// a key whose load is pending are refused until its last chunk arrives.
 //
 // # Measurements
 //

@@ -328,10 +328,11 @@ func (s *Server) snapshotThreshold() int64 {
 	return s.cfg.SnapshotLogSize
 }
 
-// snapshotAsync starts a snapshot unless one is running.
-func (s *Server) snapshotAsync() {
+// snapshotAsync starts a snapshot unless one is running, and reports
+// whether it did.
+func (s *Server) snapshotAsync() bool {
 	if !s.snapping.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	s.bg.Add(1)
 	go func() {
@@ -341,6 +342,7 @@ func (s *Server) snapshotAsync() {
 			s.log.Error("snapshot failed", "err", err)
 		}
 	}()
+	return true
 }
 
 // Shutdown stops the server gracefully: it closes the listeners, lets every
