@@ -36,6 +36,26 @@ import (
 // covered its record too: that is the group commit, one fsync for every
 // record written before it started. The reply is sent after commit returns,
 // so with always an acknowledged write is on disk.
+//
+// Failure and healing. A write(2) or fsync that fails puts the log in the
+// failed state: failed holds the MISCONF error, which err() returns without a
+// lock and the store answers to every write command (store.writable), so no
+// new record is appended. Nothing already appended is dropped: those records
+// are ops applied in memory. A failed write's records go back to the front of
+// buf, ahead of any that commands admitted before the failure appended since,
+// and if the write stopped part way the file is cut back (truncate and seek)
+// to size, the end of its last whole record, so no torn record is ever
+// followed by another; while that cut fails, torn stays set and the log stays
+// failed. written, synced and size move only on success, so position() is the
+// same as if nothing had failed.
+//
+// A retry (heal) runs from the ticker goroutine once a second in every mode,
+// and from every flush, commit and rotate while failed. Holding wmu and smu,
+// it redoes the cut if torn, writes buf, fsyncs whatever the mode, and then
+// clears failed: that store is the linearization point of healing. Every
+// record appended before it is written and fsynced, once and in append order;
+// every write command admitted after it appends behind them. Every call to
+// fail holds wmu or smu, so no failure can slip in between and be lost.
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -87,6 +107,29 @@ func appendRecord(b, payload []byte) []byte {
 // logName is the file of log generation gen.
 func logName(gen uint64) string { return fmt.Sprintf("appendonly.%016x.log", gen) }
 
+// logFile is an open log file: an *os.File, or a test's fault injector.
+type logFile interface {
+	Write(b []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
+	Close() error
+}
+
+// openLogFile opens a log file for writing. Tests replace it to inject
+// faults.
+var openLogFile = func(name string, flag int) (logFile, error) {
+	f, err := os.OpenFile(name, flag, 0o644)
+	if err != nil {
+		return nil, err // not a nil *os.File in a non-nil interface
+	}
+	return f, nil
+}
+
+// errMisconf is wrapped by the error of a failed log: the prefix Redis
+// answers writes with while it cannot persist them.
+var errMisconf = errors.New("MISCONF Errors writing to the append-only log")
+
 // aof is the log writer.
 type aof struct {
 	dir  string
@@ -95,23 +138,30 @@ type aof struct {
 	// onSync, if set, is told the duration of every fsync (metrics).
 	onSync func(time.Duration)
 
-	mu       sync.Mutex // guards buf, appended and genStart
+	mu sync.Mutex // guards buf, appended and genStart
+	// buf holds the records appended and not yet written, in append order
+	// (but for those a write(2) in progress holds).
 	buf      []byte
 	appended uint64
 	// genStart is appended when the current generation's file began (its
 	// offset 0), so appended-genStart is the offset of the next record.
 	genStart uint64
 
-	wmu  sync.Mutex // guards f, gen and size; held across write(2)
-	f    *os.File
+	wmu  sync.Mutex // guards f, gen, size and torn; held across write(2)
+	f    logFile
 	gen  uint64
 	size atomic.Int64 // bytes in the current file, written
+	// torn: a write stopped part way and cutting the file back to size
+	// failed, so bytes of a torn record may follow size.
+	torn bool
 
-	smu     sync.Mutex // one fsync at a time; rotation holds it too
+	smu     sync.Mutex // one fsync at a time; rotation and healing hold it too
 	written atomic.Uint64
 	synced  atomic.Uint64
 
-	failed atomic.Pointer[error] // the first write or fsync error: no more writes
+	// failed is the error of the write or fsync that failed the log, nil
+	// while it is healthy (see the protocol above).
+	failed atomic.Pointer[error]
 	done   chan struct{}
 	wg     sync.WaitGroup
 }
@@ -119,7 +169,7 @@ type aof struct {
 // openAOF opens generation gen for appending at offset size (the end of its
 // valid records).
 func openAOF(dir string, gen uint64, size int64, mode fsyncMode, log *slog.Logger) (*aof, error) {
-	f, err := os.OpenFile(filepath.Join(dir, logName(gen)), os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := openLogFile(filepath.Join(dir, logName(gen)), os.O_CREATE|os.O_WRONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -141,14 +191,15 @@ func openAOF(dir string, gen uint64, size int64, mode fsyncMode, log *slog.Logge
 	a.size.Store(size)
 	a.written.Store(uint64(size))
 	a.synced.Store(uint64(size))
-	if mode == fsyncEverysec {
-		a.wg.Add(1)
-		go a.everysec()
-	}
+	a.wg.Add(1)
+	go a.ticker()
 	return a, nil
 }
 
-func (a *aof) everysec() {
+// ticker runs once a second: the fsync of everysec, and in every mode the
+// retry of a failed log, which must heal even if no command arrives (a
+// refused write does not commit).
+func (a *aof) ticker() {
 	defer a.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -157,14 +208,19 @@ func (a *aof) everysec() {
 		case <-a.done:
 			return
 		case <-t.C:
-			if err := a.flush(); err == nil {
-				_ = a.sync()
+			switch {
+			case a.mode == fsyncEverysec:
+				if err := a.flush(); err == nil {
+					_ = a.sync()
+				}
+			case a.err() != nil:
+				_ = a.flush() // heals
 			}
 		}
 	}
 }
 
-// err returns the error that stopped the log, if any.
+// err returns the error that stops the log, if it is failed.
 func (a *aof) err() error {
 	if p := a.failed.Load(); p != nil {
 		return *p
@@ -172,10 +228,15 @@ func (a *aof) err() error {
 	return nil
 }
 
+// fail puts the log in the failed state, unless it is already, and returns
+// the error err() returns. Preconditions: wmu or smu held.
 func (a *aof) fail(err error) error {
-	err = fmt.Errorf("MISCONF Errors writing to the append-only log: %v", err)
-	a.failed.CompareAndSwap(nil, &err)
-	a.log.Error("append-only log failed; writes refused", "err", err)
+	e := fmt.Errorf("%w: %w", errMisconf, err)
+	if a.failed.CompareAndSwap(nil, &e) {
+		a.log.Error("append-only log failed; writes refused until a retry succeeds", "err", err)
+	} else {
+		a.log.Debug("append-only log retry failed", "err", err)
+	}
 	return a.err()
 }
 
@@ -200,17 +261,25 @@ func (a *aof) position() uint64 {
 	return a.appended - a.genStart
 }
 
-// flush writes every record appended so far to the file.
+// flush writes every record appended so far to the file; if the log is
+// failed, it retries (heal), which fsyncs too.
 func (a *aof) flush() error {
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
 	return a.flushLocked()
 }
 
+// flushLocked is flush. Preconditions: wmu held.
 func (a *aof) flushLocked() error {
-	if err := a.err(); err != nil {
-		return err
+	if a.err() != nil {
+		return a.healLocked()
 	}
+	return a.writeLocked()
+}
+
+// writeLocked writes buf. If the write fails, buf keeps every record (see
+// the protocol) and the log fails. Preconditions: wmu held.
+func (a *aof) writeLocked() error {
 	a.mu.Lock()
 	buf, target := a.buf, a.appended
 	a.buf = nil
@@ -218,37 +287,111 @@ func (a *aof) flushLocked() error {
 	if len(buf) == 0 {
 		return nil
 	}
-	if _, err := a.f.Write(buf); err != nil {
+	n, err := a.f.Write(buf)
+	if err == nil {
+		a.size.Add(int64(len(buf)))
+		a.written.Store(target)
+		return nil
+	}
+	a.mu.Lock()
+	a.buf = append(buf, a.buf...) // nothing else refers to buf's array
+	a.mu.Unlock()
+	ferr := a.fail(err)
+	if n > 0 {
+		a.torn = true
+		if err := a.cutLocked(); err != nil {
+			a.log.Error("cannot cut the append-only log back to its last whole record; it stays failed until a retry can",
+				"file", filepath.Join(a.dir, logName(a.gen)), "offset", a.size.Load(), "err", err)
+		}
+	}
+	return ferr
+}
+
+// cutLocked truncates the file to size, dropping the bytes a failed write
+// left after the last whole record, and clears torn. Preconditions: wmu
+// held, torn set.
+func (a *aof) cutLocked() error {
+	size := a.size.Load()
+	if err := a.f.Truncate(size); err != nil {
+		return err
+	}
+	// Without O_APPEND the next write goes to the offset, not the end.
+	if _, err := a.f.Seek(size, io.SeekStart); err != nil {
+		return err
+	}
+	a.torn = false
+	return nil
+}
+
+// healLocked retries a failed log: it cuts off a torn record left by an
+// earlier failure, writes buf and fsyncs; on success the log is writable
+// again. Preconditions: wmu held.
+func (a *aof) healLocked() error {
+	if a.torn {
+		if err := a.cutLocked(); err != nil {
+			a.log.Debug("append-only log retry: cannot cut back the torn record yet", "err", err)
+			return a.err()
+		}
+	}
+	if err := a.writeLocked(); err != nil {
+		return err
+	}
+	a.smu.Lock()
+	defer a.smu.Unlock()
+	target := a.written.Load()
+	if err := a.fsync(); err != nil {
 		return a.fail(err)
 	}
-	a.size.Add(int64(len(buf)))
-	a.written.Store(target)
+	a.synced.Store(target)
+	a.failed.Store(nil) // healed: the linearization point
+	a.log.Info("append-only log writable again", "file", filepath.Join(a.dir, logName(a.gen)), "size", a.size.Load())
+	return nil
+}
+
+// fsync syncs the file and reports its duration. Preconditions: smu held.
+func (a *aof) fsync() error {
+	start := time.Now()
+	if err := a.f.Sync(); err != nil {
+		return err
+	}
+	if a.onSync != nil {
+		a.onSync(time.Since(start))
+	}
 	return nil
 }
 
 // sync fsyncs the file, covering every record written before it starts.
+//
+// A failed fsync fails the log although the writes succeeded: the kernel may
+// have dropped the dirty pages it could not write back (Linux marks them
+// clean) and reports that only once, so a later fsync can succeed without
+// them. Hence sync never fsyncs a failed log, and only a heal, whose own
+// write and fsync both succeed, ends the failure. Records covered by the
+// failed fsync are not rewritten (their bytes have left buf): as with Redis,
+// a crash after healing may find them missing, which startup reports as
+// damage in the middle of the log.
 func (a *aof) sync() error {
 	a.smu.Lock()
 	defer a.smu.Unlock()
+	if err := a.err(); err != nil {
+		return err
+	}
 	target := a.written.Load()
 	if a.synced.Load() >= target {
-		return a.err()
+		return nil
 	}
-	start := time.Now()
-	if err := a.f.Sync(); err != nil {
+	if err := a.fsync(); err != nil {
 		return a.fail(err)
-	}
-	if a.onSync != nil {
-		a.onSync(time.Since(start))
 	}
 	a.synced.Store(target)
 	return nil
 }
 
 // commit makes the records up to lsn as durable as the mode promises: written
-// to the OS (every mode), and fsynced with always.
+// to the OS (every mode), and fsynced with always. It returns nil only then;
+// a failed log is retried first.
 func (a *aof) commit(lsn uint64) error {
-	if a.written.Load() < lsn {
+	if a.written.Load() < lsn || a.err() != nil {
 		if err := a.flush(); err != nil {
 			return err
 		}
@@ -256,10 +399,12 @@ func (a *aof) commit(lsn uint64) error {
 	if a.mode == fsyncAlways && a.synced.Load() < lsn {
 		return a.sync()
 	}
-	return a.err()
+	return nil
 }
 
-// rotate writes and fsyncs the current file and starts generation gen.
+// rotate writes and fsyncs the current file and starts generation gen. A
+// failed log is retried first; if it still fails, or the new file cannot be
+// created, rotate returns the error and the current generation goes on.
 // Preconditions: no append runs concurrently (the store's gate is held).
 func (a *aof) rotate(gen uint64) error {
 	a.wmu.Lock()
@@ -269,17 +414,21 @@ func (a *aof) rotate(gen uint64) error {
 	}
 	a.smu.Lock()
 	defer a.smu.Unlock()
-	if err := a.f.Sync(); err != nil {
+	if err := a.fsync(); err != nil {
 		return a.fail(err)
 	}
 	a.synced.Store(a.written.Load())
-	f, err := os.OpenFile(filepath.Join(a.dir, logName(gen)), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	// The current file is whole and synced: failing to start the next one
+	// does not fail the log.
+	name := filepath.Join(a.dir, logName(gen))
+	f, err := openLogFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if err := syncDir(a.dir); err != nil {
 		f.Close()
-		return a.fail(err)
+		os.Remove(name) // empty, and no snapshot names its generation
+		return err
 	}
 	a.f.Close()
 	a.f, a.gen = f, gen
@@ -290,14 +439,20 @@ func (a *aof) rotate(gen uint64) error {
 	return nil
 }
 
-// close writes, fsyncs and closes the log.
+// close writes, fsyncs and closes the log; a failed log gets one last retry.
+// Preconditions: no append or commit runs concurrently.
 func (a *aof) close() error {
 	close(a.done)
 	a.wg.Wait()
 	err := a.flush()
 	if err == nil {
-		a.written.Store(a.appended)
 		err = a.sync()
+	}
+	if err != nil {
+		a.mu.Lock()
+		lost := len(a.buf)
+		a.mu.Unlock()
+		a.log.Error("closing the append-only log while it is failed: its last records may not be on disk", "unwritten_bytes", lost, "err", err)
 	}
 	if cerr := a.f.Close(); err == nil {
 		err = cerr
