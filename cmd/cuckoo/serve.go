@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -21,6 +22,9 @@ Serve cuckoo filters over the Redis protocol: RedisBloom's CF.* commands
 Every write is logged to --dir before it is answered; with --appendfsync
 always, an answered write survives kill -9 and power loss. SIGTERM and SIGINT
 stop it gracefully. Try: redis-cli -p 6379 CF.ADD k hello`
+
+// gcPercent is the server's GOGC unless the environment sets one.
+const gcPercent = 20
 
 // runServe is "cuckoo serve".
 func runServe(e *env, args []string) error {
@@ -49,6 +53,14 @@ func runServe(e *env, args []string) error {
 		return fmt.Errorf("serve: --timeout %d: want 0 (never) or more seconds", *timeout)
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	if os.Getenv("GOGC") == "" {
+		// The heap is mostly filters: long-lived and free of pointers, so a
+		// collection costs little, while Go's default (GOGC=100) lets
+		// garbage grow to their size before collecting: resident memory
+		// peaked at 2.1x the filters in a soak, 1.3x with 20
+		// (bench/cmd/soak).
+		debug.SetGCPercent(gcPercent)
+	}
 	cfg := server.Config{
 		Dir: *dir, AppendFsync: *fsync, Repair: *repair, RequirePass: *pass, MaxMemory: *maxmem,
 		SnapshotLogSize: *snapSize, Limits: server.Limits{MaxClients: *maxclients, MaxBulk: *maxBulk, QueryBuffer: *queryBuf, Timeout: time.Duration(*timeout) * time.Second}, Logger: log,
