@@ -95,6 +95,13 @@
 // replies leave, so kill -9 of the process loses nothing acknowledged;
 // always also survives power loss.
 //
+// When the log cannot take a write (a full disk), the file is cut back to
+// its last complete record and the records are kept; the writes of that
+// pipeline are answered with the MISCONF error (they are in memory but may
+// not survive a restart), later writes, SAVE and BGSAVE are refused with it,
+// and reads go on. The log retries each second and on every commit; once a
+// write and an fsync succeed, writes resume, as Redis does (aof.go).
+//
 // When the log passes SnapshotLogSize (and on SAVE, BGSAVE and shutdown) a
 // snapshot is taken: with the gate held, the keys are noted and the log
 // rotated to a new generation G; then each key is written straight from its
