@@ -9,7 +9,7 @@
 // Shutdown is graceful: listeners close, every connection finishes the
 // pipeline it is running and gets its replies, the log is written and
 // fsynced, a snapshot is taken. Each connection runs in its own goroutine:
-// it reads requests with the server's own RESP reader (reader.go), runs each
+// it reads requests with the server's own RESP reader (package resp), runs each
 // as soon as it is complete, and when no complete request is left in its
 // buffer it passes the durability barrier (below) and flushes every reply
 // with one write. A malformed request is answered "ERR Protocol error: ..."

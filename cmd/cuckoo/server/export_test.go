@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server/internal/resp"
 )
 
 // Exec runs one command on a fresh in-memory server's client and returns the
@@ -23,7 +25,7 @@ func NewHarness() *Harness {
 		panic(err)
 	}
 	h := &Harness{s: s}
-	h.cl = &client{wr: newReplyWriter(&h.b)}
+	h.cl = &client{wr: resp.NewWriter(&h.b)}
 	return h
 }
 
@@ -34,7 +36,7 @@ func NewHarnessDir(dir string) *Harness {
 		panic(err)
 	}
 	h := &Harness{s: s}
-	h.cl = &client{wr: newReplyWriter(&h.b)}
+	h.cl = &client{wr: resp.NewWriter(&h.b)}
 	return h
 }
 

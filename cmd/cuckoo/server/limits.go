@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server/internal/resp"
 )
 
 // Limits bound what one client can make the server do. A request beyond a
@@ -64,8 +66,8 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-func (l Limits) read() readLimits {
-	return readLimits{maxArgs: l.MaxArgs, maxBulk: l.MaxBulk, queryBuffer: l.QueryBuffer}
+func (l Limits) read() resp.Limits {
+	return resp.Limits{MaxArgs: l.MaxArgs, MaxBulk: l.MaxBulk, QueryBuffer: l.QueryBuffer}
 }
 
 // maxFilterMemory returns Config.MaxFilterMemory, or the physical memory for

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server/internal/resp"
 )
 
 // Config configures a Server. The zero Config is an in-memory server with no
@@ -176,7 +178,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		s.stats.conns.Add(1)
-		cl := &client{id: s.nextID.Add(1), nc: nc, wr: newReplyWriter(nc), created: time.Now()}
+		cl := &client{id: s.nextID.Add(1), nc: nc, wr: resp.NewWriter(nc), created: time.Now()}
 		s.mu.Lock()
 		if s.closing.Load() {
 			s.mu.Unlock()
@@ -203,7 +205,7 @@ func (s *Server) Serve(ln net.Listener) error {
 type client struct {
 	id      int64
 	nc      net.Conn
-	wr      *replyWriter
+	wr      *resp.Writer
 	created time.Time
 	name    atomic.Pointer[string]
 	authed  bool
@@ -218,7 +220,7 @@ type client struct {
 type replySpan struct{ start, end int }
 
 // mayProceed reports whether cl may run any command, and so send requests of
-// any size (see reader.go).
+// any size (package resp).
 func (s *Server) mayProceed(cl *client) bool { return s.cfg.RequirePass == "" || cl.authed }
 
 // serveConn reads requests and runs each as soon as it is complete; when no
@@ -233,9 +235,9 @@ func (s *Server) serveConn(cl *client) {
 		s.conns.Done()
 	}()
 	lim := s.limits.read()
-	rd := newReader(cl.nc)
+	rd := resp.NewReader(cl.nc)
 	for {
-		args, err := rd.next(s.mayProceed(cl), lim)
+		args, err := rd.Next(s.mayProceed(cl), lim)
 		if err != nil {
 			// A malformed request: answer what came before it, then the
 			// error, and close (as Redis does).
@@ -254,10 +256,10 @@ func (s *Server) serveConn(cl *client) {
 				s.snapshotAsync()
 			}
 			s.armTimeout(cl)
-			if err := rd.fill(lim); err != nil {
-				if errors.Is(err, errQueryBufferLimit) {
+			if err := rd.Fill(lim); err != nil {
+				if errors.Is(err, resp.ErrQueryBufferLimit) {
 					s.log.Warn("closing a client whose pending requests passed the query buffer limit",
-						"client", cl.id, "addr", cl.nc.RemoteAddr().String(), "limit", lim.queryBuffer)
+						"client", cl.id, "addr", cl.nc.RemoteAddr().String(), "limit", lim.QueryBuffer)
 				}
 				return
 			}
@@ -313,12 +315,12 @@ func (s *Server) replaceReplies(cl *client, err error) {
 	cl.wr.Truncate(0)
 	at := 0
 	for _, sp := range cl.logged {
-		cl.wr.b = append(cl.wr.b, old[at:sp.start]...)
+		cl.wr.WriteRaw(old[at:sp.start])
 		s.stats.errors.Add(1)
 		cl.wr.WriteError(err.Error())
 		at = sp.end
 	}
-	cl.wr.b = append(cl.wr.b, old[at:]...)
+	cl.wr.WriteRaw(old[at:])
 }
 
 func (s *Server) snapshotThreshold() int64 {

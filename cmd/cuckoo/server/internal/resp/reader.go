@@ -1,30 +1,10 @@
-package server
+package resp
 
 import (
 	"bytes"
 	"errors"
 	"io"
 )
-
-// This file is the request reader: RESP2 multibulk requests and inline
-// commands, read from a connection with every size checked where the bytes
-// arrive, before anything is allocated for them (Redis's
-// processMultibulkBuffer and processInlineBuffer are the model).
-//
-// The reader keeps the bytes received and not yet consumed in buf[r:w], and
-// the state of the request being parsed (how many arguments it announced,
-// the offsets of those already complete, where parsing resumes) as offsets
-// from r. Each call to next parses only bytes it has not parsed before, so a
-// request split into one-byte reads costs linear time and constant stack; a
-// request is never re-entered. buf grows by doubling as bytes arrive, never
-// by what a header announces, so memory stays within twice what the client
-// actually sent, and within the query buffer limit.
-//
-// Invariants:
-//   - 0 <= r <= w <= len(buf); offsets in the parse state are relative to r
-//     and lie within w-r.
-//   - a complete request's arguments alias buf until the next fill, which is
-//     the only call that moves or drops bytes.
 
 // Redis's limits for a client that has not authenticated (since 6.2.6): a
 // request of a few small arguments is all AUTH or HELLO need.
@@ -42,33 +22,34 @@ const (
 
 // Protocol errors, with Redis's texts; each closes the connection.
 var (
-	errUnauthMultibulk   = protocolError("unauthenticated multibulk length")
-	errUnauthBulk        = protocolError("unauthenticated bulk length")
-	errInvalidMultibulk  = protocolError("invalid multibulk length")
-	errInvalidBulk       = protocolError("invalid bulk length")
-	errTooBigInline      = protocolError("too big inline request")
-	errTooBigMbulkHeader = protocolError("too big mbulk count string")
-	errTooBigBulkHeader  = protocolError("too big bulk count string")
-	errUnbalancedQuotes  = protocolError("unbalanced quotes in request")
-	// errQueryBufferLimit closes the connection with no reply, as Redis
-	// does when client-query-buffer-limit is passed.
-	errQueryBufferLimit = errors.New("query buffer limit reached")
+	errUnauthMultibulk   = ProtocolError("unauthenticated multibulk length")
+	errUnauthBulk        = ProtocolError("unauthenticated bulk length")
+	errInvalidMultibulk  = ProtocolError("invalid multibulk length")
+	errInvalidBulk       = ProtocolError("invalid bulk length")
+	errTooBigInline      = ProtocolError("too big inline request")
+	errTooBigMbulkHeader = ProtocolError("too big mbulk count string")
+	errTooBigBulkHeader  = ProtocolError("too big bulk count string")
+	errUnbalancedQuotes  = ProtocolError("unbalanced quotes in request")
+	// ErrQueryBufferLimit: a server closes the connection with no reply, as
+	// Redis does when client-query-buffer-limit is passed.
+	ErrQueryBufferLimit = errors.New("query buffer limit reached")
 )
 
-// protocolError is a malformed request: answered "ERR Protocol error: ..."
-// and the connection closed.
-type protocolError string
+// ProtocolError is a malformed request: a server answers "ERR " and its
+// text, and closes the connection.
+type ProtocolError string
 
-func (e protocolError) Error() string { return "Protocol error: " + string(e) }
+func (e ProtocolError) Error() string { return "Protocol error: " + string(e) }
 
-// readLimits are the bounds next and fill enforce.
-type readLimits struct {
-	maxArgs     int // arguments of one request
-	maxBulk     int // bytes of one argument (proto-max-bulk-len)
-	queryBuffer int // bytes buffered and not yet consumed
+// Limits are the bounds Next and Fill enforce.
+type Limits struct {
+	MaxArgs     int // arguments of one request
+	MaxBulk     int // bytes of one argument (proto-max-bulk-len)
+	QueryBuffer int // bytes buffered and not yet consumed (client-query-buffer-limit)
 }
 
-type reader struct {
+// Reader reads requests from one connection; see the package documentation.
+type Reader struct {
 	src  io.Reader
 	buf  []byte
 	r, w int
@@ -82,25 +63,26 @@ type reader struct {
 	args    [][]byte
 }
 
-func newReader(src io.Reader) *reader {
-	rd := &reader{src: src}
+// NewReader returns a Reader of src.
+func NewReader(src io.Reader) *Reader {
+	rd := &Reader{src: src}
 	rd.reset()
 	return rd
 }
 
-func (rd *reader) reset() {
+func (rd *Reader) reset() {
 	rd.nargs, rd.pos, rd.bulk, rd.scanned = 0, 0, -1, 0
 	rd.offs = rd.offs[:0]
 }
 
 // buffered returns the bytes received and not yet consumed.
-func (rd *reader) buffered() int { return rd.w - rd.r }
+func (rd *Reader) Buffered() int { return rd.w - rd.r }
 
 // line returns the end of the line that starts at pos (the index of its
 // '\n', relative to r), or -1 if it has not fully arrived. It never searches
 // a byte twice, and fails for a line of more than max bytes (its '\n'
 // excluded), whether or not its end has arrived.
-func (rd *reader) line(max int, tooLong error) (int, error) {
+func (rd *Reader) line(max int, tooLong error) (int, error) {
 	b := rd.buf[rd.r+rd.pos+rd.scanned : rd.w]
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {
 		if rd.scanned+i > max {
@@ -148,9 +130,9 @@ func parseCount(b []byte) (n int64, ok bool) {
 // has fully arrived (then fill must read more). authed selects the limits:
 // a client that must still authenticate may send only small requests. The
 // arguments alias the buffer until the next fill.
-func (rd *reader) next(authed bool, lim readLimits) ([][]byte, error) {
+func (rd *Reader) Next(authed bool, lim Limits) ([][]byte, error) {
 	for {
-		if rd.buffered() == 0 {
+		if rd.Buffered() == 0 {
 			return nil, nil
 		}
 		if rd.nargs == 0 {
@@ -171,7 +153,7 @@ func (rd *reader) next(authed bool, lim readLimits) ([][]byte, error) {
 				return nil, errInvalidMultibulk
 			case !authed && n > unauthMaxArgs:
 				return nil, errUnauthMultibulk
-			case n > int64(lim.maxArgs):
+			case n > int64(lim.MaxArgs):
 				return nil, errInvalidMultibulk
 			case n <= 0:
 				// "*0" and "*-1" are empty requests: skipped, as Redis does.
@@ -183,11 +165,11 @@ func (rd *reader) next(authed bool, lim readLimits) ([][]byte, error) {
 		}
 		for len(rd.offs) < 2*rd.nargs {
 			if rd.bulk < 0 {
-				if rd.pos >= rd.buffered() {
+				if rd.pos >= rd.Buffered() {
 					return nil, nil
 				}
 				if c := rd.buf[rd.r+rd.pos]; c != '$' {
-					return nil, protocolError("expected '$', got '" + printable([]byte{c}, 1) + "'")
+					return nil, ProtocolError("expected '$', got '" + printable(c) + "'")
 				}
 				end, err := rd.line(maxInline, errTooBigBulkHeader)
 				if end < 0 {
@@ -199,17 +181,17 @@ func (rd *reader) next(authed bool, lim readLimits) ([][]byte, error) {
 					return nil, errInvalidBulk
 				case !authed && n > unauthMaxBulk:
 					return nil, errUnauthBulk
-				case n > int64(lim.maxBulk):
+				case n > int64(lim.MaxBulk):
 					return nil, errInvalidBulk
 				}
 				rd.bulk, rd.pos = int(n), end+1
 			}
-			if rd.buffered()-rd.pos < rd.bulk+2 {
+			if rd.Buffered()-rd.pos < rd.bulk+2 {
 				return nil, nil
 			}
 			start := rd.pos
 			if rd.buf[rd.r+start+rd.bulk] != '\r' || rd.buf[rd.r+start+rd.bulk+1] != '\n' {
-				return nil, protocolError("bulk argument not followed by CRLF")
+				return nil, ProtocolError("bulk argument not followed by CRLF")
 			}
 			rd.offs = append(rd.offs, start, start+rd.bulk)
 			rd.pos, rd.bulk = start+rd.bulk+2, -1
@@ -235,7 +217,7 @@ func trimCR(b []byte) []byte {
 // inline parses a request written as one line of words (a telnet session),
 // with Redis's quoting rules. consumed reports whether a whole line was taken
 // from the buffer; an empty line is consumed and yields no arguments.
-func (rd *reader) inline() (args [][]byte, consumed bool, err error) {
+func (rd *Reader) inline() (args [][]byte, consumed bool, err error) {
 	end, err := rd.line(maxInline, errTooBigInline)
 	if end < 0 {
 		return nil, false, err
@@ -354,12 +336,12 @@ func unhex(c byte) byte {
 // bytes first (trading a large buffer for one in proportion to what is
 // still pending), and grows the
 // buffer, doubling it, only when too little room is left after them. It
-// never lets more than lim.queryBuffer bytes be pending: a client that
-// reaches the limit gets errQueryBufferLimit.
-func (rd *reader) fill(lim readLimits) error {
+// never lets more than lim.QueryBuffer bytes be pending: a client that
+// reaches the limit gets ErrQueryBufferLimit.
+func (rd *Reader) Fill(lim Limits) error {
 	pending := rd.w - rd.r
-	if pending >= lim.queryBuffer {
-		return errQueryBufferLimit
+	if pending >= lim.QueryBuffer {
+		return ErrQueryBufferLimit
 	}
 	if cap(rd.buf) > idleBufCap && pending < cap(rd.buf)/4 {
 		// A large request was consumed: keep a buffer in proportion to
@@ -372,13 +354,13 @@ func (rd *reader) fill(lim readLimits) error {
 		if rd.r > 0 && len(rd.buf)-pending >= readChunk {
 			copy(rd.buf, rd.buf[rd.r:rd.w])
 		} else {
-			nb := make([]byte, max(min(2*len(rd.buf), lim.queryBuffer), readChunk))
+			nb := make([]byte, max(min(2*len(rd.buf), lim.QueryBuffer), readChunk))
 			copy(nb, rd.buf[rd.r:rd.w])
 			rd.buf = nb
 		}
 		rd.r, rd.w = 0, pending
 	}
-	room := rd.buf[rd.w:min(len(rd.buf), rd.w+lim.queryBuffer-pending)]
+	room := rd.buf[rd.w:min(len(rd.buf), rd.w+lim.QueryBuffer-pending)]
 	n, err := rd.src.Read(room)
 	rd.w += n
 	if n > 0 {
@@ -388,4 +370,12 @@ func (rd *reader) fill(lim readLimits) error {
 		err = io.ErrNoProgress
 	}
 	return err
+}
+
+// printable returns c, or '?' for a control character.
+func printable(c byte) string {
+	if c < ' ' || c == 0x7f {
+		return "?"
+	}
+	return string(rune(c))
 }

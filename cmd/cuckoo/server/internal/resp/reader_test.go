@@ -1,4 +1,4 @@
-package server
+package resp
 
 import (
 	"bytes"
@@ -36,15 +36,15 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 
 // readAll drives the reader as serveConn does and returns every request it
 // completed, with the protocol error that stopped it (nil at a clean EOF).
-func readAll(src io.Reader, authed bool, lim readLimits) (reqs [][][]byte, rd *reader, err error) {
-	rd = newReader(src)
+func readAll(src io.Reader, authed bool, lim Limits) (reqs [][][]byte, rd *Reader, err error) {
+	rd = NewReader(src)
 	for {
-		args, err := rd.next(authed, lim)
+		args, err := rd.Next(authed, lim)
 		if err != nil {
 			return reqs, rd, err
 		}
 		if args == nil {
-			if err := rd.fill(lim); err != nil {
+			if err := rd.Fill(lim); err != nil {
 				if errors.Is(err, io.EOF) {
 					return reqs, rd, nil
 				}
@@ -63,7 +63,7 @@ func readAll(src io.Reader, authed bool, lim readLimits) (reqs [][][]byte, rd *r
 // modelParse is the reference: the whole stream parsed at once by the
 // simplest code that follows the same rules. An incomplete request at the
 // end is no error.
-func modelParse(data []byte, authed bool, lim readLimits) (reqs [][][]byte, err error) {
+func modelParse(data []byte, authed bool, lim Limits) (reqs [][][]byte, err error) {
 	line := func(b []byte, tooLong error) ([]byte, int, error) {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -103,7 +103,7 @@ func modelParse(data []byte, authed bool, lim readLimits) (reqs [][][]byte, err 
 			return reqs, errInvalidMultibulk
 		case !authed && count > unauthMaxArgs:
 			return reqs, errUnauthMultibulk
-		case count > int64(lim.maxArgs):
+		case count > int64(lim.MaxArgs):
 			return reqs, errInvalidMultibulk
 		}
 		rest := data[n:]
@@ -113,7 +113,7 @@ func modelParse(data []byte, authed bool, lim readLimits) (reqs [][][]byte, err 
 				return reqs, nil
 			}
 			if rest[0] != '$' {
-				return reqs, protocolError("expected '$', got '" + printable(rest[:1], 1) + "'")
+				return reqs, ProtocolError("expected '$', got '" + printable(rest[0]) + "'")
 			}
 			ln, n, err := line(rest, errTooBigBulkHeader)
 			if err != nil || n < 0 {
@@ -125,7 +125,7 @@ func modelParse(data []byte, authed bool, lim readLimits) (reqs [][][]byte, err 
 				return reqs, errInvalidBulk
 			case !authed && size > unauthMaxBulk:
 				return reqs, errUnauthBulk
-			case size > int64(lim.maxBulk):
+			case size > int64(lim.MaxBulk):
 				return reqs, errInvalidBulk
 			}
 			rest = rest[n:]
@@ -133,7 +133,7 @@ func modelParse(data []byte, authed bool, lim readLimits) (reqs [][][]byte, err 
 				return reqs, nil
 			}
 			if rest[size] != '\r' || rest[size+1] != '\n' {
-				return reqs, protocolError("bulk argument not followed by CRLF")
+				return reqs, ProtocolError("bulk argument not followed by CRLF")
 			}
 			args = append(args, rest[:size])
 			rest = rest[size+2:]
@@ -146,7 +146,10 @@ func modelParse(data []byte, authed bool, lim readLimits) (reqs [][][]byte, err 
 	return reqs, nil
 }
 
-var fuzzLimits = readLimits{maxArgs: 16, maxBulk: 20000, queryBuffer: 1 << 20}
+// defaultLimits are the server's defaults.
+var defaultLimits = Limits{MaxArgs: 1 << 20, MaxBulk: 512 << 20, QueryBuffer: 1 << 30}
+
+var fuzzLimits = Limits{MaxArgs: 16, MaxBulk: 20000, QueryBuffer: 1 << 20}
 
 // FuzzReader splits random streams at random points and checks the reader
 // against modelParse: the same requests, the same error, whatever the split.
@@ -189,7 +192,7 @@ func FuzzReader(f *testing.F) {
 // TestReaderHostile feeds the inputs of issue 12 and checks the error, and
 // that nothing near the announced sizes was allocated.
 func TestReaderHostile(t *testing.T) {
-	lim := Limits{}.withDefaults().read()
+	lim := defaultLimits
 	for _, tc := range []struct {
 		name   string
 		in     string
@@ -207,7 +210,7 @@ func TestReaderHostile(t *testing.T) {
 		{"count not a number", "*1x\r\n", true, errInvalidMultibulk},
 		{"count 11, unauthenticated", "*11\r\n", false, errUnauthMultibulk},
 		{"bulk 16385, unauthenticated", "*1\r\n$16385\r\n", false, errUnauthBulk},
-		{"not a bulk", "*1\r\n:1\r\n", true, protocolError("expected '$', got ':'")},
+		{"not a bulk", "*1\r\n:1\r\n", true, ProtocolError("expected '$', got ':'")},
 		{"inline line too long", strings.Repeat("x", maxInline+1), true, errTooBigInline},
 		{"header line too long", "*" + strings.Repeat("1", maxInline+1), true, errTooBigMbulkHeader},
 		{"bulk header too long", "*1\r\n$" + strings.Repeat("1", maxInline+1), true, errTooBigBulkHeader},
@@ -236,7 +239,7 @@ func TestReaderHostile(t *testing.T) {
 // time: the buffer stays within twice what arrived (not what was
 // announced), each byte is one read, and the request completes.
 func TestReaderTrickle(t *testing.T) {
-	lim := Limits{}.withDefaults().read()
+	lim := defaultLimits
 	const size = 50 << 20
 	head := fmt.Sprintf("*2\r\n$4\r\nECHO\r\n$%d\r\n", size)
 	sent := 200_000
@@ -259,7 +262,7 @@ func TestReaderTrickle(t *testing.T) {
 	rest := append(bytes.Repeat([]byte{'x'}, size-sent), "\r\n*1\r\n$4\r\nPING\r\n"...)
 	src.data, src.sizes = rest, []int{1 << 20}
 	for {
-		args, err := rd.next(true, lim)
+		args, err := rd.Next(true, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,11 +272,11 @@ func TestReaderTrickle(t *testing.T) {
 			}
 			break
 		}
-		if err := rd.fill(lim); err != nil {
+		if err := rd.Fill(lim); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if args, _ := rd.next(true, lim); len(args) != 1 || string(args[0]) != "PING" {
+	if args, _ := rd.Next(true, lim); len(args) != 1 || string(args[0]) != "PING" {
 		t.Errorf("the pipelined PING after the bulk: %q", args)
 	}
 }
@@ -281,32 +284,32 @@ func TestReaderTrickle(t *testing.T) {
 // TestReaderQueryBufferLimit: pending bytes beyond the limit close the
 // client, whether they are one huge bulk or many incomplete lines.
 func TestReaderQueryBufferLimit(t *testing.T) {
-	lim := readLimits{maxArgs: 1 << 20, maxBulk: 1 << 30, queryBuffer: 100_000}
+	lim := Limits{MaxArgs: 1 << 20, MaxBulk: 1 << 30, QueryBuffer: 100_000}
 	data := append([]byte("*1\r\n$1000000\r\n"), bytes.Repeat([]byte{'x'}, 200_000)...)
 	_, rd, err := readAll(&chunkReader{data: data, sizes: []int{4096}}, true, lim)
-	if !errors.Is(err, errQueryBufferLimit) {
+	if !errors.Is(err, ErrQueryBufferLimit) {
 		t.Fatalf("error %v, want the query buffer limit", err)
 	}
-	if rd.buffered() > lim.queryBuffer {
-		t.Errorf("%d bytes buffered, limit %d", rd.buffered(), lim.queryBuffer)
+	if rd.Buffered() > lim.QueryBuffer {
+		t.Errorf("%d bytes buffered, limit %d", rd.Buffered(), lim.QueryBuffer)
 	}
 }
 
 // TestReaderReleasesBuffer: after a large request is consumed, an idle
 // connection does not keep its large buffer.
 func TestReaderReleasesBuffer(t *testing.T) {
-	lim := Limits{}.withDefaults().read()
+	lim := defaultLimits
 	big := fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", 1<<20, strings.Repeat("y", 1<<20))
 	src := &chunkReader{data: []byte(big + "*1\r\n$4\r\nPING\r\n"), sizes: []int{len(big)}}
-	rd := newReader(src)
+	rd := NewReader(src)
 	var got []string
 	for len(got) < 2 {
-		args, err := rd.next(true, lim)
+		args, err := rd.Next(true, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if args == nil {
-			if err := rd.fill(lim); err != nil {
+			if err := rd.Fill(lim); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -314,7 +317,7 @@ func TestReaderReleasesBuffer(t *testing.T) {
 		got = append(got, string(args[0][:min(4, len(args[0]))]))
 	}
 	// The next read, which waits for the client, runs with a small buffer.
-	if err := rd.fill(lim); err != io.EOF {
+	if err := rd.Fill(lim); err != io.EOF {
 		t.Fatalf("fill at the end: %v", err)
 	}
 	if cap(rd.buf) > idleBufCap {

@@ -1,0 +1,27 @@
+// Package resp is the server's side of the Redis protocol (RESP2): a request
+// reader that checks every size a client announces where the bytes arrive,
+// before anything is allocated for them, and a reply writer that buffers a
+// pipeline's replies for one write.
+//
+// # Reading
+//
+// A Reader keeps the bytes received and not yet consumed, and the state of
+// the request being parsed: how many arguments it announced, the offsets of
+// those already complete, where parsing resumes. Next parses only bytes it
+// has not parsed before and returns a complete request, or nil when more
+// must arrive; Fill reads once. So a request split into one-byte reads costs
+// linear time and constant stack, and the buffer grows by doubling as bytes
+// arrive, never by what a header announces: memory stays within twice what
+// the client sent, and within Limits.QueryBuffer.
+//
+// Limits are Redis's: a client that must still authenticate may send at most
+// 10 arguments of 16 KiB (Redis 6.2.6 on); any other at most Limits.MaxArgs
+// arguments of Limits.MaxBulk bytes. A malformed or oversized request is a
+// ProtocolError with Redis's text; the server answers it and closes the
+// connection. Inline requests (a line of words, as telnet sends) follow
+// Redis's quoting rules and are bounded at 64 KiB.
+//
+// Invariants: the arguments Next returns alias the buffer until the next
+// Fill, the only call that moves or drops bytes; a request is never parsed
+// twice.
+package resp
