@@ -21,15 +21,16 @@ const (
 )
 
 // Protocol errors, with Redis's texts; each closes the connection.
+// They are declared as error values so that passing one allocates nothing.
 var (
-	errUnauthMultibulk   = ProtocolError("unauthenticated multibulk length")
-	errUnauthBulk        = ProtocolError("unauthenticated bulk length")
-	errInvalidMultibulk  = ProtocolError("invalid multibulk length")
-	errInvalidBulk       = ProtocolError("invalid bulk length")
-	errTooBigInline      = ProtocolError("too big inline request")
-	errTooBigMbulkHeader = ProtocolError("too big mbulk count string")
-	errTooBigBulkHeader  = ProtocolError("too big bulk count string")
-	errUnbalancedQuotes  = ProtocolError("unbalanced quotes in request")
+	errUnauthMultibulk   error = ProtocolError("unauthenticated multibulk length")
+	errUnauthBulk        error = ProtocolError("unauthenticated bulk length")
+	errInvalidMultibulk  error = ProtocolError("invalid multibulk length")
+	errInvalidBulk       error = ProtocolError("invalid bulk length")
+	errTooBigInline      error = ProtocolError("too big inline request")
+	errTooBigMbulkHeader error = ProtocolError("too big mbulk count string")
+	errTooBigBulkHeader  error = ProtocolError("too big bulk count string")
+	errUnbalancedQuotes  error = ProtocolError("unbalanced quotes in request")
 	// ErrQueryBufferLimit: a server closes the connection with no reply, as
 	// Redis does when client-query-buffer-limit is passed.
 	ErrQueryBufferLimit = errors.New("query buffer limit reached")
