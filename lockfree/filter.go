@@ -40,13 +40,9 @@ type Filter struct {
 // b·f fingerprint bits leave fewer than 15 bits of a 63-bit word for the
 // migration counter (with b = 4: f <= 12; b = 2: f <= 24; b = 8: f <= 6).
 func New(cfg filter.Config) (*Filter, error) {
-	lay, err := cfg.Layout()
+	lay, err := layoutOf(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("lockfree: %w", err)
-	}
-	if fpBits := lay.BucketSize * lay.FingerprintBits; 63-fpBits < minCounterBits {
-		return nil, fmt.Errorf("lockfree: %d slots of %d bits leave %d bits of a bucket word for the migration counter, fewer than %d: use at most %d-bit fingerprints",
-			lay.BucketSize, lay.FingerprintBits, 63-fpBits, minCounterBits, (63-minCounterBits)/lay.BucketSize)
+		return nil, err
 	}
 	f := &Filter{
 		words:  make([]atomic.Uint64, lay.Buckets),
@@ -92,6 +88,19 @@ func FromFilter(g *filter.Filter) (*Filter, error) {
 		}
 	}
 	return f, nil
+}
+
+// layoutOf returns cfg's layout, or why New refuses cfg.
+func layoutOf(cfg filter.Config) (filter.Layout, error) {
+	lay, err := cfg.Layout()
+	if err != nil {
+		return lay, fmt.Errorf("lockfree: %w", err)
+	}
+	if fpBits := lay.BucketSize * lay.FingerprintBits; 63-fpBits < minCounterBits {
+		return lay, fmt.Errorf("lockfree: %d slots of %d bits leave %d bits of a bucket word for the migration counter, fewer than %d: use at most %d-bit fingerprints",
+			lay.BucketSize, lay.FingerprintBits, 63-fpBits, minCounterBits, (63-minCounterBits)/lay.BucketSize)
+	}
+	return lay, nil
 }
 
 func configOf(g *filter.Filter) filter.Config {

@@ -14,11 +14,11 @@ import (
 
 // Size returns the bytes New(cfg) allocates, SizeInBytes of the filter it
 // returns, without allocating them: a server charges them against its
-// memory limit first.
+// memory limit first. It fails exactly when New(cfg) fails.
 func Size(cfg filter.Config) (uint64, error) {
-	lay, err := cfg.Layout()
+	lay, err := layoutOf(cfg)
 	if err != nil {
-		return 0, fmt.Errorf("lockfree: %w", err)
+		return 0, err
 	}
 	return 8*lay.Buckets + uint64(unsafe.Sizeof(Filter{})), nil
 }

@@ -75,7 +75,11 @@ func TestSetBucketBitsErrors(t *testing.T) {
 	if f.Len() != 0 || f.BucketBits(0) != 0 {
 		t.Errorf("a refused SetBucketBits changed the filter: Len %d", f.Len())
 	}
-	if _, err := lockfree.Size(filter.Config{}); err == nil {
-		t.Error("Size of an invalid Config")
+	for _, cfg := range []filter.Config{{}, {Capacity: 100, BucketSize: 4, FingerprintBits: 13}} {
+		_, errSize := lockfree.Size(cfg)
+		_, errNew := lockfree.New(cfg)
+		if errSize == nil || errNew == nil || errSize.Error() != errNew.Error() {
+			t.Errorf("%+v: Size error %v, New error %v", cfg, errSize, errNew)
+		}
 	}
 }

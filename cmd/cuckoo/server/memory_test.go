@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -195,4 +197,63 @@ func TestSnapshotV1Compatible(t *testing.T) {
 		}
 	})
 	withServer(t, server.Config{Dir: dir}, func(c *redis.Client, _ *server.Server) { check(c) })
+}
+
+// forgedHeader returns a CF.LOADCHUNK header chunk (dump format 2, see
+// dump.go) with a valid checksum for a filter of the given stages, each
+// {capacity, fingerprint bits}, with bucket size 4 and no fingerprints.
+func forgedHeader(stages [][2]uint64) []byte {
+	b := []byte("CKCH")
+	for _, v := range []uint64{2, 1000, 4, 20, 1, 7, 0, 0, uint64(len(stages))} {
+		b = binary.AppendUvarint(b, v)
+	}
+	for _, st := range stages {
+		b = binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(b, st[0]), st[1]), 0)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// TestForgedHeaders: a checksummed header that announces more than the
+// machine or --maxmemory allows is refused and charges nothing; one that is
+// accepted charges exactly its filter, and DEL gives it back (issue 12: a
+// 30-byte header made INFO report 4.4 TB, and one of 120 MiB stayed counted
+// after DEL).
+func TestForgedHeaders(t *testing.T) {
+	_, addr := start(t, server.Config{MaxFilterMemory: 1 << 30})
+	c := client(t, addr)
+	ctx := context.Background()
+	huge := make([][2]uint64, 32)
+	for i := range huge {
+		huge[i] = [2]uint64{1 << 32, 12}
+	}
+	err := c.CFLoadChunk(ctx, "huge", 1, string(forgedHeader(huge))).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "ERR Insufficient memory") {
+		t.Errorf("a header of 32 stages of 2^32: %v", err)
+	}
+	if got := infoField(t, c, "used_memory_filters"); got != 0 {
+		t.Errorf("used_memory_filters %d after a refused header", got)
+	}
+	// About 120 MiB: accepted, counted exactly, released by DEL.
+	if err := c.CFLoadChunk(ctx, "big", 1, string(forgedHeader([][2]uint64{{60_000_000, 12}}))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	size := c.CFInfo(ctx, "big").Val().Size
+	if got := infoField(t, c, "used_memory_filters"); got != size || size < 100<<20 {
+		t.Errorf("used_memory_filters %d, CF.INFO Size %d", got, size)
+	}
+	c.Del(ctx, "big")
+	if got := infoField(t, c, "used_memory_filters"); got != 0 {
+		t.Errorf("used_memory_filters %d after DEL of a loading key", got)
+	}
+	// Fields out of range, with a valid checksum: refused.
+	for name, h := range map[string][]byte{
+		"no stages":         forgedHeader(nil),
+		"zero capacity":     forgedHeader([][2]uint64{{0, 12}}),
+		"13-bit b=4 stage":  forgedHeader([][2]uint64{{1000, 13}}),
+		"capacity past max": forgedHeader([][2]uint64{{1<<32 + 1, 12}}),
+	} {
+		if err := c.CFLoadChunk(ctx, "x", 1, string(h)).Err(); err == nil || !strings.Contains(err.Error(), "Couldn't create filter") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }
