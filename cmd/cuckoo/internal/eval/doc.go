@@ -12,4 +12,9 @@
 // cuckoo table of two one-slot tables, and a minimal partial-key cuckoo
 // filter with any bucket size) are small and written for counting, not for
 // speed: each lookup reports the key comparisons and slots it made.
+//
+// The growth experiment keeps its own baselines: a copy of the chain of
+// stages that filter.Scalable was when issue 13 was filed (growth_chain.go),
+// and a model of RedisBloom's expanding cuckoo filter (growth_redisbloom.go),
+// so that its figures stay comparable when the library changes.
 package eval

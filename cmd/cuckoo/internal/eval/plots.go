@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"math"
 	"path/filepath"
 	"slices"
 
@@ -23,6 +24,7 @@ type series struct {
 type figure struct {
 	title, x, y string
 	logX, logY  bool
+	headroom    float64 // room above the data for the legend, a share of the y axis
 	lines       []series
 	points      []series // drawn as markers only
 }
@@ -90,6 +92,13 @@ func (f *figure) save(dir, base string) (string, error) {
 		sc.Radius = vg.Points(4)
 		p.Add(sc)
 		p.Legend.Add(s.name, sc)
+	}
+	if f.headroom > 0 {
+		if f.logY {
+			p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, f.headroom)
+		} else {
+			p.Y.Max += (p.Y.Max - p.Y.Min) * f.headroom
+		}
 	}
 	p.Add(plotter.NewGrid())
 	for _, ext := range []string{".png", ".svg"} {
@@ -182,6 +191,48 @@ func PlotConcurrency(dir string, rows []ConcurrencyRow) ([]string, error) {
 			}
 			files = append(files, file)
 		}
+	}
+	return files, nil
+}
+
+// PlotGrowth draws bits a key, false-positive rate and lookup time against
+// the keys inserted, one figure each. The static filter's space is drawn
+// as a level line at its bits a key at the final n: at fewer keys it is
+// only emptier, not larger.
+func PlotGrowth(dir string, res GrowthResult) ([]string, error) {
+	cfg := res.Config
+	bits := &figure{title: "Space while growing", x: "keys inserted (log)", y: "bits per key", logX: true, headroom: 0.45}
+	fpr := &figure{title: "False-positive rate while growing", x: "keys inserted (log)", y: "false-positive rate (log)", logX: true, logY: true, headroom: 0.3}
+	look := &figure{title: "Lookup time while growing (absent keys)", x: "keys inserted (log)", y: "ns per lookup (median)", logX: true, headroom: 0.3}
+	for _, r := range res.Rows {
+		if r.Structure != GrowthStatic {
+			bits.add(r.Structure, float64(r.Keys), r.BitsPerKey)
+		}
+		fpr.add(r.Structure, float64(r.Keys), r.FPR)
+		if !math.IsNaN(r.LookupNs) {
+			look.add(r.Structure, float64(r.Keys), r.LookupNs)
+		}
+	}
+	for _, s := range res.Summary {
+		if s.Structure == GrowthStatic {
+			name := fmt.Sprintf("%s (%.2f)", GrowthStatic, s.BitsAvg)
+			bits.add(name, float64(cfg.First), s.BitsAvg)
+			bits.add(name, float64(cfg.Final), s.BitsAvg)
+		}
+	}
+	target := fmt.Sprintf("ε = %g%%, the chain's and static filter's target", 100*growthRate)
+	fpr.add(target, float64(cfg.First), growthRate)
+	fpr.add(target, float64(cfg.Final), growthRate)
+	var files []string
+	for _, f := range []struct {
+		fig  *figure
+		base string
+	}{{bits, "growth-bits"}, {fpr, "growth-fpr"}, {look, "growth-lookup"}} {
+		file, err := f.fig.save(dir, f.base)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file)
 	}
 	return files, nil
 }

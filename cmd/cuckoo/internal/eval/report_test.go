@@ -15,6 +15,12 @@ func TestWriteSections(t *testing.T) {
 	WriteInsertRates(&b, []InsertRateRow{{FromLoad: 0, ToLoad: 0.05, NsPerInsert: 20}}, 100)
 	WriteLookupRates(&b, "in cache", []RateRow{{Structure: RateGoMap, Load: 0.5, Keys: 10, HitNs: 5, MissNs: 6}})
 	WriteDeletes(&b, DeleteResult{N: 10, Deleted: 5})
+	WriteGrowth(&b, GrowthResult{
+		Config: GrowthConfig{First: 1000, Final: 1000000, Points: 200, Timed: 10, Absent: 100000, Lookups: 100000, Reps: 5},
+		Rows:   []GrowthRow{{Structure: GrowthStatic, Keys: 1000000, BitsPerKey: 10.54, FPR: 0.00726, LookupNs: 17, Stages: 1}},
+		Summary: []GrowthSummary{{Structure: GrowthStatic, BitsAvg: 10.54, BitsAvgLinear: 10.54, BitsMax: 10.54, FPRMax: 0.00726,
+			Stages: 1, LookupNs: 17, VsStatic: 1, Kept: 500000}},
+	})
 	out := b.String()
 	for _, want := range []string{
 		"| separate chaining | 0.500 (max) | 1.250 | 1.250 | 0.500 | 0.500 | 1.25 | 1.50 |",
@@ -24,6 +30,10 @@ func TestWriteSections(t *testing.T) {
 		"| 0.00–0.05 | 20.0 |",
 		"| Go map | 0.500 | 10 | 5.0 | 6.0 |",
 		"| kept keys not found (false negatives) | 0 |",
+		"| static, right-sized for n | 10.54 | 10.54 | 10.54 | 0.726% | 1 | 17.0 | 1.00× | 0 of 500000 | 0 |",
+		"| static, right-sized for n | 17.0 |",
+		"(each 3.5% more keys than the last)",
+		"±20% at 6.3 standard deviations",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)

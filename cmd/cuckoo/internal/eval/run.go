@@ -10,7 +10,7 @@ import (
 )
 
 // Experiments, in the order Run runs them; Config.Only selects by name.
-var Experiments = []string{"probes", "rates", "fpr", "maxload", "concurrency", "deletes"}
+var Experiments = []string{"probes", "rates", "fpr", "maxload", "concurrency", "deletes", "growth"}
 
 // Config is one evaluation run.
 type Config struct {
@@ -35,6 +35,7 @@ type sizes struct {
 	concN                    int
 	concTime                 time.Duration
 	deleteN, deleteAbsent    int
+	growth                   GrowthConfig // without its Seed
 }
 
 func sizesFor(quick bool) sizes {
@@ -46,6 +47,7 @@ func sizesFor(quick bool) sizes {
 			maxSlots: 1 << 16, maxSeeds: 2, kicks: []int{50, 100, 200, 500, 1000, 2000},
 			insertN: 1 << 20, concN: 1 << 16, concTime: 100 * time.Millisecond,
 			deleteN: 100000, deleteAbsent: 500000,
+			growth: GrowthConfig{First: 1000, Final: 100000, Points: 100, Timed: 10, Absent: 25000, Lookups: 20000, Reps: 7},
 		}
 	}
 	return sizes{
@@ -55,6 +57,7 @@ func sizesFor(quick bool) sizes {
 		maxSlots: 1 << 22, maxSeeds: 3, kicks: []int{50, 100, 200, 500, 1000, 2000},
 		insertN: 1 << 24, concN: 1 << 20, concTime: time.Second,
 		deleteN: 1000000, deleteAbsent: 10000000,
+		growth: GrowthConfig{First: 1000, Final: 1000000, Points: 200, Timed: 10, Absent: 100000, Lookups: 100000, Reps: 7},
 	}
 }
 
@@ -215,6 +218,19 @@ func runOne(b *bytes.Buffer, cfg Config, sz sizes, name string, img func(...stri
 		fmt.Fprintf(b, "A Bloom filter of the same keys at %.2f bits a key cannot delete: it still finds %.1f%% of the \"deleted\" keys "+
 			"and %.3f%% of never-inserted ones; the cuckoo filter finds %.3f%% of the deleted keys, its false-positive rate.\n\n",
 			bits, 100*deleted, 100*absent, 100*r.FPRDeleted)
+	case "growth":
+		gc := sz.growth
+		gc.Seed = cfg.Seed
+		res, err := Growth(gc)
+		if err != nil {
+			return err
+		}
+		WriteGrowth(b, res)
+		files, err := PlotGrowth(cfg.Out, res)
+		if err != nil {
+			return err
+		}
+		img(files...)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ var tinySizes = sizes{
 	maxSlots: 1 << 10, maxSeeds: 1, kicks: []int{50, 500},
 	insertN: 1 << 12, concN: 1 << 12, concTime: 5 * time.Millisecond,
 	deleteN: 5000, deleteAbsent: 20000,
+	growth: GrowthConfig{First: 100, Final: 2000, Points: 20, Timed: 3, Absent: 2000, Lookups: 500, Reps: 1},
 }
 
 func TestEveryExperimentWritesItsSectionAndPlots(t *testing.T) {
@@ -27,6 +28,7 @@ func TestEveryExperimentWritesItsSectionAndPlots(t *testing.T) {
 		"maxload":     {"## Maximum load vs bucket size", "maxload.png", "insert-rates.png"},
 		"concurrency": {"## Throughput vs goroutines", "| filter lockfree | 95% |", "| map xsync | 50% |", "concurrency-filter-95.png", "concurrency-map-50.png"},
 		"deletes":     {"## Deletion", "cannot delete"},
+		"growth":      {"## Growth", "| RedisBloom model", "growth-bits.png", "growth-fpr.png", "growth-lookup.png"},
 	}
 	for _, name := range Experiments {
 		t.Run(name, func(t *testing.T) {

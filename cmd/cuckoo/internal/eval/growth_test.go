@@ -1,0 +1,201 @@
+package eval
+
+import (
+	"math"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/filter"
+)
+
+// smallGrowth is a 200x growth that runs in a fraction of a second, and
+// in about two under the race detector with fewer absent keys.
+func smallGrowth() GrowthConfig {
+	cfg := GrowthConfig{First: 100, Final: 20000, Points: 100, Timed: 5, Absent: 20000, Lookups: 2000, Reps: 3, Seed: 7}
+	if testing.Short() || raceEnabled {
+		cfg.Absent = 5000
+	}
+	return cfg
+}
+
+func TestGrowth(t *testing.T) {
+	cfg := smallGrowth()
+	res, err := Growth(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]GrowthSummary{}
+	for _, s := range res.Summary {
+		t.Logf("%+v", s)
+		sums[s.Structure] = s
+	}
+
+	t.Run("rows=cover-the-growth", func(t *testing.T) {
+		// Every growing structure is measured at each point, no step more
+		// than the log spacing (plus rounding) from the last.
+		step := math.Pow(float64(cfg.Final)/float64(cfg.First), 1/float64(cfg.Points))
+		points := logPoints(cfg.First, cfg.Final, cfg.Points)
+		for _, name := range []string{GrowthChain2, GrowthChain4, GrowthRedisBloom} {
+			var keys []int
+			for _, r := range res.Rows {
+				if r.Structure == name {
+					keys = append(keys, r.Keys)
+				}
+			}
+			if len(keys) != len(points) || keys[0] != cfg.First || keys[len(keys)-1] != cfg.Final {
+				t.Fatalf("%s: %d rows from %d to %d, want %d from %d to %d", name, len(keys), keys[0], keys[len(keys)-1], len(points), cfg.First, cfg.Final)
+			}
+			for i := 1; i < len(keys); i++ {
+				if float64(keys[i]) > float64(keys[i-1])*step+1 {
+					t.Errorf("%s: %d keys after %d", name, keys[i], keys[i-1])
+				}
+			}
+		}
+		timed := 0
+		for _, r := range res.Rows {
+			if !math.IsNaN(r.LookupNs) {
+				timed++
+				if !(r.LookupNs > 0) {
+					t.Errorf("%s at %d keys: %v ns", r.Structure, r.Keys, r.LookupNs)
+				}
+			}
+		}
+		if timed != 4*cfg.Timed {
+			t.Errorf("%d timed rows, want %d", timed, 4*cfg.Timed)
+		}
+	})
+
+	t.Run("structure=static/bits", func(t *testing.T) {
+		// ε = 1% with b = 4 gives f = ceil(log2(2b/ε)) = 10 bits, in a table
+		// at the design load 0.95 less a small-table margin: 10/0.95 = 10.53
+		// bits a key for 10^6 keys, a little more for 2·10^4. The measured
+		// space adds only the Filter's header to the table's bits.
+		l, err := filter.Config{Capacity: uint64(cfg.Final), FalsePositiveRate: growthRate}.Layout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		table := float64(l.Buckets) * float64(l.BucketSize*l.FingerprintBits) / float64(cfg.Final)
+		got := sums[GrowthStatic].BitsAvg
+		t.Logf("f=%d, %d buckets: table %.3f bits a key, measured %.3f", l.FingerprintBits, l.Buckets, table, got)
+		if l.FingerprintBits != 10 || got < table || got > table*1.02 || got > 13 {
+			t.Errorf("static filter: %.3f bits a key, its table %.3f (f=%d)", got, table, l.FingerprintBits)
+		}
+	})
+
+	t.Run("structure=chain/bits", func(t *testing.T) {
+		// Issue 13 measured 26.6 bits a key averaged over a 1000x growth
+		// (Growth 4: 32.8): each new stage is allocated empty and one bit
+		// wider. 20 leaves room for the shorter growth here.
+		for _, name := range []string{GrowthChain2, GrowthChain4} {
+			if s := sums[name]; s.BitsAvg <= 20 || s.BitsMax <= s.BitsAvg {
+				t.Errorf("%s: %.2f bits a key on average, %.2f at most", name, s.BitsAvg, s.BitsMax)
+			}
+		}
+	})
+
+	t.Run("structure=redisbloom/fpr", func(t *testing.T) {
+		// Each sub-filter adds at most 2b/255 (1.57%), its rate when full.
+		// At the loads measured, the expected rate is 1 - Π (1 - load_k/255)^(2b)
+		// over sub-filters k: the measurement is within 4 standard
+		// deviations or 10% of it wherever 50 false positives are expected.
+		for _, r := range res.Rows {
+			if r.Structure != GrowthRedisBloom {
+				continue
+			}
+			bound := float64(r.Stages) * 2 * rbBucketSize / 255
+			want := r.ExpectedFPR * float64(cfg.Absent)
+			got := r.FPR * float64(cfg.Absent)
+			if r.FPR > bound || (want >= 50 && math.Abs(got-want) > max(4*math.Sqrt(want), 0.1*want)) {
+				t.Errorf("%d keys, %d sub-filters: rate %.5f, expected %.5f, bound %.5f", r.Keys, r.Stages, r.FPR, r.ExpectedFPR, bound)
+			}
+		}
+	})
+
+	t.Run("structure=chain/fpr", func(t *testing.T) {
+		// The chain keeps the sum of its stages' rates below ε: allow 4
+		// standard deviations above it.
+		for _, name := range []string{GrowthChain2, GrowthChain4} {
+			if s := sums[name]; s.FPRMax > growthRate+4*math.Sqrt(growthRate/float64(cfg.Absent)) {
+				t.Errorf("%s: rate up to %.5f", name, s.FPRMax)
+			}
+		}
+	})
+
+	t.Run("deletes=half", func(t *testing.T) {
+		// The RedisBloom model and the static filter lose no kept key; the
+		// chain may (issue 13), which the report shows and this test logs.
+		for _, name := range []string{GrowthRedisBloom, GrowthStatic} {
+			if s := sums[name]; s.FalseNegatives != 0 || s.DeleteFailures != 0 || s.Kept != cfg.Final/2 {
+				t.Errorf("%s: %d of %d kept keys lost, %d deletes failed", name, s.FalseNegatives, s.Kept, s.DeleteFailures)
+			}
+		}
+		for _, name := range []string{GrowthChain2, GrowthChain4} {
+			s := sums[name]
+			t.Logf("%s: %d of %d kept keys lost, %d deletes failed", name, s.FalseNegatives, s.Kept, s.DeleteFailures)
+		}
+	})
+}
+
+// TestChainIsScalable checks the eval's copy of the chain against
+// filter.Scalable, of which it is a copy: the same stages and space, the
+// same answers. When Scalable's design changes this test has done its work
+// and is to be deleted; the copy stays as the baseline.
+func TestChainIsScalable(t *testing.T) {
+	for _, growth := range []int{2, 4} {
+		c, err := newChain(100, growthRate, growth, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := filter.NewScalable(filter.ScalableConfig{InitialCapacity: 100, FalsePositiveRate: growthRate, Growth: growth, Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks, absent := keys(20000, 9), keys(5000, 10)
+		for i, k := range ks {
+			if err := c.InsertHash(k); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.InsertHash(k); err != nil {
+				t.Fatal(err)
+			}
+			if c.SizeInBytes() != s.SizeInBytes() || c.Stages() != s.Stages() {
+				t.Fatalf("growth=%d: after %d keys: %d bytes in %d stages, Scalable %d in %d", growth, i+1, c.SizeInBytes(), c.Stages(), s.SizeInBytes(), s.Stages())
+			}
+		}
+		if c.FalsePositiveRate() != s.FalsePositiveRate() {
+			t.Errorf("growth=%d: expected rate %v, Scalable %v", growth, c.FalsePositiveRate(), s.FalsePositiveRate())
+		}
+		for _, k := range absent {
+			if c.ContainsHash(k) != s.ContainsHash(k) {
+				t.Fatalf("growth=%d: absent key %#x: the answers differ", growth, k)
+			}
+		}
+		for i, k := range ks {
+			if i%2 == 0 && c.DeleteHash(k) != s.DeleteHash(k) {
+				t.Fatalf("growth=%d: delete of key %d: the answers differ", growth, i)
+			}
+		}
+		for i, k := range ks {
+			if c.ContainsHash(k) != s.ContainsHash(k) {
+				t.Fatalf("growth=%d: key %d after the deletes: the answers differ", growth, i)
+			}
+		}
+	}
+}
+
+func TestLogPoints(t *testing.T) {
+	for _, c := range []struct{ first, last, n, want int }{
+		{1000, 1000000, 200, 201},
+		{100, 20000, 100, 101},
+		{1, 10, 100, 10}, // rounding merges points
+	} {
+		p := logPoints(c.first, c.last, c.n)
+		if len(p) != c.want || p[0] != c.first || p[len(p)-1] != c.last {
+			t.Errorf("logPoints(%d, %d, %d): %d points from %d to %d", c.first, c.last, c.n, len(p), p[0], p[len(p)-1])
+		}
+		for i := 1; i < len(p); i++ {
+			if p[i] <= p[i-1] {
+				t.Errorf("logPoints(%d, %d, %d): %d after %d", c.first, c.last, c.n, p[i], p[i-1])
+			}
+		}
+	}
+}
