@@ -837,12 +837,21 @@ func TestHostileReserveHugeSave(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := startServe(t, "", "--dir", dir)
-	const hwmBound = 512 * miB
-	p.watch.setKillAt(hwmBound)
+	// The reservation's 2.1 GB table is never written, so it is normally
+	// not resident; but whether untouched pages stay so is up to the
+	// runtime and the kernel (a reused span is zeroed; this machine's
+	// memory daemons may fault pages in), and it happened twice in 55 runs
+	// that 0.5 GB became resident. What issue 12 is about is SAVE and
+	// CF.SCANDUMP: 5 GB and 8 GB on top of the table. So the reservation is
+	// only held to its table, and each later step to 512 MiB more than the
+	// process had resident before it, with VmHWM reset in between.
+	const tableBound = 3 * giB
+	const stepBound = 512 * miB
+	p.watch.setKillAt(tableBound)
 	c := p.client(5 * time.Minute)
 	defer c.Close()
 	ctx := context.Background()
-	step := func(what string, args ...any) any {
+	step := func(what string, hwmBound int64, args ...any) any {
 		t.Helper()
 		t0 := time.Now()
 		v, err := c.Do(ctx, args...).Result()
@@ -853,11 +862,22 @@ func TestHostileReserveHugeSave(t *testing.T) {
 		p.checkMem(t, fmt.Sprintf("%s (%v)", what, el), memBound{hwm: hwmBound})
 		return v
 	}
-	step("CF.RESERVE big 1000000000", "CF.RESERVE", "big", "1000000000")
+	// resetPeak clears VmHWM (Linux's clear_refs 5) and returns the bound
+	// for the next step: resident memory now plus stepBound.
+	resetPeak := func() int64 {
+		t.Helper()
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.pid), []byte("5"), 0); err != nil {
+			t.Fatalf("resetting the peak resident memory: %v", err)
+		}
+		b := p.status(t).rss + stepBound
+		p.watch.setKillAt(b)
+		return b
+	}
+	step("CF.RESERVE big 1000000000", tableBound, "CF.RESERVE", "big", "1000000000")
 	if info, err := c.Do(ctx, "CF.INFO", "big").Result(); err == nil {
 		t.Logf("CF.INFO big: %v", info)
 	}
-	step("SAVE", "SAVE")
+	step("SAVE", resetPeak(), "SAVE")
 	var apparent, allocated int64
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
@@ -869,7 +889,10 @@ func TestHostileReserveHugeSave(t *testing.T) {
 		return nil
 	})
 	t.Logf("--dir after SAVE: %d bytes apparent (%s), %d on disk (%s)", apparent, mib(apparent), allocated, mib(allocated))
-	v := step("CF.SCANDUMP big 0", "CF.SCANDUMP", "big", "0")
+	if apparent > 16*miB {
+		t.Errorf("SAVE of an empty filter wrote %s", mib(apparent))
+	}
+	v := step("CF.SCANDUMP big 0", resetPeak(), "CF.SCANDUMP", "big", "0")
 	if a, ok := v.([]any); !ok || len(a) != 2 {
 		t.Errorf("CF.SCANDUMP big 0 answered %T %.200v, want [iterator, data]", v, v)
 	} else if s, ok := a[1].(string); ok {
