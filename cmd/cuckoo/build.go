@@ -25,7 +25,8 @@ count it, unless --capacity or --scalable is given: then keys stream straight
 into the filter. A build that exceeds --capacity fails and writes nothing.
 
 FILE is written atomically: to a temporary file in its directory, synced,
-then renamed over FILE. A one-line summary goes to stderr.
+then renamed over FILE. FILE may not be INPUT (under any name, or as stdin):
+build refuses, and writes nothing. A one-line summary goes to stderr.
 `
 
 // scalableStreamCapacity is the first stage's capacity of a Scalable built
@@ -76,6 +77,9 @@ func runBuild(e *env, args []string) error {
 		return e.usageErrorf("--fingerprint-bits does not apply to --scalable (each stage adds a bit)")
 	}
 
+	if err := refuseInputAsOutput(e, *out, input); err != nil {
+		return err
+	}
 	src, err := openKeys(e, input, *capacity == 0 && !*scalable)
 	if err != nil {
 		return err
@@ -316,4 +320,31 @@ func writeAtomic(path string, w io.WriterTo) (n int64, err error) {
 		d.Close()
 	}
 	return n, nil
+}
+
+// refuseInputAsOutput fails when out is the file the keys are read from
+// (input, or stdin for "-"), by file identity, so that symlinks, hard links
+// and other names of it count: the rename that installs the filter would
+// replace the keys.
+func refuseInputAsOutput(e *env, out, input string) error {
+	outInfo, err := os.Stat(out)
+	if err != nil {
+		return nil // no such file yet; writing it reports any other problem
+	}
+	name := input
+	var inInfo os.FileInfo
+	if input == "-" {
+		f, ok := e.stdin.(*os.File)
+		if !ok {
+			return nil
+		}
+		name = "standard input"
+		inInfo, err = f.Stat()
+	} else {
+		inInfo, err = os.Stat(input)
+	}
+	if err != nil || !os.SameFile(outInfo, inInfo) {
+		return nil // opening the input reports its errors
+	}
+	return fmt.Errorf("build: -o %s is the input file (%s): refusing to replace the keys with the filter; choose another -o", out, name)
 }

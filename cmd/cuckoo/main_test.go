@@ -478,3 +478,53 @@ func TestQueryInteractive(t *testing.T) {
 		t.Errorf("exit %d, want 0", code)
 	}
 }
+
+// TestBuildRefusesToOverwriteInput: -o naming the input, by its name, a
+// symlink, a hard link or as stdin, is refused and the keys are untouched
+// (issue 14: build -o small.txt small.txt replaced the keys with a filter).
+func TestBuildRefusesToOverwriteInput(t *testing.T) {
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "keys.txt", keys("k", 100))
+	want, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.txt")
+	if err := os.Symlink(in, link); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard.txt")
+	if err := os.Link(in, hard); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, code int, stderr string) {
+		t.Helper()
+		if code == 0 || !strings.Contains(stderr, "refusing to replace the keys") {
+			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+		if got, err := os.ReadFile(in); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: the keys file changed (%v)", name, err)
+		}
+	}
+	for name, args := range map[string][]string{
+		"same name":   {"build", "-o", in, in},
+		"symlink out": {"build", "-o", link, in},
+		"symlink in":  {"build", "-o", in, link},
+		"hard link":   {"build", "-o", hard, in},
+	} {
+		code, _, stderr := cuckoo(t, "", args...)
+		check(name, code, stderr)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out, errOut bytes.Buffer
+	code := run([]string{"build", "-o", in, "-"}, f, &out, &errOut)
+	check("stdin", code, errOut.String())
+	// A different file is fine.
+	if code, _, stderr := cuckoo(t, "", "build", "-o", filepath.Join(dir, "f.ckoo"), in); code != 0 {
+		t.Errorf("build to another file: exit %d: %s", code, stderr)
+	}
+}
