@@ -14,7 +14,9 @@ import (
 
 const buildHelp = `
 Build reads INPUT, one key a line ("-" for stdin), and writes a cuckoo filter
-holding its keys to FILE. A trailing "\r" is removed, blank lines are skipped
+holding its keys to FILE. A key is every byte of its line, spaces and tabs
+included, but the line's "\n" or "\r\n" and, on the first line, a UTF-8 byte
+order mark (EF BB BF, which Windows editors write). Blank lines are skipped
 and a line may hold at most 1 MiB. A key that the filter already reports
 present (a repeated key, or rarely a false positive) is not stored again, so
 queries answer the same and repeats take no room.

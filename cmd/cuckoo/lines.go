@@ -11,16 +11,21 @@ import (
 // maxLine is the longest key a line may hold, in bytes.
 const maxLine = 1 << 20
 
-// lineReader reads keys, one a line: a trailing "\n" or "\r\n" is removed
-// and blank lines are skipped.
+// bom is the UTF-8 byte order mark, which Windows editors write at the start
+// of a file: it is no part of the first key.
+const bom = "\xef\xbb\xbf"
+
+// lineReader reads keys, one a line: a UTF-8 byte order mark at the start of
+// the input, a trailing "\n" or "\r\n" are removed, and blank lines are
+// skipped. Every other byte is part of the key, spaces and tabs included.
 type lineReader struct {
 	r    *bufio.Reader
 	line int // number of the last line read, from 1
 }
 
 func newLineReader(r io.Reader) *lineReader {
-	// Room for the longest line and its "\r\n".
-	return &lineReader{r: bufio.NewReaderSize(r, maxLine+2)}
+	// Room for the longest line, a byte order mark and its "\r\n".
+	return &lineReader{r: bufio.NewReaderSize(r, len(bom)+maxLine+2)}
 }
 
 // next returns the next key, valid until the following call, or io.EOF at
@@ -38,6 +43,9 @@ func (l *lineReader) next() ([]byte, error) {
 		l.line++
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("line %d: %w", l.line, err)
+		}
+		if l.line == 1 {
+			b = bytes.TrimPrefix(b, []byte(bom))
 		}
 		b = bytes.TrimSuffix(b, []byte("\n"))
 		b = bytes.TrimSuffix(b, []byte("\r"))

@@ -17,6 +17,10 @@ func TestLineReader(t *testing.T) {
 		{"a\nb\n", []string{"a", "b"}},
 		{"a\r\n\r\nb\r\nc", []string{"a", "b", "c"}},
 		{" a \tb\r\r\n", []string{" a \tb\r"}}, // only one "\r" ends a line
+		// A byte order mark opens the input only: elsewhere it is key bytes.
+		{"\xef\xbb\xbfa\r\nb\n", []string{"a", "b"}},
+		{"\xef\xbb\xbf\r\nb\n\xef\xbb\xbfc", []string{"b", "\xef\xbb\xbfc"}},
+		{"\xef\xbb\xbf", nil},
 	} {
 		l := newLineReader(strings.NewReader(tc.in))
 		var got []string

@@ -528,3 +528,30 @@ func TestBuildRefusesToOverwriteInput(t *testing.T) {
 		t.Errorf("build to another file: exit %d: %s", code, stderr)
 	}
 }
+
+// TestBuildBOM: a UTF-8 byte order mark opening the input is no part of the
+// first key, from a file or stdin, in build and in query's stdin (issue 14:
+// query bom.cf firstkey answered no).
+func TestBuildBOM(t *testing.T) {
+	dir := t.TempDir()
+	text := "\xef\xbb\xbffirstkey\r\nsecond\r\n"
+	in := filepath.Join(dir, "bom.txt")
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, input := range []string{in, "-"} {
+		out := filepath.Join(dir, "bom.cf")
+		if code, _, stderr := cuckoo(t, text, "build", "-o", out, "--fpr", "0.0001", input); code != 0 {
+			t.Fatalf("build from %s: exit %d: %s", input, code, stderr)
+		}
+		if code, stdout, _ := cuckoo(t, "", "query", out, "firstkey", "second"); code != 0 || stdout != "firstkey\tyes\nsecond\tyes\n" {
+			t.Errorf("build from %s, query firstkey second: exit %d, %q", input, code, stdout)
+		}
+		if code, stdout, _ := cuckoo(t, "", "query", out, "\xef\xbb\xbffirstkey"); code != 1 {
+			t.Errorf("build from %s: the key with its BOM is present: exit %d, %q", input, code, stdout)
+		}
+		if code, stdout, _ := cuckoo(t, text, "query", out); code != 0 || stdout != "firstkey\tyes\nsecond\tyes\n" {
+			t.Errorf("build from %s, query of the same lines on stdin: exit %d, %q", input, code, stdout)
+		}
+	}
+}
