@@ -77,6 +77,13 @@
 //     thousands of times answers "Filter is full" instead of growing.
 //   - With b=4 the false-positive rate grows with the number of stages
 //     (about stages·0.2%); RedisBloom's grows as stages·3%.
+//   - A known hazard of filters with more than one stage (issue 13, open):
+//     the stages differ in size, so an item that is a false positive of a
+//     newer stage than its own is deleted there by CF.DEL, taking another
+//     item's only copy; about 30 of 100,000 kept items were lost after
+//     200,000 CF.ADD and 100,000 CF.DEL on CF.RESERVE k 1000 EXPANSION 2. A
+//     filter that never grows past its first stage (reserve its capacity)
+//     has no such hazard. docs/design/growing-filters.md has the plan.
 //
 // # Persistence
 //
