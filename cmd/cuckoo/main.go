@@ -3,7 +3,7 @@
 // Usage:
 //
 //	cuckoo build -o FILE [flags] INPUT   build a filter from a file of keys, one a line
-//	cuckoo query FILE [KEY...]           look keys up (arguments, or lines on stdin)
+//	cuckoo query FILE [KEY... | -]       look keys up (arguments, or lines on stdin)
 //	cuckoo info [--json] FILE            print a filter's parameters, load and rates
 //	cuckoo demo [flags]                  build a filter of synthetic URLs and measure it
 //	cuckoo eval [flags]                  run the classic experiments; write a report with plots
@@ -56,7 +56,7 @@ type command struct {
 // commands lists the subcommands in the order usage shows them.
 var commands = []command{
 	{"build", "-o FILE [flags] INPUT", "build a filter from INPUT, one key a line (\"-\" for stdin)", runBuild},
-	{"query", "FILE [KEY...]", "look keys up: the arguments, or one a line on stdin", runQuery},
+	{"query", "FILE [KEY... | -]", "look keys up: the arguments, or one a line on stdin (none, or \"-\")", runQuery},
 	{"info", "[--json] FILE", "print a filter's parameters, load and false-positive rates", runInfo},
 	{"demo", "[--n N] [--fpr R] [--seed S]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
 	{"eval", "[--out DIR] [--quick] [--only NAME,...]", "run the classic experiments and write a report with plots", runEval},

@@ -555,3 +555,20 @@ func TestBuildBOM(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryDashIsStdin: "query FILE -" reads the keys from stdin, as
+// "build -" does (issue 14: query took "-" as a key); "-" among other keys
+// is refused, and the key "-" is looked up from stdin.
+func TestQueryDashIsStdin(t *testing.T) {
+	out := build(t, []string{"a", "b", "-"}, "--fpr", "0.0001")
+	if code, stdout, stderr := cuckoo(t, "a\nb\nzz\n", "query", out, "-"); code != 0 || stdout != "a\tyes\nb\tyes\nzz\tno\n" {
+		t.Errorf("query FILE - with keys on stdin: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if code, stdout, _ := cuckoo(t, "-\n", "query", out); code != 0 || stdout != "-\tyes\n" {
+		t.Errorf("the key \"-\" on stdin: exit %d, %q", code, stdout)
+	}
+	code, stdout, stderr := cuckoo(t, "a\n", "query", out, "a", "-")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, `query: "-" (stdin) among keys`) {
+		t.Errorf("query FILE a -: exit %d, stdout %q, stderr %q; want 2 and a usage error", code, stdout, stderr)
+	}
+}

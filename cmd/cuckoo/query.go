@@ -4,14 +4,16 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 )
 
 const queryHelp = `
 Query looks keys up in the filter FILE and prints each as "KEY<tab>yes" (it
 may be present) or "KEY<tab>no" (it certainly is not). The keys are the
-arguments after FILE, taken literally even when they start with "-", or with
-none, the lines of stdin, read as build reads its input and looked up in
-batches. The exit status is 0 if at least one key may be present, 1 if none,
+arguments after FILE, taken literally even when they start with "-", or,
+with none or with "-" alone, the lines of stdin, read as build reads its
+input and looked up in batches. ("-" with other keys is an error; to look up
+the key "-", give it on stdin.) The exit status is 0 if at least one key may be present, 1 if none,
 2 on error, as with grep.
 `
 
@@ -22,6 +24,13 @@ func runQuery(e *env, args []string) error {
 	fs := e.flags(queryHelp)
 	if err := e.parse(fs, args, []string{"FILE"}, -1); err != nil {
 		return err
+	}
+	keys := fs.Args()[1:]
+	if len(keys) == 1 && keys[0] == "-" {
+		keys = nil // stdin, as build reads it
+	}
+	if slices.Contains(keys, "-") {
+		return e.usageErrorf("\"-\" (stdin) among keys: give keys as arguments or \"-\" alone")
 	}
 	l, err := load(fs.Arg(0))
 	if err != nil {
@@ -40,7 +49,7 @@ func runQuery(e *env, args []string) error {
 		found = found || yes
 	}
 
-	if keys := fs.Args()[1:]; len(keys) > 0 {
+	if len(keys) > 0 {
 		for _, k := range keys {
 			key := []byte(k)
 			answer(key, s.Contains(key))
