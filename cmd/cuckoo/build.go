@@ -54,7 +54,7 @@ func runBuild(e *env, args []string) error {
 	fs := e.flags(buildHelp)
 	out := fs.String("o", "", "write the filter to `FILE` (required)")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive `rate`, in (0, 1)")
-	capacity := fs.Uint64("capacity", 0, "keys the filter must hold (`N`); 0 counts INPUT's keys")
+	capacity := countVar(fs, "capacity", 0, 0, math.MaxInt64, "keys the filter must hold (`N`: 1000000, 1_000_000 or 1e6); 0 counts INPUT's keys")
 	bucketSize := fs.Int("bucket-size", 4, "slots per bucket: 2, 4 or 8")
 	bits := fs.Int("fingerprint-bits", 0, "fingerprint width, 4..32; 0 derives it from --fpr")
 	seed := fs.Uint64("seed", 0, "hash seed")
@@ -82,12 +82,12 @@ func runBuild(e *env, args []string) error {
 	if err := refuseInputAsOutput(e, *out, input); err != nil {
 		return err
 	}
-	src, err := openKeys(e, input, *capacity == 0 && !*scalable)
+	src, err := openKeys(e, input, capacity.n == 0 && !*scalable)
 	if err != nil {
 		return err
 	}
 	defer src.close()
-	c := *capacity
+	c := uint64(capacity.n)
 	if c == 0 {
 		switch {
 		case src.total >= 0:

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"strconv"
 	"text/tabwriter"
@@ -31,38 +29,17 @@ const (
 
 func runDemo(e *env, args []string) error {
 	fs := e.flags(demoHelp)
-	n := countFlag(demoDefaultN)
-	fs.Var(&n, "n", "number of URLs `N` to insert, 1.."+strconv.Itoa(demoMaxN)+" (1e6 notation accepted)")
+	n := countVar(fs, "n", demoDefaultN, 1, demoMaxN, "number of URLs `N` to insert, 1.."+strconv.Itoa(demoMaxN)+" (1e6 and 1_000_000 accepted)")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive `rate`, in (0, 1)")
 	seed := fs.Uint64("seed", 0, "the filter's hash seed")
 	if err := e.parse(fs, args, nil, 0); err != nil {
 		return err
 	}
 	switch {
-	case n < 1 || n > demoMaxN:
-		return e.usageErrorf("--n %d: it must be in 1..%d", n, demoMaxN)
 	case !(*fpr > 0 && *fpr < 1):
 		return e.usageErrorf("--fpr %v: the rate must be in (0, 1)", *fpr)
 	}
-	return demo(e.stdout, int(n), *fpr, *seed)
-}
-
-// countFlag is a positive count that also accepts notation like 1e6.
-type countFlag int64
-
-func (c *countFlag) String() string { return strconv.FormatInt(int64(*c), 10) }
-
-func (c *countFlag) Set(s string) error {
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		*c = countFlag(v)
-		return nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v != math.Trunc(v) || math.Abs(v) > math.MaxInt64/2 {
-		return errors.New("not a whole number")
-	}
-	*c = countFlag(v)
-	return nil
+	return demo(e.stdout, int(n.n), *fpr, *seed)
 }
 
 // URL vocabulary. demoURL picks from these with a hash of the URL's index.

@@ -404,7 +404,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"query"}, "query: missing FILE"},
 		{[]string{"info"}, "info: missing FILE"},
 		{[]string{"info", out, out}, "info: unexpected argument"},
-		{[]string{"demo", "--n", "0"}, "demo: --n 0: it must be in 1..100000000"},
+		{[]string{"demo", "--n", "0"}, `demo: invalid value "0" for flag -n: out of range: it must be in 1..100000000`},
 		{[]string{"demo", "--n", "1.5"}, `demo: invalid value "1.5" for flag -n`},
 		{[]string{"demo", "--fpr", "-1"}, "demo: --fpr -1"},
 		{[]string{"demo", "extra"}, `demo: unexpected argument "extra"`},

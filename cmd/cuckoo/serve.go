@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +24,10 @@ Every write is logged to --dir before it is answered; with --appendfsync
 always, an answered write survives kill -9 and power loss. SIGTERM and SIGINT
 stop it gracefully. Try: redis-cli -p 6379 CF.ADD k hello`
 
+// maxClientsLimit bounds --maxclients: each client is a file descriptor,
+// and no system gives a process a million of them by default.
+const maxClientsLimit = 1_000_000
+
 // gcPercent is the server's GOGC unless the environment sets one.
 const gcPercent = 20
 
@@ -34,10 +39,10 @@ func runServe(e *env, args []string) error {
 	fsync := fs.String("appendfsync", "everysec", "always, everysec or no")
 	pass := fs.String("requirepass", "", "password clients must AUTH with")
 	maxmem := fs.Int64("maxmemory", 0, "bytes of filters at most (0: no limit)")
-	maxclients := fs.Int("maxclients", 10000, "connections at most")
+	maxclients := countVar(fs, "maxclients", 10000, 1, maxClientsLimit, "`N` connections at most, 1..1000000")
 	maxBulk := fs.Int("proto-max-bulk-len", 512<<20, "longest argument of a request, in bytes")
 	queryBuf := fs.Int("client-query-buffer-limit", 1<<30, "bytes of pending requests a client may buffer")
-	timeout := fs.Int("timeout", 0, "close a client idle (or stuck mid-request) for this many seconds (0: never)")
+	timeout := countVar(fs, "timeout", 0, 0, math.MaxInt32, "close a client idle (or stuck mid-request) for this many `seconds` (0: never)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	repair := fs.Bool("repair", false, "start even if a log is damaged, dropping it from the first bad record")
 	snapSize := fs.Int64("snapshot-log-size", 64<<20, "snapshot and truncate the log when it exceeds this many bytes (<0: never)")
@@ -49,8 +54,6 @@ func runServe(e *env, args []string) error {
 		return fmt.Errorf("serve: --proto-max-bulk-len %d: want at least 1", *maxBulk)
 	case *queryBuf < 1:
 		return fmt.Errorf("serve: --client-query-buffer-limit %d: want at least 1", *queryBuf)
-	case *timeout < 0:
-		return fmt.Errorf("serve: --timeout %d: want 0 (never) or more seconds", *timeout)
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	if os.Getenv("GOGC") == "" {
@@ -63,7 +66,7 @@ func runServe(e *env, args []string) error {
 	}
 	cfg := server.Config{
 		Dir: *dir, AppendFsync: *fsync, Repair: *repair, RequirePass: *pass, MaxMemory: *maxmem,
-		SnapshotLogSize: *snapSize, Limits: server.Limits{MaxClients: *maxclients, MaxBulk: *maxBulk, QueryBuffer: *queryBuf, Timeout: time.Duration(*timeout) * time.Second}, Logger: log,
+		SnapshotLogSize: *snapSize, Limits: server.Limits{MaxClients: int(maxclients.n), MaxBulk: *maxBulk, QueryBuffer: *queryBuf, Timeout: time.Duration(timeout.n) * time.Second}, Logger: log,
 	}
 	if *metrics != "" {
 		cfg.Metrics = server.NewMetrics()

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseCount(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		lo, hi int64
+		want   int64
+		err    string // a part of the error, "" for none
+	}{
+		{"0", 0, 10, 0, ""},
+		{"1000000", 0, math.MaxInt64, 1000000, ""},
+		{"1_000_000", 0, math.MaxInt64, 1000000, ""},
+		{"1e9", 0, math.MaxInt64, 1e9, ""},
+		{"1E9", 0, math.MaxInt64, 1e9, ""},
+		{"2.5e6", 0, math.MaxInt64, 2500000, ""},
+		{"1_000e3", 0, math.MaxInt64, 1000000, ""},
+		{"+7", 0, 10, 7, ""},
+		{"010", 0, 100, 10, ""}, // decimal, not octal
+		{"9223372036854775807", 0, math.MaxInt64, math.MaxInt64, ""},
+		{"-5", 0, math.MaxInt64, 0, "out of range: it must be in 0..9223372036854775807"},
+		{"0", 1, 100, 0, "out of range: it must be in 1..100"},
+		{"101", 1, 100, 0, "out of range: it must be in 1..100"},
+		{"1e3", 1, 100, 0, "out of range: it must be in 1..100"},
+		{"-1e3", 1, 100, 0, "out of range: it must be in 1..100"},
+		{"9223372036854775808", 0, math.MaxInt64, 0, "out of range"},
+		{"1e19", 0, math.MaxInt64, 0, "out of range"},
+		{"1e999999999999", 0, math.MaxInt64, 0, "out of range"},
+		{"1.5", 0, 10, 0, "not a whole number"},
+		{"1e-3", 0, 10, 0, "not a whole number"},
+		{"", 0, 10, 0, "not a whole number"},
+		{"abc", 0, 10, 0, "not a whole number"},
+		{"0x10", 0, 100, 0, "not a whole number"},
+		{"Inf", 0, 100, 0, "not a whole number"},
+		{"NaN", 0, 100, 0, "not a whole number"},
+		{"1__000", 0, 10000, 0, "not a whole number"},
+		{"_1000", 0, 10000, 0, "not a whole number"},
+		{"1000_", 0, 10000, 0, "not a whole number"},
+		{"1_.5e3", 0, 10000, 0, "not a whole number"},
+		{"1 000", 0, 10000, 0, "not a whole number"},
+	} {
+		got, err := parseCount(tc.in, tc.lo, tc.hi)
+		switch {
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("parseCount(%q, %d, %d) = %d, %v; want %d", tc.in, tc.lo, tc.hi, got, err, tc.want)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("parseCount(%q, %d, %d) = %d, %v; want an error with %q", tc.in, tc.lo, tc.hi, got, err, tc.err)
+		}
+	}
+}
+
+// TestCountFlags: every count flag takes the same notations and says its
+// range when out of it (issue 14: --capacity 1e9 did not parse, and
+// --capacity -5 said "parse error").
+func TestCountFlags(t *testing.T) {
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "keys.txt", keys("k", 10))
+	out := dir + "/f.ckoo"
+	for _, capacity := range []string{"1e3", "1_000", "1000"} {
+		code, _, stderr := cuckoo(t, "", "build", "-o", out, "--capacity", capacity, in)
+		if code != 0 {
+			t.Fatalf("build --capacity %s: exit %d: %s", capacity, code, stderr)
+		}
+		_, stdout, _ := cuckoo(t, "", "info", out)
+		if !strings.Contains(stdout, "capacity          1000\n") {
+			t.Errorf("build --capacity %s: info says\n%s", capacity, stdout)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"build", "-o", out, "--capacity", "-5", in}, `build: invalid value "-5" for flag -capacity: out of range: it must be in 0..9223372036854775807`},
+		{[]string{"build", "-o", out, "--capacity", "1.5e0", in}, `build: invalid value "1.5e0" for flag -capacity: not a whole number`},
+		{[]string{"demo", "--n", "0"}, `demo: invalid value "0" for flag -n: out of range: it must be in 1..100000000`},
+		{[]string{"demo", "--n", "1e9"}, `demo: invalid value "1e9" for flag -n: out of range: it must be in 1..100000000`},
+		{[]string{"serve", "--maxclients", "0"}, `serve: invalid value "0" for flag -maxclients: out of range: it must be in 1..1000000`},
+		{[]string{"serve", "--timeout", "-1"}, `serve: invalid value "-1" for flag -timeout: out of range: it must be in 0..2147483647`},
+	} {
+		code, stdout, stderr := cuckoo(t, "", tc.args...)
+		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "cuckoo: "+tc.want) {
+			t.Errorf("cuckoo %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
