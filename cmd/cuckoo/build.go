@@ -24,7 +24,10 @@ queries answer the same and repeats take no room.
 The capacity defaults to the number of keys in INPUT. For a regular file they
 are counted in a first pass. Other input (stdin, a pipe) is held in memory to
 count it, unless --capacity or --scalable is given: then keys stream straight
-into the filter. A build that exceeds --capacity fails and writes nothing.
+into the filter. --capacity is what the filter is sure to hold, not a limit:
+its table is rounded up, so it takes keys past --capacity while it has room
+(a small one, several times as many). A build fails, and writes nothing, only
+when the filter is full: an insert finds no free slot.
 
 FILE is written atomically: to a temporary file in its directory, synced,
 then renamed over FILE. FILE may not be INPUT (under any name, or as stdin):
@@ -54,7 +57,7 @@ func runBuild(e *env, args []string) error {
 	fs := e.flags(buildHelp)
 	out := fs.String("o", "", "write the filter to `FILE` (required)")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive `rate`, in (0, 1)")
-	capacity := countVar(fs, "capacity", 0, 0, math.MaxInt64, "keys the filter must hold (`N`: 1000000, 1_000_000 or 1e6); 0 counts INPUT's keys")
+	capacity := countVar(fs, "capacity", 0, 0, math.MaxInt64, "keys the filter is sure to hold (`N`: 1000000, 1_000_000 or 1e6), not a limit; 0 counts INPUT's keys")
 	bucketSize := fs.Int("bucket-size", 4, "slots per bucket: 2, 4 or 8")
 	bits := fs.Int("fingerprint-bits", 0, "fingerprint width, 4..32; 0 derives it from --fpr")
 	seed := fs.Uint64("seed", 0, "hash seed")

@@ -572,3 +572,20 @@ func TestQueryDashIsStdin(t *testing.T) {
 		t.Errorf("query FILE a -: exit %d, stdout %q, stderr %q; want 2 and a usage error", code, stdout, stderr)
 	}
 }
+
+// TestBuildCapacityIsAFloor: --capacity is what the filter is sure to hold,
+// so a build past it succeeds while the table has room, and fails only when
+// the filter is full, as build -h says (issue 14: the help said a build past
+// --capacity fails, and --capacity 1 with 3 keys succeeded).
+func TestBuildCapacityIsAFloor(t *testing.T) {
+	out := build(t, []string{"a", "b", "c"}, "--capacity", "1")
+	if code, stdout, _ := cuckoo(t, "", "query", out, "a", "b", "c"); code != 0 || strings.Count(stdout, "\tyes\n") != 3 {
+		t.Errorf("query of the 3 keys built with --capacity 1: exit %d, %q", code, stdout)
+	}
+	_, help, _ := cuckoo(t, "", "build", "-h")
+	if strings.Contains(help, "exceeds --capacity fails") ||
+		!strings.Contains(help, "--capacity is what the filter is sure to hold, not a limit") ||
+		!strings.Contains(help, "only\nwhen the filter is full") {
+		t.Errorf("build -h does not say what happens past --capacity:\n%s", help)
+	}
+}
