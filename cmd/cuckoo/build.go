@@ -85,6 +85,9 @@ func runBuild(e *env, args []string) error {
 	if err := refuseInputAsOutput(e, *out, input); err != nil {
 		return err
 	}
+	if err := checkOutput(*out); err != nil {
+		return err
+	}
 	src, err := openKeys(e, input, capacity.n == 0 && !*scalable)
 	if err != nil {
 		return err
@@ -286,17 +289,19 @@ func (s *keySource) where() string {
 // writeAtomic writes w to path through a temporary file in the same
 // directory, synced before it is renamed over path, so that path holds
 // either its old contents or all of the new ones.
-// It returns the number of bytes written.
+// It returns the number of bytes written. Its errors name path, the name
+// the user gave, not the temporary file.
 func writeAtomic(path string, w io.WriterTo) (n int64, err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("writing %s: %w", path, cause(err))
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
+			err = fmt.Errorf("writing %s: %w", path, cause(err))
 		}
 	}()
 	bw := bufio.NewWriterSize(tmp, 1<<20)
@@ -304,7 +309,7 @@ func writeAtomic(path string, w io.WriterTo) (n int64, err error) {
 		err = bw.Flush()
 	}
 	if err != nil {
-		return 0, fmt.Errorf("writing %s: %w", tmp.Name(), err)
+		return 0, err
 	}
 	if err = tmp.Chmod(0o644); err != nil {
 		return 0, err
@@ -325,6 +330,39 @@ func writeAtomic(path string, w io.WriterTo) (n int64, err error) {
 		d.Close()
 	}
 	return n, nil
+}
+
+// cause strips the file names from err (a *PathError or *LinkError of the
+// temporary file), leaving what went wrong, for a message that names the
+// user's path instead.
+func cause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// checkOutput fails early, before any key is read, when -o cannot name a
+// file: it is a directory, or its directory does not exist. Writing it
+// reports any other problem (permissions, a full disk).
+func checkOutput(out string) error {
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return fmt.Errorf("build: -o %s is a directory: name a file to write the filter to", out)
+	}
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("build: -o %s: its directory %s: %w", out, dir, cause(err))
+	case !st.IsDir():
+		return fmt.Errorf("build: -o %s: %s is not a directory", out, dir)
+	}
+	return nil
 }
 
 // refuseInputAsOutput fails when out is the file the keys are read from

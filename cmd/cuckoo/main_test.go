@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -587,5 +588,59 @@ func TestBuildCapacityIsAFloor(t *testing.T) {
 		!strings.Contains(help, "--capacity is what the filter is sure to hold, not a limit") ||
 		!strings.Contains(help, "only\nwhen the filter is full") {
 		t.Errorf("build -h does not say what happens past --capacity:\n%s", help)
+	}
+}
+
+// TestBuildOutputErrors: an -o that cannot be written is refused before any
+// key is read, by the name the user gave, never a temporary file's (issue
+// 14: "rename ./.adir.tmp270778473 adir: file exists").
+func TestBuildOutputErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "keys.txt", keys("k", 10))
+	adir := filepath.Join(dir, "adir")
+	if err := os.Mkdir(adir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ out, want string }{
+		{adir, "build: -o " + adir + " is a directory: name a file to write the filter to"},
+		{filepath.Join(dir, "missing", "x.cf"), "build: -o " + filepath.Join(dir, "missing", "x.cf") + ": its directory " +
+			filepath.Join(dir, "missing") + ": no such file or directory"},
+		{filepath.Join(in, "x.cf"), "build: -o " + filepath.Join(in, "x.cf") + ": " + in + " is not a directory"},
+	} {
+		// Stdin that never ends: the check must come before reading keys.
+		r, w := io.Pipe()
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"build", "-o", tc.out, "-"}, r, &stdout, &stderr)
+		w.Close()
+		if code != 2 || !strings.HasPrefix(stderr.String(), "cuckoo: "+tc.want+"\n") || strings.Contains(stderr.String(), ".tmp") {
+			t.Errorf("build -o %s: exit %d, stderr %q; want 2 and %q", tc.out, code, stderr.String(), tc.want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	sub, _ := os.ReadDir(adir)
+	if len(entries) != 2 || len(sub) != 0 {
+		t.Errorf("failed builds left files: %v, in adir %v", entries, sub)
+	}
+}
+
+// failingWriter fails after writing some bytes, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) WriteTo(w io.Writer) (int64, error) {
+	n, _ := w.Write(make([]byte, 2<<20)) // past the buffer, into the file
+	return int64(n), errors.New("no space left on device")
+}
+
+// TestWriteAtomicNamesPath: a failed write names the path given, not the
+// temporary file, and leaves nothing behind.
+func TestWriteAtomicNamesPath(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.cf")
+	_, err := writeAtomic(path, failingWriter{})
+	if err == nil || err.Error() != "writing "+path+": no space left on device" {
+		t.Errorf("writeAtomic with a failing write: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a failed write left %v", entries)
 	}
 }
