@@ -333,6 +333,17 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 		return
 	}
 	c.mu.Lock()
+	if iter > 0 {
+		// The chunk, then its copy in the reply until it is sent: charged
+		// before they are made, at their most.
+		n := 2 * chunkBound(c, iter)
+		if err := s.store.chargeChunk(n); err != nil {
+			c.mu.Unlock()
+			s.writeErr(cl, err)
+			return
+		}
+		cl.inflight += n
+	}
 	next, chunk := scanDump(c, iter)
 	c.mu.Unlock()
 	cl.wr.WriteArray(2)

@@ -414,7 +414,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	if all || want["memory"] {
 		runtime.ReadMemStats(&ms)
 	}
-	section("Memory", "used_memory", ms.HeapAlloc, "used_memory_filters", s.store.mem.Load(),
+	section("Memory", "used_memory", ms.HeapAlloc, "used_memory_filters", s.store.filterBytes(), "used_memory_dump_chunks", s.store.inflight.Load(),
 		"used_memory_rss", ms.Sys, "maxmemory", s.cfg.MaxMemory)
 	st := s.store
 	if st.aof != nil {

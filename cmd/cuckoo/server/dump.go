@@ -107,19 +107,39 @@ func scanDump(c *cuckoo, iter int64) (int64, []byte) {
 	if iter == 0 {
 		return 1, dumpHeader(c)
 	}
-	g := uint64(iter - 1)
-	var start uint64
-	for _, st := range c.list() {
-		if g < start+st.Buckets() {
-			first := g - start
-			n := min(chunkBuckets, st.Buckets()-first)
-			w := opWriter(chunkMagic).uvarint(g).uvarint(n)
-			w = appendRuns(w, st, first, n)
-			return iter + int64(n), binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
-		}
-		start += st.Buckets()
+	st, first, n, g := dumpSpan(c, iter)
+	if st == nil {
+		return 0, nil
 	}
-	return 0, nil
+	w := opWriter(chunkMagic).uvarint(g).uvarint(n)
+	w = appendRuns(w, st, first, n)
+	return iter + int64(n), binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
+}
+
+// dumpSpan returns the stage, first bucket and bucket count of data chunk
+// iter (>= 1), and its first bucket g across the stages; a nil stage past
+// the end.
+func dumpSpan(c *cuckoo, iter int64) (st *lockfree.Filter, first, n, g uint64) {
+	g = uint64(iter - 1)
+	var start uint64
+	for _, s := range c.list() {
+		if g < start+s.Buckets() {
+			first = g - start
+			return s, first, min(chunkBuckets, s.Buckets()-first), g
+		}
+		start += s.Buckets()
+	}
+	return nil, 0, 0, g
+}
+
+// chunkBound bounds the bytes of data chunk iter of c: every bucket a
+// literal in a run of its own. Preconditions: c.mu held.
+func chunkBound(c *cuckoo, iter int64) uint64 {
+	st, _, n, _ := dumpSpan(c, iter)
+	if st == nil {
+		return 0
+	}
+	return n*uint64(st.BucketBytes()+2) + 64
 }
 
 // checkCRC splits b into the part between its magic and its trailing

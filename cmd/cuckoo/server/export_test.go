@@ -47,6 +47,7 @@ func (h *Harness) Exec(args [][]byte) []byte {
 	h.b.Reset()
 	h.s.exec(h.cl, args)
 	h.cl.wr.Flush()
+	h.s.releaseInflight(h.cl)
 	h.cl.quit = false
 	return h.b.Bytes()
 }

@@ -257,3 +257,36 @@ func TestForgedHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestScanDumpCharged: a CF.SCANDUMP data chunk is charged to --maxmemory
+// before it is built, refused when it does not fit, and released once sent.
+func TestScanDumpCharged(t *testing.T) {
+	ctx := context.Background()
+	_, addr := start(t, server.Config{})
+	c := client(t, addr)
+	c.CFReserve(ctx, "k", 4_000_000)
+	size := c.CFInfo(ctx, "k").Val().Size
+	if len(dump(t, c, "k")) < 2 {
+		t.Fatal("no data chunk")
+	}
+	if got := infoField(t, c, "used_memory_dump_chunks"); got != 0 {
+		t.Errorf("used_memory_dump_chunks %d after the dump was sent", got)
+	}
+	if got := infoField(t, c, "used_memory_filters"); got != size {
+		t.Errorf("used_memory_filters %d, CF.INFO Size %d", got, size)
+	}
+
+	// With room for the filter but not for a chunk as well.
+	_, addr = start(t, server.Config{MaxMemory: size + 1<<20})
+	c = client(t, addr)
+	c.CFReserve(ctx, "k", 4_000_000)
+	if _, err := c.CFScanDump(ctx, "k", 0).Result(); err != nil {
+		t.Fatalf("the header chunk: %v", err)
+	}
+	if err := c.CFScanDump(ctx, "k", 1).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR Insufficient memory") {
+		t.Errorf("a chunk past --maxmemory: %v", err)
+	}
+	if got := infoField(t, c, "used_memory_dump_chunks"); got != 0 {
+		t.Errorf("used_memory_dump_chunks %d after a refused chunk", got)
+	}
+}

@@ -65,7 +65,7 @@ func (m *Metrics) attach(s *Server) {
 		}
 		return float64(n)
 	})
-	gauge("cuckoo_filter_memory_bytes", "Bytes of all filters' stages.", func() float64 { return float64(s.store.mem.Load()) })
+	gauge("cuckoo_filter_memory_bytes", "Bytes of all filters' stages.", func() float64 { return float64(s.store.filterBytes()) })
 	gauge("cuckoo_connected_clients", "Open client connections.", func() float64 {
 		s.mu.Lock()
 		defer s.mu.Unlock()

@@ -211,6 +211,9 @@ type client struct {
 	authed  bool
 	quit    bool
 	lsn     uint64 // the log position this pipeline's replies wait for
+	// inflight is the bytes of dump chunks this pipeline charged: released
+	// once its replies are sent.
+	inflight uint64
 	// logged are the replies, as spans of wr's buffer, of this pipeline's
 	// commands that logged an op: if the log cannot take them, these
 	// replies become the log's error.
@@ -229,6 +232,7 @@ func (s *Server) mayProceed(cl *client) bool { return s.cfg.RequirePass == "" ||
 func (s *Server) serveConn(cl *client) {
 	defer func() {
 		cl.nc.Close()
+		s.releaseInflight(cl)
 		s.mu.Lock()
 		delete(s.clients, cl)
 		s.mu.Unlock()
@@ -306,7 +310,17 @@ func (s *Server) endPipeline(cl *client) bool {
 		cl.lsn = 0
 	}
 	cl.logged = cl.logged[:0]
-	return cl.wr.Flush() == nil
+	err := cl.wr.Flush()
+	s.releaseInflight(cl)
+	return err == nil
+}
+
+// releaseInflight gives back the dump chunk bytes cl charged.
+func (s *Server) releaseInflight(cl *client) {
+	if cl.inflight > 0 {
+		s.store.releaseChunk(cl.inflight)
+		cl.inflight = 0
+	}
 }
 
 // replaceReplies rewrites the replies of cl's logged commands as err.

@@ -38,15 +38,19 @@ var (
 )
 
 // Memory accounting. mem is the bytes of every live filter's stages, the sum
-// of their SizeInBytes: a stage is charged (charge) before it is allocated,
-// and a filter's bytes are released once, when it dies (dropLocked, clear)
-// or loses stages (compact). Nothing else changes mem, so it never drifts.
+// of their SizeInBytes, plus the CF.SCANDUMP chunks in flight: a stage is
+// charged (charge) before it is allocated, and a filter's bytes are released
+// once, when it dies (dropLocked, clear) or loses stages (compact); a chunk
+// is charged at its largest before it is built and released when its reply
+// has been sent. Nothing else changes mem, so it never drifts, and
+// --maxmemory bounds both.
 type store struct {
 	keys *hashmap.Map[string, *cuckoo]
 	gate sync.RWMutex
 	aof  *aof // nil without --dir, and during recovery
 
-	mem       atomic.Int64 // bytes of all filters' stages
+	mem       atomic.Int64 // bytes of all filters' stages, and of dump chunks in flight
+	inflight  atomic.Int64 // of mem, the dump chunks built and not yet sent
 	maxmem    int64        // 0: no limit
 	maxFilter uint64       // the most one filter may take
 
@@ -85,6 +89,24 @@ func (s *store) chargeForce(_, n uint64) error {
 
 // release gives back n bytes charged before.
 func (s *store) release(n uint64) { s.mem.Add(-int64(n)) }
+
+// chargeChunk accounts n bytes for a CF.SCANDUMP chunk before it is built;
+// the connection releases them (releaseChunk) once the reply is sent.
+func (s *store) chargeChunk(n uint64) error {
+	if err := s.charge(0, n); err != nil {
+		return err
+	}
+	s.inflight.Add(int64(n))
+	return nil
+}
+
+func (s *store) releaseChunk(n uint64) {
+	s.inflight.Add(-int64(n))
+	s.release(n)
+}
+
+// filterBytes is used_memory_filters: mem without the chunks in flight.
+func (s *store) filterBytes() int64 { return s.mem.Load() - s.inflight.Load() }
 
 // logOp appends an op to the log and raises the client's LSN to it.
 func (s *store) logOp(cl *client, payload []byte) {
@@ -225,9 +247,9 @@ func (s *store) flushAll(cl *client) error {
 func (s *store) clear() {
 	for _, c := range s.keys.All() {
 		c.dead = true
+		s.release(c.sizeBytes())
 	}
 	s.keys.Clear()
-	s.mem.Store(0)
 }
 
 // install stores c, a new filter, under key unless the key exists, logging
