@@ -128,7 +128,9 @@
 // Size): every stage is charged before it is allocated, against MaxMemory and
 // against MaxFilterMemory (one filter's bound, by default the machine's
 // memory), and a filter's bytes are released once, when it is deleted or
-// compacted. A refused reservation allocates nothing.
+// compacted. A refused reservation allocates nothing. A CF.SCANDUMP chunk is
+// charged against MaxMemory too, at its largest, from before it is built
+// until its reply is sent (INFO's used_memory_dump_chunks).
 //
 // # Invariants
 //
