@@ -22,7 +22,12 @@ Serve cuckoo filters over the Redis protocol: RedisBloom's CF.* commands
 (CF.RESERVE, CF.ADD, CF.EXISTS, ...) and the key-space commands clients send.
 Every write is logged to --dir before it is answered; with --appendfsync
 always, an answered write survives kill -9 and power loss. SIGTERM and SIGINT
-stop it gracefully. Try: redis-cli -p 6379 CF.ADD k hello`
+stop it gracefully. Try: redis-cli -p 6379 CF.ADD k hello
+
+Sizes in bytes are written as in redis.conf: plain bytes, or with a unit
+of any case, k, m, g for 1000, 1000^2, 1000^3 and kb, mb, gb for 1024,
+1024^2, 1024^3 (--maxmemory 2gb). Flags are checked, and the address
+bound, before the data directory is created or touched.`
 
 // maxClientsLimit bounds --maxclients: each client is a file descriptor,
 // and no system gives a process a million of them by default.
@@ -38,22 +43,36 @@ func runServe(e *env, args []string) error {
 	dir := fs.String("dir", "./cuckoo-data", "data directory (snapshot and append-only log); empty for none")
 	fsync := fs.String("appendfsync", "everysec", "always, everysec or no")
 	pass := fs.String("requirepass", "", "password clients must AUTH with")
-	maxmem := fs.Int64("maxmemory", 0, "bytes of filters at most (0: no limit)")
+	maxmem := sizeVar(fs, "maxmemory", 0, 0, math.MaxInt64, "`bytes` of filters at most, as redis.conf writes sizes: 100mb, 2gb (0: no limit)")
 	maxclients := countVar(fs, "maxclients", 10000, 1, maxClientsLimit, "`N` connections at most, 1..1000000")
-	maxBulk := fs.Int("proto-max-bulk-len", 512<<20, "longest argument of a request, in bytes")
-	queryBuf := fs.Int("client-query-buffer-limit", 1<<30, "bytes of pending requests a client may buffer")
+	maxBulk := sizeVar(fs, "proto-max-bulk-len", 512<<20, 1, math.MaxInt, "longest argument of a request, in `bytes`")
+	queryBuf := sizeVar(fs, "client-query-buffer-limit", 1<<30, 1, math.MaxInt, "`bytes` of pending requests a client may buffer")
 	timeout := countVar(fs, "timeout", 0, 0, math.MaxInt32, "close a client idle (or stuck mid-request) for this many `seconds` (0: never)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	repair := fs.Bool("repair", false, "start even if a log is damaged, dropping it from the first bad record")
-	snapSize := fs.Int64("snapshot-log-size", 64<<20, "snapshot and truncate the log when it exceeds this many bytes (<0: never)")
+	snapSize := sizeVar(fs, "snapshot-log-size", 64<<20, -1, math.MaxInt64, "snapshot and truncate the log when it exceeds this many `bytes` (-1: never)")
 	if err := e.parse(fs, args, nil, 0); err != nil {
 		return err
 	}
+	// Every check comes before anything is created: the data directory,
+	// a listener.
 	switch {
-	case *maxBulk < 1:
-		return fmt.Errorf("serve: --proto-max-bulk-len %d: want at least 1", *maxBulk)
-	case *queryBuf < 1:
-		return fmt.Errorf("serve: --client-query-buffer-limit %d: want at least 1", *queryBuf)
+	case *fsync != "always" && *fsync != "everysec" && *fsync != "no":
+		return e.usageErrorf("--appendfsync %q: want always, everysec or no", *fsync)
+	case snapSize.n == 0:
+		return e.usageErrorf("--snapshot-log-size 0: give a size (such as 64mb), or -1 for never")
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("serve: --addr %s: %w", *addr, err)
+	}
+	defer ln.Close() // Serve closes it too; this covers the failures before
+	var mln net.Listener
+	if *metrics != "" {
+		if mln, err = net.Listen("tcp", *metrics); err != nil {
+			return fmt.Errorf("serve: --metrics-addr %s: %w", *metrics, err)
+		}
+		defer mln.Close()
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	if os.Getenv("GOGC") == "" {
@@ -65,8 +84,8 @@ func runServe(e *env, args []string) error {
 		debug.SetGCPercent(gcPercent)
 	}
 	cfg := server.Config{
-		Dir: *dir, AppendFsync: *fsync, Repair: *repair, RequirePass: *pass, MaxMemory: *maxmem,
-		SnapshotLogSize: *snapSize, Limits: server.Limits{MaxClients: int(maxclients.n), MaxBulk: *maxBulk, QueryBuffer: *queryBuf, Timeout: time.Duration(timeout.n) * time.Second}, Logger: log,
+		Dir: *dir, AppendFsync: *fsync, Repair: *repair, RequirePass: *pass, MaxMemory: maxmem.n,
+		SnapshotLogSize: snapSize.n, Limits: server.Limits{MaxClients: int(maxclients.n), MaxBulk: int(maxBulk.n), QueryBuffer: int(queryBuf.n), Timeout: time.Duration(timeout.n) * time.Second}, Logger: log,
 	}
 	if *metrics != "" {
 		cfg.Metrics = server.NewMetrics()
@@ -75,17 +94,7 @@ func runServe(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		srv.Close()
-		return err
-	}
-	if *metrics != "" {
-		mln, err := net.Listen("tcp", *metrics)
-		if err != nil {
-			srv.Close()
-			return err
-		}
+	if mln != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", cfg.Metrics.Handler())
 		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}

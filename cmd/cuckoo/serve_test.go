@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -158,5 +160,65 @@ func TestServeRefusesCorruptLog(t *testing.T) {
 	code, _, stderr := cuckoo(t, "", "serve", "--addr", "127.0.0.1:0", "--dir", dir)
 	if code != exitError || !regexp.MustCompile(regexp.QuoteMeta(name)+`: corrupt record at offset 0`).MatchString(stderr) {
 		t.Errorf("exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestServeRefusesBadFlags: nonsense flags and an address that cannot be
+// bound are refused with a message before the data directory is created
+// (issue 14: --maxclients 0 became 10000, --maxmemory -1 was accepted, and
+// the directory was created before a failed bind).
+func TestServeRefusesBadFlags(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--maxclients", "0"}, `serve: invalid value "0" for flag -maxclients: out of range: it must be in 1..1000000`},
+		{[]string{"--maxmemory", "-1"}, `serve: invalid value "-1" for flag -maxmemory: out of range: it must be in 0..9223372036854775807`},
+		{[]string{"--maxmemory", "2tb"}, `serve: invalid value "2tb" for flag -maxmemory: not a size`},
+		{[]string{"--proto-max-bulk-len", "0"}, `serve: invalid value "0" for flag -proto-max-bulk-len: out of range: it must be in 1..`},
+		{[]string{"--client-query-buffer-limit", "-5mb"}, `serve: invalid value "-5mb" for flag -client-query-buffer-limit: out of range`},
+		{[]string{"--snapshot-log-size", "0"}, `serve: --snapshot-log-size 0: give a size (such as 64mb), or -1 for never`},
+		{[]string{"--snapshot-log-size", "-2"}, `serve: invalid value "-2" for flag -snapshot-log-size: out of range: it must be in -1..`},
+		{[]string{"--timeout", "-1"}, `serve: invalid value "-1" for flag -timeout: out of range`},
+		{[]string{"--appendfsync", "sometimes"}, `serve: --appendfsync "sometimes": want always, everysec or no`},
+		{[]string{"--addr", busy.Addr().String()}, "serve: --addr " + busy.Addr().String() + ": listen tcp " + busy.Addr().String() + ": bind: address already in use"},
+		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", busy.Addr().String()}, "serve: --metrics-addr " + busy.Addr().String() + ": listen tcp"},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		args := append([]string{"serve", "--addr", "127.0.0.1:0", "--dir", dir}, tc.args...)
+		code, _, stderr := cuckoo(t, "", args...)
+		if code != exitError || !strings.HasPrefix(stderr, "cuckoo: "+tc.want) {
+			t.Errorf("cuckoo %q: exit %d, stderr %q; want 2 and %q", args, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("cuckoo %q created the data directory (%v)", args, err)
+		}
+	}
+}
+
+// TestServeSizes: byte flags take redis.conf's sizes, and the server runs
+// with them (INFO shows maxmemory in bytes).
+func TestServeSizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it; skipped with -short")
+	}
+	bin := buildCuckoo(t)
+	cmd, addr, log := serveProc(t, bin, "--dir", "", "--maxmemory", "100mb", "--proto-max-bulk-len", "1MB",
+		"--client-query-buffer-limit", "2gb", "--snapshot-log-size", "-1")
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "memory").Result()
+	if err != nil || !strings.Contains(info, "maxmemory:104857600\r\n") {
+		t.Errorf("INFO memory with --maxmemory 100mb: %v\n%s\n%s", err, info, log)
+	}
+	// 1MB bounds an argument: one of 1 MiB + 1 is refused.
+	if err := c.Do(context.Background(), "CF.ADD", "k", strings.Repeat("x", 1<<20+1)).Err(); err == nil {
+		t.Errorf("an argument past --proto-max-bulk-len 1MB was accepted")
 	}
 }
