@@ -1,4 +1,5 @@
-// Command cuckoo builds, queries and inspects cuckoo filters saved in files.
+// Command cuckoo builds, queries and inspects cuckoo filters saved in files,
+// serves filters over the Redis protocol, and measures them (demo, eval).
 //
 // Usage:
 //
@@ -8,14 +9,16 @@
 //	cuckoo demo [flags]                  build a filter of synthetic URLs and measure it
 //	cuckoo eval [flags]                  run the classic experiments; write a report with plots
 //	cuckoo serve [flags]                 serve filters over the Redis protocol (RedisBloom's CF.*)
+//	cuckoo version                       print the module version, VCS revision and Go version
 //	cuckoo help [COMMAND]                print usage
 //
 // Flags go before the positional arguments. The exit status is 0 on success,
 // 1 when query finds none of its keys, and 2 on any error. Run
 // "cuckoo help COMMAND" for the flags of each command.
 //
-// Each command lives in its own file (build.go, query.go, info.go,
-// demo.go) and is listed in the commands table below; main only dispatches.
+// Each command lives in its own file (build.go, query.go, info.go, demo.go,
+// evalcmd.go, serve.go, version.go) and is listed in the commands table
+// below; main only dispatches.
 package main
 
 import (
@@ -61,6 +64,7 @@ var commands = []command{
 	{"demo", "[--n N] [--fpr R] [--seed S]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
 	{"eval", "[--out DIR] [--quick] [--only NAME,...]", "run the classic experiments and write a report with plots", runEval},
 	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory N] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
+	{"version", "", "print the version: module, VCS revision and time, Go (also --version)", runVersion},
 	{"help", "[COMMAND]", "print this usage, or a command's flags", nil},
 }
 
@@ -94,6 +98,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		usage(stdout)
 		return exitOK
+	case "-version", "--version":
+		name = "version"
 	}
 	c := lookup(name)
 	if c == nil {
@@ -104,7 +110,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "cuckoo builds, queries and inspects cuckoo filters.\n\nUsage:\n\n")
+	fmt.Fprintf(w, "cuckoo builds, queries and inspects cuckoo filters, serves them over the\nRedis protocol, and measures them (demo, eval).\n\nUsage:\n\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  cuckoo %s %s\n        %s\n", c.name, c.synopsis, c.summary)
 	}
