@@ -136,9 +136,9 @@ func runBuild(e *env, args []string) error {
 		added, err := b.InsertUnique(key)
 		if errors.Is(err, filter.ErrFull) {
 			bar.abort()
-			return fmt.Errorf("build: the filter is full after %d keys, at %s (capacity %d): "+
+			return fmt.Errorf("build: the filter is full after %s, at %s (capacity %d): "+
 				"rerun with a larger --capacity (or without it, to count the keys, or with --scalable)",
-				keys+repeats, src.where(), b.Capacity())
+				count(keys+repeats, "key", "keys"), src.where(), b.Capacity())
 		}
 		if err != nil {
 			bar.abort()
@@ -157,13 +157,21 @@ func runBuild(e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "%s: %d keys", *out, keys+repeats)
+	fmt.Fprintf(e.stderr, "%s: %s", *out, count(keys+repeats, "key", "keys"))
 	if repeats > 0 {
 		fmt.Fprintf(e.stderr, " (%d stored, %d already reported present: repeats or false positives)", keys, repeats)
 	}
 	fmt.Fprintf(e.stderr, ", load %.1f%%, %s bits/item, expected false-positive rate %s, %d bytes\n",
 		100*b.LoadFactor(), bitsPerItem(b.SizeInBytes(), b.Len()), percent(b.FalsePositiveRate()), size)
 	return nil
+}
+
+// count formats n and the noun, singular for 1: "1 key", "2 keys".
+func count[N int | uint64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // bitsPerItem formats the bits of memory per stored key.

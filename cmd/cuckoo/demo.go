@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"runtime"
@@ -19,6 +20,9 @@ URLs that were never inserted against the expected rate, and throughput
 (inserts, lookups with Contains and with ContainsBatch, and the map's).
 The URLs are the same on every run; --seed changes the filter's hash. It
 needs about 300 bytes of memory per URL (N=1e6: 0.3 GB).
+
+With --urls it prints the N URLs instead, one a line, and measures nothing:
+a key file to try build and query on (cuckoo demo --urls --n 1e5 > urls.txt).
 `
 
 const (
@@ -32,8 +36,12 @@ func runDemo(e *env, args []string) error {
 	n := countVar(fs, "n", demoDefaultN, 1, demoMaxN, "number of URLs `N` to insert, 1.."+strconv.Itoa(demoMaxN)+" (1e6 and 1_000_000 accepted)")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive `rate`, in (0, 1)")
 	seed := fs.Uint64("seed", 0, "the filter's hash seed")
+	urls := fs.Bool("urls", false, "print the N URLs, one a line, and measure nothing: a key file for build")
 	if err := e.parse(fs, args, nil, 0); err != nil {
 		return err
+	}
+	if *urls {
+		return writeURLs(e.stdout, int(n.n))
 	}
 	switch {
 	case !(*fpr > 0 && *fpr < 1):
@@ -74,6 +82,20 @@ func demoURL(b []byte, i uint64) []byte {
 	b = append(b, urlWords[h>>16%uint64(len(urlWords))]...)
 	b = append(b, "&page="...)
 	return strconv.AppendUint(b, h>>24%50+1, 10)
+}
+
+// writeURLs writes the first n synthetic URLs to w, one a line.
+func writeURLs(w io.Writer, n int) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	for i := range n {
+		buf = append(demoURL(buf[:0], uint64(i)), '\n')
+		bw.Write(buf)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("demo: writing the URLs: %w", err)
+	}
+	return nil
 }
 
 // demoKeys returns the URLs of indexes from..from+n-1.
@@ -197,8 +219,8 @@ func demo(w io.Writer, n int, fpr float64, seed uint64) error {
 		urlBytes += len(k)
 	}
 
-	fmt.Fprintf(w, "cuckoo demo: %d synthetic URLs (%.0f bytes on average), such as\n  %s\n\n",
-		n, float64(urlBytes)/float64(n), present[n/3])
+	fmt.Fprintf(w, "cuckoo demo: %s (%.0f bytes on average), such as\n  %s\n\n",
+		count(n, "synthetic URL", "synthetic URLs"), float64(urlBytes)/float64(n), present[n/3])
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	row := func(cells ...any) {
 		for i, c := range cells {

@@ -158,7 +158,7 @@ func (r *infoReport) writeText(w io.Writer) error {
 		row("max kicks", "%d", f.MaxKicks)
 	} else {
 		s := r.Scalable
-		row("format", "Scalable, %d stages", len(s.Stages))
+		row("format", "Scalable, %s", count(len(s.Stages), "stage", "stages"))
 		row("initial capacity", "%d", s.InitialCapacity)
 		row("target fpr", "%s", percent(s.TargetFPR))
 		row("growth", "%d", s.Growth)

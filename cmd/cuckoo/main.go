@@ -61,7 +61,7 @@ var commands = []command{
 	{"build", "-o FILE [flags] INPUT", "build a filter from INPUT, one key a line (\"-\" for stdin)", runBuild},
 	{"query", "FILE [KEY... | -]", "look keys up: the arguments, or one a line on stdin (none, or \"-\")", runQuery},
 	{"info", "[--json] FILE", "print a filter's parameters, load and false-positive rates", runInfo},
-	{"demo", "[--n N] [--fpr R] [--seed S]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
+	{"demo", "[--n N] [--fpr R] [--seed S] [--urls]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
 	{"eval", "[--out DIR] [--quick] [--only NAME,...]", "run the classic experiments and write a report with plots", runEval},
 	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory N] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
 	{"version", "", "print the version: module, VCS revision and time, Go (also --version)", runVersion},
