@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -642,5 +643,37 @@ func TestWriteAtomicNamesPath(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed write left %v", entries)
+	}
+}
+
+// TestQueryQuotesKeys: keys that are not printable text are printed quoted,
+// so that every line is one key, a tab and the answer, and strconv.Unquote
+// gives the key back (issue 14: a key holding a tab was ambiguous).
+func TestQueryQuotesKeys(t *testing.T) {
+	ks := []string{"a\tb", "\xff\x00z", "\x1b[31mred", `"q"`, "line\rfeed", "nbsp\u00a0x", "plain é ü", "with space"}
+	out := build(t, ks, "--fpr", "0.0001")
+	want := []string{`"a\tb"`, `"\xff\x00z"`, `"\x1b[31mred"`, `"\"q\""`, `"line\rfeed"`, `"nbsp\u00a0x"`, "plain é ü", "with space"}
+	code, stdout, _ := cuckoo(t, "", append([]string{"query", out}, ks...)...)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != 0 || len(lines) != len(ks) {
+		t.Fatalf("query: exit %d, %q", code, stdout)
+	}
+	for i, line := range lines {
+		key, ans, ok := strings.Cut(line, "\t")
+		if !ok || key != want[i] || ans != "yes" {
+			t.Errorf("key %q printed as %q, want %q and yes", ks[i], line, want[i])
+			continue
+		}
+		if strings.HasPrefix(key, `"`) {
+			if k, err := strconv.Unquote(key); err != nil || k != ks[i] {
+				t.Errorf("Unquote(%s) = %q, %v; want %q", key, k, err, ks[i])
+			}
+		}
+	}
+	if _, stdout, _ := cuckoo(t, "", "query", out, ""); stdout != "\"\"\tno\n" {
+		t.Errorf("query of the empty key: %q", stdout)
+	}
+	if _, help, _ := cuckoo(t, "", "query", "-h"); !strings.Contains(help, "printed quoted, as Go writes a string") {
+		t.Errorf("query -h does not say how keys are quoted:\n%s", help)
 	}
 }

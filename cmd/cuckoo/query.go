@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"unicode/utf8"
 )
 
 const queryHelp = `
@@ -13,8 +15,16 @@ may be present) or "KEY<tab>no" (it certainly is not). The keys are the
 arguments after FILE, taken literally even when they start with "-", or,
 with none or with "-" alone, the lines of stdin, read as build reads its
 input and looked up in batches. ("-" with other keys is an error; to look up
-the key "-", give it on stdin.) The exit status is 0 if at least one key may be present, 1 if none,
-2 on error, as with grep.
+the key "-", give it on stdin.)
+
+A key that is not printable text (it holds a tab, a control byte, or bytes
+that are not UTF-8), that starts with a double quote, or that is empty is
+printed quoted, as Go writes a string: "a\tb", "\xff\x00" (strconv.Unquote
+reads it back, and json.loads too when it is UTF-8), so that each line is
+one key, a tab and the answer.
+
+The exit status is 0 if at least one key may be present, 1 if none, 2 on
+error, as with grep.
 `
 
 // queryBatch is the number of stdin keys looked up with one ContainsBatch.
@@ -39,8 +49,14 @@ func runQuery(e *env, args []string) error {
 	s := l.set()
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	found := false
+	var quoted []byte
 	answer := func(key []byte, yes bool) {
-		w.Write(key)
+		if needsQuote(key) {
+			quoted = strconv.AppendQuote(quoted[:0], string(key))
+			w.Write(quoted)
+		} else {
+			w.Write(key)
+		}
 		if yes {
 			w.WriteString("\tyes\n")
 		} else {
@@ -65,6 +81,24 @@ func runQuery(e *env, args []string) error {
 		return exitStatus(exitNoMatch)
 	}
 	return nil
+}
+
+// needsQuote reports whether query must quote key: it is not printable
+// UTF-8 (strconv.IsPrint: a tab, a newline, a control byte, a space other
+// than ASCII's, invalid bytes), or it starts with '"' and would read as
+// quoted. An empty key (an argument "") is quoted too, to be seen.
+func needsQuote(key []byte) bool {
+	if len(key) == 0 || key[0] == '"' {
+		return true
+	}
+	for len(key) > 0 {
+		r, n := utf8.DecodeRune(key)
+		if (r == utf8.RuneError && n == 1) || !strconv.IsPrint(r) {
+			return true
+		}
+		key = key[n:]
+	}
+	return false
 }
 
 // queryLines answers the keys on r in batches. A batch is looked up when it
