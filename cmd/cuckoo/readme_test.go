@@ -2,7 +2,9 @@ package main
 
 import (
 	"io/fs"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,5 +104,90 @@ func TestReadmeLibraryRequirements(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// readmeSession is one command of a README redis-cli sample and the reply
+// lines the README shows for it.
+type readmeSession struct {
+	args  []string
+	reply []string
+}
+
+// readmeSessions returns the README's redis-cli samples: blocks opening
+// with "$ redis-cli", either an interactive session ("127.0.0.1:6379> CMD")
+// or one command a line ("$ redis-cli CMD").
+func readmeSessions(text string) [][]readmeSession {
+	var blocks [][]readmeSession
+	var cur []readmeSession
+	in := false
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case !in && strings.HasPrefix(line, "```"):
+			in = true
+			cur = nil
+		case in && line == "```":
+			in = false
+			if len(cur) > 0 {
+				blocks = append(blocks, cur)
+			}
+		case !in:
+		case line == "$ redis-cli":
+		case strings.HasPrefix(line, "$ redis-cli "):
+			cur = append(cur, readmeSession{args: strings.Fields(strings.TrimPrefix(line, "$ redis-cli "))})
+		case strings.HasPrefix(line, "127.0.0.1:6379> "):
+			cur = append(cur, readmeSession{args: strings.Fields(strings.TrimPrefix(line, "127.0.0.1:6379> "))})
+		case len(cur) > 0:
+			cur[len(cur)-1].reply = append(cur[len(cur)-1].reply, line)
+		}
+	}
+	return blocks
+}
+
+// TestReadmeRedisCLI runs the README's redis-cli sessions against a real
+// cuckoo serve and compares every reply line with the README's, so that the
+// samples cannot drift from what the server answers (issue 14: the CF.INFO
+// sample showed a Size the server did not answer).
+func TestReadmeRedisCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it; skipped with -short")
+	}
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Skip("redis-cli is not installed (Debian's redis-tools)")
+	}
+	blocks := readmeSessions(readme(t))
+	if len(blocks) < 2 {
+		t.Fatalf("found %d redis-cli sessions in the README, want at least 2", len(blocks))
+	}
+	bin := buildCuckoo(t)
+	cmd, addr, log := serveProc(t, bin, "--dir", "")
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, info := 0, false
+	for _, block := range blocks {
+		for _, s := range block {
+			ran++
+			info = info || s.args[0] == "CF.INFO"
+			// --no-raw: the replies as redis-cli shows them on a terminal.
+			args := append([]string{"-h", host, "-p", port, "--no-raw"}, s.args...)
+			out, err := exec.Command(cli, args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("redis-cli %s: %v\n%s\n%s", strings.Join(s.args, " "), err, out, log)
+			}
+			got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+			if strings.Join(got, "\n") != strings.Join(s.reply, "\n") {
+				t.Errorf("redis-cli %s answers\n%s\nthe README shows\n%s", strings.Join(s.args, " "),
+					strings.Join(got, "\n"), strings.Join(s.reply, "\n"))
+			}
+		}
+	}
+	t.Logf("%d commands of %d sessions", ran, len(blocks))
+	if ran < 14 || !info {
+		t.Errorf("ran %d commands of the README (CF.INFO among them: %v); the parser missed some", ran, info)
 	}
 }
