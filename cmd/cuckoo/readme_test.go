@@ -191,3 +191,37 @@ func TestReadmeRedisCLI(t *testing.T) {
 		t.Errorf("ran %d commands of the README (CF.INFO among them: %v); the parser missed some", ran, info)
 	}
 }
+
+// TestReadmeToolSection: the README's tool section installs the binary
+// before it runs it, and runs the binary rather than go run, whose exit
+// status is 1 for every failure (issue 14: query's 0/1/2 were lost).
+func TestReadmeToolSection(t *testing.T) {
+	text := readme(t)
+	start := strings.Index(text, "\n## The tool\n")
+	if start < 0 {
+		t.Fatal("README.md has no section \"The tool\"")
+	}
+	section := text[start+1:]
+	if end := strings.Index(section[1:], "\n## "); end >= 0 {
+		section = section[:end+1]
+	}
+	install := strings.Index(section, "go install ./cmd/cuckoo")
+	first := strings.Index(section, "\ncuckoo ")
+	switch {
+	case install < 0:
+		t.Error("the tool section does not install the binary (go install ./cmd/cuckoo)")
+	case first < 0 || first < install:
+		t.Error("the tool section runs cuckoo before installing it")
+	}
+	if strings.Contains(section, "go run ./cmd/cuckoo query") || strings.Contains(section, "go run ./cmd/cuckoo build") {
+		t.Error("the tool section runs query or build with go run, which loses their exit status")
+	}
+	if !strings.Contains(section, "2 on error") {
+		t.Error("the tool section does not give query's exit statuses")
+	}
+	for _, c := range commands {
+		if c.run != nil && !strings.Contains(section, "\ncuckoo "+c.name) {
+			t.Errorf("the tool section does not show cuckoo %s", c.name)
+		}
+	}
+}
