@@ -63,7 +63,7 @@ var commands = []command{
 	{"info", "[--json] FILE", "print a filter's parameters, load and false-positive rates", runInfo},
 	{"demo", "[--n N] [--fpr R] [--seed S] [--urls]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
 	{"eval", "[--out DIR] [--quick] [--only NAME,...]", "run the classic experiments and write a report with plots", runEval},
-	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory N] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
+	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory SIZE] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
 	{"version", "", "print the version: module, VCS revision and time, Go (also --version)", runVersion},
 	{"help", "[COMMAND]", "print this usage, or a command's flags", nil},
 }
