@@ -644,6 +644,31 @@ func TestWriteAtomicNamesPath(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed write left %v", entries)
 	}
+	// The temporary file cannot be created, or cannot be renamed over path
+	// (a directory that build's own check did not see).
+	missing := filepath.Join(dir, "missing", "f.cf")
+	if _, err := writeAtomic(missing, failingWriter{}); err == nil || err.Error() != "writing "+missing+": no such file or directory" {
+		t.Errorf("writeAtomic into a missing directory: %v", err)
+	}
+	adir := filepath.Join(dir, "adir")
+	if err := os.MkdirAll(filepath.Join(adir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = writeAtomic(adir, fixedWriter("CKOO"))
+	if err == nil || !strings.HasPrefix(err.Error(), "writing "+adir+": ") || strings.Contains(err.Error(), ".tmp") {
+		t.Errorf("writeAtomic over a directory: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("failed writes left %v", entries)
+	}
+}
+
+// fixedWriter writes itself.
+type fixedWriter string
+
+func (f fixedWriter) WriteTo(w io.Writer) (int64, error) {
+	n, err := io.WriteString(w, string(f))
+	return int64(n), err
 }
 
 // TestQueryQuotesKeys: keys that are not printable text are printed quoted,
