@@ -85,3 +85,16 @@ func TestGitignore(t *testing.T) {
 		}
 	}
 }
+
+// errWriter fails every write.
+type errWriter struct{}
+
+func (errWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+func TestDemoWriteURLsError(t *testing.T) {
+	var stderr strings.Builder
+	code := run([]string{"demo", "--urls", "--n", "10"}, strings.NewReader(""), errWriter{}, &stderr)
+	if code != 2 || stderr.String() != "cuckoo: demo: writing the URLs: broken pipe\n" {
+		t.Errorf("demo --urls to a failing stdout: exit %d, stderr %q", code, stderr.String())
+	}
+}
