@@ -53,28 +53,37 @@ func rangeError(lo, hi int64) error {
 	return fmt.Errorf("out of range: it must be in %d..%d", lo, hi)
 }
 
-// countValue is a count flag's value, parsed by parseCount within lo..hi.
-type countValue struct {
+// rangedFlag is a flag's value that parse reads within lo..hi, and format
+// writes back (for -h's defaults): count and size flags.
+type rangedFlag struct {
 	n      int64
 	lo, hi int64
+	parse  func(s string, lo, hi int64) (int64, error)
+	format func(int64) string
 }
 
-// countVar defines a count flag on fs with the default value and range.
-func countVar(fs *flag.FlagSet, name string, value, lo, hi int64, usage string) *countValue {
-	c := &countValue{n: value, lo: lo, hi: hi}
-	fs.Var(c, name, usage)
-	return c
+func (v *rangedFlag) String() string {
+	if v.format == nil { // the zero value flag.PrintDefaults makes
+		return strconv.FormatInt(v.n, 10)
+	}
+	return v.format(v.n)
 }
 
-func (c *countValue) String() string { return strconv.FormatInt(c.n, 10) }
-
-func (c *countValue) Set(s string) error {
-	n, err := parseCount(s, c.lo, c.hi)
+func (v *rangedFlag) Set(s string) error {
+	n, err := v.parse(s, v.lo, v.hi)
 	if err != nil {
 		return err
 	}
-	c.n = n
+	v.n = n
 	return nil
+}
+
+// countVar defines a count flag on fs with the default value and range.
+func countVar(fs *flag.FlagSet, name string, value, lo, hi int64, usage string) *rangedFlag {
+	v := &rangedFlag{n: value, lo: lo, hi: hi, parse: parseCount,
+		format: func(n int64) string { return strconv.FormatInt(n, 10) }}
+	fs.Var(v, name, usage)
+	return v
 }
 
 // sizeRE is a byte size as redis.conf writes one: digits and a unit.
@@ -111,35 +120,20 @@ func parseSize(s string, lo, hi int64) (int64, error) {
 	return n.Int64(), nil
 }
 
-// sizeValue is a byte-size flag's value, parsed by parseSize within lo..hi.
-type sizeValue struct {
-	n      int64
-	lo, hi int64
-}
-
 // sizeVar defines a byte-size flag on fs with the default value and range.
-func sizeVar(fs *flag.FlagSet, name string, value, lo, hi int64, usage string) *sizeValue {
-	v := &sizeValue{n: value, lo: lo, hi: hi}
+func sizeVar(fs *flag.FlagSet, name string, value, lo, hi int64, usage string) *rangedFlag {
+	v := &rangedFlag{n: value, lo: lo, hi: hi, parse: parseSize, format: formatSize}
 	fs.Var(v, name, usage)
 	return v
 }
 
-// String writes the size with the largest binary unit that divides it, so
-// that -h shows defaults as redis.conf would (512mb, not 536870912).
-func (v *sizeValue) String() string {
+// formatSize writes n with the largest binary unit that divides it, so that
+// -h shows defaults as redis.conf would (512mb, not 536870912).
+func formatSize(n int64) string {
 	for _, u := range []string{"gb", "mb", "kb"} {
-		if m := sizeUnits[u]; v.n != 0 && v.n%m == 0 {
-			return strconv.FormatInt(v.n/m, 10) + u
+		if m := sizeUnits[u]; n != 0 && n%m == 0 {
+			return strconv.FormatInt(n/m, 10) + u
 		}
 	}
-	return strconv.FormatInt(v.n, 10)
-}
-
-func (v *sizeValue) Set(s string) error {
-	n, err := parseSize(s, v.lo, v.hi)
-	if err != nil {
-		return err
-	}
-	v.n = n
-	return nil
+	return strconv.FormatInt(n, 10)
 }

@@ -129,8 +129,8 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 	for n, want := range map[int64]string{0: "0", 512 << 20: "512mb", 1 << 30: "1gb", 3 << 10: "3kb", 1000: "1000", -1: "-1"} {
-		if got := (&sizeValue{n: n}).String(); got != want {
-			t.Errorf("sizeValue %d prints %q, want %q", n, got, want)
+		if got := formatSize(n); got != want {
+			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
