@@ -415,7 +415,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		runtime.ReadMemStats(&ms)
 	}
 	section("Memory", "used_memory", ms.HeapAlloc, "used_memory_filters", s.store.filterBytes(), "used_memory_dump_chunks", s.store.inflight.Load(),
-		"used_memory_rss", ms.Sys, "maxmemory", s.cfg.MaxMemory)
+		"used_memory_rss", residentBytes(ms.Sys), "maxmemory", s.cfg.MaxMemory)
 	st := s.store
 	if st.aof != nil {
 		section("Persistence", "loading", 0, "aof_enabled", 1, "appendfsync", st.aof.mode,

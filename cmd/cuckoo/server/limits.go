@@ -100,3 +100,23 @@ func physicalMemory() uint64 {
 	}
 	return 0
 }
+
+// residentBytes returns the process's resident memory, from /proc/self/statm
+// (its second field, in pages), or fallback where that cannot be read: Go's
+// Sys counts address space reserved and never touched (a reserved filter's
+// table), so it is not what INFO's used_memory_rss means.
+func residentBytes(fallback uint64) uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return fallback
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return fallback
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return fallback
+	}
+	return pages * uint64(os.Getpagesize())
+}

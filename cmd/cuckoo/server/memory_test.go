@@ -290,3 +290,32 @@ func TestScanDumpCharged(t *testing.T) {
 		t.Errorf("used_memory_dump_chunks %d after a refused chunk", got)
 	}
 }
+
+// TestInfoRSS: used_memory_rss is the process's resident memory (issue 15:
+// INFO showed 2.1 GB, Go's Sys, where ps showed 20 MB). The server runs in
+// this process, so /proc/self/statm read here must agree with it.
+func TestInfoRSS(t *testing.T) {
+	statm := func() int64 {
+		b, err := os.ReadFile("/proc/self/statm")
+		if err != nil {
+			t.Skip("no /proc/self/statm")
+		}
+		pages, _ := strconv.ParseInt(strings.Fields(string(b))[1], 10, 64)
+		return pages * int64(os.Getpagesize())
+	}
+	statm()
+	_, addr := start(t, server.Config{})
+	c := client(t, addr)
+	ctx := context.Background()
+	if err := c.CFReserve(ctx, "big", 400_000_000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	before := statm()
+	rss := infoField(t, c, "used_memory_rss")
+	after := statm()
+	t.Logf("used_memory_rss %d; /proc/self/statm %d before INFO, %d after", rss, before, after)
+	const slack = 32 << 20 // what INFO and its client allocate meanwhile
+	if rss < before-slack || rss > after+slack {
+		t.Errorf("used_memory_rss %d, resident memory %d..%d", rss, before, after)
+	}
+}
