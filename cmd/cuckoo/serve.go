@@ -44,6 +44,7 @@ func runServe(e *env, args []string) error {
 	fsync := fs.String("appendfsync", "everysec", "always, everysec or no")
 	pass := fs.String("requirepass", "", "password clients must AUTH with")
 	maxmem := sizeVar(fs, "maxmemory", 0, 0, math.MaxInt64, "`bytes` of filters at most, as redis.conf writes sizes: 100mb, 2gb (0: no limit)")
+	maxFilter := sizeVar(fs, "max-filter-memory", 0, 0, math.MaxInt64, "`bytes` one filter may take at most, so that no single command reserves more (0: the machine's memory)")
 	maxclients := countVar(fs, "maxclients", 10000, 1, maxClientsLimit, "`N` connections at most, 1..1000000")
 	maxBulk := sizeVar(fs, "proto-max-bulk-len", 512<<20, 1, math.MaxInt, "longest argument of a request, in `bytes`")
 	queryBuf := sizeVar(fs, "client-query-buffer-limit", 1<<30, 1, math.MaxInt, "`bytes` of pending requests a client may buffer")
@@ -84,7 +85,7 @@ func runServe(e *env, args []string) error {
 		debug.SetGCPercent(gcPercent)
 	}
 	cfg := server.Config{
-		Dir: *dir, AppendFsync: *fsync, Repair: *repair, RequirePass: *pass, MaxMemory: maxmem.n,
+		Dir: *dir, AppendFsync: *fsync, Repair: *repair, RequirePass: *pass, MaxMemory: maxmem.n, MaxFilterMemory: maxFilter.n,
 		SnapshotLogSize: snapSize.n, Limits: server.Limits{MaxClients: int(maxclients.n), MaxBulk: int(maxBulk.n), QueryBuffer: int(queryBuf.n), Timeout: time.Duration(timeout.n) * time.Second}, Logger: log,
 	}
 	if *metrics != "" {

@@ -209,13 +209,18 @@ func TestServeSizes(t *testing.T) {
 	}
 	bin := buildCuckoo(t)
 	cmd, addr, log := serveProc(t, bin, "--dir", "", "--maxmemory", "100mb", "--proto-max-bulk-len", "1MB",
-		"--client-query-buffer-limit", "2gb", "--snapshot-log-size", "-1")
+		"--client-query-buffer-limit", "2gb", "--snapshot-log-size", "-1", "--max-filter-memory", "1mb")
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	defer c.Close()
 	info, err := c.Info(context.Background(), "memory").Result()
 	if err != nil || !strings.Contains(info, "maxmemory:104857600\r\n") {
 		t.Errorf("INFO memory with --maxmemory 100mb: %v\n%s\n%s", err, info, log)
+	}
+	// One filter may take 1 MiB: a reservation of about 2 MiB is refused.
+	err = c.CFReserve(context.Background(), "big", 1_000_000).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "ERR Insufficient memory: one filter may take at most 1048576 bytes") {
+		t.Errorf("a reservation past --max-filter-memory 1mb: %v", err)
 	}
 	// 1MB bounds an argument: one of 1 MiB + 1 is refused.
 	if err := c.Do(context.Background(), "CF.ADD", "k", strings.Repeat("x", 1<<20+1)).Err(); err == nil {
