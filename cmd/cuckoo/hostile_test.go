@@ -104,52 +104,6 @@ func (m authMode) dial(t *testing.T, addr string) *net.TCPConn {
 	return nc
 }
 
-// The cuckoo binary is built once per test binary (go build takes seconds)
-// and removed by TestMain.
-var cuckooBinary struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	m.Run() // the testing package exits with m.Run's status when TestMain returns
-	if cuckooBinary.dir != "" {
-		os.RemoveAll(cuckooBinary.dir)
-	}
-}
-
-func cuckooBin(t *testing.T) string {
-	t.Helper()
-	b := &cuckooBinary
-	b.once.Do(func() {
-		if b.dir, b.err = os.MkdirTemp("", "cuckoo-bin-"); b.err != nil {
-			return
-		}
-		b.path = filepath.Join(b.dir, "cuckoo")
-		if out, err := exec.Command("go", "build", "-o", b.path, ".").CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
-}
-
-// serveProcess is one `cuckoo serve` process.
-type serveProcess struct {
-	cmd     *exec.Cmd
-	pid     int
-	addr    string
-	pass    string
-	out     *lineWriter
-	exited  chan struct{} // closed once the process has exited
-	waitErr error         // cmd.Wait's result, set before exited is closed
-	watch   *memWatch
-}
-
 // startServe starts `cuckoo serve --addr 127.0.0.1:0 args...` (with
 // --requirepass pass if pass is set) and waits for its ready line. Cleanup
 // kills it by pid and fails the test if its log shows a panic. Its stderr is

@@ -161,7 +161,7 @@ func TestReadmeRedisCLI(t *testing.T) {
 	if len(blocks) < 2 {
 		t.Fatalf("found %d redis-cli sessions in the README, want at least 2", len(blocks))
 	}
-	bin := buildCuckoo(t)
+	bin := cuckooBin(t)
 	cmd, addr, log := serveProc(t, bin, "--dir", "")
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	host, port, err := net.SplitHostPort(addr)

@@ -18,15 +18,50 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// buildCuckoo builds the cuckoo binary into a temporary directory.
-func buildCuckoo(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cuckoo")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+// The cuckoo binary is built once per test binary (go build takes seconds)
+// and removed by TestMain.
+var cuckooBinary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	m.Run() // the testing package exits with m.Run's status when TestMain returns
+	if cuckooBinary.dir != "" {
+		os.RemoveAll(cuckooBinary.dir)
 	}
-	return bin
+}
+
+func cuckooBin(t *testing.T) string {
+	t.Helper()
+	b := &cuckooBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "cuckoo-bin-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "cuckoo")
+		if out, err := exec.Command("go", "build", "-o", b.path, ".").CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// serveProcess is one `cuckoo serve` process.
+type serveProcess struct {
+	cmd     *exec.Cmd
+	pid     int
+	addr    string
+	pass    string
+	out     *lineWriter
+	exited  chan struct{} // closed once the process has exited
+	waitErr error         // cmd.Wait's result, set before exited is closed
+	watch   *memWatch
 }
 
 var readyRE = regexp.MustCompile(`msg="ready to accept connections" addr=(\S+)`)
@@ -36,16 +71,23 @@ var readyRE = regexp.MustCompile(`msg="ready to accept connections" addr=(\S+)`)
 func serveProc(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuf) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
+	// A pipe of our own, not StderrPipe: Wait closes that one, which can
+	// lose the last lines (a crash's panic) before they are read.
+	stderr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stderr = pw
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		stderr.Close()
 		t.Fatal(err)
 	}
 	log := &syncBuf{}
 	ready := make(chan string, 1)
 	go func() {
+		defer stderr.Close()
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			log.add(sc.Text())
@@ -82,7 +124,7 @@ func TestServeKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs it; skipped with -short")
 	}
-	bin := buildCuckoo(t)
+	bin := cuckooBin(t)
 	dir := t.TempDir()
 	ctx := context.Background()
 	var acked []string
@@ -207,7 +249,7 @@ func TestServeSizes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs it; skipped with -short")
 	}
-	bin := buildCuckoo(t)
+	bin := cuckooBin(t)
 	cmd, addr, log := serveProc(t, bin, "--dir", "", "--maxmemory", "100mb", "--proto-max-bulk-len", "1MB",
 		"--client-query-buffer-limit", "2gb", "--snapshot-log-size", "-1", "--max-filter-memory", "1mb")
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
