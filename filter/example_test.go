@@ -37,16 +37,22 @@ func ExampleScalable() {
 			log.Fatal(err)
 		}
 	}
+	// Deleting half the users never takes another user's entry.
+	for i := 0; i < 1000; i += 2 {
+		if !s.DeleteString(fmt.Sprint("user-", i)) {
+			log.Fatal("a delete found nothing")
+		}
+	}
 	missing := 0
-	for i := range 1000 {
+	for i := 1; i < 1000; i += 2 {
 		if !s.ContainsString(fmt.Sprint("user-", i)) {
 			missing++
 		}
 	}
-	fmt.Println("stages:", s.Stages(), "capacity:", s.Capacity(), "missing:", missing)
+	fmt.Println("keys:", s.Len(), "doublings:", s.Stages()-1, "missing:", missing)
 	fmt.Println("rate below 1%:", s.FalsePositiveRate() < 0.01)
 	// Output:
-	// stages: 4 capacity: 1500 missing: 0
+	// keys: 500 doublings: 4 missing: 0
 	// rate below 1%: true
 }
 

@@ -78,3 +78,104 @@ func (f *Filter) Locate(key []byte) (uint64, uint32) { return f.locate(hashKey(k
 
 // Alt exposes the alternate bucket of fingerprint fp in bucket i.
 func Alt(f *Filter, i uint64, fp uint32) uint64 { return f.alt(i, fp) }
+
+// MaxStash is the most keys a Scalable keeps beside its table.
+const MaxStash = maxStash
+
+// CheckInvariants returns the first broken invariant of s's table, or nil:
+//   - every used slot has a fingerprint and a tail stop bit;
+//   - the entry and per-tail counts equal the slots in use;
+//   - the level, split pointer and segments describe 2^L+p buckets, and the
+//     bits after the last bucket are zero;
+//   - the stash is within its bound, and there are at least Len entries.
+func (s *Scalable) CheckInvariants() error {
+	t := s.t
+	count, byTail := t.count, t.byTail
+	if t.split >= 1<<t.level || t.level < s.level0 {
+		return fmt.Errorf("level %d split %d (initial level %d)", t.level, t.split, s.level0)
+	}
+	if need := (t.buckets() + 1<<t.segShift - 1) >> t.segShift; uint64(len(t.segs)) != need {
+		return fmt.Errorf("%d segments of 2^%d buckets for %d buckets", len(t.segs), t.segShift, t.buckets())
+	}
+	if err := t.recount(); err != nil {
+		return err
+	}
+	if t.count != count || t.byTail != byTail {
+		return fmt.Errorf("counts %d %v, the slots hold %d %v", count, byTail, t.count, t.byTail)
+	}
+	// Bytes after the table in the last segment are zero too.
+	end := t.buckets() * uint64(t.bucketBits)
+	last := t.segment(len(t.segs) - 1)
+	off := end - uint64(len(t.segs)-1)<<t.segShift*uint64(t.bucketBits)
+	for i := (off + 7) / 8; i < uint64(len(last)); i++ {
+		if last[i] != 0 {
+			return fmt.Errorf("byte %d after the last bucket is %#x", i, last[i])
+		}
+	}
+	if len(t.stash) > maxStash {
+		return fmt.Errorf("%d stashed keys", len(t.stash))
+	}
+	if s.items > t.count+uint64(len(t.stash)) {
+		return fmt.Errorf("%d keys in %d entries", s.items, t.count+uint64(len(t.stash)))
+	}
+	return nil
+}
+
+// CheckMatching checks the invariant that no false negative rests on: each
+// copy of each key in held (key -> copies) can be assigned an entry of its
+// own that matches it, a stashed hash counting as an entry. It is a
+// bipartite matching, found by augmenting paths.
+func (s *Scalable) CheckMatching(held map[string]int) error {
+	t := s.t
+	var copies []string
+	var edges [][]int // copy -> entry ids
+	ids := map[[2]uint64]int{}
+	id := func(a, b uint64) int {
+		k := [2]uint64{a, b}
+		if v, ok := ids[k]; ok {
+			return v
+		}
+		ids[k] = len(ids)
+		return ids[k]
+	}
+	for key, n := range held {
+		k := t.key(s.hash([]byte(key)))
+		var e []int
+		for _, m := range t.matchesOf(k, nil) {
+			e = append(e, id(m.bucket, uint64(m.slot)))
+		}
+		for i, h := range t.stash {
+			if h == k.h {
+				e = append(e, id(1<<63, uint64(i)))
+			}
+		}
+		for range n {
+			copies = append(copies, key)
+			edges = append(edges, e)
+		}
+	}
+	owner := make([]int, len(ids))
+	for i := range owner {
+		owner[i] = -1
+	}
+	var try func(c int, seen []bool) bool
+	try = func(c int, seen []bool) bool {
+		for _, e := range edges[c] {
+			if seen[e] {
+				continue
+			}
+			seen[e] = true
+			if owner[e] < 0 || try(owner[e], seen) {
+				owner[e] = c
+				return true
+			}
+		}
+		return false
+	}
+	for c := range copies {
+		if !try(c, make([]bool, len(ids))) {
+			return fmt.Errorf("copy of %q has no entry of its own (%d matching entries)", copies[c], len(edges[c]))
+		}
+	}
+	return nil
+}

@@ -41,19 +41,6 @@ const (
 	headerSize   = 72
 )
 
-// Offsets of the Scalable header fields (scalable.go).
-const (
-	soffBucket   = 7
-	soffGrowth   = 8
-	soffKicks    = 12
-	soffCapacity = 16
-	soffRate     = 24
-	soffSeed     = 32
-	soffStages   = 40
-	soffBits     = 44
-	sheaderSize  = 48
-)
-
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // fixCRC rewrites the trailing CRC-32C of an encoding after a change, so that
@@ -114,22 +101,63 @@ var goldenCases = []struct {
 		read: readFilter,
 	},
 	{
-		file: "golden-scalable-v1.bin",
-		keys: goldenKeys(100),
+		// Grown from 16 keys to 1000, past three doublings, with every
+		// third key deleted: entries of several tail lengths.
+		file: "golden-scalable-v2.bin",
+		keys: goldenScalableKeys(),
 		build: func(t *testing.T) marshaler {
 			s := mustScalable(t, filter.ScalableConfig{InitialCapacity: 16, BucketSize: 4, FalsePositiveRate: 0.01, Seed: 0x5eed})
-			for _, k := range goldenKeys(100) {
+			for _, k := range goldenKeys(1000) {
 				if err := s.Insert(k); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if s.Stages() != 3 {
-				t.Fatalf("the golden scalable filter has %d stages, want 3", s.Stages())
+			for i, k := range goldenKeys(1000) {
+				if i%3 == 0 && !s.Delete(k) {
+					t.Fatalf("delete of %q failed", k)
+				}
+			}
+			if s.Stages() < 4 {
+				t.Fatalf("the golden scalable filter has %d stages, want 4 or more", s.Stages())
 			}
 			return s
 		},
 		read: func(data []byte) (target, error) { return filter.ReadScalable(bytes.NewReader(data)) },
 	},
+}
+
+// goldenScalableKeys are the keys the Scalable golden file keeps.
+func goldenScalableKeys() [][]byte {
+	var kept [][]byte
+	for i, k := range goldenKeys(1000) {
+		if i%3 != 0 {
+			kept = append(kept, k)
+		}
+	}
+	return kept
+}
+
+// TestScalableV1Refused reads the last Scalable file of format version 1 (a
+// chain of stages): it cannot be converted without its keys, and the error
+// says so and how to rebuild it.
+func TestScalableV1Refused(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "golden-scalable-v1.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = filter.ReadScalable(bytes.NewReader(data))
+	if !errors.Is(err, filter.ErrOldFormat) || errors.Is(err, filter.ErrCorrupt) {
+		t.Fatalf("ReadScalable of a version-1 file: %v, want ErrOldFormat", err)
+	}
+	for _, want := range []string{"version-1", "rebuild it from the keys", "cuckoo build --scalable"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	var s filter.Scalable
+	if err := s.UnmarshalBinary(data); !errors.Is(err, filter.ErrOldFormat) {
+		t.Fatalf("UnmarshalBinary of a version-1 file: %v, want ErrOldFormat", err)
+	}
 }
 
 // victimKeys is the number of keys after which the victim golden filter first
@@ -628,11 +656,6 @@ func TestDecodeHugeHeader(t *testing.T) {
 			var f filter.Filter
 			return f.UnmarshalBinary(data)
 		},
-		"ReadScalable": func() error {
-			s := scalableHeader(1, 8, 500, 32)
-			_, err := filter.ReadScalable(io.MultiReader(bytes.NewReader(s), bytes.NewReader(data)))
-			return err
-		},
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -649,22 +672,6 @@ func TestDecodeHugeHeader(t *testing.T) {
 			t.Errorf("%s allocated %d bytes for a header claiming 16 GiB, more than %d", name, allocated, limit)
 		}
 	}
-}
-
-// scalableHeader returns a Scalable header of the given stage count, bucket
-// size, MaxKicks and stage-0 width, the other fields valid.
-func scalableHeader(stages uint32, b byte, kicks, bits uint32) []byte {
-	h := make([]byte, sheaderSize)
-	copy(h, "CKOO")
-	put16(offVersion, 1)(h)
-	h[offKind], h[soffBucket] = 2, b
-	put32(soffGrowth, 2)(h)
-	put32(soffKicks, kicks)(h)
-	put64(soffCapacity, 1)(h)
-	put64(soffRate, math.Float64bits(0.01))(h)
-	put32(soffStages, stages)(h)
-	put32(soffBits, bits)(h)
-	return h
 }
 
 // errReader returns its data, then err.
@@ -708,92 +715,5 @@ func TestReadReaderError(t *testing.T) {
 		if !errors.Is(err, boom) {
 			t.Fatalf("ReadScalable failing after %d bytes: %v, want it to wrap %q", n, err, boom)
 		}
-	}
-}
-
-// scalableBase returns a valid encoding of a Scalable with three stages and
-// the offsets at which its stages start.
-func scalableBase(t *testing.T) ([]byte, []int) {
-	s := mustScalable(t, filter.ScalableConfig{InitialCapacity: 4, BucketSize: 4, FalsePositiveRate: 0.01, Seed: 11})
-	for i := 0; s.Stages() < 3; i++ {
-		if err := s.Insert(fmt.Appendf(nil, "k%d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enc := mustMarshal(t, s)
-	offs := []int{sheaderSize}
-	for i := range s.Stages() - 1 {
-		offs = append(offs, offs[i]+int(s.Stage(i).EncodedSize()))
-	}
-	return enc, offs
-}
-
-func TestDecodeScalableErrors(t *testing.T) {
-	enc, stageOff := scalableBase(t)
-	bits := binary.LittleEndian.Uint32(enc[soffBits:])
-	filterEnc := base(t, 4, 12, 10)
-	// inStage edits stage k's bytes, fixing its checksum and then the
-	// scalable one.
-	inStage := func(k int, fn func([]byte)) []byte {
-		b := bytes.Clone(enc)
-		end := len(b) - 4
-		if k+1 < len(stageOff) {
-			end = stageOff[k+1]
-		}
-		st := b[stageOff[k]:end]
-		fn(st)
-		fixCRC(st)
-		return fixCRC(b)
-	}
-	cases := []corruptCase{
-		{"short", enc[:sheaderSize-1], "data ends inside the scalable header"},
-		{"magic", edit(enc, put8(1, 'x')), "magic"},
-		{"version", edit(enc, put16(offVersion, 7)), "format version 7"},
-		{"kind=filter", filterEnc, "kind 1 is not a Scalable"},
-		{"kind=0", edit(enc, put8(offKind, 0)), "kind 0"},
-		{"growth=0", edit(enc, put32(soffGrowth, 0)), "growth 0"},
-		{"growth=1025", edit(enc, put32(soffGrowth, 1025)), "growth 1025"},
-		{"rate=0", edit(enc, put64(soffRate, 0)), "false-positive rate 0"},
-		{"rate=1", edit(enc, put64(soffRate, math.Float64bits(1))), "false-positive rate 1"},
-		{"rate=NaN", edit(enc, put64(soffRate, math.Float64bits(math.NaN()))), "false-positive rate NaN"},
-		{"rate=-0.1", edit(enc, put64(soffRate, math.Float64bits(-0.1))), "false-positive rate -0.1"},
-		{"initial capacity=0", edit(enc, put64(soffCapacity, 0)), "initial capacity 0"},
-		{"stages=0", edit(enc, put32(soffStages, 0)), "0 stages"},
-		{"stages=65537", edit(enc, put32(soffStages, 65537)), "65537 stages"},
-		{"stages=4", edit(enc, put32(soffStages, 4)), "stage 3: filter: corrupt data: data ends inside the header"},
-		{"stages=2", edit(enc, put32(soffStages, 2)), "scalable checksum"},
-		{"bits=3", edit(enc, put32(soffBits, 3)), "stage 0 fingerprint bits 3"},
-		{"bits=33", edit(enc, put32(soffBits, 33)), "stage 0 fingerprint bits 33"},
-		{"bits+1", edit(enc, put32(soffBits, bits+1)), fmt.Sprintf("stage 0: %d-bit fingerprints, want %d", bits, bits+1)},
-		{"header bucket size", edit(enc, put8(soffBucket, 2)), "stage 0: bucket size, seed or MaxKicks differ"},
-		{"header seed", edit(enc, put64(soffSeed, 12)), "stage 0: bucket size, seed or MaxKicks differ"},
-		{"header kicks", edit(enc, put32(soffKicks, 499)), "stage 0: bucket size, seed or MaxKicks differ"},
-		{"stage 1 seed", inStage(1, put64(offSeed, 12)), "stage 1: bucket size, seed or MaxKicks differ"},
-		{"stage 2 kicks", inStage(2, put32(offKicks, 7)), "stage 2: bucket size, seed or MaxKicks differ"},
-		{"stage 2 bits", inStage(2, func(b []byte) { b[offBits] = byte(bits + 3) }), "stage 2: filter: corrupt data: table length"},
-		{"stage 1 corrupt", inStage(1, put8(offKind, 2)), "stage 1: filter: corrupt data: kind 2"},
-		{"stage 1 checksum", edit(enc, func(b []byte) { b[stageOff[1]+headerSize] ^= 1 }), "stage 1: filter: corrupt data: checksum"},
-		{"scalable checksum", func() []byte { b := bytes.Clone(enc); b[len(b)-2] ^= 1; return b }(), "scalable checksum"},
-		{"scalable checksum of header", func() []byte { b := bytes.Clone(enc); b[soffCapacity] ^= 1; return b }(), "scalable checksum"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := filter.ReadScalable(bytes.NewReader(c.data))
-			wantCorruptMsg(t, "ReadScalable", err, c.want)
-			var s filter.Scalable
-			wantCorruptMsg(t, "UnmarshalBinary", s.UnmarshalBinary(c.data), c.want)
-		})
-	}
-	// A Filter decoder refuses a Scalable.
-	readErr, unmarshalErr := decodeFilter(enc)
-	wantCorruptMsg(t, "Read of a Scalable", readErr, "kind 2 is not a Filter")
-	wantCorruptMsg(t, "UnmarshalBinary of a Scalable", unmarshalErr, "kind 2 is not a Filter")
-
-	// Truncation at every offset.
-	for n := range len(enc) {
-		_, err := filter.ReadScalable(bytes.NewReader(enc[:n]))
-		wantCorruptMsg(t, fmt.Sprintf("ReadScalable of %d of %d bytes", n, len(enc)), err, "data ends inside")
-		var s filter.Scalable
-		wantCorruptMsg(t, fmt.Sprintf("UnmarshalBinary of %d of %d bytes", n, len(enc)), s.UnmarshalBinary(enc[:n]), "data ends inside")
 	}
 }

@@ -49,15 +49,20 @@ type stageInfo struct {
 	VictimUsed      bool     `json:"victim_used"`
 }
 
-// scalableInfo is a Scalable's configuration and stages.
+// scalableInfo is a Scalable's configuration and table.
 type scalableInfo struct {
-	InitialCapacity uint64      `json:"initial_capacity"`
-	TargetFPR       float64     `json:"target_fpr"`
-	Growth          int         `json:"growth"`
-	BucketSize      int         `json:"bucket_size"`
-	MaxKicks        int         `json:"max_kicks"`
-	Seed            uint64      `json:"seed"`
-	Stages          []stageInfo `json:"stages"`
+	InitialCapacity uint64   `json:"initial_capacity"`
+	TargetFPR       float64  `json:"target_fpr"`
+	BucketSize      int      `json:"bucket_size"`
+	MaxKicks        int      `json:"max_kicks"`
+	Seed            uint64   `json:"seed"`
+	Buckets         uint64   `json:"buckets"`
+	SlotBits        int      `json:"slot_bits"`
+	FingerprintBits int      `json:"fingerprint_bits"`
+	Doublings       int      `json:"doublings"`
+	Entries         uint64   `json:"entries"`
+	Stashed         int      `json:"stashed"`
+	Tails           []uint64 `json:"entries_by_tail_bits"`
 }
 
 func runInfo(e *env, args []string) error {
@@ -115,7 +120,7 @@ func describeStage(f *filter.Filter, victim bool) stageInfo {
 func report(path string, l *loaded) *infoReport {
 	r := &infoReport{File: path, FileBytes: l.size}
 	if f := l.filter; f != nil {
-		st := describeStage(f, l.victims[0])
+		st := describeStage(f, l.victim)
 		r.Format = "filter"
 		r.Filter = &st
 		r.SizeBytes, r.Capacity, r.Items, r.Load = st.SizeBytes, st.Capacity, st.Items, st.Load
@@ -127,19 +132,21 @@ func report(path string, l *loaded) *infoReport {
 		r.Scalable = &scalableInfo{
 			InitialCapacity: cfg.InitialCapacity,
 			TargetFPR:       cfg.FalsePositiveRate,
-			Growth:          cfg.Growth,
 			BucketSize:      cfg.BucketSize,
 			MaxKicks:        cfg.MaxKicks,
 			Seed:            cfg.Seed,
-		}
-		miss := 1.0
-		for i := range s.Stages() {
-			st := describeStage(s.Stage(i), l.victims[i])
-			r.Scalable.Stages = append(r.Scalable.Stages, st)
-			miss *= 1 - st.FPRAtCapacity
+			Buckets:         s.Buckets(),
+			SlotBits:        s.SlotBits(),
+			FingerprintBits: s.FingerprintBits(),
+			Doublings:       s.Stages() - 1,
+			Entries:         s.Entries(),
+			Stashed:         s.Stashed(),
+			Tails:           s.Tails(),
 		}
 		r.SizeBytes, r.Capacity, r.Items, r.Load = s.SizeInBytes(), s.Capacity(), s.Len(), s.LoadFactor()
-		r.FPR, r.FPRAtCapacity = s.FalsePositiveRate(), 1-miss
+		// A Scalable grows rather than fill: its bound is the rate it was
+		// configured with (filter/doc.go, "Growing filters").
+		r.FPR, r.FPRAtCapacity = s.FalsePositiveRate(), cfg.FalsePositiveRate
 	}
 	r.BitsPerItem = perItem(r.SizeBytes, r.Items)
 	return r
@@ -158,11 +165,13 @@ func (r *infoReport) writeText(w io.Writer) error {
 		row("max kicks", "%d", f.MaxKicks)
 	} else {
 		s := r.Scalable
-		row("format", "Scalable, %s", count(len(s.Stages), "stage", "stages"))
+		row("format", "Scalable, grown %s", count(s.Doublings, "doubling", "doublings"))
 		row("initial capacity", "%d", s.InitialCapacity)
 		row("target fpr", "%s", percent(s.TargetFPR))
-		row("growth", "%d", s.Growth)
+		row("buckets", "%d", s.Buckets)
 		row("bucket size", "%d", s.BucketSize)
+		row("slot bits", "%d (%d of fingerprint, the rest tail)", s.SlotBits, s.FingerprintBits)
+		row("entries", "%d (%d stashed)", s.Entries, s.Stashed)
 		row("seed", "%d", s.Seed)
 		row("max kicks", "%d", s.MaxKicks)
 	}
@@ -172,7 +181,11 @@ func (r *infoReport) writeText(w io.Writer) error {
 	row("size", "%d bytes in memory", r.SizeBytes)
 	row("bits/item", "%s", formatPerItem(r.BitsPerItem))
 	row("fpr now", "%s (expected, at the current load)", percent(r.FPR))
-	row("fpr at capacity", "%s (expected, once it holds its capacity)", percent(r.FPRAtCapacity))
+	if r.Scalable != nil {
+		row("fpr bound", "%s (configured; it grows rather than fill)", percent(r.FPRAtCapacity))
+	} else {
+		row("fpr at capacity", "%s (expected, once it holds its capacity)", percent(r.FPRAtCapacity))
+	}
 	if r.Filter != nil {
 		row("victim", "%s", usedOrNot(r.Filter.VictimUsed))
 	}
@@ -184,11 +197,9 @@ func (r *infoReport) writeText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\tbuckets\tbits\tcapacity\titems\tload\tbytes\tbits/item\tfpr\tvictim\t")
-	for i, st := range r.Scalable.Stages {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%.2f%%\t%d\t%s\t%s\t%s\t\n", i, st.Buckets, st.FingerprintBits,
-			st.Capacity, st.Items, 100*st.Load, st.SizeBytes, formatPerItem(st.BitsPerItem), percent(st.FPR),
-			usedOrNot(st.VictimUsed))
+	fmt.Fprintln(tw, "tail bits\tentries\t")
+	for n, c := range r.Scalable.Tails {
+		fmt.Fprintf(tw, "%d\t%d\t\n", n, c)
 	}
 	return tw.Flush()
 }

@@ -12,11 +12,10 @@ import (
 
 // Offsets in the binary format (see filter/format.go and filter/scalable.go).
 const (
-	offKind            = 6  // the kind byte of either header
-	offFlags           = 9  // a Filter header's flags; bit 0: the victim slot is used
-	scalableHeaderSize = 48 // a Scalable's header, before its first stage
-	kindFilter         = 1
-	kindScalable       = 2
+	offKind      = 6 // the kind byte of either header
+	offFlags     = 9 // a Filter header's flags; bit 0: the victim slot is used
+	kindFilter   = 1
+	kindScalable = 2
 )
 
 // set is what query needs of a Filter or a Scalable.
@@ -31,7 +30,7 @@ type loaded struct {
 	size     int64            // bytes in the file
 	filter   *filter.Filter   // kind 1
 	scalable *filter.Scalable // kind 2
-	victims  []bool           // per stage (one for a Filter): the victim slot is used
+	victim   bool             // a Filter's victim slot is used
 }
 
 func (l *loaded) set() set {
@@ -89,33 +88,21 @@ func load(path string) (*loaded, error) {
 		}
 		return nil, fmt.Errorf("%s: %w: bytes follow the end of the filter", path, filter.ErrCorrupt)
 	}
-	if l.victims, err = readVictims(fh, l); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if l.filter != nil {
+		if l.victim, err = readVictim(fh); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 	}
 	return l, nil
 }
 
-// readVictims reads whether each stage's victim slot is used from the flags
-// of its header, which the filter package does not report. The file has
-// passed its checksum, so the offsets are those of the decoded stages.
-func readVictims(r io.ReaderAt, l *loaded) ([]bool, error) {
-	var offsets []int64
-	if l.filter != nil {
-		offsets = []int64{0}
-	} else {
-		off := int64(scalableHeaderSize)
-		for i := range l.scalable.Stages() {
-			offsets = append(offsets, off)
-			off += l.scalable.Stage(i).EncodedSize()
-		}
-	}
-	victims := make([]bool, len(offsets))
+// readVictim reads whether a Filter's victim slot is used from the flags of
+// its header, which the filter package does not report. The file has passed
+// its checksum.
+func readVictim(r io.ReaderAt) (bool, error) {
 	var b [1]byte
-	for i, off := range offsets {
-		if _, err := r.ReadAt(b[:], off+offFlags); err != nil {
-			return nil, err
-		}
-		victims[i] = b[0]&1 != 0
+	if _, err := r.ReadAt(b[:], offFlags); err != nil {
+		return false, err
 	}
-	return victims, nil
+	return b[0]&1 != 0, nil
 }

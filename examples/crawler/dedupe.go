@@ -26,9 +26,9 @@ type filterPass struct {
 	// fpr[i/fprBlock] is the filter's expected false-positive rate while
 	// line i was looked up.
 	fpr         []float64
-	stages      int
-	stageCaps   []uint64
-	stageBits   []int
+	stages      int    // doublings of the table, plus one
+	buckets     uint64 // the table's buckets at the end
+	slotBits    int
 	bytes       uint64 // SizeInBytes
 	heapBytes   int64  // what the heap grew by while the filter was built
 	expectedFPR float64
@@ -73,11 +73,7 @@ func dedupeFilter(path string, cfg filter.ScalableConfig) (*filterPass, error) {
 	// The heap grew by the filter and by this pass's own records.
 	p.heapBytes = heapAlloc() - before - int64(8*cap(p.seen.words)+8*cap(p.fpr))
 	p.bytes = s.SizeInBytes()
-	p.stages = s.Stages()
-	for i := range s.Stages() {
-		p.stageCaps = append(p.stageCaps, s.Stage(i).Capacity())
-		p.stageBits = append(p.stageBits, s.Stage(i).FingerprintBits())
-	}
+	p.stages, p.buckets, p.slotBits = s.Stages(), s.Buckets(), s.SlotBits()
 	p.expectedFPR = s.FalsePositiveRate()
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(sc) // live across both measurements: it is not part of the filter

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/cuckoohash/cuckoo/filter"
@@ -22,7 +21,7 @@ type config struct {
 	Repeat   float64
 	Seed     uint64 // the generated file's seed
 	// Filter configures the Scalable filter. InitialCapacity is small on
-	// purpose, so that the filter grows stage by stage as URLs come in, as a
+	// purpose, so that the filter grows bucket by bucket as URLs come in, as a
 	// crawl's frontier must when it cannot know how much it will find.
 	Filter filter.ScalableConfig
 }
@@ -126,15 +125,12 @@ func (r Report) print(out io.Writer, cfg config) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	caps := make([]string, len(f.stageCaps))
-	for i, c := range f.stageCaps {
-		caps[i] = fmt.Sprintf("%d×%d bits", c, f.stageBits[i])
+	doublings := "doublings"
+	if f.stages == 2 {
+		doublings = "doubling"
 	}
-	stages := "stages"
-	if f.stages == 1 {
-		stages = "stage"
-	}
-	fmt.Fprintf(out, "\nthe filter grew to %d %s (capacity × fingerprint: %s);\n", f.stages, stages, strings.Join(caps, ", "))
+	fmt.Fprintf(out, "\nthe filter grew %d %s from %d keys, to %d buckets of %d-bit slots;\n",
+		f.stages-1, doublings, cfg.Filter.InitialCapacity, f.buckets, f.slotBits)
 	fmt.Fprintf(out, "the heap grew by %s while it was built (SizeInBytes: %s)\n", mib(f.heapBytes), mib(int64(f.bytes)))
 	fmt.Fprintf(out, "wrongly skipped: %d new URLs the filter took for seen, %.1f expected from its rate as it grew (configured bound %.3f%% of new URLs)\n",
 		m.wronglySkipped, m.expectedSkipped, 100*cfg.Filter.FalsePositiveRate)
@@ -142,7 +138,7 @@ func (r Report) print(out io.Writer, cfg config) error {
 	share, note := fmt.Sprintf("1/%.0f of", r.MapBytesPerURL()/r.FilterBytesPerURL()), ""
 	if r.FilterBytesPerURL() > r.MapBytesPerURL() {
 		share = fmt.Sprintf("%.1f×", r.FilterBytesPerURL()/r.MapBytesPerURL())
-		note = fmt.Sprintf("; too few URLs for its first stage, sized for %d", f.stageCaps[0])
+		note = fmt.Sprintf("; too few URLs for its first size, %d", cfg.Filter.InitialCapacity)
 	}
 	_, err := fmt.Fprintf(out, "memory per URL: the filter takes %s the map's (map: live heap growth after GC; filter: SizeInBytes%s)\n", share, note)
 	return err

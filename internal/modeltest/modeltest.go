@@ -50,12 +50,9 @@ type Model struct {
 	invariants func() error
 
 	// FullAllowed, if set, says for which keys ErrFull is a legitimate
-	// answer (a Scalable refuses only a key of which its newest stage holds
-	// 2b copies, and grows otherwise); unset, ErrFull always is.
+	// answer (a Scalable refuses only a key of which its buckets hold 2b
+	// copies, and grows otherwise); unset, ErrFull always is.
 	FullAllowed func(key []byte) bool
-	// Deletable, if set, says whether deleting a key the model holds is
-	// safe to check; a held key it refuses is not deleted.
-	Deletable func(key []byte) bool
 
 	// Counts is the multiset of accepted keys; Total its size.
 	Counts map[string]int
@@ -107,8 +104,6 @@ func (m *Model) Apply(op int, key []byte) {
 		}
 	case OpDelete:
 		switch {
-		case held > 0 && m.Deletable != nil && !m.Deletable(key):
-			// Skipped: the caller cannot follow this delete.
 		case held > 0:
 			if !m.f.Delete(key) {
 				m.Fatalf("Delete(%q) = false for a key inserted %d times", key, held)

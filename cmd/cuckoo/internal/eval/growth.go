@@ -11,8 +11,9 @@ import (
 
 // Structure names in GrowthRow and GrowthSummary.
 const (
-	GrowthChain2     = "chain (Scalable today), Growth 2"
-	GrowthChain4     = "chain (Scalable today), Growth 4"
+	GrowthScalable   = "Scalable (growing table)"
+	GrowthChain2     = "chain (Scalable before), Growth 2"
+	GrowthChain4     = "chain (Scalable before), Growth 4"
 	GrowthRedisBloom = "RedisBloom model, EXPANSION 2"
 	GrowthStatic     = "static, right-sized for n"
 )
@@ -130,7 +131,12 @@ func Growth(cfg GrowthConfig) (GrowthResult, error) {
 	if err != nil {
 		return res, err
 	}
+	grown, err := filter.NewScalable(filter.ScalableConfig{InitialCapacity: uint64(cfg.First), FalsePositiveRate: growthRate, Seed: cfg.Seed})
+	if err != nil {
+		return res, err
+	}
 	subjects := []*growthSubject{
+		{name: GrowthScalable, g: grown},
 		{name: GrowthChain2, g: c2},
 		{name: GrowthChain4, g: c4},
 		{name: GrowthRedisBloom, g: newRedisBloom(uint64(cfg.First))},

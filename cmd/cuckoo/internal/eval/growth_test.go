@@ -34,7 +34,7 @@ func TestGrowth(t *testing.T) {
 		// than the log spacing (plus rounding) from the last.
 		step := math.Pow(float64(cfg.Final)/float64(cfg.First), 1/float64(cfg.Points))
 		points := logPoints(cfg.First, cfg.Final, cfg.Points)
-		for _, name := range []string{GrowthChain2, GrowthChain4, GrowthRedisBloom} {
+		for _, name := range []string{GrowthScalable, GrowthChain2, GrowthChain4, GrowthRedisBloom} {
 			var keys []int
 			for _, r := range res.Rows {
 				if r.Structure == name {
@@ -59,8 +59,8 @@ func TestGrowth(t *testing.T) {
 				}
 			}
 		}
-		if timed != 4*cfg.Timed {
-			t.Errorf("%d timed rows, want %d", timed, 4*cfg.Timed)
+		if timed != 5*cfg.Timed {
+			t.Errorf("%d timed rows, want %d", timed, 5*cfg.Timed)
 		}
 	})
 
@@ -110,10 +110,21 @@ func TestGrowth(t *testing.T) {
 		}
 	})
 
+	t.Run("structure=scalable/bits", func(t *testing.T) {
+		// Issue 13's target, for 1000x growth from 1000 keys: at most 16
+		// bits a key averaged over every 1% of the growth. This growth is
+		// shorter and from 100 keys, where the fixed costs weigh more:
+		// allow 17.5. The eval's full run reports the real figure.
+		s := sums[GrowthScalable]
+		if s.BitsAvgLinear > 17.5 || s.BitsMax <= s.BitsAvgLinear {
+			t.Errorf("%s: %.2f bits a key on average, %.2f at most", s.Structure, s.BitsAvgLinear, s.BitsMax)
+		}
+	})
+
 	t.Run("structure=chain/fpr", func(t *testing.T) {
-		// The chain keeps the sum of its stages' rates below ε: allow 4
-		// standard deviations above it.
-		for _, name := range []string{GrowthChain2, GrowthChain4} {
+		// The chain and the growing table keep their rate below ε: allow
+		// 4 standard deviations above it.
+		for _, name := range []string{GrowthScalable, GrowthChain2, GrowthChain4} {
 			if s := sums[name]; s.FPRMax > growthRate+4*math.Sqrt(growthRate/float64(cfg.Absent)) {
 				t.Errorf("%s: rate up to %.5f", name, s.FPRMax)
 			}
@@ -121,9 +132,10 @@ func TestGrowth(t *testing.T) {
 	})
 
 	t.Run("deletes=half", func(t *testing.T) {
-		// The RedisBloom model and the static filter lose no kept key; the
-		// chain may (issue 13), which the report shows and this test logs.
-		for _, name := range []string{GrowthRedisBloom, GrowthStatic} {
+		// The growing table, the RedisBloom model and the static filter
+		// lose no kept key; the chain may (issue 13), which the report
+		// shows and this test logs.
+		for _, name := range []string{GrowthScalable, GrowthRedisBloom, GrowthStatic} {
 			if s := sums[name]; s.FalseNegatives != 0 || s.DeleteFailures != 0 || s.Kept != cfg.Final/2 {
 				t.Errorf("%s: %d of %d kept keys lost, %d deletes failed", name, s.FalseNegatives, s.Kept, s.DeleteFailures)
 			}
@@ -133,53 +145,6 @@ func TestGrowth(t *testing.T) {
 			t.Logf("%s: %d of %d kept keys lost, %d deletes failed", name, s.FalseNegatives, s.Kept, s.DeleteFailures)
 		}
 	})
-}
-
-// TestChainIsScalable checks the eval's copy of the chain against
-// filter.Scalable, of which it is a copy: the same stages and space, the
-// same answers. When Scalable's design changes this test has done its work
-// and is to be deleted; the copy stays as the baseline.
-func TestChainIsScalable(t *testing.T) {
-	for _, growth := range []int{2, 4} {
-		c, err := newChain(100, growthRate, growth, 9)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := filter.NewScalable(filter.ScalableConfig{InitialCapacity: 100, FalsePositiveRate: growthRate, Growth: growth, Seed: 9})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ks, absent := keys(20000, 9), keys(5000, 10)
-		for i, k := range ks {
-			if err := c.InsertHash(k); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.InsertHash(k); err != nil {
-				t.Fatal(err)
-			}
-			if c.SizeInBytes() != s.SizeInBytes() || c.Stages() != s.Stages() {
-				t.Fatalf("growth=%d: after %d keys: %d bytes in %d stages, Scalable %d in %d", growth, i+1, c.SizeInBytes(), c.Stages(), s.SizeInBytes(), s.Stages())
-			}
-		}
-		if c.FalsePositiveRate() != s.FalsePositiveRate() {
-			t.Errorf("growth=%d: expected rate %v, Scalable %v", growth, c.FalsePositiveRate(), s.FalsePositiveRate())
-		}
-		for _, k := range absent {
-			if c.ContainsHash(k) != s.ContainsHash(k) {
-				t.Fatalf("growth=%d: absent key %#x: the answers differ", growth, k)
-			}
-		}
-		for i, k := range ks {
-			if i%2 == 0 && c.DeleteHash(k) != s.DeleteHash(k) {
-				t.Fatalf("growth=%d: delete of key %d: the answers differ", growth, i)
-			}
-		}
-		for i, k := range ks {
-			if c.ContainsHash(k) != s.ContainsHash(k) {
-				t.Fatalf("growth=%d: key %d after the deletes: the answers differ", growth, i)
-			}
-		}
-	}
 }
 
 func TestLogPoints(t *testing.T) {
