@@ -100,12 +100,84 @@
 //   - Each insert examines at most MaxKicks buckets.
 //   - A refused insert (ErrFull) leaves every byte of the filter as it was.
 //
-// # Scalable filters
+// # Growing filters (Scalable)
 //
-// A Scalable is a list of filters (stages). When the newest stage holds its
-// capacity a new stage Growth times larger is added, with one more
-// fingerprint bit, so that the stages' rates halve in turn: with the first
-// stage built for ε/2 the total stays below ε however far it grows.
+// A Scalable is one table that grows a bucket at a time, by linear hashing,
+// and never loses a kept key. Its lookups read two buckets however far it
+// grew.
+//
+// Addresses. A key's hash h gives a fingerprint fp of F bits (never 0) and
+// two virtual addresses, a = h and b = a ^ g(fp): the offset g depends on
+// the fingerprint alone, so either address and the fingerprint give the
+// other. With level L and split pointer p the table has 2^L + p buckets;
+// address v lives in bucket v mod 2^L, or v mod 2^(L+1) when that is below
+// p. Buckets below p and from 2^L on have level L+1, the rest level L.
+// Growing splits bucket p into p and p + 2^L and advances p.
+//
+// Entries. A slot of w bits holds fp and a tail: the bits of the entry's
+// address from its bucket's level on, as many as fit (at most w-F-1), above
+// a stop bit that marks their length. An entry in a bucket of level l with
+// a tail of t bits knows the low l+t bits of its address, its prefix. It
+// matches key x when the fingerprints are equal and one of x's addresses
+// has that prefix; such an entry is in one of x's two buckets, so a lookup
+// reads those two and compares all their slots at once (SWAR: fingerprint
+// bits, then the tail bits below each slot's stop bit).
+//
+// Moves keep the prefix: an entry moves to its other bucket by xoring g(fp)
+// into the bits it knows, and re-splitting them at the other bucket's
+// level; when that level is lower the tail gains a bit (its highest bit is
+// dropped if the slot is full, which only shortens the prefix), and an entry whose
+// other bucket is one level deeper than it knows stays where it is. A split
+// moves each entry of the split bucket by its lowest tail bit, dropping it;
+// an entry with no tail left is copied into both halves, since its key may
+// be in either. So each doubling costs every entry one tail bit, and only
+// entries older than w-F-1 doublings are ever copied.
+//
+// Invariant (no false negatives). Each copy of each key held (inserted and
+// not deleted) can be assigned an entry of its own that matches it, or a
+// stashed hash equal to its own. It holds after every operation:
+//
+//   - Insert stores an entry with the key's full prefix, or its hash in the
+//     stash: assign it.
+//   - A move or a split keeps an entry's prefix or shortens it, and a key
+//     that agreed with it still does (a split's half is the key's own next
+//     bit, and xoring g(fp) into two addresses that agree keeps them
+//     agreeing); a copy made by a split matches in whichever half the key
+//     lies.
+//   - Delete of a held key y removes, among the entries matching y, one E
+//     with the longest prefix (a stashed hash first: it is exact). If E was
+//     assigned to another key x, then x and y have the same fingerprint and
+//     addresses that agree on E's prefix; since g depends only on the
+//     fingerprint, both of their addresses agree on it pairwise. y's own
+//     entry E' knows a prefix no longer than E's and matches y, so it
+//     matches x too: assign it to x. (Two keys with one hash cannot be told
+//     apart and swap.)
+//
+// Hence a key inserted k times and deleted at most k times is found. As with
+// any cuckoo filter, deleting a key that was never inserted may remove
+// another key's entry. CheckMatching in the tests checks the invariant
+// directly, as a bipartite matching between held copies and entries.
+//
+// False positives. An absent key matches an entry with a t-bit tail with
+// probability 2^-t/(2^F-1), and a lookup compares 2b slots at load α. Each
+// doubling makes a generation of entries one bit shorter than the next,
+// with half the keys of the one after it, so every generation adds about
+// 1.5·2b·α/2^w to the rate. w is the least width that keeps 15 generations
+// below ε: the rate stays below ε up to 2^15 times the initial capacity and
+// rises by about ε/15 per doubling beyond. At ε = 1% and b = 4: w = 14,
+// F = 6 (which still reaches the 90% load; larger F costs copies), and the
+// measured rate over a 1000x growth stays below 0.8%.
+//
+// Space. The table splits whenever its load passes 90% (b = 4; 80% for
+// b = 2, 95% for b = 8), so it stays at that load: about w/0.9 bits a key,
+// 15.6 at ε = 1%, plus the copies of old entries (1.7% of entries after a
+// 1000x growth). The buckets live in segments of about 2·2^(L/2) buckets,
+// so memory grows in small steps instead of doubling; a directory entry
+// costs 8 bytes.
+//
+// The stash. When no path is found below the split load, the table splits
+// up to 8 buckets and tries again, then keeps the key's hash in a stash of
+// at most 64, checked by every lookup and drained as room appears.
 //
 // # Format
 //
