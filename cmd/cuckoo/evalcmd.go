@@ -32,9 +32,10 @@ experiment as PNG and SVG:
   deletes   deleting half the keys: false negatives, false positives, and
             a Bloom filter that cannot delete
   growth    bits a key, false-positive rate and lookup time while filters
-            grow 1000x from a capacity of 1000: today's chain of stages, a
-            model of RedisBloom's expansion, a right-sized static filter;
-            then deleting half the keys
+            grow 1000x from a capacity of 1000: filter.Scalable's growing
+            table, the chain of stages it was before, a model of
+            RedisBloom's expansion, a right-sized static filter; then
+            deleting half the keys
 
 --quick uses small sizes and takes under a minute; the full run takes about
 10 minutes and 10 GB of memory on a 2-core machine.

@@ -220,7 +220,7 @@ func PlotGrowth(dir string, res GrowthResult) ([]string, error) {
 			bits.add(name, float64(cfg.Final), s.BitsAvg)
 		}
 	}
-	target := fmt.Sprintf("ε = %g%%, the chain's and static filter's target", 100*growthRate)
+	target := fmt.Sprintf("ε = %g%%, the target of all but the RedisBloom model", 100*growthRate)
 	fpr.add(target, float64(cfg.First), growthRate)
 	fpr.add(target, float64(cfg.Final), growthRate)
 	var files []string
