@@ -162,11 +162,6 @@ func (t *growTable) levelOf(j uint64) uint {
 	return t.level
 }
 
-// bitOffset returns bucket j's segment and its first bit there.
-func (t *growTable) bitOffset(j uint64) ([]byte, uint64) {
-	return t.segment(int(j >> t.segShift)), (j & (1<<t.segShift - 1)) * uint64(t.bucketBits)
-}
-
 // word returns bucket j's slots, slot 0 in the low bits. Requires oneWord
 // and j < buckets().
 func (t *growTable) word(j uint64) uint64 {
@@ -183,20 +178,28 @@ func (t *growTable) slot(j uint64, i uint) uint64 {
 	if t.oneWord {
 		return t.word(j) >> (i * t.bits) & t.slotMask
 	}
-	seg, off := t.bitOffset(j)
-	off += uint64(i * t.bits)
-	return binary.LittleEndian.Uint64(seg[off>>3:]) >> (off & 7) & t.slotMask
+	p, shift := t.slotAt(j, i)
+	return binary.LittleEndian.Uint64(p[:]) >> shift & t.slotMask
+}
+
+// slotAt returns the 8 bytes that hold slot i of bucket j, j < buckets(),
+// and the slot's bit offset in them.
+func (t *growTable) slotAt(j uint64, i uint) (*[8]byte, uint) {
+	// Safety: as in word; a slot of at most 32 bits at a bit offset below 8
+	// lies within the 8 bytes read, which the segment's slack keeps inside
+	// it.
+	base := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.segs)), uintptr(j>>t.segShift)*unsafe.Sizeof(t.segs[0])))
+	off := (j&(1<<t.segShift-1))*uint64(t.bucketBits) + uint64(i*t.bits)
+	return (*[8]byte)(unsafe.Add(base, off>>3)), uint(off & 7)
 }
 
 // setSlot writes slot i of bucket j and keeps the counts.
 func (t *growTable) setSlot(j uint64, i uint, s uint64) {
-	seg, off := t.bitOffset(j)
-	off += uint64(i * t.bits)
-	p := seg[off>>3:]
-	w := binary.LittleEndian.Uint64(p)
-	old := w >> (off & 7) & t.slotMask
-	w = w&^(t.slotMask<<(off&7)) | s<<(off&7)
-	binary.LittleEndian.PutUint64(p, w)
+	p, shift := t.slotAt(j, i)
+	w := binary.LittleEndian.Uint64(p[:])
+	old := w >> shift & t.slotMask
+	w = w&^(t.slotMask<<shift) | s<<shift
+	binary.LittleEndian.PutUint64(p[:], w)
 	if old != 0 {
 		t.count--
 		t.byTail[t.tailLen(old)]--

@@ -64,7 +64,7 @@ func TestRun(t *testing.T) {
 	if bound := cfg.Filter.FalsePositiveRate * float64(m.unique); lambda > bound {
 		t.Errorf("expected wrong skips %.1f, above the configured rate's %.1f", lambda, bound)
 	}
-	if f.stages < 3 {
+	if f.stages < 3 { // two doublings
 		t.Errorf("the filter has %d stages; starting at %d for %d URLs it should have grown", f.stages, cfg.Filter.InitialCapacity, m.unique)
 	}
 	// The filter's SizeInBytes is the memory it takes: the heap grew by
