@@ -1,0 +1,52 @@
+// Package growing is a cuckoo filter that grows as keys arrive while any
+// number of goroutines look keys up with no lock. Writers (inserts, deletes
+// and the growth they cause) take turns on an internal mutex, as the
+// server's per-key writers already do; lookups never wait for them.
+//
+// The table is filter.Scalable's (filter/doc.go, "Growing filters"; the
+// arithmetic is internal/linhash): linear hashing that splits one bucket at
+// a time, quotiented entries whose tails give a bit to each split, deletes
+// that take the longest match, so that no kept key is ever reported absent.
+// Here each bucket is one atomic 64-bit word: 4 entries of 16 bits, or 2 of
+// 32, so the false-positive rate is lower than filter.Scalable's at 1%: at
+// most 0.25% for 4-slot buckets and 2^-13 for 2-slot ones, while the filter
+// grows up to 2^15 times its initial capacity.
+//
+// # Protocol
+//
+// A writer holds mu for a whole operation. It changes bucket words with
+// atomic stores, the geometry (level and split pointer, one word) with an
+// atomic store, and the segment directory by publishing a new one. A
+// reader loads the move counter, the geometry and the directory, reads the
+// key's two buckets, and answers "present" on any match. To answer
+// "absent" it checks that neither the geometry nor the move counter changed
+// while it read; otherwise it reads again. Each retry means a writer
+// finished a step meanwhile, so lookups are lock-free: some goroutine
+// always makes progress.
+//
+// Why a lookup never misses a key inserted before it began and not deleted:
+//
+//   - Insert into a free slot is one store: the linearization point.
+//   - Moving an entry from bucket x to bucket y (making room for an insert)
+//     stores it into y, increments the move counter, then clears it in x.
+//     A reader that misses the entry read y before the store and x after
+//     the clear, so the increment fell between its reads and it retries.
+//   - Splitting bucket p at level L stores the entries that go to the new
+//     bucket q = p+2^L (re-encoded for level L+1), then stores p's
+//     remaining entries (re-encoded), then publishes the geometry with
+//     split pointer p+1. Until that publish, a reader whose key maps to p
+//     at level L reads p, then q, and matches p under both encodings: if
+//     it read p before p's store, the old encoding holds every entry; if
+//     after, q was stored earlier and its later read of q sees it. A reader
+//     that loaded an older geometry sees the publish and retries.
+//   - The directory changes when a segment is added (before the geometry
+//     that uses it is published, so a reader that sees the geometry sees
+//     the segment) and when segments merge (the data is copied first; a
+//     reader of the old segments sees the state at the merge, and any move
+//     or split after it makes the reader retry).
+//   - Delete clears one slot, one store: its linearization point. A lookup
+//     that overlaps it may answer either way, as it may for an insert.
+//
+// The stash, the keys that found no place even after splitting, is an
+// immutable slice behind an atomic pointer, replaced on every change.
+package growing

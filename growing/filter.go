@@ -1,0 +1,305 @@
+package growing
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cuckoohash/cuckoo/internal/hashing"
+	"github.com/cuckoohash/cuckoo/internal/linhash"
+)
+
+// Config describes a Filter.
+type Config struct {
+	// InitialCapacity is the number of keys the filter is first sized for;
+	// required. It grows past it as keys arrive.
+	InitialCapacity uint64
+	// BucketSize is 2 or 4 (0 means 4): 4 entries of 16 bits or 2 of 32 in
+	// a bucket's 64-bit word.
+	BucketSize int
+	// MaxKicks bounds the buckets an insert's path search examines. 0
+	// means 500.
+	MaxKicks int
+	// Seed seeds the key hash.
+	Seed uint64
+	// Reserve, if set, is called with the bytes of a new segment before it
+	// is allocated; an error stops the growth (the insert still succeeds if
+	// there is room, and otherwise returns the error).
+	Reserve func(bytes uint64) error
+}
+
+// ErrFull is returned by Insert when the key's buckets already hold 2b
+// copies of its entry, or the stash is full, or growth was refused.
+var ErrFull = errors.New("growing: filter is full")
+
+const (
+	defaultMaxKicks = 500
+	maxMaxKicks     = 1 << 16
+	maxLevel        = 40
+	maxStash        = 64
+	minSegShift     = 4
+)
+
+// Filter is a growing cuckoo filter: lock-free lookups, serialized writers.
+// See the package documentation for the protocol.
+type Filter struct {
+	shape    linhash.Shape
+	lanes    linhash.Lanes
+	cfg      Config // defaults filled in
+	initial  uint64 // the initial bucket count
+	level0   uint
+	maxKicks int
+
+	geom  atomic.Uint64 // packed geometry: level<<58 | split
+	dir   atomic.Pointer[directory]
+	moves atomic.Uint64 // bumped between a move's store and its clear
+	stash atomic.Pointer[[]uint64]
+
+	items   atomic.Int64 // inserts less deletes
+	entries atomic.Int64 // entries in the table, copies included
+	byTail  [linhash.MaxTailBits]atomic.Int64
+
+	mu   sync.Mutex // writers
+	path []node     // path-search scratch, under mu
+}
+
+// directory is the table's segments: 2^shift buckets each.
+type directory struct {
+	shift uint
+	segs  [][]atomic.Uint64
+}
+
+func (d *directory) word(j uint64) *atomic.Uint64 {
+	return &d.segs[j>>d.shift][j&(1<<d.shift-1)]
+}
+
+// New returns an empty filter sized for cfg.InitialCapacity keys.
+func New(cfg Config) (*Filter, error) {
+	switch cfg.BucketSize {
+	case 0:
+		cfg.BucketSize = 4
+	case 2, 4:
+	default:
+		return nil, fmt.Errorf("growing: Config.BucketSize is %d: it must be 2 or 4", cfg.BucketSize)
+	}
+	switch {
+	case cfg.MaxKicks == 0:
+		cfg.MaxKicks = defaultMaxKicks
+	case cfg.MaxKicks < 0 || cfg.MaxKicks > maxMaxKicks:
+		return nil, fmt.Errorf("growing: Config.MaxKicks is %d: it must be in 1..%d", cfg.MaxKicks, maxMaxKicks)
+	}
+	if cfg.InitialCapacity == 0 {
+		return nil, errors.New("growing: Config.InitialCapacity is 0: it must be at least 1")
+	}
+	b := uint(cfg.BucketSize)
+	buckets := math.Ceil(float64(cfg.InitialCapacity) / (float64(b) * linhash.SplitLoad(b)))
+	if buckets >= 1<<maxLevel {
+		return nil, fmt.Errorf("growing: Config.InitialCapacity %d: more than the largest table holds", cfg.InitialCapacity)
+	}
+	width := 64 / b
+	shape := linhash.NewShape(b, width, linhash.FingerprintBits(b, width))
+	f := &Filter{shape: shape, lanes: shape.Lanes(), cfg: cfg, initial: uint64(buckets), maxKicks: cfg.MaxKicks}
+	g := linhash.NewGeometry(f.initial)
+	f.level0 = g.Level
+	if err := f.reset(g); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Size returns the bytes New(cfg) allocates, to be charged before it does.
+func Size(cfg Config) (uint64, error) {
+	if cfg.BucketSize == 0 {
+		cfg.BucketSize = 4
+	}
+	if cfg.BucketSize != 2 && cfg.BucketSize != 4 || cfg.InitialCapacity == 0 {
+		return 0, fmt.Errorf("growing: bad Config %+v", cfg)
+	}
+	b := float64(cfg.BucketSize)
+	buckets := uint64(math.Ceil(float64(cfg.InitialCapacity) / (b * linhash.SplitLoad(uint(cfg.BucketSize)))))
+	shift := segShiftFor(linhash.NewGeometry(buckets).Level)
+	segs := (buckets + 1<<shift - 1) >> shift
+	return 128 + segs*(8<<shift+24), nil
+}
+
+func segShiftFor(l uint) uint { return max(minSegShift, (l+3)/2) }
+
+// reset empties the filter and gives it geometry g. Writers only.
+func (f *Filter) reset(g linhash.Geometry) error {
+	shift := segShiftFor(g.Level)
+	n := (g.Buckets() + 1<<shift - 1) >> shift
+	if f.cfg.Reserve != nil {
+		if err := f.cfg.Reserve(n << shift * 8); err != nil {
+			return err
+		}
+	}
+	d := &directory{shift: shift, segs: make([][]atomic.Uint64, n)}
+	for i := range d.segs {
+		d.segs[i] = make([]atomic.Uint64, 1<<shift)
+	}
+	// The geometry first: a reader checks that its directory holds it.
+	f.geom.Store(pack(g))
+	f.dir.Store(d)
+	f.stash.Store(&[]uint64{})
+	f.items.Store(0)
+	f.entries.Store(0)
+	for i := range f.byTail {
+		f.byTail[i].Store(0)
+	}
+	return nil
+}
+
+func pack(g linhash.Geometry) uint64 { return uint64(g.Level)<<58 | g.Split }
+
+func unpack(w uint64) linhash.Geometry { return linhash.At(uint(w>>58), w&(1<<58-1)) }
+
+func (f *Filter) geometry() linhash.Geometry { return unpack(f.geom.Load()) }
+
+func (f *Filter) hash(key []byte) uint64       { return hashing.Key(key, f.cfg.Seed) }
+func (f *Filter) hashString(key string) uint64 { return hashing.String(key, f.cfg.Seed) }
+
+// Contains reports whether key may have been inserted: never false for a key
+// inserted and not deleted. It takes no lock.
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(f.hash(key)) }
+
+// ContainsString is Contains for a string key.
+func (f *Filter) ContainsString(key string) bool { return f.ContainsHash(f.hashString(key)) }
+
+// ContainsHash is Contains for a caller-computed hash.
+func (f *Filter) ContainsHash(h uint64) bool {
+	fp, a, b := f.shape.Key(h)
+	for {
+		moves, packed := f.moves.Load(), f.geom.Load()
+		g := unpack(packed)
+		d := f.dir.Load()
+		if g.Buckets() > uint64(len(d.segs))<<d.shift {
+			continue // a Reset between the two loads
+		}
+		if f.lookup(g, d, fp, a, b) || f.stashed(h) {
+			return true
+		}
+		if f.geom.Load() == packed && f.moves.Load() == moves {
+			return false
+		}
+	}
+}
+
+// lookup reads the key's two buckets under geometry g and directory d. A
+// bucket that is being split is matched under both its encodings, and the
+// bucket it splits into is read after it (see the package documentation).
+func (f *Filter) lookup(g linhash.Geometry, d *directory, fp, a, b uint64) bool {
+	j1, l1 := g.Bucket(a)
+	j2, l2 := g.Bucket(b)
+	w1, w2 := d.word(j1).Load(), d.word(j2).Load()
+	hit := f.lanes.Match(w1, f.lanes.Query(fp, a, l1)) | f.lanes.Match(w2, f.lanes.Query(fp, b, l2))
+	if j1 == j2 {
+		hit |= f.lanes.Match(w1, f.lanes.Query(fp, b, l1))
+	}
+	if hit != 0 {
+		return true
+	}
+	if j1 == g.Split && l1 == g.Level && f.splitting(g, d, w1, fp, a) {
+		return true
+	}
+	return j2 == g.Split && l2 == g.Level && f.splitting(g, d, w2, fp, b)
+}
+
+// splitting matches address v against bucket p = g.Split (word wp, read
+// already) as a split of it leaves it, and against the bucket it splits
+// into, read now.
+func (f *Filter) splitting(g linhash.Geometry, d *directory, wp, fp, v uint64) bool {
+	if f.lanes.Match(wp, f.lanes.Query(fp, v, g.Level+1)) != 0 {
+		return true
+	}
+	q := g.Split + 1<<g.Level
+	if q >= uint64(len(d.segs))<<d.shift {
+		return false // its segment is not there yet: nothing was stored in it
+	}
+	return f.lanes.Match(d.word(q).Load(), f.lanes.Query(fp, v, g.Level+1)) != 0
+}
+
+func (f *Filter) stashed(h uint64) bool {
+	s := *f.stash.Load()
+	return len(s) != 0 && slices.Contains(s, h)
+}
+
+// Count returns the entries that match key. Unlike lookups it takes the
+// writer lock, briefly, so that no entry is counted twice while it moves.
+func (f *Filter) Count(key []byte) int { return f.CountHash(f.hash(key)) }
+
+// CountHash is Count for a caller-computed hash.
+func (f *Filter) CountHash(h uint64) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.matches(h, nil)) + f.stashCount(h)
+}
+
+func (f *Filter) stashCount(h uint64) int {
+	n := 0
+	for _, x := range *f.stash.Load() {
+		if x == h {
+			n++
+		}
+	}
+	return n
+}
+
+// Len returns the keys inserted and not deleted.
+func (f *Filter) Len() uint64 { return uint64(f.items.Load()) }
+
+// Entries returns the entries stored, copies made by splits included.
+func (f *Filter) Entries() uint64 {
+	return uint64(f.entries.Load()) + uint64(len(*f.stash.Load()))
+}
+
+// Buckets returns the table's buckets.
+func (f *Filter) Buckets() uint64 { return f.geometry().Buckets() }
+
+// BucketSize returns the slots a bucket.
+func (f *Filter) BucketSize() int { return int(f.shape.Slots) }
+
+// Stages returns the doublings of the table since it was created, plus one.
+func (f *Filter) Stages() int { return int(f.geometry().Level-f.level0) + 1 }
+
+// Capacity returns the keys the table holds before it next grows.
+func (f *Filter) Capacity() uint64 {
+	return uint64(linhash.SplitLoad(f.shape.Slots) * float64(f.Buckets()*uint64(f.shape.Slots)))
+}
+
+// Config returns the configuration with its defaults filled in.
+func (f *Filter) Config() Config { return f.cfg }
+
+// SizeInBytes returns the memory of the filter.
+func (f *Filter) SizeInBytes() uint64 {
+	d := f.dir.Load()
+	return 128 + uint64(len(d.segs))*(8<<d.shift+24) + 8*uint64(len(*f.stash.Load()))
+}
+
+// FalsePositiveRate returns the expected rate at the current load.
+func (f *Filter) FalsePositiveRate() float64 {
+	var matches float64
+	for n := range f.byTail {
+		matches += float64(f.byTail[n].Load()) * math.Ldexp(1, -n)
+	}
+	matches *= 2 / float64(f.Buckets()) / float64(f.shape.FPMask)
+	return -math.Expm1(-matches)
+}
+
+// Tails returns the entries by the length of their tail.
+func (f *Filter) Tails() []uint64 {
+	out := make([]uint64, f.shape.TailBits)
+	for i := range out {
+		out[i] = uint64(f.byTail[i].Load())
+	}
+	return out
+}
+
+// Reset empties the filter and gives it its initial size.
+func (f *Filter) Reset() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reset(linhash.NewGeometry(f.initial))
+}

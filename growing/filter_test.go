@@ -1,0 +1,128 @@
+package growing_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/growing"
+)
+
+func key(i int) []byte { return binary.LittleEndian.AppendUint64([]byte("k"), uint64(i)) }
+
+func mustNew(t testing.TB, cfg growing.Config) *growing.Filter {
+	t.Helper()
+	f, err := growing.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestGrowAndDeleteHalf is the scenario: a filter grown from a tiny
+// first size, then every other key deleted: every delete finds its key and
+// every kept key is found.
+func TestGrowAndDeleteHalf(t *testing.T) {
+	n := 200_000
+	if testing.Short() {
+		n = 40_000
+	}
+	for _, b := range []int{2, 4} {
+		t.Run(fmt.Sprintf("b=%d", b), func(t *testing.T) {
+			f := mustNew(t, growing.Config{InitialCapacity: 100, BucketSize: b, Seed: 3})
+			for i := range n {
+				if err := f.Insert(key(i)); err != nil {
+					t.Fatalf("insert %d: %v", i, err)
+				}
+			}
+			if f.Len() != uint64(n) || f.Stages() < 8 {
+				t.Fatalf("Len %d, %d stages after %d inserts from 100", f.Len(), f.Stages(), n)
+			}
+			for i := 0; i < n; i += 2 {
+				if !f.Delete(key(i)) {
+					t.Fatalf("delete of inserted key %d found nothing", i)
+				}
+			}
+			for i := 1; i < n; i += 2 {
+				if !f.Contains(key(i)) {
+					t.Fatalf("kept key %d reported absent", i)
+				}
+			}
+			bits := float64(8*f.SizeInBytes()) / float64(n)
+			absent := 0
+			for i := n; i < n+100_000; i++ {
+				if f.Contains(key(i)) {
+					absent++
+				}
+			}
+			t.Logf("b=%d: %d keys, %.2f bits a key, %d buckets, %d stages; after deleting half: %.4f%% false positives (expected %.4f%%)",
+				b, n, bits, f.Buckets(), f.Stages(), float64(absent)/1000, 100*f.FalsePositiveRate())
+			if rate := float64(absent) / 100_000; rate > 0.0025+4*0.0002 {
+				t.Errorf("false-positive rate %.5f above the 0.25%% bound", rate)
+			}
+		})
+	}
+}
+
+// TestReadersNeverMiss runs one writer that grows a filter from 8 keys,
+// inserting and deleting, while readers look up every key acknowledged so
+// far and not deleted: none may be reported absent, through every move,
+// split and segment merge.
+func TestReadersNeverMiss(t *testing.T) {
+	n := 300_000
+	if testing.Short() {
+		n = 30_000
+	}
+	f := mustNew(t, growing.Config{InitialCapacity: 8, Seed: 11})
+	var done atomic.Int64 // keys [0, done) are inserted; odd ones stay
+	var stop atomic.Bool
+	var misses atomic.Int64
+	var wg sync.WaitGroup
+	for r := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(r), 9))
+			for !stop.Load() {
+				hi := done.Load()
+				if hi < 2 {
+					continue
+				}
+				i := int(rng.Int64N(hi/2))*2 + 1 // an odd, kept key
+				if !f.Contains(key(i)) {
+					misses.Add(1)
+					t.Errorf("reader %d: key %d (of %d done) reported absent", r, i, hi)
+					return
+				}
+			}
+		}()
+	}
+	for i := range n {
+		if err := f.Insert(key(i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 && i >= 2 && !f.Delete(key(i-2)) {
+			t.Fatalf("delete of %d found nothing", i-2)
+		}
+		done.Store(int64(i + 1))
+	}
+	stop.Store(true)
+	wg.Wait()
+	t.Logf("%d keys, %d buckets, %d stages, %d misses", n, f.Buckets(), f.Stages(), misses.Load())
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, cfg := range []growing.Config{
+		{InitialCapacity: 0},
+		{InitialCapacity: 10, BucketSize: 8},
+		{InitialCapacity: 10, MaxKicks: -1},
+		{InitialCapacity: 1 << 50},
+	} {
+		if _, err := growing.New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+// Package linhash is the addressing and the entry codec of the growing
+// cuckoo filters, filter.Scalable and package growing: linear hashing over
+// virtual addresses, and quotiented entries that keep the bits of their
+// address beyond their bucket's level as a tail. filter/doc.go ("Growing
+// filters") explains the design and proves the invariant that no kept key
+// is lost; this package is the arithmetic both filters share.
+//
+// A key's hash h gives a fingerprint fp of F bits (never 0) and two virtual
+// addresses, a = h and b = a ^ Offset(fp). With level L and split pointer p
+// a table has 2^L + p buckets; address v lives in bucket v mod 2^L, or
+// v mod 2^(L+1) when that is below p.
+//
+// An entry is w bits: fp<<k | 1<<t | tail, where k = w - F and the tail is
+// t <= k-1 bits of the entry's address from its bucket's level l on, above
+// a stop bit. It knows l+t bits of its address. 0 is an empty slot.
+package linhash
+
+import (
+	"math/bits"
+
+	"github.com/cuckoohash/cuckoo/internal/hashing"
+)
+
+// MaxTailBits bounds the tail field k: a tail of up to k-1 bits outlasts
+// any growth a table reaches.
+const MaxTailBits = 16
+
+// Shape is the width of an entry and how it divides.
+type Shape struct {
+	Slots    uint // b, slots a bucket
+	Bits     uint // w
+	FPBits   uint // F
+	TailBits uint // k = w - F: a tail of 0..k-1 bits and its stop bit
+	SlotMask uint64
+	FPMask   uint64 // 2^F - 1
+}
+
+// NewShape returns the shape of b slots of w bits with F fingerprint bits.
+// It requires F >= 1 and 2 <= w-F <= MaxTailBits.
+func NewShape(slots, width, fpBits uint) Shape {
+	return Shape{
+		Slots:    slots,
+		Bits:     width,
+		FPBits:   fpBits,
+		TailBits: width - fpBits,
+		SlotMask: 1<<width - 1,
+		FPMask:   1<<fpBits - 1,
+	}
+}
+
+// defaultFPBits is the fingerprint part of an entry by bucket size: it
+// picks the key's other bucket among 2^F-1, so it is kept at the width
+// below which the load a path search reaches falls; wider, it would only
+// make copies of old entries sooner (filter/doc.go).
+var defaultFPBits = map[uint]uint{2: 8, 4: 6, 8: 7}
+
+// FingerprintBits returns F for entries of w bits in buckets of b slots:
+// the default for b, or more when the tail would outgrow MaxTailBits.
+func FingerprintBits(slots, width uint) uint {
+	f := defaultFPBits[slots]
+	if width > f+MaxTailBits {
+		f = width - MaxTailBits
+	}
+	return f
+}
+
+// splitLoads is the load past which a table splits buckets, by bucket
+// size: a margin below the load at which path searches start to fail,
+// since buckets not yet split in a round carry twice the keys of split
+// ones.
+var splitLoads = map[uint]float64{2: 0.80, 4: 0.90, 8: 0.95}
+
+// SplitLoad returns the load past which a table of b-slot buckets grows.
+func SplitLoad(slots uint) float64 { return splitLoads[slots] }
+
+// Offset returns the xor between a key's two addresses, from its
+// fingerprint alone, so that an entry's other address follows from what it
+// stores.
+func Offset(fp uint64) uint64 { return fp * 0x5bd1e9955bd1e995 }
+
+// Key splits hash h into a fingerprint, from its high 32 bits (in effect
+// its top F), and two addresses: h itself, of which a table uses the low
+// level+tail bits, far below the fingerprint's, and h ^ Offset(fp).
+func (s Shape) Key(h uint64) (fp, a, b uint64) {
+	fp = uint64(hashing.FingerprintMasked(h>>32, s.FPMask))
+	return fp, h, h ^ Offset(fp)
+}
+
+// Entry returns the entry of a key with fingerprint fp and address v in a
+// bucket of level l: the longest tail there is room for.
+func (s Shape) Entry(fp, v uint64, l uint) uint64 {
+	n := s.TailBits - 1
+	return fp<<s.TailBits | 1<<n | v>>l&(1<<n-1)
+}
+
+// TailLen returns the length of entry e's tail.
+func (s Shape) TailLen(e uint64) uint {
+	return uint(bits.Len64(e&(1<<s.TailBits-1))) - 1
+}
+
+// Known returns how many bits of its address entry e, in a bucket of level
+// l, knows.
+func (s Shape) Known(e uint64, l uint) uint { return l + s.TailLen(e) }
+
+// Valid reports whether a nonzero slot value is an entry: a fingerprint and
+// a stop bit.
+func (s Shape) Valid(e uint64) bool {
+	return e>>s.TailBits != 0 && e&(1<<s.TailBits-1) != 0 && e <= s.SlotMask
+}
+
+// Matches reports whether entry e, in a bucket of level l, matches the key
+// with fingerprint fp at address v: same fingerprint, and the tail equals
+// v's bits from l on.
+func (s Shape) Matches(e, fp, v uint64, l uint) bool {
+	return e>>s.TailBits == fp && s.TailMatches(e, v, l)
+}
+
+// TailMatches reports whether entry e's tail equals v's bits from l on.
+func (s Shape) TailMatches(e, v uint64, l uint) bool {
+	tail := e & (1<<s.TailBits - 1)
+	n := uint(bits.Len64(tail)) - 1
+	return (tail^v>>l)&(1<<n-1) == 0
+}
+
+// Split returns what becomes of entry e when its bucket splits: its value
+// in the half its lowest tail bit names (high: the new bucket), that bit
+// dropped; or, with no tail left, both: it is copied unchanged into both
+// halves, since its key may be in either.
+func (s Shape) Split(e uint64) (next uint64, high, both bool) {
+	tail := e & (1<<s.TailBits - 1)
+	n := uint(bits.Len64(tail)) - 1
+	if n == 0 {
+		return e, false, true
+	}
+	fp := e >> s.TailBits
+	return fp<<s.TailBits | 1<<(n-1) | (tail^1<<n)>>1, tail&1 == 1, false
+}
+
+// Other returns where entry e of bucket j (level l) goes in its key's other
+// bucket under geometry g: the bucket and the entry there. Its known bits
+// stay the same, less the highest tail bit if the slot cannot hold one more
+// (a move to a shallower bucket). ok is false when the other bucket is
+// deeper than the entry knows, which pins the entry in place.
+func (s Shape) Other(g Geometry, j uint64, l uint, e uint64) (uint64, uint64, bool) {
+	fp := e >> s.TailBits
+	tail := e & (1<<s.TailBits - 1)
+	n := uint(bits.Len64(tail)) - 1
+	known := l + n
+	v := (j | (tail^1<<n)<<l) ^ Offset(fp)&(1<<known-1)
+	j2, l2 := g.Addr(v)
+	if l2 > known {
+		return 0, 0, false
+	}
+	n2 := min(known-l2, s.TailBits-1)
+	return j2, fp<<s.TailBits | 1<<n2 | v>>l2&(1<<n2-1), true
+}
+
+// Geometry is a table's level and split pointer.
+type Geometry struct {
+	Level   uint   // L
+	Split   uint64 // p < 2^L
+	lowMask uint64 // 2^L - 1
+}
+
+// NewGeometry returns the geometry of a table of the given buckets, at
+// least 1.
+func NewGeometry(buckets uint64) Geometry {
+	buckets = max(buckets, 1)
+	level := uint(bits.Len64(buckets)) - 1
+	return At(level, buckets-1<<level)
+}
+
+// At returns the geometry of level L and split pointer p < 2^L.
+func At(level uint, split uint64) Geometry {
+	return Geometry{Level: level, Split: split, lowMask: 1<<level - 1}
+}
+
+// Buckets returns 2^L + p.
+func (g Geometry) Buckets() uint64 { return 1<<g.Level + g.Split }
+
+// Next returns the geometry after bucket Split has split.
+func (g Geometry) Next() Geometry {
+	if g.Split+1 == 1<<g.Level {
+		return At(g.Level+1, 0)
+	}
+	return At(g.Level, g.Split+1)
+}
+
+// Addr returns the bucket of address v and its level.
+func (g Geometry) Addr(v uint64) (uint64, uint) {
+	j := v & g.lowMask
+	if j < g.Split {
+		return v & (g.lowMask<<1 | 1), g.Level + 1
+	}
+	return j, g.Level
+}
+
+// Bucket is Addr without a branch: whether v's bucket has split yet is a
+// coin toss, which a branch would mispredict.
+func (g Geometry) Bucket(v uint64) (uint64, uint) {
+	split := (v&g.lowMask - g.Split) >> 63 // 1 if v's bucket has split
+	return v & (g.lowMask | -split&(g.lowMask+1)), g.Level + uint(split)
+}
+
+// LevelOf returns the level of bucket j < Buckets().
+func (g Geometry) LevelOf(j uint64) uint {
+	if j < g.Split || j > g.lowMask {
+		return g.Level + 1
+	}
+	return g.Level
+}
