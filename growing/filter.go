@@ -194,6 +194,9 @@ func (f *Filter) lookup(g linhash.Geometry, d *directory, fp, a, b uint64) bool 
 	j1, l1 := g.Bucket(a)
 	j2, l2 := g.Bucket(b)
 	w1, w2 := d.word(j1).Load(), d.word(j2).Load()
+	if f.lanes.Candidates(w1, fp)|f.lanes.Candidates(w2, fp) == 0 && j1 != g.Split && j2 != g.Split {
+		return false // no fingerprint matches: the common miss, decided cheaply
+	}
 	hit := f.lanes.Match(w1, f.lanes.Query(fp, a, l1)) | f.lanes.Match(w2, f.lanes.Query(fp, b, l2))
 	if j1 == j2 {
 		hit |= f.lanes.Match(w1, f.lanes.Query(fp, b, l1))
@@ -254,6 +257,9 @@ func (f *Filter) Len() uint64 { return uint64(f.items.Load()) }
 func (f *Filter) Entries() uint64 {
 	return uint64(f.entries.Load()) + uint64(len(*f.stash.Load()))
 }
+
+// Stashed returns the keys held beside the table.
+func (f *Filter) Stashed() int { return len(*f.stash.Load()) }
 
 // Buckets returns the table's buckets.
 func (f *Filter) Buckets() uint64 { return f.geometry().Buckets() }

@@ -1,0 +1,79 @@
+package growing_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/growing"
+	"github.com/cuckoohash/cuckoo/lockfree"
+)
+
+// BenchmarkLookup compares, in one run, lookups of absent keys in a growing
+// filter grown from 1,000 keys and in the server's fixed-size lock-free
+// filter built for the final count (4 slots of 12 bits), at 10^6 keys, one
+// goroutine and all of them.
+func BenchmarkLookup(b *testing.B) {
+	const n = 1_000_000
+	g, err := growing.New(growing.Config{InitialCapacity: 1000, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := lockfree.New(filter.Config{Capacity: n, FingerprintBits: 12, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		k := binary.LittleEndian.AppendUint64(nil, uint64(i))
+		if err := g.Insert(k); err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Insert(k); err != nil {
+			b.Fatal(err)
+		}
+	}
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = binary.LittleEndian.AppendUint64([]byte("absent"), uint64(i))
+	}
+	for _, s := range []struct {
+		name     string
+		contains func([]byte) bool
+		bytes    uint64
+	}{{"growing", g.Contains, g.SizeInBytes()}, {"lockfree-fixed", l.Contains, l.SizeInBytes()}} {
+		b.Run(fmt.Sprintf("%s/goroutines=1", s.name), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				s.contains(keys[i&(len(keys)-1)])
+				i++
+			}
+			b.ReportMetric(float64(8*s.bytes)/n, "bits/key")
+		})
+		b.Run(fmt.Sprintf("%s/goroutines=all", s.name), func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					s.contains(keys[i&(len(keys)-1)])
+					i++
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkInsert grows a filter from 1,000 to 10^6 keys: ns per insert.
+func BenchmarkInsert(b *testing.B) {
+	for b.Loop() {
+		g, err := growing.New(growing.Config{InitialCapacity: 1000, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range 1_000_000 {
+			if err := g.Insert(binary.LittleEndian.AppendUint64(nil, uint64(i))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ns/insert")
+}

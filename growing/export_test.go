@@ -1,0 +1,120 @@
+package growing
+
+import (
+	"fmt"
+
+	"github.com/cuckoohash/cuckoo/internal/linhash"
+)
+
+// Words returns the table's bucket words and stash, for tests that check an
+// operation changed nothing.
+func (f *Filter) Words() []uint64 {
+	d := f.dir.Load()
+	out := make([]uint64, 0, f.Buckets()+8)
+	for j := range f.Buckets() {
+		out = append(out, d.word(j).Load())
+	}
+	return append(out, *f.stash.Load()...)
+}
+
+// CheckInvariants returns the first broken invariant, or nil: every used
+// slot is an entry; the counts match the slots; the words past the last
+// bucket are empty; the directory holds the geometry.
+func (f *Filter) CheckInvariants() error {
+	g, d := f.geometry(), f.dir.Load()
+	if g.Buckets() > uint64(len(d.segs))<<d.shift || d.shift != segShiftFor(g.Level) {
+		return fmt.Errorf("%d buckets in %d segments of 2^%d", g.Buckets(), len(d.segs), d.shift)
+	}
+	var entries int64
+	var byTail [linhash.MaxTailBits]int64
+	for j := range uint64(len(d.segs)) << d.shift {
+		w := d.word(j).Load()
+		if j >= g.Buckets() {
+			if w != 0 {
+				return fmt.Errorf("word %d past the last bucket is %#x", j, w)
+			}
+			continue
+		}
+		for i := range f.shape.Slots {
+			e := f.slot(w, i)
+			if e == 0 {
+				continue
+			}
+			if !f.shape.Valid(e) {
+				return fmt.Errorf("bucket %d slot %d: %#x is not an entry", j, i, e)
+			}
+			entries++
+			byTail[f.shape.TailLen(e)]++
+		}
+	}
+	if entries != f.entries.Load() {
+		return fmt.Errorf("%d entries counted, %d in the slots", f.entries.Load(), entries)
+	}
+	for n := range byTail {
+		if byTail[n] != f.byTail[n].Load() {
+			return fmt.Errorf("tail length %d: %d counted, %d in the slots", n, f.byTail[n].Load(), byTail[n])
+		}
+	}
+	if s := len(*f.stash.Load()); s > maxStash || f.items.Load() > entries+int64(s) {
+		return fmt.Errorf("%d keys, %d entries, %d stashed", f.items.Load(), entries, s)
+	}
+	return nil
+}
+
+// CheckMatching checks that each copy of each key in held (key -> copies)
+// can be assigned an entry of its own that matches it (filter/doc.go): a
+// bipartite matching by augmenting paths.
+func (f *Filter) CheckMatching(held map[string]int) error {
+	ids := map[[2]uint64]int{}
+	id := func(a, b uint64) int {
+		k := [2]uint64{a, b}
+		if v, ok := ids[k]; ok {
+			return v
+		}
+		ids[k] = len(ids)
+		return ids[k]
+	}
+	var names []string
+	var edges [][]int
+	for key, n := range held {
+		h := f.hash([]byte(key))
+		var e []int
+		for _, m := range f.matches(h, nil) {
+			e = append(e, id(m.bucket, uint64(m.slot)))
+		}
+		for i, x := range *f.stash.Load() {
+			if x == h {
+				e = append(e, id(1<<63, uint64(i)))
+			}
+		}
+		for range n {
+			names = append(names, key)
+			edges = append(edges, e)
+		}
+	}
+	owner := make([]int, len(ids))
+	for i := range owner {
+		owner[i] = -1
+	}
+	var try func(c int, seen []bool) bool
+	try = func(c int, seen []bool) bool {
+		for _, e := range edges[c] {
+			if !seen[e] {
+				seen[e] = true
+				if owner[e] < 0 || try(owner[e], seen) {
+					owner[e] = c
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for c := range names {
+		if !try(c, make([]bool, len(ids))) {
+			return fmt.Errorf("a copy of %q has no entry of its own (%d match)", names[c], len(edges[c]))
+		}
+	}
+	return nil
+}
+// MaxStash is the most keys a Filter keeps beside its table.
+const MaxStash = maxStash
