@@ -116,5 +116,6 @@ func (f *Filter) CheckMatching(held map[string]int) error {
 	}
 	return nil
 }
+
 // MaxStash is the most keys a Filter keeps beside its table.
 const MaxStash = maxStash
