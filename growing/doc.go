@@ -9,8 +9,8 @@
 // that take the longest match, so that no kept key is ever reported absent.
 // Here each bucket is one atomic 64-bit word: 4 entries of 16 bits, or 2 of
 // 32, so the false-positive rate is lower than filter.Scalable's at 1%: at
-// most 0.25% for 4-slot buckets and 2^-13 for 2-slot ones, while the filter
-// grows up to 2^15 times its initial capacity.
+// most 0.25% for 4-slot buckets and about 10^-8 for 2-slot ones, while the
+// filter grows up to 2^15 times its initial capacity.
 //
 // # Protocol
 //

@@ -120,19 +120,28 @@ func Size(cfg Config) (uint64, error) {
 	}
 	b := float64(cfg.BucketSize)
 	buckets := uint64(math.Ceil(float64(cfg.InitialCapacity) / (b * linhash.SplitLoad(uint(cfg.BucketSize)))))
-	shift := segShiftFor(linhash.NewGeometry(buckets).Level)
-	segs := (buckets + 1<<shift - 1) >> shift
-	return 128 + segs*(8<<shift+24), nil
+	return wordsFor(linhash.NewGeometry(buckets))*8 + fixedBytes, nil
 }
 
 func segShiftFor(l uint) uint { return max(minSegShift, (l+3)/2) }
 
-// reset empties the filter and gives it geometry g. Writers only.
+// wordsFor returns the words a fresh table of geometry g allocates.
+func wordsFor(g linhash.Geometry) uint64 {
+	shift := segShiftFor(g.Level)
+	return (g.Buckets() + 1<<shift - 1) >> shift << shift
+}
+
+// reset empties the filter and gives it geometry g: with fresh segments,
+// charged beyond what it has (the first time, all of them). Writers only.
 func (f *Filter) reset(g linhash.Geometry) error {
 	shift := segShiftFor(g.Level)
 	n := (g.Buckets() + 1<<shift - 1) >> shift
-	if f.cfg.Reserve != nil {
-		if err := f.cfg.Reserve(n << shift * 8); err != nil {
+	var have uint64
+	if d := f.dir.Load(); d != nil {
+		have = uint64(len(d.segs)) << d.shift
+	}
+	if need := n << shift; f.cfg.Reserve != nil && need > have {
+		if err := f.cfg.Reserve((need - have) * 8); err != nil {
 			return err
 		}
 	}
@@ -278,10 +287,18 @@ func (f *Filter) Capacity() uint64 {
 // Config returns the configuration with its defaults filled in.
 func (f *Filter) Config() Config { return f.cfg }
 
-// SizeInBytes returns the memory of the filter.
+// fixedBytes is what a filter takes besides its bucket words: the struct,
+// a full stash and a directory of 24-byte entries, bounded, so that
+// SizeInBytes changes only when words are allocated, each time by what
+// Reserve was asked for.
+const fixedBytes = 1024
+
+// SizeInBytes returns the memory of the filter: its bucket words and a
+// fixed part. It grows only by the bytes passed to Reserve, and shrinks
+// only on Reset.
 func (f *Filter) SizeInBytes() uint64 {
 	d := f.dir.Load()
-	return 128 + uint64(len(d.segs))*(8<<d.shift+24) + 8*uint64(len(*f.stash.Load()))
+	return fixedBytes + uint64(len(d.segs))<<d.shift*8
 }
 
 // FalsePositiveRate returns the expected rate at the current load.

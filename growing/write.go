@@ -246,7 +246,7 @@ func (f *Filter) splitOne() error {
 	f.store(d, p, wp, lo)
 	next := g.Next()
 	if next.Level != g.Level && segShiftFor(next.Level) > d.shift {
-		f.mergeSegments(d)
+		f.mergeSegments(d) // optional: the directory only grows longer without it
 	}
 	f.geom.Store(pack(next))
 	return nil
@@ -268,6 +268,12 @@ func (f *Filter) addSegment(d *directory) (*directory, error) {
 // large, holding the same words. Readers of the old one see the table as it
 // was; the writer's next move or split makes them read again.
 func (f *Filter) mergeSegments(d *directory) {
+	if len(d.segs)%2 == 1 && f.cfg.Reserve != nil {
+		// The last segment doubles.
+		if f.cfg.Reserve(8<<d.shift) != nil {
+			return
+		}
+	}
 	next := &directory{shift: d.shift + 1}
 	for i := 0; i < len(d.segs); i += 2 {
 		m := make([]atomic.Uint64, 2<<d.shift)

@@ -280,7 +280,6 @@ func cfInfo(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, errNotFound)
 		return
 	}
-	list := c.list()
 	cl.wr.WriteArray(16)
 	for _, f := range []struct {
 		name string
@@ -288,10 +287,10 @@ func cfInfo(s *Server, cl *client, args [][]byte) {
 	}{
 		{"Size", int64(c.sizeBytes())},
 		{"Number of buckets", int64(c.buckets())},
-		{"Number of filters", int64(len(list))},
+		{"Number of filters", int64(c.filters())},
 		{"Number of items inserted", c.inserted.Load()},
 		{"Number of items deleted", c.deleted.Load()},
-		{"Bucket size", int64(list[0].BucketSize())},
+		{"Bucket size", int64(c.p.Bucket())},
 		{"Expansion rate", int64(c.p.Expansion)},
 		{"Max iterations", int64(c.p.MaxIter)},
 	} {

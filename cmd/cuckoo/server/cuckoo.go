@@ -8,12 +8,18 @@ import (
 	"sync/atomic"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/growing"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
-// This file is the server's expanding filter: the value of every key.
+// This file is the server's filter: the value of every key. A key created
+// with EXPANSION >= 1 (the default) is one growing table (package growing:
+// lock-free lookups, writers serialized by mu as below), which grows a
+// bucket at a time and never loses a kept key. A key created with
+// EXPANSION 0 is one fixed lock-free stage. A chain of stages, as snapshots
+// and dumps of format 2 hold them, still loads and works as before.
 //
-// Protocol. A cuckoo holds its stages behind an atomic pointer to an
+// Protocol of a chain. A cuckoo holds its stages behind an atomic pointer to an
 // immutable slice. Readers (CF.EXISTS, CF.COUNT, CF.INFO, SCANDUMP) load the
 // pointer once and query every stage with no lock: each stage is a
 // lockfree.Filter. Writers hold mu, the key's writer lock, for the whole
@@ -143,7 +149,14 @@ type cuckoo struct {
 	// set looks the key up again.
 	dead bool
 
-	p      params
+	p params
+	// table is the growing table, or nil for a list of stages. Set before
+	// the filter is published, never changed.
+	table *growing.Filter
+	// mem charges the growing table's new segments: the charger of the
+	// write in progress, set under mu (nil: already charged, as when New
+	// allocates the first ones).
+	mem    charger
 	stages atomic.Pointer[[]*lockfree.Filter]
 	// inserted and deleted are RedisBloom's "Number of items inserted" (the
 	// items currently in, deletes subtracted) and "Number of items deleted".
@@ -155,10 +168,14 @@ type cuckoo struct {
 	load *loadState
 }
 
-// newCuckoo returns a filter with its first stage, charged to mem first.
+// newCuckoo returns a filter with its first stage or its growing table,
+// charged to mem first.
 func newCuckoo(p params, mem charger) (*cuckoo, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
+	}
+	if p.Expansion > 0 {
+		return newGrowing(p, mem)
 	}
 	n, err := p.stageBytes(0)
 	if err != nil {
@@ -176,10 +193,56 @@ func newCuckoo(p params, mem charger) (*cuckoo, error) {
 	return c, nil
 }
 
-func (c *cuckoo) list() []*lockfree.Filter { return *c.stages.Load() }
+// growingConfig is the growing table of a filter of parameters p.
+func (p params) growingConfig() growing.Config {
+	return growing.Config{InitialCapacity: p.Capacity, BucketSize: p.Bucket(), MaxKicks: max(p.MaxIter, minKicks), Seed: p.Seed}
+}
+
+// newGrowing returns a filter that is a growing table, its first segments
+// charged to mem first.
+func newGrowing(p params, mem charger) (*cuckoo, error) {
+	cfg := p.growingConfig()
+	n, err := growing.Size(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("ERR %v", err)
+	}
+	if err := mem(0, n); err != nil {
+		return nil, err
+	}
+	c := &cuckoo{p: p}
+	cfg.Reserve = func(n uint64) error {
+		if c.mem == nil {
+			return nil
+		}
+		return c.mem(c.table.SizeInBytes(), n)
+	}
+	if c.table, err = growing.New(cfg); err != nil {
+		return nil, fmt.Errorf("ERR %v", err) // not reached: Size took the same Config
+	}
+	return c, nil
+}
+
+// list returns a chain's stages, nil for a growing table.
+func (c *cuckoo) list() []*lockfree.Filter {
+	if c.table != nil {
+		return nil
+	}
+	return *c.stages.Load()
+}
+
+// stages returns the tables a lookup reads: 1 for a growing table.
+func (c *cuckoo) filters() int {
+	if c.table != nil {
+		return c.table.Stages()
+	}
+	return len(c.list())
+}
 
 // exists reports whether item may be in the filter. No lock.
 func (c *cuckoo) exists(item []byte) bool {
+	if c.table != nil {
+		return c.table.Contains(item)
+	}
 	st := c.list()
 	for i := len(st) - 1; i >= 0; i-- {
 		if st[i].Contains(item) {
@@ -191,6 +254,9 @@ func (c *cuckoo) exists(item []byte) bool {
 
 // count returns the copies of item's fingerprint in all stages. No lock.
 func (c *cuckoo) count(item []byte) int {
+	if c.table != nil {
+		return c.table.Count(item)
+	}
 	n := 0
 	for _, s := range c.list() {
 		n += s.Count(item)
@@ -200,6 +266,9 @@ func (c *cuckoo) count(item []byte) int {
 
 // sizeBytes returns the memory of all stages.
 func (c *cuckoo) sizeBytes() uint64 {
+	if c.table != nil {
+		return c.table.SizeInBytes()
+	}
 	var n uint64
 	for _, s := range c.list() {
 		n += s.SizeInBytes()
@@ -208,6 +277,9 @@ func (c *cuckoo) sizeBytes() uint64 {
 }
 
 func (c *cuckoo) buckets() uint64 {
+	if c.table != nil {
+		return c.table.Buckets()
+	}
 	var n uint64
 	for _, s := range c.list() {
 		n += s.Buckets()
@@ -253,6 +325,19 @@ func (c *cuckoo) grow(mem charger) (*lockfree.Filter, error) {
 func (c *cuckoo) add(item []byte, nx, force bool, mem charger) (bool, error) {
 	if nx && c.exists(item) {
 		return false, nil
+	}
+	if c.table != nil {
+		c.mem = mem
+		err := c.table.Insert(item)
+		c.mem = nil
+		switch {
+		case err == nil:
+			c.inserted.Add(1)
+			return true, nil
+		case errors.Is(err, growing.ErrFull):
+			return false, errFull
+		}
+		return false, err // the memory for its growth was refused
 	}
 	st := c.list()
 	last := st[len(st)-1]
@@ -315,6 +400,14 @@ func (c *cuckoo) forceGrow(mem charger) (*lockfree.Filter, error) {
 // del removes one copy of item's fingerprint, newest stage first.
 // Preconditions: mu held.
 func (c *cuckoo) del(item []byte) bool {
+	if c.table != nil {
+		if !c.table.Delete(item) {
+			return false
+		}
+		c.inserted.Add(-1)
+		c.deleted.Add(1)
+		return true
+	}
 	st := c.list()
 	for i := len(st) - 1; i >= 0; i-- {
 		if st[i].Delete(item) {
@@ -329,6 +422,9 @@ func (c *cuckoo) del(item []byte) bool {
 // compact drops empty stages after the first. It reports whether it changed
 // anything. Preconditions: mu held.
 func (c *cuckoo) compact() bool {
+	if c.table != nil {
+		return false // a growing table has no stages to drop
+	}
 	st := c.list()
 	keep := []*lockfree.Filter{st[0]}
 	for _, s := range st[1:] {

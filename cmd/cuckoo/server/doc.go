@@ -32,16 +32,25 @@
 // # Terminology
 //
 // A key holds one filter (type MBbloomCF, as RedisBloom names it). A filter
-// is a list of stages, each a lockfree.Filter; an expanding filter adds a
-// stage when its newest is full (RedisBloom's sub-filters, counted by
-// CF.INFO's "Number of filters"). The key space is a hashmap.Map from key to
-// filter. An op is the logged effect of a write command.
+// with EXPANSION >= 1 (the default, and keys CF.ADD or CF.INSERT create) is
+// one growing table (package growing): it splits a bucket whenever its load
+// passes the split load, so it grows in small steps and a lookup reads two
+// buckets however far it grew. A filter with EXPANSION 0 is one fixed
+// lockfree.Filter, a stage. Snapshots and dumps of format 2 hold filters as
+// lists of stages, RedisBloom's sub-filters; those still load and grow as
+// before. CF.INFO's "Number of filters" counts a growing table's doublings
+// since it was created, plus one (the generations of entries it holds,
+// each with one bit of tail less than the next), or a list's stages. The
+// key space is a hashmap.Map from key to filter. An op is the logged effect
+// of a write command.
 //
 // # Concurrency
 //
-// Lookups (CF.EXISTS, CF.MEXISTS, CF.COUNT) take no lock anywhere: a map Load,
-// an atomic load of the stage list, and lock-free filter reads, so any number
-// of connections query one filter at once. Writers of one key are serialised
+// Lookups (CF.EXISTS, CF.MEXISTS) take no lock anywhere: a map Load, and
+// lock-free reads of the growing table (package growing's protocol) or of
+// the stage list and its lock-free filters, so any number of connections
+// query one filter at once, while it grows. CF.COUNT of a growing table takes
+// its writer lock briefly. Writers of one key are serialised
 // by the key's mutex, held across the change and its log append, so the log
 // holds each key's ops in the order they were applied; writers of different
 // keys run in parallel. A read-write gate, read-locked by every write, is
@@ -50,41 +59,47 @@
 // # Mapping RedisBloom's parameters
 //
 // RedisBloom builds 8-bit fingerprints in buckets of BUCKETSIZE (1..255,
-// default 2) slots and walks MAXITERATIONS (default 20) random kicks. The
-// lock-free filter packs a bucket into one 64-bit word, b·f fingerprint bits
-// plus at least 15 counter bits, so it supports b=2 with f<=24, b=4 with f<=12
-// and b=8 with f<=6. Every shape takes 8 bytes a bucket, so:
+// default 2) slots and walks MAXITERATIONS (default 20) random kicks. Both
+// of this server's tables keep a bucket in one 64-bit word, so:
 //
-//   - BUCKETSIZE 1 or 2 builds b=2 with 16-bit fingerprints in the first
-//     stage, one bit more each stage up to 24 (the stages' rates halve, the
-//     total stays below 2·4/2^16); 32 bits a slot.
-//   - BUCKETSIZE 3..255 builds b=4 with 12-bit fingerprints: a stage's rate
-//     is at most 8/4095 ≈ 0.2%, 16 bits a slot, 95% reachable load. b=8 would
-//     need 6-bit fingerprints (a 12% rate) and is never chosen.
+//   - BUCKETSIZE 1 or 2 builds b=2: a growing table of 32-bit entries (16
+//     fingerprint bits, a tail of up to 15); a fixed stage of 24-bit
+//     fingerprints.
+//   - BUCKETSIZE 3..255 builds b=4: a growing table of 16-bit entries (6
+//     fingerprint bits, a tail of up to 9), a fixed stage of 12-bit
+//     fingerprints (95% reachable load). b=8 would leave too few bits.
 //   - With no BUCKETSIZE (and for keys CF.ADD or CF.INSERT create) the shape
 //     is b=4: RedisBloom's default of 2 would double the memory per item for
 //     nothing. CF.INFO's "Bucket size" reports the size built.
 //   - MAXITERATIONS (1..65535) is kept and reported, and bounds the
 //     breadth-first displacement search at max(MAXITERATIONS, 500) buckets:
 //     the capacity promise of package filter is measured at 500.
-//   - Capacity (1..2^32, at least 2·BUCKETSIZE) is a promise here: a new
-//     stage holds that many distinct items. EXPANSION e (0..32768) makes
-//     stage i e^i times the first (e=1: all equal); e=0 is a fixed-size
-//     filter that answers "Filter is full". At most 32 stages, then "Maximum
-//     expansions reached", as RedisBloom. A stage is added when the newest
-//     holds its capacity or refuses an item, but not when the item's two
-//     buckets already hold 2b copies of its fingerprint: inserting one item
-//     thousands of times answers "Filter is full" instead of growing.
-//   - With b=4 the false-positive rate grows with the number of stages
-//     (about stages·0.2%); RedisBloom's grows as stages·3%.
-//   - A known hazard of filters with more than one stage (issue 13, open):
-//     the stages differ in size, so an item that is a false positive of a
-//     newer stage than its own is deleted there by CF.DEL, taking another
-//     item's only copy; about 30 of 100,000 kept items were lost after
-//     200,000 CF.ADD and 100,000 CF.DEL on CF.RESERVE k 1000 EXPANSION 2. A
-//     filter that never grows past its first stage (reserve its capacity)
-//     has no such hazard. docs/design/growing-filters.md has the plan.
-//
+//   - Capacity (1..2^32, at least 2·BUCKETSIZE): a growing table starts
+//     sized for it at its split load (90% for b=4, 80% for b=2); a fixed
+//     stage (EXPANSION 0) promises it, and past it answers "Filter is full".
+//     EXPANSION e >= 1 is kept and reported: a growing table grows a bucket
+//     at a time whatever e is, since growth in steps of e times the size is
+//     what made a chain large (up to 2x its items' worth, and e times that
+//     while it grows) and slow (a lookup read every stage).
+//   - Inserting one item until its two buckets hold 2b copies answers
+//     "Filter is full" instead of growing.
+//   - False positives of a growing table stay below 2b·α·15·1.5/2^w while it
+//     grows up to 2^15 times its first size (filter/doc.go, "Growing
+//     filters"): 0.25% for b=4 (w=16), about 10^-8 for b=2 (w=32);
+//     measured 0.11% for b=4 grown 2000x with half its items deleted
+//     (package growing's TestGrowAndDeleteHalf). A fixed stage's rate is at most
+//     8/4095 ≈ 0.2% at b=4. RedisBloom's grows with its sub-filters, about
+//     3% each.
+//   - No item is lost to deletes: CF.DEL of an item added k times, at most
+//     k times, leaves every other item found (the growing table's invariant;
+//     TestExpandingKeepsKeptItems: 200,000 CF.ADD and 100,000 CF.DEL on
+//     CF.RESERVE k 1000 EXPANSION 2, every kept item found, also after a
+//     restart and in another server loaded with CF.LOADCHUNK). Lists of
+//     stages loaded from format 2 keep the hazard that made them lose items
+//     (an item that is a false positive of a newer stage than its own is
+//     deleted there, taking another item's only copy): rebuild those keys
+//     from their items to be rid of it.
+
 // # Persistence
 //
 // A server holds an exclusive flock on its data directory's LOCK file from
@@ -147,8 +162,9 @@
 // # Dump format
 //
 // CF.SCANDUMP and CF.LOADCHUNK use this package's own chunks (dump.go): a
-// header chunk with the parameters and each stage's geometry and count, then
-// data chunks of at most 2^20 buckets (under 8 MiB), each with a magic and a
+// header chunk with the parameters and each stage's geometry and count (or
+// the growing table's), then data chunks of at most 2^20 buckets (about
+// 8 MiB), each with a magic and a
 // CRC-32C, read from the live filter under its writer lock. Every field is
 // checked, a malformed chunk is an error that changes nothing, and writes to
 // a key whose load is pending are refused until its last chunk arrives.

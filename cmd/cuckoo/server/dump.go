@@ -14,13 +14,17 @@ import (
 // interchangeable with them). Iterator 0 asks for the header chunk, answered
 // with iterator 1:
 //
-//	"CKCH" magic, uvarint version 2,
+//	"CKCH" magic, uvarint version 3,
 //	uvarints: capacity, bucket size, max iterations, expansion, seed,
 //	          items inserted, items deleted, stages, then for each stage its
-//	          capacity, fingerprint bits and number of fingerprints,
+//	          capacity, fingerprint bits and number of fingerprints; or, for
+//	          a growing table, 0 stages, then its level, split pointer,
+//	          entries, and stashed keys (a count, then each key's hash),
 //	u32 CRC-32C of everything before it.
 //
-// The stages' buckets, concatenated, are numbered from 0; iterator i >= 1
+// Version 2 headers (chains of stages only) still load. A growing table
+// dumps as one table of 2^level+split 8-byte words. The tables' buckets,
+// concatenated, are numbered from 0; iterator i >= 1
 // asks for the chunk that starts at bucket i-1, answered with iterator
 // i+n and the data chunk
 //
@@ -46,11 +50,13 @@ import (
 const (
 	headerMagic = "CKCH"
 	chunkMagic  = "CKCD"
-	dumpVersion = 2
-	// chunkBuckets bounds a data chunk: with at most 6 bytes a bucket, a
-	// chunk stays below 8 MiB.
-	chunkBuckets = 1 << 20
+	dumpVersion = 3
 )
+
+// chunkBuckets bounds a data chunk: with at most 8 bytes a bucket (a
+// growing table's word), a chunk stays about 8 MiB. A variable, so that
+// tests make small filters dump in several chunks.
+var chunkBuckets uint64 = 1 << 20
 
 var (
 	errInvalidPosition = replyErr("Invalid position")
@@ -94,6 +100,15 @@ func appendDesc(w opWriter, c *cuckoo) opWriter {
 		uvarint(uint64(c.p.Expansion)).uvarint(c.p.Seed).
 		uvarint(uint64(c.inserted.Load())).uvarint(uint64(c.deleted.Load()))
 	infos := stageInfos(c)
+	if t := c.table; t != nil {
+		level, split := t.Geometry()
+		stash := t.Stash()
+		w = w.uvarint(0).uvarint(uint64(level)).uvarint(split).uvarint(growTable{t}.stored()).uvarint(uint64(len(stash)))
+		for _, h := range stash {
+			w = w.uvarint(h)
+		}
+		return w
+	}
 	w = w.uvarint(uint64(len(infos)))
 	for _, si := range infos {
 		w = w.uvarint(si.capacity).uvarint(uint64(si.bits)).uvarint(si.fps)
@@ -116,13 +131,13 @@ func scanDump(c *cuckoo, iter int64) (int64, []byte) {
 	return iter + int64(n), binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
 }
 
-// dumpSpan returns the stage, first bucket and bucket count of data chunk
-// iter (>= 1), and its first bucket g across the stages; a nil stage past
+// dumpSpan returns the table, first bucket and bucket count of data chunk
+// iter (>= 1), and its first bucket g across the tables; a nil table past
 // the end.
-func dumpSpan(c *cuckoo, iter int64) (st *lockfree.Filter, first, n, g uint64) {
+func dumpSpan(c *cuckoo, iter int64) (st rawTable, first, n, g uint64) {
 	g = uint64(iter - 1)
 	var start uint64
-	for _, s := range c.list() {
+	for _, s := range c.tables() {
 		if g < start+s.Buckets() {
 			first = g - start
 			return s, first, min(chunkBuckets, s.Buckets()-first), g
@@ -155,11 +170,33 @@ func checkCRC(b []byte, magic string) ([]byte, bool) {
 	return b[len(magic):n], true
 }
 
-// filterDesc is a filter as a header or a snapshot entry describes it.
+// filterDesc is a filter as a header or a snapshot entry describes it:
+// stages, or a growing table.
 type filterDesc struct {
 	p        params
 	ins, del int64
 	stages   []stageInfo
+	grow     *growDesc
+}
+
+// growDesc is a growing table's geometry, entries and stash.
+type growDesc struct {
+	level   uint
+	split   uint64
+	entries uint64
+	stash   []uint64
+}
+
+// stored returns the entries each of d's tables holds, in order.
+func (d filterDesc) stored() []uint64 {
+	if d.grow != nil {
+		return []uint64{d.grow.entries}
+	}
+	var out []uint64
+	for _, si := range d.stages {
+		out = append(out, si.fps)
+	}
+	return out
 }
 
 // readDesc reads a filter's description (appendDesc) and checks that it can
@@ -174,6 +211,13 @@ func readDesc(r fieldReader) (filterDesc, error) {
 	d.ins = int64(r.int(1 << 62))
 	d.del = int64(r.int(1 << 62))
 	n := r.int(maxStages * 2)
+	if n == 0 {
+		g := &growDesc{level: uint(r.int(64)), split: r.uvarint(), entries: r.uvarint()}
+		for range r.int(64) {
+			g.stash = append(g.stash, r.uvarint())
+		}
+		d.grow = g
+	}
 	for range n {
 		d.stages = append(d.stages, stageInfo{capacity: r.uvarint(), bits: r.int(64), fps: r.uvarint()})
 	}
@@ -183,8 +227,15 @@ func readDesc(r fieldReader) (filterDesc, error) {
 	if err := d.p.validate(); err != nil {
 		return d, err
 	}
-	if n == 0 {
-		return d, fmt.Errorf("no stages")
+	if g := d.grow; g != nil {
+		// build checks the geometry against the parameters (Restore).
+		if d.p.Expansion == 0 || g.level > 40 || g.split >= 1<<g.level {
+			return d, fmt.Errorf("a growing table of level %d, split %d, expansion %d", g.level, g.split, d.p.Expansion)
+		}
+		if slots := (uint64(1)<<g.level + g.split) * uint64(d.p.Bucket()); g.entries > slots {
+			return d, fmt.Errorf("%d entries in %d slots", g.entries, slots)
+		}
+		return d, nil
 	}
 	for i, si := range d.stages {
 		cfg := d.p.config(si.capacity, si.bits)
@@ -208,6 +259,21 @@ func readDesc(r fieldReader) (filterDesc, error) {
 // build charges and allocates d's stages, empty, and returns the filter
 // with d's counters.
 func (d filterDesc) build(mem charger) (*cuckoo, error) {
+	if g := d.grow; g != nil {
+		c, err := newGrowing(d.p, mem)
+		if err != nil {
+			return nil, err
+		}
+		c.mem = mem
+		err = c.table.Restore(g.level, g.split, g.stash, uint64(d.ins))
+		c.mem = nil
+		if err != nil {
+			return nil, &partialCharge{err, c.sizeBytes()}
+		}
+		c.inserted.Store(d.ins)
+		c.deleted.Store(d.del)
+		return c, nil
+	}
 	var have uint64
 	for _, si := range d.stages {
 		n, err := lockfree.Size(d.p.config(si.capacity, si.bits))
@@ -252,7 +318,7 @@ func beginLoad(header []byte, mem charger, release func(uint64)) (*cuckoo, error
 		return nil, errInvalidHeader
 	}
 	r := &opReader{b: body}
-	if v := r.uvarint(); v != dumpVersion {
+	if v := r.uvarint(); v != dumpVersion && v != 2 {
 		if r.err == nil {
 			return nil, replyErr(fmt.Sprintf("ERR Couldn't create filter: dump format version %d, this server reads %d", v, dumpVersion))
 		}
@@ -270,12 +336,9 @@ func beginLoad(header []byte, mem charger, release func(uint64)) (*cuckoo, error
 		}
 		return nil, err
 	}
-	ls := &loadState{}
-	for _, st := range c.list() {
+	ls := &loadState{fps: d.stored()}
+	for _, st := range c.tables() {
 		ls.total += st.Buckets()
-	}
-	for _, si := range d.stages {
-		ls.fps = append(ls.fps, si.fps)
 	}
 	c.load = ls
 	return c, nil
@@ -304,7 +367,7 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 		return fmt.Errorf("ERR Couldn't load chunk: %d buckets at %d with iterator %d", n, g, iter)
 	}
 	var start uint64
-	for i, st := range c.list() {
+	for i, st := range c.tables() {
 		if g >= start+st.Buckets() {
 			start += st.Buckets()
 			continue
@@ -321,7 +384,7 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 		if rr.Len() != 0 {
 			return replyErr("ERR Couldn't load chunk: trailing bytes")
 		}
-		have := st.Len() + fps
+		have := st.stored() + fps
 		if have > ls.fps[i] || first+n == st.Buckets() && have != ls.fps[i] {
 			return fmt.Errorf("ERR Couldn't load chunk: stage %d would hold %d fingerprints, the header says %d", i, have, ls.fps[i])
 		}

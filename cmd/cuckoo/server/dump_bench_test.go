@@ -13,7 +13,7 @@ import (
 // at 168 MB).
 func BenchmarkScanDump(b *testing.B) {
 	for _, capacity := range []uint64{20_000_000, 80_000_000} {
-		p := params{Capacity: capacity, BucketSize: 4, MaxIter: 20, Expansion: 1, Seed: 1}
+		p := params{Capacity: capacity, BucketSize: 4, MaxIter: 20, Expansion: 0, Seed: 1} // one fixed stage
 		c, err := newCuckoo(p, func(_, _ uint64) error { return nil })
 		if err != nil {
 			b.Fatal(err)

@@ -3,15 +3,42 @@ package server
 import (
 	"fmt"
 	"testing"
+
+	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
-// dumpOf returns the header and data chunks of a small filter grown to a
-// few stages, as CF.SCANDUMP answers them, with their iterators.
-func dumpOf(t testing.TB) (chunks [][]byte, iters []int64) {
-	p := params{Capacity: 64, BucketSize: 4, MaxIter: 20, Expansion: 2, Seed: 42}
-	c, err := newCuckoo(p, func(_, _ uint64) error { return nil })
+// smallChunks makes dumps cut chunks of 16 buckets for the rest of a test.
+func smallChunks(t testing.TB) {
+	old := chunkBuckets
+	chunkBuckets = 16
+	t.Cleanup(func() { chunkBuckets = old })
+}
+
+// newChain returns a filter that is a chain of stages, as format-2 dumps and
+// snapshots load: new keys are growing tables, so it is built by hand.
+func newChain(t testing.TB, p params) *cuckoo {
+	st, err := lockfree.New(p.stageConfig(0))
 	if err != nil {
 		t.Fatal(err)
+	}
+	c := &cuckoo{p: p}
+	c.stages.Store(&[]*lockfree.Filter{st})
+	return c
+}
+
+// dumpOf returns the header and data chunks of a small filter of 300 items,
+// as CF.SCANDUMP answers them, with their iterators: a growing table in
+// chunks of 16 buckets (smallChunks), or a chain grown to a few stages.
+func dumpOf(t testing.TB, chain bool) (chunks [][]byte, iters []int64) {
+	p := params{Capacity: 64, BucketSize: 4, MaxIter: 20, Expansion: 2, Seed: 42}
+	var c *cuckoo
+	if chain {
+		c = newChain(t, p)
+	} else {
+		var err error
+		if c, err = newCuckoo(p, func(_, _ uint64) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i := range 300 {
 		if _, err := c.add([]byte(fmt.Sprint("item", i)), false, false, func(_, _ uint64) error { return nil }); err != nil {
@@ -33,9 +60,14 @@ func dumpOf(t testing.TB) (chunks [][]byte, iters []int64) {
 // loader: never a panic; a refused header charges nothing; an accepted one
 // charges exactly its stages; a refused chunk changes nothing.
 func FuzzLoadChunk(f *testing.F) {
-	chunks, iters := dumpOf(f)
-	for i := 1; i < len(chunks); i++ {
-		f.Add(chunks[0], chunks[i], iters[i])
+	smallChunks(f)
+	var chunks [][]byte
+	var iters []int64
+	for _, chain := range []bool{false, true} {
+		chunks, iters = dumpOf(f, chain)
+		for i := 1; i < len(chunks); i++ {
+			f.Add(chunks[0], chunks[i], iters[i])
+		}
 	}
 	f.Add(chunks[0], []byte("CKCD"), int64(2))
 	f.Fuzz(func(t *testing.T, header, chunk []byte, iter int64) {
@@ -58,14 +90,14 @@ func FuzzLoadChunk(f *testing.F) {
 			}
 		}
 		var lens []uint64
-		for _, s := range c.list() {
-			lens = append(lens, s.Len())
+		for _, s := range c.tables() {
+			lens = append(lens, s.stored())
 		}
 		next := c.load.next
 		if err := loadChunk(c, iter, chunk); err != nil {
-			for i, s := range c.list() {
-				if s.Len() != lens[i] {
-					t.Fatalf("a refused chunk changed stage %d: %d fingerprints, was %d", i, s.Len(), lens[i])
+			for i, s := range c.tables() {
+				if s.stored() != lens[i] {
+					t.Fatalf("a refused chunk changed stage %d: %d fingerprints, was %d", i, s.stored(), lens[i])
 				}
 			}
 			if c.load == nil || c.load.next != next {
@@ -78,7 +110,14 @@ func FuzzLoadChunk(f *testing.F) {
 // TestLoadChunkRoundTrip loads a dump into a fresh filter: the same
 // fingerprints in every bucket, the load complete after the last chunk.
 func TestLoadChunkRoundTrip(t *testing.T) {
-	chunks, iters := dumpOf(t)
+	smallChunks(t)
+	for _, chain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chain=%v", chain), func(t *testing.T) { loadChunkRoundTrip(t, chain) })
+	}
+}
+
+func loadChunkRoundTrip(t *testing.T, chain bool) {
+	chunks, iters := dumpOf(t, chain)
 	st := newStore(0, 1<<30)
 	c, err := beginLoad(chunks[0], st.charge, st.release)
 	if err != nil {
@@ -100,7 +139,7 @@ func TestLoadChunkRoundTrip(t *testing.T) {
 			t.Fatalf("item%d missing", i)
 		}
 	}
-	if len(c.list()) < 3 {
-		t.Errorf("%d stages; the dump was meant to cover several", len(c.list()))
+	if c.filters() < 3 || len(chunks) < 4 || (c.table != nil) == chain {
+		t.Errorf("%d stages in %d chunks, growing table %v; the dump was meant to cover several", c.filters(), len(chunks), c.table != nil)
 	}
 }

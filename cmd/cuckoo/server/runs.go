@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
 // A range of a stage's buckets, as dump chunks and snapshots store it: runs
@@ -15,8 +13,9 @@ import (
 //	repeated until the range is covered:
 //	  uvarint  empty buckets
 //	  uvarint  literal buckets k
-//	  k × w    bytes: each bucket's fingerprint bits (lockfree's BucketBits),
-//	           little-endian in w = ceil(b·f/8) bytes
+//	  k × w    bytes: each bucket's word, little-endian in w bytes: a
+//	           lock-free stage's fingerprint bits (BucketBits) in
+//	           ceil(b·f/8) bytes, a growing table's word in 8
 //
 // so an empty or sparse filter costs almost nothing to dump or save, and a
 // full one w bytes a bucket. Runs are read straight from the live stage,
@@ -26,7 +25,7 @@ import (
 const runsBlock = 1 << 16
 
 // appendRuns appends the runs of buckets [first, first+n) of st.
-func appendRuns(dst []byte, st *lockfree.Filter, first, n uint64) []byte {
+func appendRuns(dst []byte, st rawTable, first, n uint64) []byte {
 	w := st.BucketBytes()
 	end := first + n
 	for i := first; i < end; {
@@ -51,7 +50,7 @@ func appendRuns(dst []byte, st *lockfree.Filter, first, n uint64) []byte {
 }
 
 // writeRuns streams every bucket of st to w as runs.
-func writeRuns(w io.Writer, st *lockfree.Filter, buf []byte) ([]byte, error) {
+func writeRuns(w io.Writer, st rawTable, buf []byte) ([]byte, error) {
 	for first := uint64(0); first < st.Buckets(); first += runsBlock {
 		buf = appendRuns(buf[:0], st, first, min(runsBlock, st.Buckets()-first))
 		if _, err := w.Write(buf); err != nil {
@@ -75,11 +74,8 @@ var errRuns = errors.New("bad bucket runs")
 // checks them. It returns the fingerprints the range holds. A malformed
 // range is an error wrapping errRuns; with apply, st may then hold part of
 // it, so callers that must change nothing check first.
-func readRuns(r byteReader, st *lockfree.Filter, first, n uint64, apply bool) (uint64, error) {
+func readRuns(r byteReader, st rawTable, first, n uint64, apply bool) (uint64, error) {
 	w := st.BucketBytes()
-	f := uint(st.FingerprintBits())
-	slots := uint(st.BucketSize())
-	valid := uint64(1)<<(f*slots) - 1
 	var fps uint64
 	var b [8]byte
 	for i, end := first, first+n; i < end; {
@@ -100,14 +96,11 @@ func readRuns(r byteReader, st *lockfree.Filter, first, n uint64, apply bool) (u
 				return 0, fmt.Errorf("%w: %v", errRuns, err)
 			}
 			v := binary.LittleEndian.Uint64(b[:])
-			if v&^valid != 0 {
-				return 0, fmt.Errorf("%w: bucket %d has bits beyond its fingerprints", errRuns, i)
+			k, err := st.entries(v)
+			if err != nil {
+				return 0, fmt.Errorf("%w: bucket %d: %v", errRuns, i, err)
 			}
-			for j := range slots {
-				if v>>(j*f)&(1<<f-1) != 0 {
-					fps++
-				}
-			}
+			fps += k
 			if apply {
 				if err := st.SetBucketBits(i, v); err != nil {
 					return 0, err

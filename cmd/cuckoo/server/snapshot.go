@@ -14,7 +14,8 @@ import (
 
 // A snapshot is the key space in one file, streamed from the live filters:
 //
-//	"CKSNAP02"  magic
+//	"CKSNAP03"  magic ("CKSNAP02", whose filters are all chains of
+//	            stages, reads the same way)
 //	u64         generation G: the snapshot stands for the logs before
 //	            appendonly.G.log and part of that log (below)
 //	per key:
@@ -25,8 +26,9 @@ import (
 //	            every op that starts at or after it
 //	  uvarints  the filter's description, as in a dump header (dump.go):
 //	            parameters, items inserted and deleted, and each stage's
-//	            capacity, fingerprint bits and fingerprints
-//	  runs      each stage's buckets, in order (runs.go)
+//	            capacity, fingerprint bits and fingerprints, or a growing
+//	            table's geometry, entries and stash
+//	  runs      each table's buckets, in order (runs.go)
 //	  uvarint   0, or 1 for a CF.LOADCHUNK in progress, then the next bucket
 //	            it expects and each stage's fingerprints as its header said
 //	byte        0
@@ -60,7 +62,8 @@ import (
 const (
 	snapName    = "snapshot.cks"
 	snapTmp     = "snapshot.tmp"
-	snapMagic   = "CKSNAP02"
+	snapMagic   = "CKSNAP03"
+	snapMagicV2 = "CKSNAP02"
 	snapMagicV1 = "CKSNAP01"
 	// maxSnapKey bounds a key's length in a snapshot; longer is corruption.
 	maxSnapKey = 1 << 30
@@ -190,7 +193,7 @@ func writeEntry(w io.Writer, key string, pos uint64, c *cuckoo, buf []byte) ([]b
 	if _, err := w.Write(e); err != nil {
 		return buf, err
 	}
-	for _, st := range c.list() {
+	for _, st := range c.tables() {
 		var err error
 		if buf, err = writeRuns(w, st, buf); err != nil {
 			return buf, err
@@ -245,7 +248,7 @@ func readSnapshotFile(path string) (gen uint64, entries []snapEntry, fuzzy bool,
 		return 0, nil, false, err
 	}
 	magic := make([]byte, len(snapMagic))
-	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != snapMagic {
+	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != snapMagic && string(magic) != snapMagicV2 {
 		if string(magic) == snapMagicV1 {
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -291,7 +294,7 @@ func corruptFile(path, format string, args ...any) error {
 	return fmt.Errorf("%s: %w: %s", path, ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
-// readEntries decodes a version 2 snapshot after its magic.
+// readEntries decodes a version 2 or 3 snapshot after its magic.
 func readEntries(br *bufio.Reader) (uint64, []snapEntry, error) {
 	var g [8]byte
 	if _, err := io.ReadFull(br, g[:]); err != nil {
@@ -324,20 +327,21 @@ func readEntries(br *bufio.Reader) (uint64, []snapEntry, error) {
 		if err != nil {
 			return 0, nil, fmt.Errorf("key %q: %v", key, err)
 		}
-		for i, st := range c.list() {
+		stored := d.stored()
+		for i, st := range c.tables() {
 			fps, err := readRuns(br, st, 0, st.Buckets(), true)
 			if err != nil {
 				return 0, nil, fmt.Errorf("key %q: stage %d: %v", key, i, err)
 			}
-			if fps != d.stages[i].fps {
-				return 0, nil, fmt.Errorf("key %q: stage %d holds %d fingerprints, its description %d", key, i, fps, d.stages[i].fps)
+			if fps != stored[i] {
+				return 0, nil, fmt.Errorf("key %q: stage %d holds %d fingerprints, its description %d", key, i, fps, stored[i])
 			}
 		}
 		switch r.uvarint() {
 		case 0:
 		case 1:
 			ls := &loadState{next: r.uvarint()}
-			for _, st := range c.list() {
+			for _, st := range c.tables() {
 				ls.total += st.Buckets()
 				ls.fps = append(ls.fps, r.uvarint())
 			}
