@@ -25,9 +25,11 @@ type Config struct {
 	MaxKicks int
 	// Seed seeds the key hash.
 	Seed uint64
-	// Reserve, if set, is called with the bytes of a new segment before it
-	// is allocated; an error stops the growth (the insert still succeeds if
-	// there is room, and otherwise returns the error).
+	// Reserve, if set, is called with the bytes of every allocation after
+	// New's own (which Size returns, for the caller to charge first) before
+	// it is made: a segment added by growth, or by Restore. An error stops
+	// the growth (the insert still succeeds if there is room, and otherwise
+	// returns the error).
 	Reserve func(bytes uint64) error
 }
 
@@ -104,9 +106,7 @@ func New(cfg Config) (*Filter, error) {
 	f := &Filter{shape: shape, lanes: shape.Lanes(), cfg: cfg, initial: uint64(buckets), maxKicks: cfg.MaxKicks}
 	g := linhash.NewGeometry(f.initial)
 	f.level0 = g.Level
-	if err := f.reset(g); err != nil {
-		return nil, err
-	}
+	f.reset(g, false) // cannot fail: nothing is charged
 	return f, nil
 }
 
@@ -131,16 +131,17 @@ func wordsFor(g linhash.Geometry) uint64 {
 	return (g.Buckets() + 1<<shift - 1) >> shift << shift
 }
 
-// reset empties the filter and gives it geometry g: with fresh segments,
-// charged beyond what it has (the first time, all of them). Writers only.
-func (f *Filter) reset(g linhash.Geometry) error {
+// reset empties the filter and gives it geometry g, with fresh segments;
+// with charge, those beyond what it had are charged through Reserve first.
+// Writers only.
+func (f *Filter) reset(g linhash.Geometry, charge bool) error {
 	shift := segShiftFor(g.Level)
 	n := (g.Buckets() + 1<<shift - 1) >> shift
 	var have uint64
 	if d := f.dir.Load(); d != nil {
 		have = uint64(len(d.segs)) << d.shift
 	}
-	if need := n << shift; f.cfg.Reserve != nil && need > have {
+	if need := n << shift; charge && f.cfg.Reserve != nil && need > have {
 		if err := f.cfg.Reserve((need - have) * 8); err != nil {
 			return err
 		}
@@ -324,5 +325,5 @@ func (f *Filter) Tails() []uint64 {
 func (f *Filter) Reset() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.reset(linhash.NewGeometry(f.initial))
+	return f.reset(linhash.NewGeometry(f.initial), false)
 }

@@ -58,7 +58,7 @@ func (f *Filter) Restore(level uint, split uint64, stash []uint64, items uint64)
 	case f.items.Load() != 0 || f.entries.Load() != 0:
 		return fmt.Errorf("growing: Restore of a filter in use")
 	}
-	if err := f.reset(linhash.At(level, split)); err != nil {
+	if err := f.reset(linhash.At(level, split), true); err != nil {
 		return err
 	}
 	s := append([]uint64{}, stash...)
