@@ -12,10 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/hashing"
 	"github.com/cuckoohash/cuckoo/internal/modeltest"
 )
 
@@ -715,5 +717,363 @@ func TestReadReaderError(t *testing.T) {
 		if !errors.Is(err, boom) {
 			t.Fatalf("ReadScalable failing after %d bytes: %v, want it to wrap %q", n, err, boom)
 		}
+	}
+}
+
+// Offsets of the Scalable header fields, format version 2
+// (scalable_format.go).
+const (
+	soffBucket    = 7
+	soffSlotBits  = 8
+	soffFPBits    = 9
+	soffLevel     = 10
+	soffReserved  = 11
+	soffKicks     = 12
+	soffCapacity  = 16
+	soffRate      = 24
+	soffSeed      = 32
+	soffSplit     = 40
+	soffGrowth    = 48
+	soffStashed   = 52
+	soffItems     = 56
+	sheaderSize   = 64
+	stashHashSize = 8
+)
+
+// scalableLayout is where the parts of a Scalable encoding lie.
+type scalableLayout struct {
+	b, w, fp     uint   // bucket size, slot bits, fingerprint bits
+	buckets      uint64 // 2^level + split
+	tableEnd     int    // the offset after the packed table
+	stashEnd     int    // the offset after the stashed hashes
+	entries      uint64
+	initialLevel uint
+}
+
+func layoutOf(t *testing.T, s *filter.Scalable, enc []byte) scalableLayout {
+	t.Helper()
+	l := scalableLayout{
+		b: uint(enc[soffBucket]), w: uint(enc[soffSlotBits]), fp: uint(enc[soffFPBits]),
+		buckets: 1<<enc[soffLevel] + binary.LittleEndian.Uint64(enc[soffSplit:]),
+		entries: s.Entries(),
+	}
+	if l.buckets != s.Buckets() {
+		t.Fatalf("the header describes %d buckets, the filter has %d", l.buckets, s.Buckets())
+	}
+	l.tableEnd = sheaderSize + int((l.buckets*uint64(l.b*l.w)+7)/8)
+	l.stashEnd = l.tableEnd + stashHashSize*s.Stashed()
+	if l.stashEnd+4 != len(enc) {
+		t.Fatalf("%d bytes, the layout gives %d", len(enc), l.stashEnd+4)
+	}
+	return l
+}
+
+// slot returns slot i of the packed table (bucket i/b, slot i%b).
+func (l scalableLayout) slot(enc []byte, i uint64) uint64 {
+	var v uint64
+	for bit := range uint64(l.w) {
+		off := uint64(sheaderSize)*8 + i*uint64(l.w) + bit
+		v |= uint64(enc[off/8]>>(off%8)&1) << bit
+	}
+	return v
+}
+
+// setSlot returns a func that sets slot i of the packed table to v.
+func (l scalableLayout) setSlot(i, v uint64) func([]byte) {
+	return func(enc []byte) {
+		for bit := range uint64(l.w) {
+			off := uint64(sheaderSize)*8 + i*uint64(l.w) + bit
+			enc[off/8] = enc[off/8]&^(1<<(off%8)) | byte(v>>bit&1)<<(off%8)
+		}
+	}
+}
+
+// findSlot returns the first slot for which ok holds.
+func (l scalableLayout) findSlot(t *testing.T, enc []byte, ok func(v uint64) bool) uint64 {
+	t.Helper()
+	for i := range l.buckets * uint64(l.b) {
+		if ok(l.slot(enc, i)) {
+			return i
+		}
+	}
+	t.Fatal("no slot of the wanted kind")
+	return 0
+}
+
+// scalableBase returns a Scalable grown from 100 keys to 3000 with every
+// third key deleted, and its encoding. At a rate of 0.1 its slots have 4
+// tail bits, so the growth has copied old entries; its 28 initial buckets
+// are not a power of two, so the header can claim fewer buckets at the
+// initial level.
+func scalableBase(t *testing.T) (*filter.Scalable, []byte) {
+	s := mustScalable(t, filter.ScalableConfig{InitialCapacity: 100, BucketSize: 4, FalsePositiveRate: 0.1, Seed: 11})
+	ks := keys(3000, 11)
+	for _, k := range ks {
+		mustInsert(t, s, k)
+	}
+	for i := 0; i < len(ks); i += 3 {
+		if !s.Delete(ks[i]) {
+			t.Fatalf("delete %d found nothing", i)
+		}
+	}
+	return s, mustMarshal(t, s)
+}
+
+// scalableOddBase returns an encoding whose packed table ends inside a
+// byte: 2 slots of 13 bits a bucket, a bucket count not a multiple of 4.
+func scalableOddBase(t *testing.T) (*filter.Scalable, []byte) {
+	s := mustScalable(t, filter.ScalableConfig{InitialCapacity: 30, BucketSize: 2, Seed: 12})
+	for i := 0; i < 100 || s.Slots()*uint64(s.SlotBits())%8 == 0; i++ {
+		mustInsert(t, s, fmt.Appendf(nil, "odd-%d", i))
+	}
+	return s, mustMarshal(t, s)
+}
+
+// scalableStashBase returns a small filter with 3 keys stashed, and its
+// encoding (the filter of FuzzDecode's seed scalable-v2-b2-stash): keys
+// that share a fingerprint and one bucket pair, away from the buckets the
+// splits of an insert reach, with tails that differ.
+func scalableStashBase(t *testing.T) (*filter.Scalable, []byte) {
+	restore := filter.SetHash(func(key []byte, seed uint64) uint64 {
+		h := hashing.Key(key, seed)
+		if bytes.HasPrefix(key, collide) {
+			return 0x12345678<<32 | h&0x7f<<10 | 20
+		}
+		return h
+	})
+	defer restore()
+	s := mustScalable(t, filter.ScalableConfig{InitialCapacity: 50, BucketSize: 2, FalsePositiveRate: 0.1, Seed: 1})
+	for _, k := range keys(35, 1) {
+		mustInsert(t, s, k)
+	}
+	for i := 0; s.Stashed() < 3; i++ {
+		if err := s.Insert(fmt.Appendf(collide[:len(collide):len(collide)], "%d", i)); err != nil && !errors.Is(err, filter.ErrFull) {
+			t.Fatal(err)
+		}
+		if i == 1000 {
+			t.Fatalf("1000 colliding keys stashed %d", s.Stashed())
+		}
+	}
+	enc := mustMarshal(t, s)
+	if seed, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzDecode", "scalable-v2-b2-stash")); err != nil ||
+		!bytes.Contains(seed, []byte(strconv.Quote(string(enc)))) {
+		t.Errorf("the seed scalable-v2-b2-stash is not this filter's encoding (%v)", err)
+	}
+	return s, enc
+}
+
+// decodeScalable runs both Scalable decoders on data.
+func decodeScalable(data []byte) (readErr, unmarshalErr error) {
+	_, readErr = filter.ReadScalable(bytes.NewReader(data))
+	var s filter.Scalable
+	unmarshalErr = s.UnmarshalBinary(data)
+	return readErr, unmarshalErr
+}
+
+// TestDecodeScalableErrors corrupts a valid encoding of a grown Scalable one
+// field at a time, recomputing the checksum so that the check aimed at is
+// the one that fails, and matches the decoders' messages.
+func TestDecodeScalableErrors(t *testing.T) {
+	s, enc := scalableBase(t)
+	l := layoutOf(t, s, enc)
+	level := uint(enc[soffLevel])
+	split := binary.LittleEndian.Uint64(enc[soffSplit:])
+	k := l.w - l.fp // the tail field
+	if level < 5 || split == 0 || s.Entries() == s.Len() {
+		t.Fatalf("base: level %d, split %d, %d entries for %d keys: want a grown filter with copies", level, split, s.Entries(), s.Len())
+	}
+	empty := l.findSlot(t, enc, func(v uint64) bool { return v == 0 })
+	// A used slot with a tail bit below its stop bit: flipping that bit
+	// leaves a valid slot, which only the checksum catches.
+	tailed := l.findSlot(t, enc, func(v uint64) bool { return v&(1<<k-1) > 1 })
+	oddS, odd := scalableOddBase(t)
+	oddL := layoutOf(t, oddS, odd)
+	lastBits := oddL.buckets * uint64(oddL.b*oddL.w) % 8
+	if lastBits == 0 {
+		t.Fatal("the odd base fills its last byte")
+	}
+	stashS, stash := scalableStashBase(t)
+	stashL := layoutOf(t, stashS, stash)
+	// shape gives the slot and fingerprint bits a configuration needs.
+	shape := func(b int, rate float64) string {
+		s := mustScalable(t, filter.ScalableConfig{InitialCapacity: 1, BucketSize: b, FalsePositiveRate: rate})
+		return fmt.Sprintf("want %d and %d", s.SlotBits(), s.FingerprintBits())
+	}
+	slots := func(w, f uint) string { return fmt.Sprintf("%d-bit slots with %d-bit fingerprints, ", w, f) }
+
+	cases := []corruptCase{
+		{"magic", edit(enc, put8(0, 'X')), `bad magic "XKOO"`},
+		{"version=0", edit(enc, put16(offVersion, 0)), "Scalable format version 0, this package reads 2"},
+		{"version=7", edit(enc, put16(offVersion, 7)), "Scalable format version 7, this package reads 2"},
+		{"kind=0", edit(enc, put8(offKind, 0)), "kind 0 is not a Scalable (2)"},
+		{"kind=filter", edit(enc, put8(offKind, 1)), "kind 1 is not a Scalable (2)"},
+		{"bucket=0", edit(enc, put8(soffBucket, 0)), "BucketSize:0 MaxKicks:500 Seed:11} is not in canonical form"},
+		{"bucket=3", edit(enc, put8(soffBucket, 3)), "header: filter: ScalableConfig.BucketSize is 3: it must be 2, 4 or 8"},
+		{"bucket=2", edit(enc, put8(soffBucket, 2)), slots(l.w, l.fp) + shape(2, 0.1)},
+		{"slot bits+1", edit(enc, put8(soffSlotBits, byte(l.w+1))), slots(l.w+1, l.fp) + shape(4, 0.1)},
+		{"slot bits=0", edit(enc, put8(soffSlotBits, 0)), slots(0, l.fp) + shape(4, 0.1)},
+		{"fingerprint bits+1", edit(enc, put8(soffFPBits, byte(l.fp+1))), slots(l.w, l.fp+1) + shape(4, 0.1)},
+		{"fingerprint bits=0", edit(enc, put8(soffFPBits, 0)), slots(l.w, 0) + shape(4, 0.1)},
+		{"level below initial", edit(enc, put8(soffLevel, 3)), "level 3 and split"},
+		{"level=41", edit(enc, put8(soffLevel, 41)), "level 41 and split"},
+		{"level=255", edit(enc, put8(soffLevel, 255)), "level 255 and split"},
+		{"split=2^level", edit(enc, put64(soffSplit, 1<<level)), fmt.Sprintf("level %d and split %d, want level 4..40 and split below 2^level", level, 1<<level)},
+		{"split=max", edit(enc, put64(soffSplit, math.MaxUint64)), "split 18446744073709551615"},
+		{"fewer buckets than initial", edit(enc, func(b []byte) { b[soffLevel] = 4; put64(soffSplit, 11)(b) }), "27 buckets, fewer than the initial 28"},
+		{"reserved", edit(enc, put8(soffReserved, 1)), "reserved header byte 1, want 0"},
+		{"kicks=0", edit(enc, put32(soffKicks, 0)), "MaxKicks:0 Seed:11} is not in canonical form"},
+		{"kicks=65537", edit(enc, put32(soffKicks, 1<<16+1)), "ScalableConfig.MaxKicks is 65537: it must be in 1..65536"},
+		{"rate=0", edit(enc, put64(soffRate, 0)), "FalsePositiveRate:0 Growth:2 BucketSize:4 MaxKicks:500 Seed:11} is not in canonical form"},
+		{"rate=1", edit(enc, put64(soffRate, math.Float64bits(1))), "ScalableConfig.FalsePositiveRate is 1: it must be in (0, 1)"},
+		{"rate=NaN", edit(enc, put64(soffRate, math.Float64bits(math.NaN()))), "ScalableConfig.FalsePositiveRate is NaN"},
+		{"rate=-0.01", edit(enc, put64(soffRate, math.Float64bits(-0.01))), "ScalableConfig.FalsePositiveRate is -0.01"},
+		{"rate=0.001", edit(enc, put64(soffRate, math.Float64bits(0.001))), slots(l.w, l.fp) + shape(4, 0.001)},
+		{"initial capacity=0", edit(enc, put64(soffCapacity, 0)), "ScalableConfig.InitialCapacity is 0"},
+		{"initial capacity=10^6", edit(enc, put64(soffCapacity, 1e6)), fmt.Sprintf("level %d and split %d, want level 18..40", level, split)},
+		{"initial capacity=max", edit(enc, put64(soffCapacity, math.MaxUint64)), "more than the largest table holds"},
+		{"growth=0", edit(enc, put32(soffGrowth, 0)), "Growth:0 BucketSize:4 MaxKicks:500 Seed:11} is not in canonical form"},
+		{"growth=1025", edit(enc, put32(soffGrowth, 1025)), "ScalableConfig.Growth is 1025: it must be in 1..1024"},
+		{"stashed=65", edit(enc, put32(soffStashed, 65)), "65 stashed keys, at most 64"},
+		{"stashed=max", edit(enc, put32(soffStashed, math.MaxUint32)), "4294967295 stashed keys"},
+		{"stashed+1", edit(enc, put32(soffStashed, 1)), "data ends inside the stash"},
+		{"items>entries", edit(enc, put64(soffItems, l.entries+1)), fmt.Sprintf("%d keys held in %d entries", l.entries+1, l.entries)},
+		{"items=max", edit(enc, put64(soffItems, math.MaxUint64)), fmt.Sprintf("18446744073709551615 keys held in %d entries", l.entries)},
+		{"slot without fingerprint", edit(enc, l.setSlot(empty, 1<<(k-1))),
+			fmt.Sprintf("bucket %d slot %d: %#x has no fingerprint or no tail stop bit", empty/uint64(l.b), empty%uint64(l.b), 1<<(k-1))},
+		{"slot without stop bit", edit(enc, l.setSlot(empty, 1<<k)),
+			fmt.Sprintf("bucket %d slot %d: %#x has no fingerprint or no tail stop bit", empty/uint64(l.b), empty%uint64(l.b), 1<<k)},
+		{"bits after the last bucket", edit(odd, put8(oddL.tableEnd-1, odd[oddL.tableEnd-1]|0x80)), "nonzero bits after the last bucket"},
+		{"lowest bit after the last bucket", edit(odd, put8(oddL.tableEnd-1, odd[oddL.tableEnd-1]|1<<lastBits)), "nonzero bits after the last bucket"},
+		{"checksum of a slot", func() []byte {
+			b := bytes.Clone(enc)
+			l.setSlot(tailed, l.slot(enc, tailed)^1)(b)
+			return b
+		}(), "scalable checksum"},
+		{"checksum of the stash", func() []byte { b := bytes.Clone(stash); b[stashL.tableEnd+3] ^= 8; return b }(), "scalable checksum"},
+		{"checksum of the header", func() []byte { b := bytes.Clone(enc); b[soffSeed] ^= 1; return b }(), "scalable checksum"},
+		{"checksum of the growth", func() []byte { b := bytes.Clone(enc); b[soffGrowth] ^= 1; return b }(), "scalable checksum"},
+		{"checksum itself", func() []byte { b := bytes.Clone(enc); b[len(b)-1] ^= 0x80; return b }(), "scalable checksum"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			readErr, unmarshalErr := decodeScalable(c.data)
+			wantCorruptMsg(t, "ReadScalable", readErr, c.want)
+			wantCorruptMsg(t, "UnmarshalBinary", unmarshalErr, c.want)
+		})
+	}
+
+	// Format version 1 is refused with its own error, not as corruption.
+	v1 := edit(enc, put16(offVersion, 1))
+	readErr, unmarshalErr := decodeScalable(v1)
+	for name, err := range map[string]error{"ReadScalable": readErr, "UnmarshalBinary": unmarshalErr} {
+		if !errors.Is(err, filter.ErrOldFormat) || errors.Is(err, filter.ErrCorrupt) {
+			t.Errorf("%s of version 1: %v, want ErrOldFormat", name, err)
+		}
+	}
+	// A Filter decoder refuses a Scalable. (It checks the version before
+	// the kind, so it says "format version 2, this package reads 1" rather
+	// than that the data is not a Filter.)
+	readErr, unmarshalErr = decodeFilter(enc)
+	wantCorrupt(t, "Read of a Scalable", readErr)
+	wantCorrupt(t, "Filter.UnmarshalBinary of a Scalable", unmarshalErr)
+	// Trailing bytes: ReadScalable leaves them, UnmarshalBinary refuses.
+	var u filter.Scalable
+	wantCorruptMsg(t, "UnmarshalBinary with trailing bytes", u.UnmarshalBinary(append(bytes.Clone(enc), 0, 0, 0)), "3 bytes after the filter")
+	wantCorruptMsg(t, "UnmarshalBinary with a trailing byte", u.UnmarshalBinary(append(bytes.Clone(stash), 0)), "1 bytes after the filter")
+	if _, err := filter.ReadScalable(bytes.NewReader(append(bytes.Clone(enc), 0, 0, 0))); err != nil {
+		t.Errorf("ReadScalable with trailing bytes: %v", err)
+	}
+}
+
+// TestDecodeScalableTruncated cuts encodings at every offset: both decoders
+// name the part the data ends in.
+func TestDecodeScalableTruncated(t *testing.T) {
+	for name, build := range map[string]func(*testing.T) (*filter.Scalable, []byte){
+		"grown": scalableBase, "odd": scalableOddBase, "stash": scalableStashBase,
+	} {
+		s, enc := build(t)
+		l := layoutOf(t, s, enc)
+		for n := range len(enc) {
+			part := "scalable header"
+			switch {
+			case n >= l.stashEnd:
+				part = "scalable checksum"
+			case n >= l.tableEnd:
+				part = "stash"
+			case n >= sheaderSize:
+				part = "table"
+			}
+			readErr, unmarshalErr := decodeScalable(enc[:n])
+			what := fmt.Sprintf("%s: %%s of %d of %d bytes", name, n, len(enc))
+			wantCorruptMsg(t, fmt.Sprintf(what, "ReadScalable"), readErr, "data ends inside the "+part)
+			wantCorruptMsg(t, fmt.Sprintf(what, "UnmarshalBinary"), unmarshalErr, "data ends inside the "+part)
+		}
+	}
+}
+
+// TestDecodeScalableHugeHeader gives a header that claims a table of 2^40
+// buckets (16 TiB) and then 100 bytes: decoding must fail having allocated
+// no more than a few MiB.
+func TestDecodeScalableHugeHeader(t *testing.T) {
+	s := mustScalable(t, filter.ScalableConfig{InitialCapacity: 1, BucketSize: 8, Seed: 1})
+	hdr := mustMarshal(t, s)[:sheaderSize]
+	hdr[soffLevel] = 40
+	data := append(hdr, make([]byte, 100)...)
+
+	const limit = 4 << 20
+	for name, decode := range map[string]func() error{
+		"ReadScalable": func() error { _, err := filter.ReadScalable(bytes.NewReader(data)); return err },
+		"UnmarshalBinary": func() error {
+			var s filter.Scalable
+			return s.UnmarshalBinary(data)
+		},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := decode()
+		runtime.ReadMemStats(&after)
+		wantCorruptMsg(t, name, err, "data ends inside the table")
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s of a header claiming 2^40 buckets: %d bytes allocated", name, allocated)
+		if allocated > limit {
+			t.Errorf("%s allocated %d bytes for a header claiming 2^40 buckets, more than %d", name, allocated, limit)
+		}
+	}
+}
+
+// TestDecodeSeedCorpus checks that the Scalable encodings in FuzzDecode's
+// seed corpus (testdata/fuzz/FuzzDecode/scalable-v2-*: grown filters of
+// every bucket size with deletes, and one with stashed keys) still decode,
+// so that the fuzzer starts from valid inputs of the current format.
+func TestDecodeSeedCorpus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzDecode", "scalable-v2-*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Scalable seeds for FuzzDecode: %v", err)
+	}
+	copies, stashed := false, false
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) != 2 || lines[0] != "go test fuzz v1" || !strings.HasPrefix(lines[1], "[]byte(") {
+			t.Fatalf("%s is not a fuzz corpus file of one []byte", file)
+		}
+		quoted := strings.TrimSuffix(strings.TrimPrefix(lines[1], "[]byte("), ")")
+		enc, err := strconv.Unquote(quoted)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var s filter.Scalable
+		if err := s.UnmarshalBinary([]byte(enc)); err != nil {
+			t.Fatalf("%s does not decode: %v", file, err)
+		}
+		checkDecode(t, []byte(enc))
+		copies = copies || s.Entries() > s.Len()
+		stashed = stashed || s.Stashed() > 0
+	}
+	if !copies || !stashed {
+		t.Fatalf("the seeds lack a filter with copies (%v) or one with stashed keys (%v)", copies, stashed)
 	}
 }
