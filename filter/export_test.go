@@ -3,6 +3,8 @@ package filter
 import (
 	"fmt"
 
+	"github.com/cuckoohash/cuckoo/internal/bipartite"
+
 	"github.com/cuckoohash/cuckoo/internal/hashing"
 )
 
@@ -91,8 +93,8 @@ const MaxStash = maxStash
 func (s *Scalable) CheckInvariants() error {
 	t := s.t
 	count, byTail := t.count, t.byTail
-	if t.split >= 1<<t.level || t.level < s.level0 {
-		return fmt.Errorf("level %d split %d (initial level %d)", t.level, t.split, s.level0)
+	if t.geom.Split >= 1<<t.geom.Level || t.geom.Level < s.level0 {
+		return fmt.Errorf("level %d split %d (initial level %d)", t.geom.Level, t.geom.Split, s.level0)
 	}
 	if need := (t.buckets() + 1<<t.segShift - 1) >> t.segShift; uint64(len(t.segs)) != need {
 		return fmt.Errorf("%d segments of 2^%d buckets for %d buckets", len(t.segs), t.segShift, t.buckets())
@@ -121,61 +123,22 @@ func (s *Scalable) CheckInvariants() error {
 	return nil
 }
 
-// CheckMatching checks the invariant that no false negative rests on: each
-// copy of each key in held (key -> copies) can be assigned an entry of its
-// own that matches it, a stashed hash counting as an entry. It is a
-// bipartite matching, found by augmenting paths.
+// CheckMatching checks that each copy of each key in held (key -> copies)
+// can be assigned an entry of its own that matches it, a stashed hash
+// counting as an entry (bipartite.Check).
 func (s *Scalable) CheckMatching(held map[string]int) error {
 	t := s.t
-	var copies []string
-	var edges [][]int // copy -> entry ids
-	ids := map[[2]uint64]int{}
-	id := func(a, b uint64) int {
-		k := [2]uint64{a, b}
-		if v, ok := ids[k]; ok {
-			return v
-		}
-		ids[k] = len(ids)
-		return ids[k]
-	}
-	for key, n := range held {
+	return bipartite.Check(held, func(key string) []bipartite.Entry {
 		k := t.key(s.hash([]byte(key)))
-		var e []int
+		var out []bipartite.Entry
 		for _, m := range t.matchesOf(k, nil) {
-			e = append(e, id(m.bucket, uint64(m.slot)))
+			out = append(out, bipartite.Entry{m.bucket, uint64(m.slot)})
 		}
 		for i, h := range t.stash {
 			if h == k.h {
-				e = append(e, id(1<<63, uint64(i)))
+				out = append(out, bipartite.Entry{1 << 63, uint64(i)})
 			}
 		}
-		for range n {
-			copies = append(copies, key)
-			edges = append(edges, e)
-		}
-	}
-	owner := make([]int, len(ids))
-	for i := range owner {
-		owner[i] = -1
-	}
-	var try func(c int, seen []bool) bool
-	try = func(c int, seen []bool) bool {
-		for _, e := range edges[c] {
-			if seen[e] {
-				continue
-			}
-			seen[e] = true
-			if owner[e] < 0 || try(owner[e], seen) {
-				owner[e] = c
-				return true
-			}
-		}
-		return false
-	}
-	for c := range copies {
-		if !try(c, make([]bool, len(ids))) {
-			return fmt.Errorf("copy of %q has no entry of its own (%d matching entries)", copies[c], len(edges[c]))
-		}
-	}
-	return nil
+		return out
+	})
 }

@@ -119,11 +119,12 @@ func parseHeader(b []byte) (header, error) {
 	if string(b[0:4]) != magic {
 		return h, corrupt("bad magic %q, want %q", b[0:4], magic)
 	}
-	if v := binary.LittleEndian.Uint16(b[4:]); v != formatVersion {
-		return h, corrupt("format version %d, this package reads %d", v, formatVersion)
-	}
+	// The kind first: a Scalable's version is its own.
 	if b[6] != kindFilter {
 		return h, corrupt("kind %d is not a Filter (%d)", b[6], kindFilter)
+	}
+	if v := binary.LittleEndian.Uint16(b[4:]); v != formatVersion {
+		return h, corrupt("format version %d, this package reads %d", v, formatVersion)
 	}
 	p := &h.p
 	p.slots, p.bits = uint(b[7]), uint(b[8])

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/cuckoohash/cuckoo/internal/linhash"
 )
 
 // ScalableConfig describes a Scalable filter.
@@ -43,18 +45,6 @@ const (
 	designDoublings = 15
 )
 
-// splitLoad is the load factor past which the table splits buckets, by
-// bucket size: a margin below the load at which path searches start to fail
-// (the static filter's design loads for 8-bit fingerprints, config.go),
-// since buckets not yet split in a round carry twice the keys of split ones.
-var splitLoad = map[uint]float64{2: 0.80, 4: 0.90, 8: 0.95}
-
-// growFingerprintBits is the width of the fingerprint part of a slot, the
-// part that never shrinks: it picks the key's other bucket (2^F - 1
-// choices), so it is kept at the width below which the load the path search
-// reaches falls (config.go's designLoads).
-var growFingerprintBits = map[uint]uint{2: 8, 4: 6, 8: 7}
-
 // Scalable is a cuckoo filter that grows as keys arrive, one bucket at a
 // time, and never loses a key: a key inserted k times and deleted at most k
 // times is reported present whatever else was inserted or deleted (doc.go,
@@ -75,7 +65,7 @@ func NewScalable(cfg ScalableConfig) (*Scalable, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.t = newGrowTable(s.buckets, uint(s.cfg.BucketSize), width, fpBits)
+	s.t = newGrowTable(s.buckets, linhash.NewShape(uint(s.cfg.BucketSize), width, fpBits))
 	return s, nil
 }
 
@@ -118,7 +108,7 @@ func scalableLayout(cfg ScalableConfig) (s *Scalable, width, fpBits uint, err er
 	if width, fpBits, err = scalableShape(cfg.FalsePositiveRate, b); err != nil {
 		return nil, 0, 0, err
 	}
-	buckets := math.Ceil(float64(cfg.InitialCapacity) / (float64(b) * splitLoad[b]))
+	buckets := math.Ceil(float64(cfg.InitialCapacity) / (float64(b) * linhash.SplitLoad(b)))
 	if buckets >= 1<<maxLevel {
 		return fail("filter: ScalableConfig.InitialCapacity %d: more than the largest table holds", cfg.InitialCapacity)
 	}
@@ -135,27 +125,22 @@ func scalableLayout(cfg ScalableConfig) (s *Scalable, width, fpBits uint, err er
 // over two levels), so w is the least width whose sum over designDoublings
 // generations stays below ε.
 func scalableShape(rate float64, b uint) (width, fpBits uint, err error) {
-	w := math.Ceil(math.Log2(1.5 * 2 * float64(b) * splitLoad[b] * designDoublings / rate))
+	w := math.Ceil(math.Log2(1.5 * 2 * float64(b) * linhash.SplitLoad(b) * designDoublings / rate))
 	if w > 32 {
 		return 0, 0, fmt.Errorf("filter: ScalableConfig.FalsePositiveRate %v needs %v-bit slots, more than 32", rate, w)
 	}
-	fpBits = growFingerprintBits[b]
-	width = max(uint(w), fpBits+4)
-	// A tail of maxTailBits-1 bits outlasts any growth; wider slots give
-	// the fingerprint the rest.
-	if width > fpBits+maxTailBits {
-		fpBits = width - maxTailBits
-	}
-	return width, fpBits, nil
+	width = max(uint(w), linhash.FingerprintBits(b, 0)+4)
+	return width, linhash.FingerprintBits(b, width), nil
 }
 
 func (s *Scalable) hash(key []byte) uint64       { return hashKey(key, s.cfg.Seed) }
 func (s *Scalable) hashString(key string) uint64 { return hashString(key, s.cfg.Seed) }
 
 // Insert adds key, growing the table as its load passes the split load. It
-// returns ErrFull only when the key's buckets already hold 2b copies of its
-// fingerprint (a key inserted that many times, or colliding keys), or when
-// the table has reached its largest size.
+// returns ErrFull, changing nothing, only when no path makes room and the
+// key's buckets already hold 2b copies of its fingerprint (a key inserted
+// that many times, or colliding keys) or the stash of keys that found no
+// place is full.
 func (s *Scalable) Insert(key []byte) error { return s.InsertHash(s.hash(key)) }
 
 // InsertString is Insert for a string key.
@@ -166,7 +151,9 @@ func (s *Scalable) InsertHash(h uint64) error {
 	t := s.t
 	k := t.key(h)
 	if !t.place(k, s.cfg.MaxKicks) {
-		if t.countKey(k) >= 2*int(t.slots) {
+		// Refused before anything changes: the key's buckets are full of
+		// its own fingerprint, or the stash is full.
+		if t.countKey(k) >= 2*int(t.shape.Slots) || len(t.stash) >= maxStash {
 			return ErrFull
 		}
 		// No path below the split load: rare. Splitting frees room near
@@ -181,15 +168,12 @@ func (s *Scalable) InsertHash(h uint64) error {
 			}
 		}
 		if !placed {
-			if len(t.stash) >= maxStash {
-				return ErrFull
-			}
 			t.stash = append(t.stash, h)
 		}
 	}
 	s.items++
 	grew := false
-	for float64(t.count) > splitLoad[t.slots]*float64(t.buckets()*uint64(t.slots)) && s.splitOne() {
+	for float64(t.count) > linhash.SplitLoad(t.shape.Slots)*float64(t.buckets()*uint64(t.shape.Slots)) && s.splitOne() {
 		grew = true
 	}
 	if grew && len(t.stash) > 0 {
@@ -200,7 +184,7 @@ func (s *Scalable) InsertHash(h uint64) error {
 
 // splitOne splits one bucket, unless the table is at its largest.
 func (s *Scalable) splitOne() bool {
-	if s.t.level >= maxLevel {
+	if s.t.geom.Level >= maxLevel {
 		return false
 	}
 	s.t.splitNext()
@@ -285,26 +269,26 @@ func (s *Scalable) Entries() uint64 { return s.t.count + uint64(len(s.t.stash)) 
 
 // Capacity returns the entries the table holds before it next grows.
 func (s *Scalable) Capacity() uint64 {
-	return uint64(splitLoad[s.t.slots] * float64(s.Slots()))
+	return uint64(linhash.SplitLoad(s.t.shape.Slots) * float64(s.Slots()))
 }
 
 // Slots returns the table's slots: buckets times BucketSize.
-func (s *Scalable) Slots() uint64 { return s.t.buckets() * uint64(s.t.slots) }
+func (s *Scalable) Slots() uint64 { return s.t.buckets() * uint64(s.t.shape.Slots) }
 
 // Buckets returns the table's bucket count.
 func (s *Scalable) Buckets() uint64 { return s.t.buckets() }
 
 // SlotBits returns the width of a slot: fingerprint and tail.
-func (s *Scalable) SlotBits() int { return int(s.t.bits) }
+func (s *Scalable) SlotBits() int { return int(s.t.shape.Bits) }
 
 // FingerprintBits returns the part of a slot that never shrinks.
-func (s *Scalable) FingerprintBits() int { return int(s.t.fpBits) }
+func (s *Scalable) FingerprintBits() int { return int(s.t.shape.FPBits) }
 
 // Tails returns the entries by the length of their tail: entry n holds the
 // entries that have n bits of their address beyond their bucket's level,
 // which they match keys on besides the fingerprint.
 func (s *Scalable) Tails() []uint64 {
-	return append([]uint64(nil), s.t.byTail[:s.t.tailBits]...)
+	return append([]uint64(nil), s.t.byTail[:s.t.shape.TailBits]...)
 }
 
 // Stashed returns the keys held beside the table.
@@ -327,14 +311,14 @@ func (s *Scalable) FalsePositiveRate() float64 {
 	for n, c := range t.byTail {
 		matches += float64(c) * math.Ldexp(1, -n)
 	}
-	matches *= 2 / float64(t.buckets()) / float64(t.fpMask)
+	matches *= 2 / float64(t.buckets()) / float64(t.shape.FPMask)
 	return -math.Expm1(-matches)
 }
 
 // Stages returns the doublings of the table since it was created, plus one:
 // the generations of entries it holds, each with one bit of tail less than
 // the next.
-func (s *Scalable) Stages() int { return int(s.t.level-s.level0) + 1 }
+func (s *Scalable) Stages() int { return int(s.t.geom.Level-s.level0) + 1 }
 
 // Config returns the configuration with its defaults filled in.
 func (s *Scalable) Config() ScalableConfig { return s.cfg }

@@ -3,10 +3,11 @@ package filter
 import (
 	"encoding/binary"
 	"errors"
-
 	"hash/crc32"
 	"io"
 	"math"
+
+	"github.com/cuckoohash/cuckoo/internal/linhash"
 )
 
 // The Scalable format, version 2, little-endian:
@@ -49,12 +50,12 @@ func (s *Scalable) appendHeader(b []byte) []byte {
 	t := s.t
 	b = append(b, magic...)
 	b = binary.LittleEndian.AppendUint16(b, scalableVersion)
-	b = append(b, kindScalable, byte(t.slots), byte(t.bits), byte(t.fpBits), byte(t.level), 0)
+	b = append(b, kindScalable, byte(t.shape.Slots), byte(t.shape.Bits), byte(t.shape.FPBits), byte(t.geom.Level), 0)
 	b = binary.LittleEndian.AppendUint32(b, uint32(s.cfg.MaxKicks))
 	b = binary.LittleEndian.AppendUint64(b, s.cfg.InitialCapacity)
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(s.cfg.FalsePositiveRate))
 	b = binary.LittleEndian.AppendUint64(b, s.cfg.Seed)
-	b = binary.LittleEndian.AppendUint64(b, t.split)
+	b = binary.LittleEndian.AppendUint64(b, t.geom.Split)
 	b = binary.LittleEndian.AppendUint32(b, uint32(s.cfg.Growth))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(t.stash)))
 	return binary.LittleEndian.AppendUint64(b, s.items)
@@ -218,8 +219,8 @@ func (s *Scalable) ReadFrom(r io.Reader) (int64, error) {
 	case stashed > maxStash:
 		return cr.n, corrupt("%d stashed keys, at most %d", stashed, maxStash)
 	}
-	t := newGrowTableShape(uint(cfg.BucketSize), width, fpBits)
-	t.setLevel(level, split)
+	t := newGrowTableShape(linhash.NewShape(uint(cfg.BucketSize), width, fpBits))
+	t.geom = linhash.At(level, split)
 	t.segShift = segShiftFor(level)
 	left := t.packedLen()
 	body := uint64(1) << t.segShift * uint64(t.bucketBits) / 8
@@ -266,18 +267,18 @@ func (s *Scalable) ReadFrom(r io.Reader) (int64, error) {
 // used slot has a fingerprint and a tail stop bit, and the bits past the
 // last bucket are zero.
 func (t *growTable) recount() error {
-	t.count, t.byTail = 0, [maxTailBits]uint64{}
+	t.count, t.byTail = 0, [linhash.MaxTailBits]uint64{}
 	for j := range t.buckets() {
-		for i := range t.slots {
+		for i := range t.shape.Slots {
 			s := t.slot(j, i)
 			if s == 0 {
 				continue
 			}
-			if s>>t.tailBits == 0 || s&(1<<t.tailBits-1) == 0 {
+			if !t.shape.Valid(s) {
 				return corrupt("bucket %d slot %d: %#x has no fingerprint or no tail stop bit", j, i, s)
 			}
 			t.count++
-			t.byTail[t.tailLen(s)]++
+			t.byTail[t.shape.TailLen(s)]++
 		}
 	}
 	end := t.buckets() * uint64(t.bucketBits)

@@ -3,6 +3,7 @@ package growing
 import (
 	"fmt"
 
+	"github.com/cuckoohash/cuckoo/internal/bipartite"
 	"github.com/cuckoohash/cuckoo/internal/linhash"
 )
 
@@ -62,59 +63,22 @@ func (f *Filter) CheckInvariants() error {
 }
 
 // CheckMatching checks that each copy of each key in held (key -> copies)
-// can be assigned an entry of its own that matches it (filter/doc.go): a
-// bipartite matching by augmenting paths.
+// can be assigned an entry of its own that matches it (filter/doc.go;
+// bipartite.Check).
 func (f *Filter) CheckMatching(held map[string]int) error {
-	ids := map[[2]uint64]int{}
-	id := func(a, b uint64) int {
-		k := [2]uint64{a, b}
-		if v, ok := ids[k]; ok {
-			return v
-		}
-		ids[k] = len(ids)
-		return ids[k]
-	}
-	var names []string
-	var edges [][]int
-	for key, n := range held {
+	return bipartite.Check(held, func(key string) []bipartite.Entry {
 		h := f.hash([]byte(key))
-		var e []int
+		var out []bipartite.Entry
 		for _, m := range f.matches(h, nil) {
-			e = append(e, id(m.bucket, uint64(m.slot)))
+			out = append(out, bipartite.Entry{m.bucket, uint64(m.slot)})
 		}
 		for i, x := range *f.stash.Load() {
 			if x == h {
-				e = append(e, id(1<<63, uint64(i)))
+				out = append(out, bipartite.Entry{1 << 63, uint64(i)})
 			}
 		}
-		for range n {
-			names = append(names, key)
-			edges = append(edges, e)
-		}
-	}
-	owner := make([]int, len(ids))
-	for i := range owner {
-		owner[i] = -1
-	}
-	var try func(c int, seen []bool) bool
-	try = func(c int, seen []bool) bool {
-		for _, e := range edges[c] {
-			if !seen[e] {
-				seen[e] = true
-				if owner[e] < 0 || try(owner[e], seen) {
-					owner[e] = c
-					return true
-				}
-			}
-		}
-		return false
-	}
-	for c := range names {
-		if !try(c, make([]bool, len(ids))) {
-			return fmt.Errorf("a copy of %q has no entry of its own (%d match)", names[c], len(edges[c]))
-		}
-	}
-	return nil
+		return out
+	})
 }
 
 // MaxStash is the most keys a Filter keeps beside its table.

@@ -64,8 +64,8 @@ type Filter struct {
 	entries atomic.Int64 // entries in the table, copies included
 	byTail  [linhash.MaxTailBits]atomic.Int64
 
-	mu   sync.Mutex // writers
-	path []node     // path-search scratch, under mu
+	mu   sync.Mutex     // writers
+	path []linhash.Node // path-search scratch, under mu
 }
 
 // directory is the table's segments: 2^shift buckets each.

@@ -42,15 +42,15 @@ func (f *Filter) InsertUniqueHash(h uint64) (bool, error) {
 func (f *Filter) insert(h uint64) error {
 	fp, a, b := f.shape.Key(h)
 	if !f.place(fp, a, b) {
-		if len(f.matches(h, nil)) >= 2*int(f.shape.Slots) {
+		// Refused before anything changes.
+		if len(f.matches(h, nil)) >= 2*int(f.shape.Slots) || len(*f.stash.Load()) >= maxStash {
 			return ErrFull
 		}
 		// No path below the split load: rare. Splitting frees room near
 		// the split pointer; the stash takes the key if that is not near.
 		placed := false
-		var err error
 		for range 8 {
-			if err = f.splitOne(); err != nil {
+			if f.splitOne() != nil {
 				break
 			}
 			if placed = f.place(fp, a, b); placed {
@@ -58,14 +58,7 @@ func (f *Filter) insert(h uint64) error {
 			}
 		}
 		if !placed {
-			s := *f.stash.Load()
-			if len(s) >= maxStash {
-				if err != nil {
-					return err
-				}
-				return ErrFull
-			}
-			next := append(slices.Clip(s), h)
+			next := append(slices.Clip(*f.stash.Load()), h)
 			f.stash.Store(&next)
 		}
 	}
@@ -134,31 +127,23 @@ func (f *Filter) place(fp, a, b uint64) bool {
 	return f.searchPath(g, d, j1, f.shape.Entry(fp, a, l1), j2, f.shape.Entry(fp, b, l2))
 }
 
-// node is one bucket reached by the path search: the entry in slot `slot`
-// of the parent node's bucket has this bucket as its other bucket.
-type node struct {
-	bucket uint64
-	parent int32
-	slot   uint8
-}
-
 // searchPath looks breadth first, from the full buckets j1 and j2, for a
 // chain of entries ending at a bucket with a free slot, examining at most
 // maxKicks buckets, reading only; then moves the chain from its end back
 // and stores the new entry (e1 in j1 or e2 in j2) in the freed slot.
 func (f *Filter) searchPath(g linhash.Geometry, d *directory, j1, e1, j2, e2 uint64) bool {
-	q := append(f.path[:0], node{bucket: j1, parent: -1})
+	q := append(f.path[:0], linhash.Node{Bucket: j1, Parent: -1})
 	if j2 != j1 {
-		q = append(q, node{bucket: j2, parent: -1})
+		q = append(q, linhash.Node{Bucket: j2, Parent: -1})
 	}
 	defer func() { f.path = q[:0] }()
 	for head := 0; head < len(q) && head < f.maxKicks; head++ {
-		x := q[head].bucket
+		x := q[head].Bucket
 		lx := g.LevelOf(x)
 		wx := d.word(x).Load()
 		for s := range f.shape.Slots {
 			y, _, ok := f.shape.Other(g, x, lx, f.slot(wx, s))
-			if !ok || y == x || onPath(q, head, y) {
+			if !ok || y == x || linhash.OnPath(q, head, y) {
 				continue
 			}
 			if f.freeSlot(d.word(y).Load()) >= 0 {
@@ -166,17 +151,8 @@ func (f *Filter) searchPath(g linhash.Geometry, d *directory, j1, e1, j2, e2 uin
 				return true
 			}
 			if len(q) < f.maxKicks+2 {
-				q = append(q, node{bucket: y, parent: int32(head), slot: uint8(s)})
+				q = append(q, linhash.Node{Bucket: y, Parent: int32(head), Slot: uint8(s)})
 			}
-		}
-	}
-	return false
-}
-
-func onPath(q []node, n int, y uint64) bool {
-	for ; n >= 0; n = int(q[n].parent) {
-		if q[n].bucket == y {
-			return true
 		}
 	}
 	return false
@@ -186,8 +162,8 @@ func onPath(q []node, n int, y uint64) bool {
 // entry on the chain one step on, and the new entry into the root's freed
 // slot. Each move stores the entry in its new bucket, bumps the move
 // counter, and only then clears it in its old one.
-func (f *Filter) movePath(g linhash.Geometry, d *directory, q []node, n int, s uint, y, j1, e1, e2 uint64) {
-	x := q[n].bucket
+func (f *Filter) movePath(g linhash.Geometry, d *directory, q []linhash.Node, n int, s uint, y, j1, e1, e2 uint64) {
+	x := q[n].Bucket
 	for {
 		wx := d.word(x).Load()
 		_, moved, _ := f.shape.Other(g, x, g.LevelOf(x), f.slot(wx, s))
@@ -195,11 +171,11 @@ func (f *Filter) movePath(g linhash.Geometry, d *directory, q []node, n int, s u
 		f.store(d, y, wy, f.with(wy, f.freeSlot(wy), moved))
 		f.moves.Add(1)
 		f.store(d, x, wx, f.with(wx, int(s), 0))
-		if q[n].parent < 0 {
+		if q[n].Parent < 0 {
 			break
 		}
-		p := int(q[n].parent)
-		n, y, x, s = p, x, q[p].bucket, uint(q[n].slot)
+		p := int(q[n].Parent)
+		n, y, x, s = p, x, q[p].Bucket, uint(q[n].Slot)
 	}
 	e := e2
 	if x == j1 {

@@ -12,7 +12,7 @@ type Lanes struct {
 }
 
 // Lanes returns the matcher of s's buckets. It requires Slots·Bits <= 64.
-func (s Shape) Lanes() Lanes {
+func (s *Shape) Lanes() Lanes {
 	l := Lanes{lanes: swar.New(s.Slots, s.Bits), tailBits: s.TailBits}
 	l.fp = l.lanes.Broadcast(uint32(s.FPMask << s.TailBits))
 	l.tail = l.lanes.Broadcast(uint32(1<<s.TailBits - 1))
@@ -26,13 +26,13 @@ func (s Shape) Lanes() Lanes {
 
 // Candidates returns the top bit of every entry of bucket word w whose
 // fingerprint is fp: the only ones whose tails need checking.
-func (l Lanes) Candidates(w, fp uint64) uint64 {
+func (l *Lanes) Candidates(w, fp uint64) uint64 {
 	return l.lanes.Zeros((w ^ l.lanes.Broadcast(uint32(fp<<l.tailBits))) & l.fp)
 }
 
 // Query returns what Match compares a bucket with: the key's fingerprint
 // and its address bits from the bucket's level on.
-func (l Lanes) Query(fp, v uint64, level uint) uint64 {
+func (l *Lanes) Query(fp, v uint64, level uint) uint64 {
 	return fp<<l.tailBits | v>>level&(1<<(l.tailBits-1)-1)
 }
 
@@ -41,7 +41,7 @@ func (l Lanes) Query(fp, v uint64, level uint) uint64 {
 // stop bit equal. The stop bit is the highest set bit of the tail field;
 // smearing it down gives the mask of the bits below it, lane by lane (each
 // step's mask keeps only the bits that came from the same lane).
-func (l Lanes) Match(w, q uint64) uint64 {
+func (l *Lanes) Match(w, q uint64) uint64 {
 	x := w & l.tail
 	x |= x >> 1 & l.smear[0]
 	x |= x >> 2 & l.smear[1]
@@ -51,4 +51,4 @@ func (l Lanes) Match(w, q uint64) uint64 {
 }
 
 // Empty returns the top bit of every empty slot of bucket word w.
-func (l Lanes) Empty(w uint64) uint64 { return l.lanes.Zeros(w) }
+func (l *Lanes) Empty(w uint64) uint64 { return l.lanes.Zeros(w) }

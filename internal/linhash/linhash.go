@@ -81,42 +81,42 @@ func Offset(fp uint64) uint64 { return fp * 0x5bd1e9955bd1e995 }
 // Key splits hash h into a fingerprint, from its high 32 bits (in effect
 // its top F), and two addresses: h itself, of which a table uses the low
 // level+tail bits, far below the fingerprint's, and h ^ Offset(fp).
-func (s Shape) Key(h uint64) (fp, a, b uint64) {
+func (s *Shape) Key(h uint64) (fp, a, b uint64) {
 	fp = uint64(hashing.FingerprintMasked(h>>32, s.FPMask))
 	return fp, h, h ^ Offset(fp)
 }
 
 // Entry returns the entry of a key with fingerprint fp and address v in a
 // bucket of level l: the longest tail there is room for.
-func (s Shape) Entry(fp, v uint64, l uint) uint64 {
+func (s *Shape) Entry(fp, v uint64, l uint) uint64 {
 	n := s.TailBits - 1
 	return fp<<s.TailBits | 1<<n | v>>l&(1<<n-1)
 }
 
 // TailLen returns the length of entry e's tail.
-func (s Shape) TailLen(e uint64) uint {
+func (s *Shape) TailLen(e uint64) uint {
 	return uint(bits.Len64(e&(1<<s.TailBits-1))) - 1
 }
 
 // Known returns how many bits of its address entry e, in a bucket of level
 // l, knows.
-func (s Shape) Known(e uint64, l uint) uint { return l + s.TailLen(e) }
+func (s *Shape) Known(e uint64, l uint) uint { return l + s.TailLen(e) }
 
 // Valid reports whether a nonzero slot value is an entry: a fingerprint and
 // a stop bit.
-func (s Shape) Valid(e uint64) bool {
+func (s *Shape) Valid(e uint64) bool {
 	return e>>s.TailBits != 0 && e&(1<<s.TailBits-1) != 0 && e <= s.SlotMask
 }
 
 // Matches reports whether entry e, in a bucket of level l, matches the key
 // with fingerprint fp at address v: same fingerprint, and the tail equals
 // v's bits from l on.
-func (s Shape) Matches(e, fp, v uint64, l uint) bool {
+func (s *Shape) Matches(e, fp, v uint64, l uint) bool {
 	return e>>s.TailBits == fp && s.TailMatches(e, v, l)
 }
 
 // TailMatches reports whether entry e's tail equals v's bits from l on.
-func (s Shape) TailMatches(e, v uint64, l uint) bool {
+func (s *Shape) TailMatches(e, v uint64, l uint) bool {
 	tail := e & (1<<s.TailBits - 1)
 	n := uint(bits.Len64(tail)) - 1
 	return (tail^v>>l)&(1<<n-1) == 0
@@ -126,7 +126,7 @@ func (s Shape) TailMatches(e, v uint64, l uint) bool {
 // in the half its lowest tail bit names (high: the new bucket), that bit
 // dropped; or, with no tail left, both: it is copied unchanged into both
 // halves, since its key may be in either.
-func (s Shape) Split(e uint64) (next uint64, high, both bool) {
+func (s *Shape) Split(e uint64) (next uint64, high, both bool) {
 	tail := e & (1<<s.TailBits - 1)
 	n := uint(bits.Len64(tail)) - 1
 	if n == 0 {
@@ -141,7 +141,7 @@ func (s Shape) Split(e uint64) (next uint64, high, both bool) {
 // stay the same, less the highest tail bit if the slot cannot hold one more
 // (a move to a shallower bucket). ok is false when the other bucket is
 // deeper than the entry knows, which pins the entry in place.
-func (s Shape) Other(g Geometry, j uint64, l uint, e uint64) (uint64, uint64, bool) {
+func (s *Shape) Other(g Geometry, j uint64, l uint, e uint64) (uint64, uint64, bool) {
 	fp := e >> s.TailBits
 	tail := e & (1<<s.TailBits - 1)
 	n := uint(bits.Len64(tail)) - 1
@@ -208,4 +208,25 @@ func (g Geometry) LevelOf(j uint64) uint {
 		return g.Level + 1
 	}
 	return g.Level
+}
+
+// Node is one bucket reached by a breadth-first path search: the entry in
+// slot Slot of the parent node's bucket has this bucket as its other
+// bucket. Parent is -1 for the key's own buckets.
+type Node struct {
+	Bucket uint64
+	Parent int32
+	Slot   uint8
+}
+
+// OnPath reports whether bucket y is on the chain from node n to its root:
+// a chain that visited a bucket twice would move an entry it no longer
+// holds.
+func OnPath(q []Node, n int, y uint64) bool {
+	for ; n >= 0; n = int(q[n].Parent) {
+		if q[n].Bucket == y {
+			return true
+		}
+	}
+	return false
 }
