@@ -34,8 +34,8 @@ then renamed over FILE. FILE may not be INPUT (under any name, or as stdin):
 build refuses, and writes nothing. A one-line summary goes to stderr.
 `
 
-// scalableStreamCapacity is the first stage's capacity of a Scalable built
-// from a stream of unknown length.
+// scalableStreamCapacity is the initial capacity of a Scalable built from a
+// stream of unknown length.
 const scalableStreamCapacity = 1 << 16
 
 // progressMinKeys is the input size from which build shows a progress bar on
@@ -61,7 +61,7 @@ func runBuild(e *env, args []string) error {
 	bucketSize := fs.Int("bucket-size", 4, "slots per bucket: 2, 4 or 8")
 	bits := fs.Int("fingerprint-bits", 0, "fingerprint width, 4..32; 0 derives it from --fpr")
 	seed := fs.Uint64("seed", 0, "hash seed")
-	scalable := fs.Bool("scalable", false, "build a Scalable filter that grows past --capacity (its first stage's size)")
+	scalable := fs.Bool("scalable", false, "build a Scalable filter that grows past --capacity (its initial size)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on a terminal, for inputs of over a million keys)")
 	if err := e.parse(fs, args, []string{"INPUT"}, 1); err != nil {
 		return err
@@ -79,7 +79,7 @@ func runBuild(e *env, args []string) error {
 	case *bits != 0 && isSet(fs, "fpr"):
 		return e.usageErrorf("give --fpr or --fingerprint-bits, not both")
 	case *bits != 0 && *scalable:
-		return e.usageErrorf("--fingerprint-bits does not apply to --scalable (each stage adds a bit)")
+		return e.usageErrorf("--fingerprint-bits does not apply to --scalable (its slots are sized from --fpr)")
 	}
 
 	if err := refuseInputAsOutput(e, *out, input); err != nil {

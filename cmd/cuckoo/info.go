@@ -11,8 +11,9 @@ import (
 
 const infoHelp = `
 Info prints the parameters of the filter FILE (a Filter, or a Scalable with
-a line per stage), how full it is, its size, and its expected false-positive
-rate now and once it holds its capacity. --json prints the same as one JSON
+its entries by tail length), how full it is, its size, and its expected
+false-positive rate now and once it holds its capacity (for a Scalable, the
+bound it keeps while it grows). --json prints the same as one JSON
 object: the totals at the top level, then "filter" or "scalable".
 `
 
