@@ -132,7 +132,7 @@ func (s *Scalable) CheckMatching(held map[string]int) error {
 		k := t.key(s.hash([]byte(key)))
 		var out []bipartite.Entry
 		for _, m := range t.matchesOf(k, nil) {
-			out = append(out, bipartite.Entry{m.bucket, uint64(m.slot)})
+			out = append(out, bipartite.Entry{m.Bucket, uint64(m.Slot)})
 		}
 		for i, h := range t.stash {
 			if h == k.h {

@@ -71,22 +71,15 @@ func (t *growTable) contains(k gkey) bool {
 	return len(t.stash) != 0 && slices.Contains(t.stash, k.h)
 }
 
-// match is one entry matching a key: where it is and how much it knows.
-type match struct {
-	bucket uint64
-	slot   uint
-	known  uint
-}
-
 // matchesOf appends every entry matching k to out.
-func (t *growTable) matchesOf(k gkey, out []match) []match {
+func (t *growTable) matchesOf(k gkey, out []linhash.Match) []linhash.Match {
 	j1, l1 := t.geom.Addr(k.a)
 	j2, l2 := t.geom.Addr(k.b)
 	scan := func(j uint64, l uint, v uint64, other uint64) {
 		for i := range t.shape.Slots {
 			s := t.slot(j, i)
 			if t.shape.Matches(s, k.fp, v, l) || (j1 == j2 && t.shape.Matches(s, k.fp, other, l)) {
-				out = append(out, match{bucket: j, slot: i, known: t.shape.Known(s, l)})
+				out = append(out, linhash.Match{Bucket: j, Slot: i, Known: t.shape.Known(s, l)})
 			}
 		}
 	}
@@ -99,7 +92,7 @@ func (t *growTable) matchesOf(k gkey, out []match) []match {
 
 // countKey returns the entries matching k, stashed copies included.
 func (t *growTable) countKey(k gkey) int {
-	var buf [16]match
+	var buf [16]linhash.Match
 	n := len(t.matchesOf(k, buf[:0]))
 	for _, h := range t.stash {
 		if h == k.h {
@@ -118,18 +111,13 @@ func (t *growTable) remove(k gkey) bool {
 		t.stash = slices.Delete(t.stash, i, i+1)
 		return true
 	}
-	var buf [16]match
+	var buf [16]linhash.Match
 	ms := t.matchesOf(k, buf[:0])
 	if len(ms) == 0 {
 		return false
 	}
-	best := ms[0]
-	for _, m := range ms[1:] {
-		if m.known > best.known {
-			best = m
-		}
-	}
-	t.setSlot(best.bucket, best.slot, 0)
+	best := linhash.Longest(ms)
+	t.setSlot(best.Bucket, best.Slot, 0)
 	t.drainStash()
 	return true
 }

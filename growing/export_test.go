@@ -70,7 +70,7 @@ func (f *Filter) CheckMatching(held map[string]int) error {
 		h := f.hash([]byte(key))
 		var out []bipartite.Entry
 		for _, m := range f.matches(h, nil) {
-			out = append(out, bipartite.Entry{m.bucket, uint64(m.slot)})
+			out = append(out, bipartite.Entry{m.Bucket, uint64(m.Slot)})
 		}
 		for i, x := range *f.stash.Load() {
 			if x == h {

@@ -282,15 +282,8 @@ func (f *Filter) drainStash() {
 	f.stash.Store(&keep)
 }
 
-// match is one entry matching a key: where it is and how much it knows.
-type match struct {
-	bucket uint64
-	slot   uint
-	known  uint
-}
-
 // matches appends every entry of the table matching the key of hash h.
-func (f *Filter) matches(h uint64, out []match) []match {
+func (f *Filter) matches(h uint64, out []linhash.Match) []linhash.Match {
 	fp, a, b := f.shape.Key(h)
 	g, d := f.geometry(), f.dir.Load()
 	j1, l1 := g.Addr(a)
@@ -300,7 +293,7 @@ func (f *Filter) matches(h uint64, out []match) []match {
 		for i := range f.shape.Slots {
 			e := f.slot(w, i)
 			if f.shape.Matches(e, fp, v, l) || (j1 == j2 && f.shape.Matches(e, fp, other, l)) {
-				out = append(out, match{bucket: j, slot: i, known: f.shape.Known(e, l)})
+				out = append(out, linhash.Match{Bucket: j, Slot: i, Known: f.shape.Known(e, l)})
 			}
 		}
 	}
@@ -331,20 +324,15 @@ func (f *Filter) DeleteHash(h uint64) bool {
 		f.items.Add(-1)
 		return true
 	}
-	var buf [8]match
+	var buf [8]linhash.Match
 	ms := f.matches(h, buf[:0])
 	if len(ms) == 0 {
 		return false
 	}
-	best := ms[0]
-	for _, m := range ms[1:] {
-		if m.known > best.known {
-			best = m
-		}
-	}
+	best := linhash.Longest(ms)
 	d := f.dir.Load()
-	w := d.word(best.bucket).Load()
-	f.store(d, best.bucket, w, f.with(w, int(best.slot), 0))
+	w := d.word(best.Bucket).Load()
+	f.store(d, best.Bucket, w, f.with(w, int(best.Slot), 0))
 	f.items.Add(-1)
 	f.drainStash()
 	return true

@@ -230,3 +230,24 @@ func OnPath(q []Node, n int, y uint64) bool {
 	}
 	return false
 }
+
+// Match is an entry that matches a key: where it is and how many bits of
+// its address it knows.
+type Match struct {
+	Bucket uint64
+	Slot   uint
+	Known  uint
+}
+
+// Longest returns the match that knows the most bits, the one a delete
+// takes: any other key it matches, the deleted key's own entry matches too
+// (filter/doc.go, "Growing filters"). ms must not be empty.
+func Longest(ms []Match) Match {
+	best := ms[0]
+	for _, m := range ms[1:] {
+		if m.Known > best.Known {
+			best = m
+		}
+	}
+	return best
+}
