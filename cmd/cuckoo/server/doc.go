@@ -85,7 +85,9 @@
 //     "Filter is full" instead of growing.
 //   - False positives of a growing table stay below 2b·α·15·1.5/2^w while it
 //     grows up to 2^15 times its first size (filter/doc.go, "Growing
-//     filters"): 0.25% for b=4 (w=16), about 10^-8 for b=2 (w=32);
+//     filters"), that is while CF.INFO's "Number of filters" is at most 16,
+//     and rise by a fifteenth of that per filter beyond: 0.25% for b=4
+//     (w=16), about 10^-8 for b=2 (w=32);
 //     measured 0.11% for b=4 grown 2000x with half its items deleted
 //     (package growing's TestGrowAndDeleteHalf). A fixed stage's rate is at most
 //     8/4095 ≈ 0.2% at b=4. RedisBloom's grows with its sub-filters, about
