@@ -742,12 +742,11 @@ const (
 
 // scalableLayout is where the parts of a Scalable encoding lie.
 type scalableLayout struct {
-	b, w, fp     uint   // bucket size, slot bits, fingerprint bits
-	buckets      uint64 // 2^level + split
-	tableEnd     int    // the offset after the packed table
-	stashEnd     int    // the offset after the stashed hashes
-	entries      uint64
-	initialLevel uint
+	b, w, fp uint   // bucket size, slot bits, fingerprint bits
+	buckets  uint64 // 2^level + split
+	tableEnd int    // the offset after the packed table
+	stashEnd int    // the offset after the stashed hashes
+	entries  uint64
 }
 
 func layoutOf(t *testing.T, s *filter.Scalable, enc []byte) scalableLayout {
