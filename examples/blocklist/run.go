@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -67,12 +67,22 @@ type Report struct {
 // absent: a cuckoo filter never does that.
 var errFalseNegative = errors.New("false negative")
 
-// fingerprintBits and bucketSize are the server's filter shape for a
-// CF.RESERVE without BUCKETSIZE (see go doc ./cmd/cuckoo/server).
+// The server's filter shape for a CF.RESERVE without BUCKETSIZE (see go doc
+// ./cmd/cuckoo/server): a growing table of 4-slot buckets whose 16-bit
+// entries hold a 6-bit fingerprint and, until the table grows, a 9-bit tail
+// of the key's address. The list is reserved for every entry it will hold,
+// so it never grows and every entry keeps its whole tail: one matches an
+// absent name with probability 1/((2^6-1)·2^9).
 const (
-	fingerprintBits = 12
 	bucketSize      = 4
+	entryMatchOneIn = (1<<6 - 1) << 9
 )
+
+// expectedRate returns the false-positive rate of a lookup at the given
+// load: it compares 2b slots, each in use with probability load.
+func expectedRate(load float64) float64 {
+	return 1 - math.Pow(1-1/float64(entryMatchOneIn), 2*bucketSize*load)
+}
 
 // run starts a server, loads the block list into it, runs the checkers
 // against it while the churner adds and removes entries, checks everything
@@ -260,7 +270,7 @@ func checkAll(ctx context.Context, c *redis.Client, g groups, rep *Report) error
 	// "Number of items inserted" is the items the filter holds now: a
 	// CF.DEL decrements it (and counts in "Number of items deleted").
 	rep.Load = float64(rep.Info.NumItemsInserted) / float64(rep.Info.NumBuckets*rep.Info.BucketSize)
-	rep.ExpectedFPR = filter.ExpectedFalsePositiveRate(rep.Load, bucketSize, fingerprintBits)
+	rep.ExpectedFPR = expectedRate(rep.Load)
 	return nil
 }
 
