@@ -229,7 +229,9 @@ func (t *growTable) splitNext() {
 
 // mergeSegments halves the segment count by joining neighbours (the last
 // one alone if the count is odd). A segment's buckets are whole bytes, so
-// two of them concatenate.
+// two of them concatenate. Each pair is dropped as soon as it is copied, so
+// that the collector can take it back while the rest are copied: the table
+// never needs twice its memory at once, only one more segment.
 func (t *growTable) mergeSegments() {
 	body := uint64(1) << t.segShift * uint64(t.bucketBits) / 8
 	old := make([][]byte, len(t.segs))
@@ -240,8 +242,10 @@ func (t *growTable) mergeSegments() {
 	for i := 0; i < len(old); i += 2 {
 		m := make([]byte, 2*body+slack)
 		copy(m, old[i][:body])
+		old[i] = nil // garbage now, not after the whole table is copied
 		if i+1 < len(old) {
 			copy(m[body:], old[i+1][:body])
+			old[i+1] = nil
 		}
 		t.appendSegment(m)
 	}

@@ -39,11 +39,10 @@
 //     it read p before p's store, the old encoding holds every entry; if
 //     after, q was stored earlier and its later read of q sees it. A reader
 //     that loaded an older geometry sees the publish and retries.
-//   - The directory changes when a segment is added (before the geometry
+//   - The directory of segments only grows: a segment is added, never
+//     moved or merged (internal/linhash's Segments), before the geometry
 //     that uses it is published, so a reader that sees the geometry sees
-//     the segment) and when segments merge (the data is copied first; a
-//     reader of the old segments sees the state at the merge, and any move
-//     or split after it makes the reader retry).
+//     the segment, and growth never copies the table.
 //   - Delete clears one slot, one store: its linearization point. A lookup
 //     that overlaps it may answer either way, as it may for an insert.
 //

@@ -23,12 +23,16 @@ func (f *Filter) Words() []uint64 {
 // bucket are empty; the directory holds the geometry.
 func (f *Filter) CheckInvariants() error {
 	g, d := f.geometry(), f.dir.Load()
-	if g.Buckets() > uint64(len(d.segs))<<d.shift || d.shift != segShiftFor(g.Level) {
-		return fmt.Errorf("%d buckets in %d segments of 2^%d", g.Buckets(), len(d.segs), d.shift)
+	var held uint64
+	for _, seg := range d.segs {
+		held += uint64(len(seg))
+	}
+	if g.Buckets() > d.buckets || held != d.buckets || uint64(len(d.segs)) != f.layout.Count(g.Buckets()) {
+		return fmt.Errorf("%d buckets in %d segments holding %d (%d counted)", g.Buckets(), len(d.segs), held, d.buckets)
 	}
 	var entries int64
 	var byTail [linhash.MaxTailBits]int64
-	for j := range uint64(len(d.segs)) << d.shift {
+	for j := range d.buckets {
 		w := d.word(j).Load()
 		if j >= g.Buckets() {
 			if w != 0 {

@@ -42,7 +42,6 @@ const (
 	maxMaxKicks     = 1 << 16
 	maxLevel        = 40
 	maxStash        = 64
-	minSegShift     = 4
 )
 
 // Filter is a growing cuckoo filter: lock-free lookups, serialized writers.
@@ -53,6 +52,7 @@ type Filter struct {
 	cfg      Config // defaults filled in
 	initial  uint64 // the initial bucket count
 	level0   uint
+	layout   linhash.Segments // fixed by level0
 	maxKicks int
 
 	geom  atomic.Uint64 // packed geometry: level<<58 | split
@@ -68,14 +68,22 @@ type Filter struct {
 	path []linhash.Node // path-search scratch, under mu
 }
 
-// directory is the table's segments: 2^shift buckets each.
+// directory is the table's segments, placed by linhash.Segments: never
+// moved or merged, so the directory only grows, a segment at a time.
 type directory struct {
-	shift uint
-	segs  [][]atomic.Uint64
+	layout  *linhash.Segments
+	segs    [][]atomic.Uint64
+	buckets uint64 // the buckets the segments hold
 }
 
 func (d *directory) word(j uint64) *atomic.Uint64 {
-	return &d.segs[j>>d.shift][j&(1<<d.shift-1)]
+	seg, off := d.layout.Locate(j)
+	return &d.segs[seg][off]
+}
+
+// grown returns d with one more segment, of n words.
+func (d *directory) grown(n uint64) *directory {
+	return &directory{layout: d.layout, segs: append(slices.Clip(d.segs), make([]atomic.Uint64, n)), buckets: d.buckets + n}
 }
 
 // New returns an empty filter sized for cfg.InitialCapacity keys.
@@ -105,7 +113,7 @@ func New(cfg Config) (*Filter, error) {
 	shape := linhash.NewShape(b, width, linhash.FingerprintBits(b, width))
 	f := &Filter{shape: shape, lanes: shape.Lanes(), cfg: cfg, initial: uint64(buckets), maxKicks: cfg.MaxKicks}
 	g := linhash.NewGeometry(f.initial)
-	f.level0 = g.Level
+	f.level0, f.layout = g.Level, linhash.NewSegments(g.Level)
 	f.reset(g, false) // cannot fail: nothing is charged
 	return f, nil
 }
@@ -120,35 +128,29 @@ func Size(cfg Config) (uint64, error) {
 	}
 	b := float64(cfg.BucketSize)
 	buckets := uint64(math.Ceil(float64(cfg.InitialCapacity) / (b * linhash.SplitLoad(uint(cfg.BucketSize)))))
-	return wordsFor(linhash.NewGeometry(buckets))*8 + fixedBytes, nil
-}
-
-func segShiftFor(l uint) uint { return max(minSegShift, (l+3)/2) }
-
-// wordsFor returns the words a fresh table of geometry g allocates.
-func wordsFor(g linhash.Geometry) uint64 {
-	shift := segShiftFor(g.Level)
-	return (g.Buckets() + 1<<shift - 1) >> shift << shift
+	g := linhash.NewGeometry(buckets)
+	layout := linhash.NewSegments(g.Level)
+	return layout.First(layout.Count(g.Buckets()))*8 + fixedBytes, nil
 }
 
 // reset empties the filter and gives it geometry g, with fresh segments;
 // with charge, those beyond what it had are charged through Reserve first.
 // Writers only.
 func (f *Filter) reset(g linhash.Geometry, charge bool) error {
-	shift := segShiftFor(g.Level)
-	n := (g.Buckets() + 1<<shift - 1) >> shift
+	n := f.layout.Count(g.Buckets())
+	need := f.layout.First(n) // the buckets n segments hold
 	var have uint64
 	if d := f.dir.Load(); d != nil {
-		have = uint64(len(d.segs)) << d.shift
+		have = d.buckets
 	}
-	if need := n << shift; charge && f.cfg.Reserve != nil && need > have {
+	if charge && f.cfg.Reserve != nil && need > have {
 		if err := f.cfg.Reserve((need - have) * 8); err != nil {
 			return err
 		}
 	}
-	d := &directory{shift: shift, segs: make([][]atomic.Uint64, n)}
+	d := &directory{layout: &f.layout, segs: make([][]atomic.Uint64, n), buckets: need}
 	for i := range d.segs {
-		d.segs[i] = make([]atomic.Uint64, 1<<shift)
+		d.segs[i] = make([]atomic.Uint64, f.layout.Size(f.layout.First(uint64(i))))
 	}
 	// The geometry first: a reader checks that its directory holds it.
 	f.geom.Store(pack(g))
@@ -185,7 +187,7 @@ func (f *Filter) ContainsHash(h uint64) bool {
 		moves, packed := f.moves.Load(), f.geom.Load()
 		g := unpack(packed)
 		d := f.dir.Load()
-		if g.Buckets() > uint64(len(d.segs))<<d.shift {
+		if g.Buckets() > d.buckets {
 			continue // a Reset between the two loads
 		}
 		if f.lookup(g, d, fp, a, b) || f.stashed(h) {
@@ -228,7 +230,7 @@ func (f *Filter) splitting(g linhash.Geometry, d *directory, wp, fp, v uint64) b
 		return true
 	}
 	q := g.Split + 1<<g.Level
-	if q >= uint64(len(d.segs))<<d.shift {
+	if q >= d.buckets {
 		return false // its segment is not there yet: nothing was stored in it
 	}
 	return f.lanes.Match(d.word(q).Load(), f.lanes.Query(fp, v, g.Level+1)) != 0
@@ -299,7 +301,7 @@ const fixedBytes = 1024
 // only on Reset.
 func (f *Filter) SizeInBytes() uint64 {
 	d := f.dir.Load()
-	return fixedBytes + uint64(len(d.segs))<<d.shift*8
+	return fixedBytes + d.buckets*8
 }
 
 // FalsePositiveRate returns the expected rate at the current load.

@@ -103,8 +103,8 @@ func TestRawErrors(t *testing.T) {
 	if !errors.Is(err, refuse) && !errors.Is(err, growing.ErrFull) {
 		t.Fatalf("inserts into a filter refused memory: %v", err)
 	}
-	// It grew within its first segment (16 buckets), which needed nothing.
-	if g.Buckets() != 16 {
-		t.Errorf("%d buckets after refused growth, want the first segment's 16", g.Buckets())
+	// It grew within its first segment (8 buckets), which needed nothing.
+	if g.Buckets() != 8 {
+		t.Errorf("%d buckets after refused growth, want the first segment's 8", g.Buckets())
 	}
 }

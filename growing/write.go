@@ -3,7 +3,6 @@ package growing
 import (
 	"math/bits"
 	"slices"
-	"sync/atomic"
 
 	"github.com/cuckoohash/cuckoo/internal/linhash"
 )
@@ -194,7 +193,7 @@ func (f *Filter) splitOne() error {
 		return ErrFull
 	}
 	p, q := g.Split, g.Split+1<<g.Level
-	if q>>d.shift >= uint64(len(d.segs)) {
+	if q >= d.buckets {
 		var err error
 		if d, err = f.addSegment(d); err != nil {
 			return err
@@ -220,50 +219,21 @@ func (f *Filter) splitOne() error {
 	}
 	f.store(d, q, 0, hi)
 	f.store(d, p, wp, lo)
-	next := g.Next()
-	if next.Level != g.Level && segShiftFor(next.Level) > d.shift {
-		f.mergeSegments(d) // optional: the directory only grows longer without it
-	}
-	f.geom.Store(pack(next))
+	f.geom.Store(pack(g.Next()))
 	return nil
 }
 
 // addSegment publishes a directory with one more segment, charged first.
 func (f *Filter) addSegment(d *directory) (*directory, error) {
+	n := f.layout.Size(d.buckets)
 	if f.cfg.Reserve != nil {
-		if err := f.cfg.Reserve(8 << d.shift); err != nil {
+		if err := f.cfg.Reserve(8 * n); err != nil {
 			return d, err
 		}
 	}
-	next := &directory{shift: d.shift, segs: append(slices.Clip(d.segs), make([]atomic.Uint64, 1<<d.shift))}
+	next := d.grown(n)
 	f.dir.Store(next)
 	return next, nil
-}
-
-// mergeSegments publishes a directory of half as many segments, twice as
-// large, holding the same words. Readers of the old one see the table as it
-// was; the writer's next move or split makes them read again.
-func (f *Filter) mergeSegments(d *directory) {
-	if len(d.segs)%2 == 1 && f.cfg.Reserve != nil {
-		// The last segment doubles.
-		if f.cfg.Reserve(8<<d.shift) != nil {
-			return
-		}
-	}
-	next := &directory{shift: d.shift + 1}
-	for i := 0; i < len(d.segs); i += 2 {
-		m := make([]atomic.Uint64, 2<<d.shift)
-		for k := range d.segs[i] {
-			m[k].Store(d.segs[i][k].Load())
-		}
-		if i+1 < len(d.segs) {
-			for k := range d.segs[i+1] {
-				m[1<<d.shift+k].Store(d.segs[i+1][k].Load())
-			}
-		}
-		next.segs = append(next.segs, m)
-	}
-	f.dir.Store(next)
 }
 
 // drainStash moves stashed keys into the table where they now fit.

@@ -251,3 +251,78 @@ func Longest(ms []Match) Match {
 	}
 	return best
 }
+
+// Segments places a table's buckets in segments that are never moved or
+// copied, so that memory grows in steps of about 2·2^(L/2) buckets and a
+// table's growth never needs twice its memory at once. The buckets below
+// 2^(L0+1), L0 the initial level, are in segments of SegShift(L0); those of
+// [2^l, 2^(l+1)) for each l > L0 in segments of SegShift(l); a segment is
+// at least 8 buckets and never more than its range. Splits create buckets
+// in increasing order, so segments are only ever appended.
+type Segments struct {
+	low   uint // the first range is [0, 2^low)
+	shift [64]uint8
+	base  [64]uint64 // the first segment of range [2^l, 2^(l+1)), l >= low
+}
+
+// SegShift returns the segment size, as a power of two, for a range of
+// level l: about 2·sqrt(2^l) buckets, which balances the directory (a
+// pointer a segment) against the unused part of the newest segment.
+func SegShift(l uint) uint { return max(4, (l+3)/2) }
+
+// NewSegments returns the placement for a table of initial level level0.
+func NewSegments(level0 uint) Segments {
+	// The first range is at least 8 buckets, so that every segment is whole
+	// bytes whatever the bucket's width: packed tables concatenate them.
+	s := Segments{low: max(level0+1, 3)}
+	// A segment never exceeds its range, so each range is whole segments.
+	s.shift[0] = uint8(min(SegShift(level0), s.low))
+	next := uint64(1) << s.low >> s.shift[0]
+	for l := s.low; l < 64; l++ {
+		sh := SegShift(l)
+		if sh > l {
+			sh = l
+		}
+		s.shift[l], s.base[l] = uint8(sh), next
+		next += uint64(1) << l >> sh
+	}
+	return s
+}
+
+// Locate returns the segment of bucket j and j's index in it.
+func (s *Segments) Locate(j uint64) (seg uint64, off uint64) {
+	if j < 1<<s.low {
+		sh := s.shift[0] & 63
+		return j >> sh, j & (1<<sh - 1)
+	}
+	l := uint(bits.Len64(j)) - 1
+	sh := s.shift[l] & 63
+	o := j - 1<<l
+	return s.base[l] + o>>sh, o & (1<<sh - 1)
+}
+
+// Size returns the buckets of the segment that holds bucket j.
+func (s *Segments) Size(j uint64) uint64 {
+	if j < 1<<s.low {
+		return 1 << s.shift[0]
+	}
+	return 1 << s.shift[bits.Len64(j)-1]
+}
+
+// Count returns the segments that hold buckets [0, n), n >= 1.
+func (s *Segments) Count(n uint64) uint64 {
+	seg, _ := s.Locate(n - 1)
+	return seg + 1
+}
+
+// First returns the first bucket of segment seg.
+func (s *Segments) First(seg uint64) uint64 {
+	if first := seg << s.shift[0]; first < 1<<s.low {
+		return first
+	}
+	l := s.low
+	for l+1 < 64 && s.base[l+1] <= seg {
+		l++
+	}
+	return 1<<l + (seg-s.base[l])<<s.shift[l]
+}

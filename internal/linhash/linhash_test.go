@@ -71,3 +71,24 @@ func TestEntryRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// TestSegments: every bucket has one place, segments are contiguous and in
+// order, and a segment's size is its buckets.
+func TestSegments(t *testing.T) {
+	for _, level0 := range []uint{0, 1, 4, 8, 13} {
+		s := NewSegments(level0)
+		var prevSeg, prevOff uint64
+		for j := range uint64(1) << 20 {
+			seg, off := s.Locate(j)
+			if j > 0 {
+				if seg == prevSeg && off != prevOff+1 || seg != prevSeg && (seg != prevSeg+1 || off != 0 || prevOff != s.Size(j-1)-1) {
+					t.Fatalf("level0 %d: bucket %d at %d/%d after %d/%d", level0, j, seg, off, prevSeg, prevOff)
+				}
+			}
+			if off >= s.Size(j) || s.First(seg)+off != j || s.Count(j+1) != seg+1 {
+				t.Fatalf("level0 %d: bucket %d at %d/%d, size %d, first %d", level0, j, seg, off, s.Size(j), s.First(seg))
+			}
+			prevSeg, prevOff = seg, off
+		}
+	}
+}
