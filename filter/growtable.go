@@ -34,10 +34,6 @@ type growTable struct {
 	path   []linhash.Node              // path-search scratch
 }
 
-// minSegShift makes a segment at least 16 buckets, so that a small table's
-// directory costs little beside it.
-const minSegShift = 4
-
 func newGrowTable(buckets uint64, shape linhash.Shape) *growTable {
 	t := newGrowTableShape(shape)
 	t.setGeometry(buckets)
@@ -80,11 +76,10 @@ func (t *growTable) segment(i int) []byte {
 	return unsafe.Slice((*byte)(t.segs[i]), t.segmentBytes())
 }
 
-// segShiftFor returns the segment size for a table of level l: about
-// 2·sqrt(2^l) buckets, which balances the directory and the slack of each
-// segment (growing with the segment count) against the unused part of the
-// newest segment (growing with the segment size).
-func segShiftFor(l uint) uint { return max(minSegShift, (l+3)/2) }
+// segShiftFor returns the segment size for a table of level l
+// (linhash.SegShift). Segments are uniform, so that a lookup finds its
+// bucket with a shift; they merge in pairs as the table grows.
+func segShiftFor(l uint) uint { return linhash.SegShift(l) }
 
 func (t *growTable) segmentBytes() uint64 {
 	return uint64(1)<<t.segShift*uint64(t.bucketBits)/8 + slack
