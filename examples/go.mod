@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cuckoohash/cuckoo v0.0.0-00010101000000-000000000000
-	github.com/cuckoohash/cuckoo/cmd/cuckoo v0.0.0-00010101000000-000000000000
+	github.com/cuckoohash/cuckoo/server v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	modernc.org/sqlite v1.62.0
 )
@@ -39,4 +39,4 @@ require (
 // repository (see go.work).
 replace github.com/cuckoohash/cuckoo => ..
 
-replace github.com/cuckoohash/cuckoo/cmd/cuckoo => ../cmd/cuckoo
+replace github.com/cuckoohash/cuckoo/server => ../server

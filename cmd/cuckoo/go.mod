@@ -6,13 +6,10 @@ require (
 	github.com/FastFilter/xorfilter v0.4.2-0.20260120015552-4e5a4d9df65a
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/cuckoohash/cuckoo v0.0.0-00010101000000-000000000000
-	github.com/prometheus/client_golang v1.25.0
+	github.com/cuckoohash/cuckoo/server v0.0.0-00010101000000-000000000000
 	github.com/puzpuzpuz/xsync/v4 v4.5.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/schollz/progressbar/v3 v3.19.1
-	github.com/tidwall/match v1.2.0
-	github.com/tidwall/redcon v1.6.4
-	github.com/zeebo/xxh3 v1.1.0
 	golang.org/x/term v0.48.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -30,11 +27,15 @@ require (
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/tidwall/btree v1.1.0 // indirect
+	github.com/tidwall/match v1.2.0 // indirect
+	github.com/tidwall/redcon v1.6.4 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
@@ -44,3 +45,5 @@ require (
 
 // The tool is developed with the library in this repository (see go.work).
 replace github.com/cuckoohash/cuckoo => ../..
+
+replace github.com/cuckoohash/cuckoo/server => ../../server

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server"
 )
 
 const serveDescribe = `

@@ -68,7 +68,7 @@ type Report struct {
 var errFalseNegative = errors.New("false negative")
 
 // The server's filter shape for a CF.RESERVE without BUCKETSIZE (see go doc
-// ./cmd/cuckoo/server): a growing table of 4-slot buckets whose 16-bit
+// ./server): a growing table of 4-slot buckets whose 16-bit
 // entries hold a 6-bit fingerprint and, until the table grows, a 9-bit tail
 // of the key's address. The list is reserved for every entry it will hold,
 // so it never grows and every entry keeps its whole tail: one matches an

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server"
 )
 
 // listServer is `cuckoo serve` run in this process: the same server package,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server"
 	"github.com/tidwall/redcon"
 )
 

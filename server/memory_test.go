@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server"
 )
 
 func TestMetrics(t *testing.T) {

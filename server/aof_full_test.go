@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server"
 )
 
 // TestRedisCLI drives the server with redis-cli, the tool a person would use.

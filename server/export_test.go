@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server/internal/resp"
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
 // Exec runs one command on a fresh in-memory server's client and returns the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server"
 )
 
 // TestExpandingKeepsKeptItems is issue 13's server scenario: CF.RESERVE k

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server/internal/resp"
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
 // Limits bound what one client can make the server do. A request beyond a

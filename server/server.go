@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cuckoohash/cuckoo/cmd/cuckoo/server/internal/resp"
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
 // Config configures a Server. The zero Config is an in-memory server with no
