@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cuckoohash/cuckoo/internal/bipartite"
+	"github.com/cuckoohash/cuckoo/internal/linhash"
 
 	"github.com/cuckoohash/cuckoo/internal/hashing"
 )
@@ -82,7 +83,7 @@ func (f *Filter) Locate(key []byte) (uint64, uint32) { return f.locate(hashKey(k
 func Alt(f *Filter, i uint64, fp uint32) uint64 { return f.alt(i, fp) }
 
 // MaxStash is the most keys a Scalable keeps beside its table.
-const MaxStash = maxStash
+const MaxStash = linhash.MaxStash
 
 // CheckInvariants returns the first broken invariant of s's table, or nil:
 //   - every used slot has a fingerprint and a tail stop bit;
@@ -114,7 +115,7 @@ func (s *Scalable) CheckInvariants() error {
 			return fmt.Errorf("byte %d after the last bucket is %#x", i, last[i])
 		}
 	}
-	if len(t.stash) > maxStash {
+	if len(t.stash) > linhash.MaxStash {
 		return fmt.Errorf("%d stashed keys", len(t.stash))
 	}
 	if s.items > t.count+uint64(len(t.stash)) {

@@ -37,25 +37,23 @@ func (t *growTable) containsHash(h uint64) bool {
 		return t.contains(t.key(h))
 	}
 	fp, a, b := t.shape.Key(h)
-	j1, _ := t.geom.Bucket(a)
-	j2, _ := t.geom.Bucket(b)
+	j1, l1 := t.geom.Bucket(a)
+	j2, l2 := t.geom.Bucket(b)
 	w1, w2 := t.word(j1), t.word(j2)
-	if t.lanes.Candidates(w1, fp)|t.lanes.Candidates(w2, fp) != 0 && t.tailsMatch(fp, a, b, w1, w2) {
+	if t.lanes.Candidates(w1, fp)|t.lanes.Candidates(w2, fp) != 0 && t.tailsMatch(fp, a, b, w1, w2, l1, l2, j1 == j2) {
 		return true
 	}
 	return len(t.stash) != 0 && slices.Contains(t.stash, h)
 }
 
 // tailsMatch reports whether a slot of bucket word w1 (the key's bucket for
-// address a) or w2 (for b) matches the key, tail included; both addresses
-// count in a bucket they share, as in contains.
-func (t *growTable) tailsMatch(fp, a, b, w1, w2 uint64) bool {
-	j1, l1 := t.geom.Bucket(a)
-	j2, l2 := t.geom.Bucket(b)
+// address a, of level l1) or w2 (for b, level l2) matches the key, tail
+// included; both addresses count in a bucket they share, as in contains.
+func (t *growTable) tailsMatch(fp, a, b, w1, w2 uint64, l1, l2 uint, shared bool) bool {
 	if t.lanes.Match(w1, t.lanes.Query(fp, a, l1)) != 0 || t.lanes.Match(w2, t.lanes.Query(fp, b, l2)) != 0 {
 		return true
 	}
-	return j1 == j2 && t.lanes.Match(w1, t.lanes.Query(fp, b, l1)) != 0
+	return shared && t.lanes.Match(w1, t.lanes.Query(fp, b, l1)) != 0
 }
 
 func (t *growTable) contains(k gkey) bool {

@@ -33,11 +33,6 @@ type ScalableConfig struct {
 const (
 	defaultGrowth = 2
 	maxGrowth     = 1024
-	// maxLevel bounds the table at 2^41 buckets, beyond any memory.
-	maxLevel = 40
-	// maxStash bounds the keys kept beside the table when no path is found
-	// even after splitting; past it Insert returns ErrFull.
-	maxStash = 64
 	// designDoublings is how many doublings of the initial capacity the
 	// slot width is chosen for: the rate stays below the configured one
 	// that far, and rises by about 1/designDoublings of it per doubling
@@ -108,11 +103,11 @@ func scalableLayout(cfg ScalableConfig) (s *Scalable, width, fpBits uint, err er
 	if width, fpBits, err = scalableShape(cfg.FalsePositiveRate, b); err != nil {
 		return nil, 0, 0, err
 	}
-	buckets := math.Ceil(float64(cfg.InitialCapacity) / (float64(b) * linhash.SplitLoad(b)))
-	if buckets >= 1<<maxLevel {
+	buckets, ok := linhash.InitialBuckets(cfg.InitialCapacity, b)
+	if !ok {
 		return fail("filter: ScalableConfig.InitialCapacity %d: more than the largest table holds", cfg.InitialCapacity)
 	}
-	s = &Scalable{cfg: cfg, buckets: uint64(buckets), level0: uint(bits.Len64(uint64(buckets))) - 1}
+	s = &Scalable{cfg: cfg, buckets: buckets, level0: uint(bits.Len64(buckets)) - 1}
 	return s, width, fpBits, nil
 }
 
@@ -153,7 +148,7 @@ func (s *Scalable) InsertHash(h uint64) error {
 	if !t.place(k, s.cfg.MaxKicks) {
 		// Refused before anything changes: the key's buckets are full of
 		// its own fingerprint, or the stash is full.
-		if t.countKey(k) >= 2*int(t.shape.Slots) || len(t.stash) >= maxStash {
+		if t.countKey(k) >= 2*int(t.shape.Slots) || len(t.stash) >= linhash.MaxStash {
 			return ErrFull
 		}
 		// No path below the split load: rare. Splitting frees room near
@@ -184,7 +179,7 @@ func (s *Scalable) InsertHash(h uint64) error {
 
 // splitOne splits one bucket, unless the table is at its largest.
 func (s *Scalable) splitOne() bool {
-	if s.t.geom.Level >= maxLevel {
+	if s.t.geom.Level >= linhash.MaxLevel {
 		return false
 	}
 	s.t.splitNext()
@@ -306,13 +301,11 @@ func (s *Scalable) SizeInBytes() uint64 {
 // tail length, the entries with that tail times the chance that one of them
 // matches an absent key.
 func (s *Scalable) FalsePositiveRate() float64 {
-	t := s.t
-	var matches float64
-	for n, c := range t.byTail {
-		matches += float64(c) * math.Ldexp(1, -n)
+	var byTail [linhash.MaxTailBits]float64
+	for n, c := range s.t.byTail {
+		byTail[n] = float64(c)
 	}
-	matches *= 2 / float64(t.buckets()) / float64(t.shape.FPMask)
-	return -math.Expm1(-matches)
+	return s.t.shape.ExpectedRate(byTail[:], s.t.buckets())
 }
 
 // Stages returns the doublings of the table since it was created, plus one:

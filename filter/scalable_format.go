@@ -212,12 +212,12 @@ func (s *Scalable) ReadFrom(r io.Reader) (int64, error) {
 	case width != w || fpBits != f:
 		return cr.n, corrupt("%d-bit slots with %d-bit fingerprints, want %d and %d for this rate and bucket size",
 			width, fpBits, w, f)
-	case level > maxLevel || level < fresh.level0 || split >= 1<<level:
-		return cr.n, corrupt("level %d and split %d, want level %d..%d and split below 2^level", level, split, fresh.level0, maxLevel)
+	case level > linhash.MaxLevel || level < fresh.level0 || split >= 1<<level:
+		return cr.n, corrupt("level %d and split %d, want level %d..%d and split below 2^level", level, split, fresh.level0, linhash.MaxLevel)
 	case 1<<level+split < fresh.buckets:
 		return cr.n, corrupt("%d buckets, fewer than the initial %d", 1<<level+split, fresh.buckets)
-	case stashed > maxStash:
-		return cr.n, corrupt("%d stashed keys, at most %d", stashed, maxStash)
+	case stashed > linhash.MaxStash:
+		return cr.n, corrupt("%d stashed keys, at most %d", stashed, linhash.MaxStash)
 	}
 	t := newGrowTableShape(linhash.NewShape(uint(cfg.BucketSize), width, fpBits))
 	t.geom = linhash.At(level, split)

@@ -60,7 +60,7 @@ func (f *Filter) CheckInvariants() error {
 			return fmt.Errorf("tail length %d: %d counted, %d in the slots", n, f.byTail[n].Load(), byTail[n])
 		}
 	}
-	if s := len(*f.stash.Load()); s > maxStash || f.items.Load() > entries+int64(s) {
+	if s := len(*f.stash.Load()); s > linhash.MaxStash || f.items.Load() > entries+int64(s) {
 		return fmt.Errorf("%d keys, %d entries, %d stashed", f.items.Load(), entries, s)
 	}
 	return nil
@@ -86,4 +86,4 @@ func (f *Filter) CheckMatching(held map[string]int) error {
 }
 
 // MaxStash is the most keys a Filter keeps beside its table.
-const MaxStash = maxStash
+const MaxStash = linhash.MaxStash

@@ -3,7 +3,6 @@ package growing
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,8 +39,6 @@ var ErrFull = errors.New("growing: filter is full")
 const (
 	defaultMaxKicks = 500
 	maxMaxKicks     = 1 << 16
-	maxLevel        = 40
-	maxStash        = 64
 )
 
 // Filter is a growing cuckoo filter: lock-free lookups, serialized writers.
@@ -105,13 +102,13 @@ func New(cfg Config) (*Filter, error) {
 		return nil, errors.New("growing: Config.InitialCapacity is 0: it must be at least 1")
 	}
 	b := uint(cfg.BucketSize)
-	buckets := math.Ceil(float64(cfg.InitialCapacity) / (float64(b) * linhash.SplitLoad(b)))
-	if buckets >= 1<<maxLevel {
+	buckets, ok := linhash.InitialBuckets(cfg.InitialCapacity, b)
+	if !ok {
 		return nil, fmt.Errorf("growing: Config.InitialCapacity %d: more than the largest table holds", cfg.InitialCapacity)
 	}
 	width := 64 / b
 	shape := linhash.NewShape(b, width, linhash.FingerprintBits(b, width))
-	f := &Filter{shape: shape, lanes: shape.Lanes(), cfg: cfg, initial: uint64(buckets), maxKicks: cfg.MaxKicks}
+	f := &Filter{shape: shape, lanes: shape.Lanes(), cfg: cfg, initial: buckets, maxKicks: cfg.MaxKicks}
 	g := linhash.NewGeometry(f.initial)
 	f.level0, f.layout = g.Level, linhash.NewSegments(g.Level)
 	f.reset(g, false) // cannot fail: nothing is charged
@@ -126,8 +123,7 @@ func Size(cfg Config) (uint64, error) {
 	if cfg.BucketSize != 2 && cfg.BucketSize != 4 || cfg.InitialCapacity == 0 {
 		return 0, fmt.Errorf("growing: bad Config %+v", cfg)
 	}
-	b := float64(cfg.BucketSize)
-	buckets := uint64(math.Ceil(float64(cfg.InitialCapacity) / (b * linhash.SplitLoad(uint(cfg.BucketSize)))))
+	buckets, _ := linhash.InitialBuckets(cfg.InitialCapacity, uint(cfg.BucketSize))
 	g := linhash.NewGeometry(buckets)
 	layout := linhash.NewSegments(g.Level)
 	return layout.First(layout.Count(g.Buckets()))*8 + fixedBytes, nil
@@ -306,12 +302,11 @@ func (f *Filter) SizeInBytes() uint64 {
 
 // FalsePositiveRate returns the expected rate at the current load.
 func (f *Filter) FalsePositiveRate() float64 {
-	var matches float64
+	var byTail [linhash.MaxTailBits]float64
 	for n := range f.byTail {
-		matches += float64(f.byTail[n].Load()) * math.Ldexp(1, -n)
+		byTail[n] = float64(f.byTail[n].Load())
 	}
-	matches *= 2 / float64(f.Buckets()) / float64(f.shape.FPMask)
-	return -math.Expm1(-matches)
+	return f.shape.ExpectedRate(byTail[:], f.Buckets())
 }
 
 // Tails returns the entries by the length of their tail.

@@ -49,12 +49,12 @@ func (f *Filter) Restore(level uint, split uint64, stash []uint64, items uint64)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
-	case level < f.level0 || level > maxLevel || split >= 1<<level:
-		return fmt.Errorf("growing: level %d and split %d, want level %d..%d and split below 2^level", level, split, f.level0, maxLevel)
+	case level < f.level0 || level > linhash.MaxLevel || split >= 1<<level:
+		return fmt.Errorf("growing: level %d and split %d, want level %d..%d and split below 2^level", level, split, f.level0, linhash.MaxLevel)
 	case 1<<level+split < f.initial:
 		return fmt.Errorf("growing: %d buckets, fewer than the initial %d", 1<<level+split, f.initial)
-	case len(stash) > maxStash:
-		return fmt.Errorf("growing: %d stashed keys, at most %d", len(stash), maxStash)
+	case len(stash) > linhash.MaxStash:
+		return fmt.Errorf("growing: %d stashed keys, at most %d", len(stash), linhash.MaxStash)
 	case f.items.Load() != 0 || f.entries.Load() != 0:
 		return fmt.Errorf("growing: Restore of a filter in use")
 	}

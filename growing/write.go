@@ -42,7 +42,7 @@ func (f *Filter) insert(h uint64) error {
 	fp, a, b := f.shape.Key(h)
 	if !f.place(fp, a, b) {
 		// Refused before anything changes.
-		if len(f.matches(h, nil)) >= 2*int(f.shape.Slots) || len(*f.stash.Load()) >= maxStash {
+		if len(f.matches(h, nil)) >= 2*int(f.shape.Slots) || len(*f.stash.Load()) >= linhash.MaxStash {
 			return ErrFull
 		}
 		// No path below the split load: rare. Splitting frees room near
@@ -189,7 +189,7 @@ func (f *Filter) movePath(g linhash.Geometry, d *directory, q []linhash.Node, n 
 // stored back re-encoded; then the new geometry is published.
 func (f *Filter) splitOne() error {
 	g, d := f.geometry(), f.dir.Load()
-	if g.Level >= maxLevel {
+	if g.Level >= linhash.MaxLevel {
 		return ErrFull
 	}
 	p, q := g.Split, g.Split+1<<g.Level

@@ -230,7 +230,8 @@ func (c *cuckoo) list() []*lockfree.Filter {
 	return *c.stages.Load()
 }
 
-// stages returns the tables a lookup reads: 1 for a growing table.
+// filters returns CF.INFO's "Number of filters": a growing table's
+// doublings plus one (its Stages), or a list's stages.
 func (c *cuckoo) filters() int {
 	if c.table != nil {
 		return c.table.Stages()

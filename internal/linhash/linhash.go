@@ -16,6 +16,7 @@
 package linhash
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/cuckoohash/cuckoo/internal/hashing"
@@ -325,4 +326,34 @@ func (s *Segments) First(seg uint64) uint64 {
 		l++
 	}
 	return 1<<l + (seg-s.base[l])<<s.shift[l]
+}
+
+// Limits both growing tables share.
+const (
+	// MaxLevel bounds a table at 2^(MaxLevel+1) buckets, beyond any
+	// memory.
+	MaxLevel = 40
+	// MaxStash bounds the keys kept beside a table when no path is found
+	// even after splitting; past it an insert is refused.
+	MaxStash = 64
+)
+
+// InitialBuckets returns the buckets a table of b-slot buckets starts with
+// for capacity keys: enough at its split load. ok is false past MaxLevel.
+func InitialBuckets(capacity uint64, slots uint) (buckets uint64, ok bool) {
+	n := math.Ceil(float64(capacity) / (float64(slots) * SplitLoad(slots)))
+	return uint64(n), n < 1<<MaxLevel
+}
+
+// ExpectedRate returns the false-positive rate of a table of the given
+// buckets holding byTail[n] entries with an n-bit tail: an absent key
+// reads two buckets, and an entry there matches it with probability
+// 2^-n/(2^F-1).
+func (s *Shape) ExpectedRate(byTail []float64, buckets uint64) float64 {
+	var matches float64
+	for n, c := range byTail {
+		matches += c * math.Ldexp(1, -n)
+	}
+	matches *= 2 / float64(buckets) / float64(s.FPMask)
+	return -math.Expm1(-matches)
 }
