@@ -154,8 +154,8 @@ type cuckoo struct {
 	// the filter is published, never changed.
 	table *growing.Filter
 	// mem charges the growing table's new segments: the charger of the
-	// write in progress, set under mu (nil: already charged, as when New
-	// allocates the first ones).
+	// write in progress (add, or build's Restore), set under mu. Only those
+	// allocate; New's own segments are charged before it, from Size.
 	mem    charger
 	stages atomic.Pointer[[]*lockfree.Filter]
 	// inserted and deleted are RedisBloom's "Number of items inserted" (the
@@ -211,9 +211,6 @@ func newGrowing(p params, mem charger) (*cuckoo, error) {
 	}
 	c := &cuckoo{p: p}
 	cfg.Reserve = func(n uint64) error {
-		if c.mem == nil {
-			return nil
-		}
 		return c.mem(c.table.SizeInBytes(), n)
 	}
 	if c.table, err = growing.New(cfg); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 
+	"github.com/cuckoohash/cuckoo/internal/linhash"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
@@ -229,7 +230,7 @@ func readDesc(r fieldReader) (filterDesc, error) {
 	}
 	if g := d.grow; g != nil {
 		// build checks the geometry against the parameters (Restore).
-		if d.p.Expansion == 0 || g.level > 40 || g.split >= 1<<g.level {
+		if d.p.Expansion == 0 || g.level > linhash.MaxLevel || g.split >= 1<<g.level {
 			return d, fmt.Errorf("a growing table of level %d, split %d, expansion %d", g.level, g.split, d.p.Expansion)
 		}
 		if slots := (uint64(1)<<g.level + g.split) * uint64(d.p.Bucket()); g.entries > slots {
