@@ -229,8 +229,12 @@ func readDesc(r fieldReader) (filterDesc, error) {
 		return d, err
 	}
 	if g := d.grow; g != nil {
-		// build checks the geometry against the parameters (Restore).
-		if d.p.Expansion == 0 || g.level > linhash.MaxLevel || g.split >= 1<<g.level {
+		// The geometry must be one the parameters' table grows to: never
+		// fewer buckets than it starts with (growing's Restore checks the
+		// same; here a bad header is the client's "invalid header chunk").
+		initial, _ := linhash.InitialBuckets(d.p.Capacity, uint(d.p.Bucket()))
+		if d.p.Expansion == 0 || g.level > linhash.MaxLevel || g.split >= 1<<g.level ||
+			g.level < linhash.NewGeometry(initial).Level || 1<<g.level+g.split < initial {
 			return d, fmt.Errorf("a growing table of level %d, split %d, expansion %d", g.level, g.split, d.p.Expansion)
 		}
 		if slots := (uint64(1)<<g.level + g.split) * uint64(d.p.Bucket()); g.entries > slots {

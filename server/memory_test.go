@@ -213,6 +213,17 @@ func forgedHeader(stages [][2]uint64) []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
 }
 
+// forgedGrowing returns a checksummed header chunk (format 3) of a growing
+// table of capacity 1000 (278 buckets of 4 to start with) at the given
+// level and split pointer, holding entries entries.
+func forgedGrowing(level, split, entries uint64) []byte {
+	b := []byte("CKCH")
+	for _, v := range []uint64{3, 1000, 4, 20, 1, 7, 0, 0, 0, level, split, entries, 0} {
+		b = binary.AppendUvarint(b, v)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
+
 // TestForgedHeaders: a checksummed header that announces more than the
 // machine or --maxmemory allows is refused and charges nothing; one that is
 // accepted charges exactly its filter, and DEL gives it back (issue 12: a
@@ -247,14 +258,23 @@ func TestForgedHeaders(t *testing.T) {
 	}
 	// Fields out of range, with a valid checksum: refused.
 	for name, h := range map[string][]byte{
-		"no stages":         forgedHeader(nil),
-		"zero capacity":     forgedHeader([][2]uint64{{0, 12}}),
-		"13-bit b=4 stage":  forgedHeader([][2]uint64{{1000, 13}}),
-		"capacity past max": forgedHeader([][2]uint64{{1<<32 + 1, 12}}),
+		"no stages":                        forgedHeader(nil),
+		"zero capacity":                    forgedHeader([][2]uint64{{0, 12}}),
+		"13-bit b=4 stage":                 forgedHeader([][2]uint64{{1000, 13}}),
+		"capacity past max":                forgedHeader([][2]uint64{{1<<32 + 1, 12}}),
+		"growing, below its first level":   forgedGrowing(5, 0, 0),
+		"growing, below its first size":    forgedGrowing(8, 0, 0),
+		"growing, past the last level":     forgedGrowing(41, 0, 0),
+		"growing, split past its level":    forgedGrowing(9, 512, 0),
+		"growing, more entries than slots": forgedGrowing(9, 0, 2049),
 	} {
 		if err := c.CFLoadChunk(ctx, "x", 1, string(h)).Err(); err == nil || !strings.Contains(err.Error(), "Couldn't create filter") {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	// The same forge with a geometry the table can grow to is accepted.
+	if err := c.CFLoadChunk(ctx, "grown", 1, string(forgedGrowing(9, 22, 2048))).Err(); err != nil {
+		t.Errorf("a valid growing header: %v", err)
 	}
 }
 
