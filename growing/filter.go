@@ -63,6 +63,9 @@ type Filter struct {
 
 	mu   sync.Mutex     // writers
 	path []linhash.Node // path-search scratch, under mu
+	// growErr is Reserve's refusal of the last segment growth asked for,
+	// nil once one is granted; under mu.
+	growErr error
 }
 
 // directory is the table's segments, placed by linhash.Segments: never

@@ -41,8 +41,16 @@ func (f *Filter) InsertUniqueHash(h uint64) (bool, error) {
 func (f *Filter) insert(h uint64) error {
 	fp, a, b := f.shape.Key(h)
 	if !f.place(fp, a, b) {
-		// Refused before anything changes.
-		if len(f.matches(h, nil)) >= 2*int(f.shape.Slots) || len(*f.stash.Load()) >= linhash.MaxStash {
+		// Refused before anything changes: the key's buckets are full of
+		// its own entry, or the stash is full, which a refused growth
+		// (Reserve's error) explains better than ErrFull.
+		if len(f.matches(h, nil)) >= 2*int(f.shape.Slots) {
+			return ErrFull
+		}
+		if len(*f.stash.Load()) >= linhash.MaxStash {
+			if f.growErr != nil {
+				return f.growErr
+			}
 			return ErrFull
 		}
 		// No path below the split load: rare. Splitting frees room near
@@ -196,8 +204,10 @@ func (f *Filter) splitOne() error {
 	if q >= d.buckets {
 		var err error
 		if d, err = f.addSegment(d); err != nil {
+			f.growErr = err
 			return err
 		}
+		f.growErr = nil
 	}
 	wp := d.word(p).Load()
 	var lo, hi uint64
