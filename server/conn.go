@@ -1,0 +1,148 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
+)
+
+// client is one connection's state. Only its goroutine touches it, except
+// name and the fields CLIENT LIST reads, which are atomic or set once.
+type client struct {
+	id      int64
+	nc      net.Conn
+	wr      *resp.Writer
+	created time.Time
+	name    atomic.Pointer[string]
+	authed  bool
+	quit    bool
+	lsn     uint64 // the log position this pipeline's replies wait for
+	// inflight is the bytes of dump chunks this pipeline charged: released
+	// once its replies are sent.
+	inflight uint64
+	// logged are the replies, as spans of wr's buffer, of this pipeline's
+	// commands that logged an op: if the log cannot take them, these
+	// replies become the log's error.
+	logged []replySpan
+}
+
+type replySpan struct{ start, end int }
+
+// mayProceed reports whether cl may run any command, and so send requests of
+// any size (package resp).
+func (s *Server) mayProceed(cl *client) bool { return s.cfg.RequirePass == "" || cl.authed }
+
+// serveConn reads requests and runs each as soon as it is complete; when no
+// complete request is left in the buffer it ends the pipeline (the
+// durability barrier, then one flush of every reply) and reads again.
+func (s *Server) serveConn(cl *client) {
+	defer func() {
+		cl.nc.Close()
+		s.releaseInflight(cl)
+		s.mu.Lock()
+		delete(s.clients, cl)
+		s.mu.Unlock()
+		s.conns.Done()
+	}()
+	lim := s.limits.read()
+	rd := resp.NewReader(cl.nc)
+	for {
+		args, err := rd.Next(s.mayProceed(cl), lim)
+		if err != nil {
+			// A malformed request: answer what came before it, then the
+			// error, and close (as Redis does).
+			if s.endPipeline(cl) {
+				s.log.Debug("protocol error; closing the connection", "client", cl.id, "err", err)
+				cl.wr.WriteError("ERR " + err.Error())
+				cl.wr.Flush()
+			}
+			return
+		}
+		if args == nil {
+			if !s.endPipeline(cl) || cl.quit || s.closing.Load() {
+				return
+			}
+			if s.store.aof != nil && s.cfg.SnapshotLogSize >= 0 && s.store.aof.size.Load() > s.snapshotThreshold() {
+				s.snapshotAsync()
+			}
+			s.armTimeout(cl)
+			if err := rd.Fill(lim); err != nil {
+				if errors.Is(err, resp.ErrQueryBufferLimit) {
+					s.log.Warn("closing a client whose pending requests passed the query buffer limit",
+						"client", cl.id, "addr", cl.nc.RemoteAddr().String(), "limit", lim.QueryBuffer)
+				}
+				return
+			}
+			continue
+		}
+		start, lsn := cl.wr.Len(), cl.lsn
+		s.exec(cl, args)
+		if cl.lsn != lsn {
+			cl.logged = append(cl.logged, replySpan{start, cl.wr.Len()})
+		}
+		if cl.quit {
+			s.endPipeline(cl)
+			return
+		}
+	}
+}
+
+// armTimeout sets the read deadline of --timeout before a read. Shutdown
+// sets every deadline to now after raising closing, so checking closing
+// after setting ours never leaves a read blocked past it.
+func (s *Server) armTimeout(cl *client) {
+	if s.limits.Timeout <= 0 {
+		return
+	}
+	cl.nc.SetReadDeadline(time.Now().Add(s.limits.Timeout))
+	if s.closing.Load() {
+		cl.nc.SetReadDeadline(time.Now())
+	}
+}
+
+// endPipeline passes the durability barrier for the writes run since the
+// last one and flushes every reply. If the log cannot take the writes, their
+// replies are replaced by its error (the changes are in memory but may not
+// survive a restart), and the other replies stand. It reports whether the
+// connection is still usable.
+func (s *Server) endPipeline(cl *client) bool {
+	if cl.lsn != 0 {
+		// No reply of this pipeline leaves before its writes are as
+		// durable as --appendfsync says.
+		if err := s.store.aof.commit(cl.lsn); err != nil {
+			s.log.Error("log commit failed; the pipeline's writes are answered with the error", "client", cl.id, "err", err)
+			s.replaceReplies(cl, err)
+		}
+		cl.lsn = 0
+	}
+	cl.logged = cl.logged[:0]
+	err := cl.wr.Flush()
+	s.releaseInflight(cl)
+	return err == nil
+}
+
+// releaseInflight gives back the dump chunk bytes cl charged.
+func (s *Server) releaseInflight(cl *client) {
+	if cl.inflight > 0 {
+		s.store.releaseChunk(cl.inflight)
+		cl.inflight = 0
+	}
+}
+
+// replaceReplies rewrites the replies of cl's logged commands as err.
+func (s *Server) replaceReplies(cl *client, err error) {
+	old := bytes.Clone(cl.wr.Bytes())
+	cl.wr.Truncate(0)
+	at := 0
+	for _, sp := range cl.logged {
+		cl.wr.WriteRaw(old[at:sp.start])
+		s.stats.errors.Add(1)
+		cl.wr.WriteError(err.Error())
+		at = sp.end
+	}
+	cl.wr.WriteRaw(old[at:])
+}
