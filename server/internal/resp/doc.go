@@ -1,7 +1,8 @@
-// Package resp is the server's side of the Redis protocol (RESP2): a request
-// reader that checks every size a client announces where the bytes arrive,
-// before anything is allocated for them, and a reply writer that buffers a
-// pipeline's replies for one write.
+// Package resp is the server's side of the Redis protocol: a request reader
+// that checks every size a client announces where the bytes arrive, before
+// anything is allocated for them, and a reply writer that buffers a
+// pipeline's replies for one write, in RESP2 or, after HELLO 3, RESP3.
+// Requests are the same in both protocols; only replies differ.
 //
 // # Reading
 //
