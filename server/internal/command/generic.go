@@ -1,0 +1,145 @@
+package command
+
+// The keyspace commands, with Redis 7.2's arity, flags, ACL categories,
+// tips, key specs, since and arguments. Redis documents DBSIZE, FLUSHALL and
+// FLUSHDB in group "server", the others in group "generic".
+
+func init() {
+	register(
+		&Spec{
+			Name:       "del",
+			Arity:      -2,
+			Flags:      Write,
+			ACL:        "keyspace",
+			Keys:       []KeySpec{{Flags: []string{"RM", "delete"}, Begin: 1, LastKey: -1, Step: 1}},
+			Tips:       []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Summary:    "Deletes keys, each with its filter",
+			Since:      "1.0.0",
+			Group:      "generic",
+			Complexity: "O(n) for n keys",
+			Args: []Arg{
+				{Name: "key", Type: Key, Multiple: true},
+			},
+		},
+		&Spec{
+			Name:       "unlink",
+			Arity:      -2,
+			Flags:      Write | Fast,
+			ACL:        "keyspace",
+			Keys:       []KeySpec{{Flags: []string{"RM", "delete"}, Begin: 1, LastKey: -1, Step: 1}},
+			Tips:       []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Summary:    "Deletes keys, leaving their memory to be reclaimed later",
+			Since:      "4.0.0",
+			Group:      "generic",
+			Complexity: "O(n) for n keys",
+			Args: []Arg{
+				{Name: "key", Type: Key, Multiple: true},
+			},
+		},
+		&Spec{
+			Name:       "exists",
+			Arity:      -2,
+			Flags:      ReadOnly | Fast,
+			ACL:        "keyspace",
+			Keys:       []KeySpec{{Flags: []string{"RO"}, Begin: 1, LastKey: -1, Step: 1}},
+			Tips:       []string{"request_policy:multi_shard", "response_policy:agg_sum"},
+			Summary:    "Counts the keys given that exist, a key given twice counted twice",
+			Since:      "1.0.0",
+			Group:      "generic",
+			Complexity: "O(n) for n keys",
+			Args: []Arg{
+				{Name: "key", Type: Key, Multiple: true},
+			},
+		},
+		&Spec{
+			Name:       "type",
+			Arity:      2,
+			Flags:      ReadOnly | Fast,
+			ACL:        "keyspace",
+			Keys:       []KeySpec{{Flags: []string{"RO"}, Begin: 1, Step: 1}},
+			Summary:    "Returns the type of a key's value, or none",
+			Since:      "1.0.0",
+			Group:      "generic",
+			Complexity: "O(1)",
+			Args: []Arg{
+				{Name: "key", Type: Key},
+			},
+		},
+		&Spec{
+			Name:       "keys",
+			Arity:      2,
+			Flags:      ReadOnly,
+			ACL:        "keyspace dangerous",
+			Tips:       []string{"request_policy:all_shards", "nondeterministic_output_order"},
+			Summary:    "Lists the keys that match a glob-style pattern",
+			Since:      "1.0.0",
+			Group:      "generic",
+			Complexity: "O(n) for n keys in the database",
+			Args: []Arg{
+				{Name: "pattern", Type: Pattern},
+			},
+		},
+		&Spec{
+			Name:       "scan",
+			Arity:      -2,
+			Flags:      ReadOnly,
+			ACL:        "keyspace",
+			Tips:       []string{"nondeterministic_output", "request_policy:special", "response_policy:special"},
+			Summary:    "Iterates over the keys a batch at a time, resuming from a cursor",
+			Since:      "2.8.0",
+			Group:      "generic",
+			Complexity: "O(1) a call; O(n) for a full iteration over n keys",
+			Args: []Arg{
+				{Name: "cursor", Type: Integer},
+				{Name: "pattern", Type: Pattern, Token: "MATCH", Optional: true},
+				{Name: "count", Type: Integer, Token: "COUNT", Optional: true},
+				{Name: "type", Type: String, Token: "TYPE", Optional: true, Since: "6.0.0"},
+			},
+		},
+		&Spec{
+			Name:       "dbsize",
+			Arity:      1,
+			Flags:      ReadOnly | Fast,
+			ACL:        "keyspace",
+			Tips:       []string{"request_policy:all_shards", "response_policy:agg_sum"},
+			Summary:    "Returns the number of keys",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "O(1)",
+		},
+		&Spec{
+			Name:       "flushall",
+			Arity:      -1,
+			Flags:      Write,
+			ACL:        "keyspace dangerous",
+			Tips:       []string{"request_policy:all_shards", "response_policy:all_succeeded"},
+			Summary:    "Deletes every key of every database",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "O(n) for n keys",
+			Args: []Arg{
+				{Name: "flush-type", Type: OneOf, Optional: true, Args: []Arg{
+					{Name: "async", Type: PureToken, Token: "ASYNC", Since: "4.0.0"},
+					{Name: "sync", Type: PureToken, Token: "SYNC", Since: "6.2.0"},
+				}},
+			},
+		},
+		&Spec{
+			Name:       "flushdb",
+			Arity:      -1,
+			Flags:      Write,
+			ACL:        "keyspace dangerous",
+			Tips:       []string{"request_policy:all_shards", "response_policy:all_succeeded"},
+			Summary:    "Deletes every key of the current database",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "O(n) for n keys",
+			Args: []Arg{
+				{Name: "flush-type", Type: OneOf, Optional: true, Args: []Arg{
+					{Name: "async", Type: PureToken, Token: "ASYNC", Since: "4.0.0"},
+					{Name: "sync", Type: PureToken, Token: "SYNC", Since: "6.2.0"},
+				}},
+			},
+		},
+	)
+}
