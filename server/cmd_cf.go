@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -10,21 +11,20 @@ import (
 // The CF.* commands, with RedisBloom's syntax, reply types and error texts.
 
 func init() {
-	register(
-		&command{name: "cf.reserve", arity: -3, write: true, run: cfReserve},
-		&command{name: "cf.add", arity: 3, write: true, run: cfAdd},
-		&command{name: "cf.addnx", arity: 3, write: true, run: cfAdd},
-		&command{name: "cf.insert", arity: -4, write: true, run: cfInsert},
-		&command{name: "cf.insertnx", arity: -4, write: true, run: cfInsert},
-		&command{name: "cf.exists", arity: 3, run: cfExists},
-		&command{name: "cf.mexists", arity: -3, run: cfExists},
-		&command{name: "cf.count", arity: 3, run: cfCount},
-		&command{name: "cf.del", arity: 3, write: true, run: cfDel},
-		&command{name: "cf.info", arity: 2, run: cfInfo},
-		&command{name: "cf.compact", arity: 2, write: true, run: cfCompact},
-		&command{name: "cf.scandump", arity: 3, run: cfScanDump},
-		&command{name: "cf.loadchunk", arity: 4, write: true, dataArg: 3, run: cfLoadChunk},
-	)
+	handle("cf.reserve", cfReserve)
+	handle("cf.add", cfAdd)
+	handle("cf.addnx", cfAdd)
+	handle("cf.insert", cfInsert)
+	handle("cf.insertnx", cfInsert)
+	handle("cf.exists", cfExists)
+	handle("cf.mexists", cfExists)
+	handle("cf.count", cfCount)
+	handle("cf.del", cfDel)
+	handle("cf.info", cfInfo)
+	handle("cf.debug", cfDebug)
+	handle("cf.compact", cfCompact)
+	handle("cf.scandump", cfScanDump)
+	handle("cf.loadchunk", cfLoadChunk)
 }
 
 // parseInt parses a Redis integer argument.
@@ -33,7 +33,70 @@ func parseInt(b []byte) (int64, bool) {
 	return v, err == nil
 }
 
-var defaultParams = params{Capacity: defaultCapacity, BucketSize: 2, MaxIter: defaultMaxIter, Expansion: defaultExpansion}
+// FilterDefaults are RedisBloom's cf-* settings (Redis 8's names): the
+// parameters of filters created without them, and the bound on growth. Zero
+// fields take RedisBloom's defaults, except BucketSize: 0 means "not set",
+// and a filter created without BUCKETSIZE is then built with 4-slot buckets
+// (see doc.go) while its capacity is checked against RedisBloom's default
+// of 2.
+type FilterDefaults struct {
+	BucketSize    int64 // cf-bucket-size, 1..255
+	InitialSize   int64 // cf-initial-size: CF.ADD's and CF.INSERT's capacity, 4..2^32
+	MaxIterations int64 // cf-max-iterations, 1..65535
+	Expansion     int64 // cf-expansion-factor, 0..32768
+	MaxExpansions int64 // cf-max-expansions, 1..65536: "Number of filters" at which inserts are refused
+}
+
+// withDefaults fills zero fields (all but BucketSize) with RedisBloom's
+// defaults.
+func (d FilterDefaults) withDefaults() FilterDefaults {
+	if d.InitialSize == 0 {
+		d.InitialSize = defaultCapacity
+	}
+	if d.MaxIterations == 0 {
+		d.MaxIterations = defaultMaxIter
+	}
+	if d.Expansion == 0 {
+		d.Expansion = defaultExpansion
+	}
+	if d.MaxExpansions == 0 {
+		d.MaxExpansions = defaultMaxExpansions
+	}
+	return d
+}
+
+// rangeBucket is the bucket size capacity ranges are checked against when a
+// command gives none: cf-bucket-size, or RedisBloom's default of 2.
+func (d *FilterDefaults) rangeBucket() int64 {
+	if d.BucketSize == 0 {
+		return 2
+	}
+	return d.BucketSize
+}
+
+// create returns the parameters of a filter of capacity created with the
+// defaults (CF.ADD, CF.INSERT).
+func (d *FilterDefaults) create(capacity uint64) *params {
+	p := &params{Capacity: capacity, BucketSize: int(d.BucketSize), MaxIter: int(d.MaxIterations), Expansion: int(d.Expansion)}
+	if p.BucketSize == 0 {
+		p.BucketSize = 4 // see doc.go: the shape whose bucket word holds four fingerprints
+	}
+	return p
+}
+
+// reserveOption parses CF.RESERVE's option value v into *dst, checked against
+// [lo, hi], with RedisBloom's error texts.
+func reserveOption(name string, v []byte, lo, hi int64, dst *int64) error {
+	n, ok := parseInt(v)
+	if !ok {
+		return replyErr("Couldn't parse " + name)
+	}
+	if n < lo || n > hi {
+		return replyErr(fmt.Sprintf("%s: value must be in the range [%d, %d]", name, lo, hi))
+	}
+	*dst = n
+	return nil
+}
 
 // CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e]
 func cfReserve(s *Server, cl *client, args [][]byte) {
@@ -42,55 +105,44 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 		return
 	}
 	capacity, ok := parseInt(args[2])
-	if !ok || capacity <= 0 {
+	if !ok {
 		s.writeErr(cl, replyErr("Bad capacity"))
 		return
 	}
-	p := defaultParams
-	p.Capacity = uint64(capacity)
-	p.BucketSize = 0 // not given: see doc.go
+	d := s.filterDefaults()
+	bucket, maxIter, expansion := d.BucketSize, d.MaxIterations, d.Expansion
 	for i := 3; i < len(args); i += 2 {
-		v, ok := parseInt(args[i+1])
-		opt := strings.ToUpper(string(args[i]))
-		if !ok {
-			s.writeErr(cl, replyErr("Couldn't parse "+printable(args[i], 32)))
-			return
-		}
-		switch opt {
+		var err error
+		switch strings.ToUpper(string(args[i])) {
 		case "BUCKETSIZE":
-			if v < 1 || v > maxBucketSize {
-				s.writeErr(cl, replyErr("Bad bucket size"))
-				return
-			}
-			p.BucketSize = int(v)
+			err = reserveOption("BUCKETSIZE", args[i+1], 1, maxBucketSize, &bucket)
 		case "MAXITERATIONS":
-			if v < 1 || v > maxIterationsMax {
-				s.writeErr(cl, replyErr("Bad maxIterations"))
-				return
-			}
-			p.MaxIter = int(v)
+			err = reserveOption("MAXITERATIONS", args[i+1], 1, maxIterationsMax, &maxIter)
 		case "EXPANSION":
-			if v < 0 || v > maxExpansion {
-				s.writeErr(cl, replyErr("Bad expansion"))
-				return
-			}
-			p.Expansion = int(v)
+			err = reserveOption("EXPANSION", args[i+1], 0, maxExpansion, &expansion)
 		default:
-			s.writeErr(cl, replyErr("Unknown argument received"))
+			err = replyErr("Unknown argument received")
+		}
+		if err != nil {
+			s.writeErr(cl, err)
 			return
 		}
 	}
-	if p.BucketSize == 0 {
-		// RedisBloom's default is 2; ours is 4, the shape whose 64-bit
-		// bucket word holds four 12-bit fingerprints (see doc.go).
-		p.BucketSize = 4
+	rangeBucket := bucket
+	if bucket == 0 {
+		rangeBucket = 2
 	}
-	if err := p.validate(); err != nil {
-		s.writeErr(cl, err)
+	if capacity < 2*rangeBucket || capacity > maxCapacity {
+		s.writeErr(cl, replyErr(fmt.Sprintf("Capacity must be in the range [2 * BUCKETSIZE, %d]", int64(maxCapacity))))
 		return
 	}
+	p := d.create(uint64(capacity))
+	if bucket != 0 {
+		p.BucketSize = int(bucket)
+	}
+	p.MaxIter, p.Expansion = int(maxIter), int(expansion)
 	created := false
-	err := s.store.write(cl, args[1], &p, func(c *cuckoo, isNew bool) error {
+	err := s.store.write(cl, args[1], p, func(c *cuckoo, isNew bool) error {
 		created = isNew
 		return nil
 	})
@@ -104,19 +156,24 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 	}
 }
 
-// addDefault is the filter CF.ADD and CF.INSERT create on a missing key.
-func addDefault(capacity uint64) *params {
-	p := defaultParams
-	p.Capacity = capacity
-	p.BucketSize = 4
-	return &p
+// checkExpansions refuses inserts into a filter that has as many filters as
+// cf-max-expansions allows, as RedisBloom does. Preconditions: c.mu held.
+func checkExpansions(c *cuckoo, d *FilterDefaults) error {
+	if int64(c.filters()) >= d.MaxExpansions {
+		return errMaxExpansions
+	}
+	return nil
 }
 
-// CF.ADD key item, CF.ADDNX key item
+// CF.ADD key item, CF.ADDNX key item. RESP3: a boolean, as RedisBloom.
 func cfAdd(s *Server, cl *client, args [][]byte) {
 	nx := len(args[0]) == len("cf.addnx")
+	d := s.filterDefaults()
 	var added bool
-	err := s.store.write(cl, args[1], addDefault(defaultCapacity), func(c *cuckoo, _ bool) error {
+	err := s.store.write(cl, args[1], d.create(uint64(d.InitialSize)), func(c *cuckoo, _ bool) error {
+		if err := checkExpansions(c, d); err != nil {
+			return err
+		}
 		var err error
 		added, err = c.add(args[2], nx, false, s.store.charge)
 		if err == nil && added {
@@ -128,29 +185,32 @@ func cfAdd(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, err)
 		return
 	}
-	if added {
-		cl.wr.WriteInt(1)
-	} else {
-		cl.wr.WriteInt(0)
-	}
+	cl.wr.WriteBool(added)
 }
 
-// CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item..., CF.INSERTNX
+// CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item..., CF.INSERTNX. An item
+// that does not fit answers -1 (RESP3: false for CF.INSERT), as RedisBloom.
 func cfInsert(s *Server, cl *client, args [][]byte) {
 	nx := len(args[0]) == len("cf.insertnx")
-	create := addDefault(defaultCapacity)
+	d := s.filterDefaults()
+	create := d.create(uint64(d.InitialSize))
+	wrongArity := replyErr("ERR wrong number of arguments for '" + strings.ToLower(string(args[0])) + "' command")
 	i := 2
 	for ; i < len(args); i++ {
 		switch strings.ToUpper(string(args[i])) {
 		case "CAPACITY":
 			i++
 			if i == len(args) {
-				s.writeErr(cl, replyErr("ERR wrong number of arguments for '"+strings.ToLower(string(args[0]))+"' command"))
+				s.writeErr(cl, wrongArity)
 				return
 			}
 			v, ok := parseInt(args[i])
-			if !ok || v <= 0 {
+			if !ok {
 				s.writeErr(cl, replyErr("Bad capacity"))
+				return
+			}
+			if v < 2*d.rangeBucket() || v > maxCapacity {
+				s.writeErr(cl, replyErr(fmt.Sprintf("Capacity must be in the range [cf-bucket-size * 2, %d]", int64(maxCapacity))))
 				return
 			}
 			if create != nil {
@@ -169,19 +229,16 @@ func cfInsert(s *Server, cl *client, args [][]byte) {
 	}
 	items := args[min(i+1, len(args)):]
 	if i >= len(args) || len(items) == 0 {
-		s.writeErr(cl, replyErr("ERR wrong number of arguments for '"+strings.ToLower(string(args[0]))+"' command"))
+		s.writeErr(cl, wrongArity)
 		return
-	}
-	if create != nil {
-		if err := create.validate(); err != nil {
-			s.writeErr(cl, err)
-			return
-		}
 	}
 	res := make([]any, len(items))
 	err := s.store.write(cl, args[1], create, func(c *cuckoo, _ bool) error {
 		if c == nil {
 			return errNotFound
+		}
+		if err := checkExpansions(c, d); err != nil {
+			return err
 		}
 		var ok [][]byte
 		for j, it := range items {
@@ -192,7 +249,7 @@ func cfInsert(s *Server, cl *client, args [][]byte) {
 				ok = append(ok, it)
 			case err == nil:
 				res[j] = 0
-			case errors.Is(err, errFull) || errors.Is(err, errMaxExpansions):
+			case errors.Is(err, errFull) || errors.Is(err, errMaxExpansions) || errors.Is(err, errOOM):
 				res[j] = -1
 			default:
 				res[j] = err
@@ -207,35 +264,39 @@ func cfInsert(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, err)
 		return
 	}
+	// RedisBloom answers CF.INSERTNX with integers in RESP3 too, and
+	// CF.INSERT with booleans (an item that did not fit: false).
+	bools := cl.wr.Protocol() == 3 && !nx
 	cl.wr.WriteArray(len(res))
 	for _, r := range res {
 		switch r := r.(type) {
 		case int:
-			cl.wr.WriteInt(r)
+			if bools {
+				cl.wr.WriteBool(r == 1)
+			} else {
+				cl.wr.WriteInt(r)
+			}
 		case error:
+			s.stats.errors.Add(1)
 			cl.wr.WriteError(r.Error())
 		}
 	}
 }
 
-// CF.EXISTS key item, CF.MEXISTS key item...: lock-free.
+// CF.EXISTS key item, CF.MEXISTS key item...: lock-free. RESP3: booleans.
 func cfExists(s *Server, cl *client, args [][]byte) {
 	c := s.store.get(args[1])
-	multi := len(args[0]) == len("cf.mexists")
-	if multi {
+	if len(args[0]) == len("cf.mexists") {
 		cl.wr.WriteArray(len(args) - 2)
-	} else if len(args) != 3 {
-		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'cf.exists' command"))
-		return
 	}
 	for _, it := range args[2:] {
-		if c != nil && c.exists(it) {
+		ok := c != nil && c.exists(it)
+		if ok {
 			s.stats.hits.Add(1)
-			cl.wr.WriteInt(1)
 		} else {
 			s.stats.misses.Add(1)
-			cl.wr.WriteInt(0)
 		}
+		cl.wr.WriteBool(ok)
 	}
 }
 
@@ -248,7 +309,7 @@ func cfCount(s *Server, cl *client, args [][]byte) {
 	cl.wr.WriteInt(n)
 }
 
-// CF.DEL key item
+// CF.DEL key item. RESP3: a boolean.
 func cfDel(s *Server, cl *client, args [][]byte) {
 	var deleted bool
 	err := s.store.write(cl, args[1], nil, func(c *cuckoo, _ bool) error {
@@ -265,38 +326,61 @@ func cfDel(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, err)
 		return
 	}
-	if deleted {
-		cl.wr.WriteInt(1)
-	} else {
-		cl.wr.WriteInt(0)
+	cl.wr.WriteBool(deleted)
+}
+
+// cfFigures are a filter's CF.INFO and CF.DEBUG figures.
+type cfFigures struct {
+	size, buckets, filters, inserted, deleted, bucketSize, expansion, maxIter int64
+}
+
+func figures(c *cuckoo) cfFigures {
+	return cfFigures{
+		size: int64(c.sizeBytes()), buckets: int64(c.firstBuckets()), filters: int64(c.filters()),
+		inserted: c.inserted.Load(), deleted: c.deleted.Load(),
+		bucketSize: int64(c.p.Bucket()), expansion: int64(c.p.Expansion), maxIter: int64(c.p.MaxIter),
 	}
 }
 
-// CF.INFO key: RedisBloom's fields, in its order. Size is the bytes of the
-// stages; Bucket size is the size built (see doc.go).
+// CF.INFO key: RedisBloom's fields, in its order; a map in RESP3. Size is
+// the bytes of the tables; Number of buckets is the first sub-filter's, as
+// RedisBloom reports it; Bucket size is the size built (see doc.go).
 func cfInfo(s *Server, cl *client, args [][]byte) {
 	c := s.store.get(args[1])
 	if c == nil {
 		s.writeErr(cl, errNotFound)
 		return
 	}
-	cl.wr.WriteArray(16)
-	for _, f := range []struct {
+	f := figures(c)
+	cl.wr.WriteMap(8)
+	for _, kv := range []struct {
 		name string
 		v    int64
 	}{
-		{"Size", int64(c.sizeBytes())},
-		{"Number of buckets", int64(c.buckets())},
-		{"Number of filters", int64(c.filters())},
-		{"Number of items inserted", c.inserted.Load()},
-		{"Number of items deleted", c.deleted.Load()},
-		{"Bucket size", int64(c.p.Bucket())},
-		{"Expansion rate", int64(c.p.Expansion)},
-		{"Max iterations", int64(c.p.MaxIter)},
+		{"Size", f.size},
+		{"Number of buckets", f.buckets},
+		{"Number of filters", f.filters},
+		{"Number of items inserted", f.inserted},
+		{"Number of items deleted", f.deleted},
+		{"Bucket size", f.bucketSize},
+		{"Expansion rate", f.expansion},
+		{"Max iterations", f.maxIter},
 	} {
-		cl.wr.WriteString(f.name)
-		cl.wr.WriteInt64(f.v)
+		cl.wr.WriteString(kv.name)
+		cl.wr.WriteInt64(kv.v)
 	}
+}
+
+// CF.DEBUG key: RedisBloom's one line of figures.
+func cfDebug(s *Server, cl *client, args [][]byte) {
+	c := s.store.get(args[1])
+	if c == nil {
+		s.writeErr(cl, errNotFound)
+		return
+	}
+	f := figures(c)
+	cl.wr.WriteBulkString(fmt.Sprintf("bktsize:%d buckets:%d items:%d deletes:%d filters:%d max_iterations:%d expansion:%d",
+		f.bucketSize, f.buckets, f.inserted, f.deleted, f.filters, f.maxIter, f.expansion))
 }
 
 // CF.COMPACT key: drops empty stages.
@@ -332,6 +416,15 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 		return
 	}
 	c.mu.Lock()
+	if c.inserted.Load() == 0 && c.load == nil {
+		// Nothing to dump: RedisBloom answers [0, nil], and so a filter
+		// with no items is not carried over by SCANDUMP/LOADCHUNK.
+		c.mu.Unlock()
+		cl.wr.WriteArray(2)
+		cl.wr.WriteInt(0)
+		cl.wr.WriteNull()
+		return
+	}
 	if iter > 0 {
 		// The chunk, then its copy in the reply until it is sent: charged
 		// before they are made, at their most.
@@ -384,6 +477,10 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 		})
 	}
 	if err != nil {
+		var le *loadError
+		if errors.As(err, &le) {
+			s.log.Warn("CF.LOADCHUNK refused", "client", cl.id, "key", printable(key, 64), "iterator", iter, "reason", le.detail)
+		}
 		s.writeErr(cl, err)
 		return
 	}

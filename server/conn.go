@@ -17,10 +17,36 @@ type client struct {
 	nc      net.Conn
 	wr      *resp.Writer
 	created time.Time
+	fd      int // for CLIENT LIST; -1 if none
 	name    atomic.Pointer[string]
-	authed  bool
-	quit    bool
-	lsn     uint64 // the log position this pipeline's replies wait for
+	libName atomic.Pointer[string]
+	libVer  atomic.Pointer[string]
+	proto   atomic.Int32 // 2 or 3, as HELLO chose
+	// lastCmd is the name of the command last run; lastActive the time
+	// (unix ns) its request was read.
+	lastCmd    atomic.Pointer[string]
+	lastActive atomic.Int64
+	noEvict    atomic.Bool
+	noTouch    atomic.Bool
+	// replyOff mutes every reply (CLIENT REPLY OFF); skipNext the next
+	// command's (CLIENT REPLY SKIP).
+	replyOff bool
+	skipNext bool
+	authed   bool
+	quit     bool
+	// A transaction: inMulti after MULTI; the queued commands (nqueued
+	// their count, for CLIENT LIST); multiErr if one was refused; txn
+	// while EXEC runs them. watched are the keys WATCH recorded.
+	inMulti  atomic.Bool
+	queued   [][][]byte
+	nqueued  atomic.Int32
+	multiErr bool
+	txn      *txnState
+	watched  []watchedKey
+	watching atomic.Int32
+	// opsLogged counts the ops this client's commands logged.
+	opsLogged int
+	lsn       uint64 // the log position this pipeline's replies wait for
 	// inflight is the bytes of dump chunks this pipeline charged: released
 	// once its replies are sent.
 	inflight uint64
@@ -70,7 +96,9 @@ func (s *Server) serveConn(cl *client) {
 				s.snapshotAsync()
 			}
 			s.armTimeout(cl)
-			if err := rd.Fill(lim); err != nil {
+			err := rd.Fill(lim)
+			cl.lastActive.Store(time.Now().UnixNano())
+			if err != nil {
 				if errors.Is(err, resp.ErrQueryBufferLimit) {
 					s.log.Warn("closing a client whose pending requests passed the query buffer limit",
 						"client", cl.id, "addr", cl.nc.RemoteAddr().String(), "limit", lim.QueryBuffer)
@@ -80,8 +108,12 @@ func (s *Server) serveConn(cl *client) {
 			continue
 		}
 		start, lsn := cl.wr.Len(), cl.lsn
+		skip := cl.skipNext
+		cl.skipNext = false
 		s.exec(cl, args)
-		if cl.lsn != lsn {
+		if cl.replyOff || skip {
+			cl.wr.Truncate(start) // muted: CLIENT REPLY OFF or SKIP
+		} else if cl.lsn != lsn {
 			cl.logged = append(cl.logged, replySpan{start, cl.wr.Len()})
 		}
 		if cl.quit {

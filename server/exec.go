@@ -3,35 +3,84 @@ package server
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/command"
 )
 
-// command is one entry of the command table.
-type command struct {
-	name string
-	// arity as Redis counts it, the name included: n > 0 exactly n
-	// arguments, n < 0 at least -n.
-	arity int
-	// write commands change the key space; they are refused once the log
-	// has failed.
-	write bool
-	// noauth commands run before AUTH when a password is set.
-	noauth bool
-	// dataArg, if not 0, is the index of an argument that is data rather
-	// than an item or key (CF.LOADCHUNK's chunk): bounded by Limits.MaxBulk
-	// alone, not by MaxItem.
-	dataArg int
-	run     func(s *Server, cl *client, args [][]byte)
+// handler runs one command; args[0] is its name as the client sent it.
+type handler func(s *Server, cl *client, args [][]byte)
+
+// handlers binds command.Spec names ("cf.add", "client|list") to their
+// handlers; filled by the init functions of the cmd_*.go files. Every other
+// fact about a command is in package command's table, the one source of
+// truth for arity, flags, ACL categories, key positions and docs.
+var handlers = map[string]handler{}
+
+func handle(name string, h handler) {
+	if command.Find(name) == nil || handlers[name] != nil {
+		panic("server: handler for an unknown or bound command " + name)
+	}
+	handlers[name] = h
 }
 
-// commands maps lower-case names to commands; filled by init in the
-// commands_*.go files.
-var commands = map[string]*command{}
+// bound is a command with its handler.
+type bound struct {
+	spec *command.Spec
+	run  handler
+}
 
-func register(cmds ...*command) {
-	for _, c := range cmds {
-		commands[c.name] = c
+// dispatch maps lower-case names to bound commands and subcommands
+// ("client|list"), built once from the table and the handlers.
+var dispatch = sync.OnceValue(func() map[string]*bound {
+	m := map[string]*bound{}
+	for _, c := range command.All() {
+		for _, x := range append([]*command.Spec{c}, c.Subs...) {
+			run := handlers[x.Name]
+			if run == nil && x.Container() != nil {
+				run = handlers[x.Container().Name]
+			}
+			if run != nil {
+				m[x.Name] = &bound{spec: x, run: run}
+			}
+		}
 	}
+	return m
+})
+
+// lookup returns the bound command args names, and for a container its
+// subcommand, or the error to answer.
+func lookup(args [][]byte) (*bound, string) {
+	var lower [32]byte
+	name := args[0]
+	var b *bound
+	if len(name) <= len(lower) {
+		for i, ch := range name {
+			if 'A' <= ch && ch <= 'Z' {
+				ch += 'a' - 'A'
+			}
+			lower[i] = ch
+		}
+		b = dispatch()[string(lower[:len(name)])]
+	}
+	if b == nil {
+		return nil, fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", printable(name, 64), argsPreview(args[1:]))
+	}
+	if !b.spec.ArityOK(len(args)) {
+		return nil, fmt.Sprintf("ERR wrong number of arguments for '%s' command", b.spec.Name)
+	}
+	if len(b.spec.Subs) == 0 || len(args) == 1 {
+		return b, ""
+	}
+	sub := b.spec.LookupSub(args[1])
+	if sub == nil || dispatch()[sub.Name] == nil {
+		return nil, fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", printable(args[1], 64), strings.ToUpper(b.spec.Name))
+	}
+	if !sub.ArityOK(len(args)) {
+		return nil, fmt.Sprintf("ERR wrong number of arguments for '%s' command", sub.Name)
+	}
+	return dispatch()[sub.Name], ""
 }
 
 // exec runs one command and writes its reply to cl.wr. It never panics on
@@ -42,39 +91,31 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	if len(args) == 0 {
 		return
 	}
-	var lower [32]byte
-	name := args[0]
-	var cmd *command
-	if len(name) <= len(lower) {
-		for i, ch := range name {
-			if 'A' <= ch && ch <= 'Z' {
-				ch += 'a' - 'A'
+	cmd, msg := lookup(args)
+	if cmd != nil && s.cfg.RequirePass != "" && !cl.authed && cmd.spec.Flags&command.NoAuth == 0 {
+		msg = "NOAUTH Authentication required."
+	}
+	if msg == "" {
+		for i, a := range args[1:] {
+			if len(a) > s.limits.MaxItem && i+1 != cmd.spec.DataArg {
+				msg = fmt.Sprintf("ERR argument of %d bytes exceeds the item size limit of %d bytes", len(a), s.limits.MaxItem)
+				break
 			}
-			lower[i] = ch
 		}
-		cmd = commands[string(lower[:len(name)])]
 	}
-	if cmd == nil {
+	if msg == "" && cl.inMulti.Load() && !runsInMulti(cmd.spec) && cmd.spec.Flags&command.NoMulti != 0 {
+		msg = "ERR Command not allowed inside a transaction"
+	}
+	if msg != "" {
 		s.stats.errors.Add(1)
-		cl.wr.WriteError(fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", printable(name, 64), argsPreview(args[1:])))
+		cl.multiErr = cl.inMulti.Load() // EXEC will answer EXECABORT
+		cl.wr.WriteError(msg)
 		return
 	}
-	if s.cfg.RequirePass != "" && !cl.authed && !cmd.noauth {
-		s.stats.errors.Add(1)
-		cl.wr.WriteError("NOAUTH Authentication required.")
+	if cl.inMulti.Load() && !runsInMulti(cmd.spec) {
+		cl.queue(args)
+		cl.wr.WriteString("QUEUED")
 		return
-	}
-	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
-		s.stats.errors.Add(1)
-		cl.wr.WriteError(fmt.Sprintf("ERR wrong number of arguments for '%s' command", cmd.name))
-		return
-	}
-	for i, a := range args[1:] {
-		if len(a) > s.limits.MaxItem && i+1 != cmd.dataArg {
-			s.stats.errors.Add(1)
-			cl.wr.WriteError(fmt.Sprintf("ERR argument of %d bytes exceeds the item size limit of %d bytes", len(a), s.limits.MaxItem))
-			return
-		}
 	}
 	var start time.Time
 	if s.metrics != nil {
@@ -82,13 +123,14 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("panic in command", "command", cmd.name, "panic", r)
-			cl.wr.WriteError(fmt.Sprintf("ERR internal error in %s", cmd.name))
+			s.log.Error("panic in command", "command", cmd.spec.Name, "panic", r)
+			cl.wr.WriteError(fmt.Sprintf("ERR internal error in %s", cmd.spec.Name))
 		}
 		if s.metrics != nil {
-			s.metrics.observeCommand(cmd.name, time.Since(start))
+			s.metrics.observeCommand(cmd.spec.Name, time.Since(start))
 		}
 	}()
+	cl.lastCmd.Store(&cmd.spec.Name)
 	cmd.run(s, cl, args)
 }
 

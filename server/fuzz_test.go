@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func validRESP(b []byte) bool {
 
 func readReply(r *bufio.Reader, depth int) bool {
 	line, err := r.ReadString('\n')
-	if err != nil || len(line) < 3 || !strings.HasSuffix(line, "\r\n") || depth > 4 {
+	if err != nil || len(line) < 3 || !strings.HasSuffix(line, "\r\n") || depth > 16 {
 		return false
 	}
 	body := line[1 : len(line)-2]
@@ -34,7 +35,14 @@ func readReply(r *bufio.Reader, depth int) bool {
 	case ':':
 		_, ok := atoi(body)
 		return ok
-	case '$':
+	case '_':
+		return body == ""
+	case '#':
+		return body == "t" || body == "f"
+	case ',':
+		_, err := strconv.ParseFloat(body, 64)
+		return err == nil
+	case '$', '=':
 		n, ok := atoi(body)
 		if !ok || n < -1 {
 			return false
@@ -47,10 +55,13 @@ func readReply(r *bufio.Reader, depth int) bool {
 			return false
 		}
 		return string(buf[n:]) == "\r\n"
-	case '*':
+	case '*', '~', '>', '%':
 		n, ok := atoi(body)
 		if !ok || n < -1 {
 			return false
+		}
+		if line[0] == '%' {
+			n *= 2
 		}
 		for range n {
 			if !readReply(r, depth+1) {
@@ -104,12 +115,16 @@ func FuzzCommands(f *testing.F) {
 		"CF.LOADCHUNK j 1 CKCH\nCF.LOADCHUNK j 2 CKCD\nCF.DEL j a",
 		"CF.RESERVE k -1\nCF.RESERVE k 99999999999999\nCF.INSERTNX k NOCREATE ITEMS",
 		"SCAN 0 MATCH * COUNT 2\nKEYS [\nDEL k\nFLUSHALL\nINFO all\nHELLO 3\nCLIENT SETNAME x",
+		"HELLO 3\nCF.ADD k a\nCF.MEXISTS k a b\nCF.INFO k\nCF.INSERT k ITEMS a\nHELLO 2\nCF.DEL k a",
+		"MULTI\nCF.ADD k a\nCF.DEL k a\nEXEC\nWATCH k\nMULTI\nFOO\nEXEC\nDISCARD",
+		"COMMAND INFO cf.add\nCOMMAND DOCS\nCOMMAND GETKEYS del a b\nCOMMAND LIST FILTERBY ACLCAT cuckoo\nCLIENT INFO\nCLIENT LIST\nTIME",
 	} {
 		f.Add([]byte(s))
 	}
 	names := []string{"cf.reserve", "cf.add", "cf.addnx", "cf.insert", "cf.insertnx", "cf.exists", "cf.mexists",
 		"cf.count", "cf.del", "cf.info", "cf.compact", "cf.scandump", "cf.loadchunk", "ping", "echo", "select",
-		"del", "exists", "type", "keys", "scan", "dbsize", "flushall", "info", "client", "command", "hello", "auth"}
+		"del", "exists", "type", "keys", "scan", "dbsize", "flushall", "info", "client", "command", "hello", "auth",
+		"cf.debug", "multi", "exec", "discard", "watch", "unwatch", "time"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := server.NewHarness()
 		var dump [][]byte // chunks seen, fed back to LOADCHUNK

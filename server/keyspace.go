@@ -108,8 +108,30 @@ func (s *store) releaseChunk(n uint64) {
 // filterBytes is used_memory_filters: mem without the chunks in flight.
 func (s *store) filterBytes() int64 { return s.mem.Load() - s.inflight.Load() }
 
-// logOp appends an op to the log and raises the client's LSN to it.
+// rlockGate read-locks the gate for a write by cl, unless cl holds it
+// exclusively: the client running an EXEC (see cmd_multi.go).
+func (s *store) rlockGate(cl *client) {
+	if !cl.holdsGate() {
+		s.gate.RLock()
+	}
+}
+
+func (s *store) runlockGate(cl *client) {
+	if !cl.holdsGate() {
+		s.gate.RUnlock()
+	}
+}
+
+// logOp appends an op to the log and raises the client's LSN to it. Inside
+// an EXEC the op joins the transaction's record instead (cmd_multi.go).
 func (s *store) logOp(cl *client, payload []byte) {
+	if cl != nil {
+		cl.opsLogged++
+		if cl.txn != nil {
+			cl.txn.ops = append(cl.txn.ops, payload)
+			return
+		}
+	}
 	s.dirty.Add(1)
 	if s.aof == nil {
 		return
@@ -148,8 +170,8 @@ func (s *store) writeLoading(cl *client, key []byte, fn func(c *cuckoo, created 
 }
 
 func (s *store) update(cl *client, key []byte, create *params, loading bool, fn func(c *cuckoo, created bool) error) error {
-	s.gate.RLock()
-	defer s.gate.RUnlock()
+	s.rlockGate(cl)
+	defer s.runlockGate(cl)
 	if err := s.writable(); err != nil {
 		return err
 	}
@@ -173,7 +195,7 @@ func (s *store) update(cl *client, key []byte, create *params, loading bool, fn 
 				continue
 			}
 			s.logOp(cl, encodeCreate(key, p))
-			return runLocked(nc, true, fn)
+			return runLocked(cl, nc, true, fn)
 		}
 		c.mu.Lock()
 		if c.dead {
@@ -186,20 +208,30 @@ func (s *store) update(cl *client, key []byte, create *params, loading bool, fn 
 			c.mu.Unlock()
 			return errLoading
 		}
-		return runLocked(c, false, fn)
+		return runLocked(cl, c, false, fn)
 	}
 }
 
-// runLocked runs fn and unlocks c.mu, even if fn panics.
-func runLocked(c *cuckoo, created bool, fn func(*cuckoo, bool) error) error {
+// runLocked runs fn and unlocks c.mu, even if fn panics. A change that
+// logged an op bumps c.version, which WATCH compares.
+func runLocked(cl *client, c *cuckoo, created bool, fn func(*cuckoo, bool) error) error {
 	defer c.mu.Unlock()
+	var before int
+	if cl != nil {
+		before = cl.opsLogged
+		defer func() {
+			if cl.opsLogged != before {
+				c.version.Add(1)
+			}
+		}()
+	}
 	return fn(c, created)
 }
 
 // drop deletes key and reports whether it was there.
 func (s *store) drop(cl *client, key []byte) (bool, error) {
-	s.gate.RLock()
-	defer s.gate.RUnlock()
+	s.rlockGate(cl)
+	defer s.runlockGate(cl)
 	if err := s.writable(); err != nil {
 		return false, err
 	}
@@ -232,8 +264,10 @@ func (s *store) dropLocked(k string, c *cuckoo) {
 
 // flushAll deletes every key.
 func (s *store) flushAll(cl *client) error {
-	s.gate.Lock()
-	defer s.gate.Unlock()
+	if !cl.holdsGate() {
+		s.gate.Lock()
+		defer s.gate.Unlock()
+	}
 	if err := s.writable(); err != nil {
 		return err
 	}
@@ -255,8 +289,8 @@ func (s *store) clear() {
 // install stores c, a new filter, under key unless the key exists, logging
 // payload as its creation. Preconditions: c is not yet shared.
 func (s *store) install(cl *client, key []byte, c *cuckoo, payload []byte) error {
-	s.gate.RLock()
-	defer s.gate.RUnlock()
+	s.rlockGate(cl)
+	defer s.runlockGate(cl)
 	if err := s.writable(); err != nil {
 		return err
 	}

@@ -38,6 +38,9 @@ const (
 	defaultCapacity  = 1024  // CF.ADD / CF.INSERT on a missing key
 	defaultMaxIter   = 20
 	defaultExpansion = 1
+	// defaultMaxExpansions is cf-max-expansions' default: inserts are
+	// refused once a filter has this many sub-filters ("Number of filters").
+	defaultMaxExpansions = 32
 	// maxCapacity bounds one filter's capacity: 2^32 items is 4 GiB of
 	// buckets, far beyond any sensible single key.
 	maxCapacity = 1 << 32
@@ -158,6 +161,8 @@ type cuckoo struct {
 	// allocate; New's own segments are charged before it, from Size.
 	mem    charger
 	stages atomic.Pointer[[]*lockfree.Filter]
+	// version counts the changes made by commands, for WATCH.
+	version atomic.Uint64
 	// inserted and deleted are RedisBloom's "Number of items inserted" (the
 	// items currently in, deletes subtracted) and "Number of items deleted".
 	// Written under mu, read by CF.INFO without it.
@@ -272,6 +277,19 @@ func (c *cuckoo) sizeBytes() uint64 {
 		n += s.SizeInBytes()
 	}
 	return n
+}
+
+// firstBuckets is CF.INFO's "Number of buckets": RedisBloom's first
+// sub-filter's. A growing table's first sub-filter is the table it started
+// as, its initial buckets; a list's is its first stage.
+func (c *cuckoo) firstBuckets() uint64 {
+	if c.table != nil {
+		return c.table.InitialBuckets()
+	}
+	if l := c.list(); len(l) > 0 {
+		return l[0].Buckets()
+	}
+	return 0
 }
 
 func (c *cuckoo) buckets() uint64 {

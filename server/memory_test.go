@@ -285,6 +285,7 @@ func TestScanDumpCharged(t *testing.T) {
 	_, addr := start(t, server.Config{})
 	c := client(t, addr)
 	c.CFReserve(ctx, "k", 4_000_000)
+	c.CFAdd(ctx, "k", "x") // an empty filter dumps nothing
 	size := c.CFInfo(ctx, "k").Val().Size
 	if len(dump(t, c, "k")) < 2 {
 		t.Fatal("no data chunk")
@@ -300,6 +301,7 @@ func TestScanDumpCharged(t *testing.T) {
 	_, addr = start(t, server.Config{MaxMemory: size + 1<<20})
 	c = client(t, addr)
 	c.CFReserve(ctx, "k", 4_000_000)
+	c.CFAdd(ctx, "k", "x")
 	if _, err := c.CFScanDump(ctx, "k", 0).Result(); err != nil {
 		t.Fatalf("the header chunk: %v", err)
 	}

@@ -61,8 +61,23 @@ var chunkBuckets uint64 = 1 << 20
 
 var (
 	errInvalidPosition = replyErr("Invalid position")
-	errInvalidHeader   = replyErr("ERR Couldn't create filter: invalid header chunk")
+	errInvalidHeader   = badHeader("invalid header chunk (bad magic, checksum or field)")
 )
+
+// loadError is a refused CF.LOADCHUNK: the client gets RedisBloom's text,
+// the server log the detail.
+type loadError struct {
+	reply  string // "Couldn't create filter!" or "Couldn't load chunk!"
+	detail string
+}
+
+func (e *loadError) Error() string { return e.reply }
+
+func badHeader(detail string) error { return &loadError{"Couldn't create filter!", detail} }
+
+func badChunk(format string, a ...any) error {
+	return &loadError{"Couldn't load chunk!", fmt.Sprintf(format, a...)}
+}
 
 // stageInfo is one stage as a header or snapshot describes it.
 type stageInfo struct {
@@ -325,7 +340,7 @@ func beginLoad(header []byte, mem charger, release func(uint64)) (*cuckoo, error
 	r := &opReader{b: body}
 	if v := r.uvarint(); v != dumpVersion && v != 2 {
 		if r.err == nil {
-			return nil, replyErr(fmt.Sprintf("ERR Couldn't create filter: dump format version %d, this server reads %d", v, dumpVersion))
+			return nil, badHeader(fmt.Sprintf("dump format version %d, this server reads %d", v, dumpVersion))
 		}
 		return nil, errInvalidHeader
 	}
@@ -354,22 +369,22 @@ func beginLoad(header []byte, mem charger, release func(uint64)) (*cuckoo, error
 func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 	ls := c.load
 	if ls == nil {
-		return replyErr("ERR Couldn't load chunk: no CF.LOADCHUNK header (iterator 1) was loaded into this key")
+		return badChunk("no CF.LOADCHUNK header (iterator 1) was loaded into this key")
 	}
 	b, ok := checkCRC(chunk, chunkMagic)
 	if !ok {
-		return replyErr("ERR Couldn't load chunk: bad magic or checksum")
+		return badChunk("bad magic or checksum")
 	}
 	r := &opReader{b: b}
 	g, n := r.uvarint(), r.uvarint()
 	if r.err != nil {
-		return replyErr("ERR Couldn't load chunk: truncated")
+		return badChunk("truncated")
 	}
 	if g != ls.next {
-		return fmt.Errorf("ERR Couldn't load chunk: it starts at bucket %d, expected %d", g, ls.next)
+		return badChunk("it starts at bucket %d, expected %d", g, ls.next)
 	}
 	if n == 0 || n > chunkBuckets || n > ls.total-g || uint64(iter) != g+n+1 {
-		return fmt.Errorf("ERR Couldn't load chunk: %d buckets at %d with iterator %d", n, g, iter)
+		return badChunk("%d buckets at %d with iterator %d", n, g, iter)
 	}
 	var start uint64
 	for i, st := range c.tables() {
@@ -379,22 +394,22 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 		}
 		first := g - start
 		if n > st.Buckets()-first {
-			return replyErr("ERR Couldn't load chunk: it crosses a stage boundary")
+			return badChunk("it crosses a stage boundary")
 		}
 		rr := bytes.NewReader(r.b)
 		fps, err := readRuns(rr, st, first, n, false)
 		if err != nil {
-			return fmt.Errorf("ERR Couldn't load chunk: %v", err)
+			return badChunk("%v", err)
 		}
 		if rr.Len() != 0 {
-			return replyErr("ERR Couldn't load chunk: trailing bytes")
+			return badChunk("trailing bytes")
 		}
 		have := st.stored() + fps
 		if have > ls.fps[i] || first+n == st.Buckets() && have != ls.fps[i] {
-			return fmt.Errorf("ERR Couldn't load chunk: stage %d would hold %d fingerprints, the header says %d", i, have, ls.fps[i])
+			return badChunk("stage %d would hold %d fingerprints, the header says %d", i, have, ls.fps[i])
 		}
 		if _, err := readRuns(bytes.NewReader(r.b), st, first, n, true); err != nil {
-			return fmt.Errorf("ERR Couldn't load chunk: %v", err) // not reached: checked above
+			return badChunk("%v", err) // not reached: checked above
 		}
 		ls.next = g + n
 		if ls.next == ls.total {
@@ -402,5 +417,5 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 		}
 		return nil
 	}
-	return replyErr("ERR Couldn't load chunk: past the last stage") // not reached: n <= total-g
+	return badChunk("past the last stage") // not reached: n <= total-g
 }

@@ -163,6 +163,9 @@ type fuzzyLog struct {
 // set for the log the snapshot stands in part for. Replayed inserts never
 // fail for lack of room or memory: each was acknowledged once.
 func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
+	if len(b) > 0 && b[0] == opMulti {
+		return st.replayMulti(b, at, fz)
+	}
 	o, err := decodeOp(b)
 	if err != nil {
 		return err

@@ -37,6 +37,9 @@ type Config struct {
 	// SnapshotLogSize is the log size that triggers a snapshot and log
 	// truncation; 0 means 64 MiB, negative means only on SAVE and shutdown.
 	SnapshotLogSize int64
+	// FilterDefaults are the cf-* settings: the parameters of filters
+	// created without them; zero fields take RedisBloom's defaults.
+	FilterDefaults FilterDefaults
 	// Limits bound what one client may send; zero fields take defaults.
 	Limits Limits
 	// Logger receives the server's logs; nil means slog.Default().
@@ -74,6 +77,8 @@ type Server struct {
 	stopOnce sync.Once
 	stopErr  error
 
+	cfDefaults atomic.Pointer[FilterDefaults]
+
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
 		rejected atomic.Int64 // refused: too many clients
@@ -108,6 +113,8 @@ func New(cfg Config) (*Server, error) {
 		closed:  make(chan struct{}),
 	}
 	s.lastSave.Store(time.Now().Unix())
+	d := cfg.FilterDefaults.withDefaults()
+	s.cfDefaults.Store(&d)
 	if cfg.Dir != "" {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return nil, err
@@ -177,7 +184,9 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		s.stats.conns.Add(1)
-		cl := &client{id: s.nextID.Add(1), nc: nc, wr: resp.NewWriter(nc), created: time.Now()}
+		cl := &client{id: s.nextID.Add(1), nc: nc, fd: connFD(nc), wr: resp.NewWriter(nc), created: time.Now()}
+		cl.proto.Store(2)
+		cl.lastActive.Store(cl.created.UnixNano())
 		s.mu.Lock()
 		if s.closing.Load() {
 			s.mu.Unlock()
@@ -282,6 +291,10 @@ func (s *Server) shutdown(ctx context.Context) error {
 	s.log.Info("server stopped", "keys", s.store.keys.Len())
 	return err
 }
+
+// filterDefaults returns the cf-* settings in force; CONFIG SET replaces
+// them as a whole.
+func (s *Server) filterDefaults() *FilterDefaults { return s.cfDefaults.Load() }
 
 // Pid is the process id INFO reports.
 var pid = os.Getpid()

@@ -1,0 +1,361 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/command"
+)
+
+// CLIENT and its subcommands. Fields another connection reads (CLIENT LIST,
+// CLIENT KILL) are atomic in client or set once at accept.
+
+func init() {
+	handle("client|setname", clientSetName)
+	handle("client|getname", clientGetName)
+	handle("client|setinfo", clientSetInfo)
+	handle("client|id", func(s *Server, cl *client, a [][]byte) { cl.wr.WriteInt64(cl.id) })
+	handle("client|info", func(s *Server, cl *client, a [][]byte) { cl.wr.WriteVerbatim(s.clientLine(cl)) })
+	handle("client|list", clientList)
+	handle("client|kill", clientKill)
+	handle("client|no-evict", clientOnOff(func(cl *client, on bool) { cl.noEvict.Store(on) }))
+	handle("client|no-touch", clientOnOff(func(cl *client, on bool) { cl.noTouch.Store(on) }))
+	handle("client|reply", clientReply)
+	handle("client|help", func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, clientHelp) })
+}
+
+var clientHelp = []string{
+	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GETNAME",
+	"    Return the name of the current connection.",
+	"ID",
+	"    Return the ID of the current connection.",
+	"INFO",
+	"    Return information about the current client connection.",
+	"KILL <ip:port>",
+	"    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]",
+	"    Kill connections. Options are:",
+	"    * ADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made from the specified address",
+	"    * LADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made to specified local address",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Kill connections by type.",
+	"    * USER <username>",
+	"      Kill connections authenticated by <username>.",
+	"    * SKIPME (YES|NO)",
+	"      Skip killing current connection (default: yes).",
+	"    * ID <client-id>",
+	"      Kill connections by client id.",
+	"    * MAXAGE <maxage>",
+	"      Kill connections older than the specified age.",
+	"LIST [options ...]",
+	"    Return information about client connections. Options:",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Return clients of specified type.",
+	"    * ID <client-id> [<client-id> ...]",
+	"      Return clients of specified IDs only.",
+	"NO-EVICT (ON|OFF)",
+	"    Protect the current client connection from eviction.",
+	"NO-TOUCH (ON|OFF)",
+	"    Will not touch LRU/LFU stats when this mode is on.",
+	"REPLY (ON|OFF|SKIP)",
+	"    Control the replies sent to the current connection.",
+	"SETNAME <name>",
+	"    Assign the name <name> to the current connection.",
+	"SETINFO <option> <value>",
+	"    Set client meta attr. Options are:",
+	"    * LIB-NAME: the client lib name.",
+	"    * LIB-VER: the client lib version.",
+	"HELP",
+	"    Print this help.",
+}
+
+// validClientName refuses names Redis refuses: spaces, newlines and other
+// characters outside '!'..'~'.
+func validClientName(name []byte) error {
+	for _, ch := range name {
+		if ch < '!' || ch > '~' {
+			return replyErr("ERR Client names cannot contain spaces, newlines or special characters.")
+		}
+	}
+	return nil
+}
+
+func clientSetName(s *Server, cl *client, a [][]byte) {
+	if err := validClientName(a[2]); err != nil {
+		s.writeErr(cl, err)
+		return
+	}
+	name := string(a[2])
+	cl.name.Store(&name)
+	cl.wr.WriteString("OK")
+}
+
+func clientGetName(s *Server, cl *client, a [][]byte) {
+	if p := cl.name.Load(); p != nil && *p != "" {
+		cl.wr.WriteBulkString(*p)
+	} else {
+		cl.wr.WriteNull()
+	}
+}
+
+// CLIENT SETINFO LIB-NAME name | LIB-VER version
+func clientSetInfo(s *Server, cl *client, a [][]byte) {
+	v := string(a[3])
+	for _, ch := range a[3] {
+		if ch < '!' || ch > '~' {
+			s.writeErr(cl, replyErr("ERR "+strings.ToUpper(string(a[2]))+" cannot contain spaces, newlines or special characters."))
+			return
+		}
+	}
+	switch strings.ToLower(string(a[2])) {
+	case "lib-name":
+		cl.libName.Store(&v)
+	case "lib-ver":
+		cl.libVer.Store(&v)
+	default:
+		s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unrecognized option '%s'", printable(a[2], 32))))
+		return
+	}
+	cl.wr.WriteString("OK")
+}
+
+// clientLine is a client's line in CLIENT LIST and CLIENT INFO, with Redis's
+// field names; only fields this server keeps are printed.
+func (s *Server) clientLine(c *client) string {
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	now := time.Now()
+	flags := "N"
+	if c.inMulti.Load() {
+		flags = "x"
+	}
+	if c.noEvict.Load() {
+		flags += "e"
+	}
+	if c.noTouch.Load() {
+		flags += "T"
+	}
+	cmd := "NULL"
+	if p := c.lastCmd.Load(); p != nil {
+		cmd = *p
+	}
+	multi := -1
+	if c.inMulti.Load() {
+		multi = int(c.nqueued.Load())
+	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d watch=%d cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.fd, str(c.name.Load()),
+		int(now.Sub(c.created).Seconds()), int(now.Sub(time.Unix(0, c.lastActive.Load())).Seconds()),
+		flags, multi, c.watching.Load(), cmd, c.proto.Load(), str(c.libName.Load()), str(c.libVer.Load()))
+}
+
+// clients returns the connected clients, by id.
+func (s *Server) clientList() []*client {
+	s.mu.Lock()
+	out := make([]*client, 0, len(s.clients))
+	for c := range s.clients {
+		out = append(out, c)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b *client) int { return int(a.id - b.id) })
+	return out
+}
+
+// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id...]
+func clientList(s *Server, cl *client, a [][]byte) {
+	var ids []int64
+	typ := ""
+	for i := 2; i < len(a); i++ {
+		switch strings.ToUpper(string(a[i])) {
+		case "TYPE":
+			if i+1 >= len(a) {
+				s.writeErr(cl, replyErr("ERR syntax error"))
+				return
+			}
+			typ = strings.ToLower(string(a[i+1]))
+			if !slices.Contains([]string{"normal", "master", "replica", "slave", "pubsub"}, typ) {
+				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unknown client type '%s'", printable(a[i+1], 32))))
+				return
+			}
+			i++
+		case "ID":
+			if i+1 >= len(a) {
+				s.writeErr(cl, replyErr("ERR syntax error"))
+				return
+			}
+			for i++; i < len(a); i++ {
+				id, err := strconv.ParseInt(string(a[i]), 10, 64)
+				if err != nil || id <= 0 {
+					s.writeErr(cl, replyErr("ERR Invalid client ID"))
+					return
+				}
+				ids = append(ids, id)
+			}
+		default:
+			s.writeErr(cl, replyErr("ERR syntax error"))
+			return
+		}
+	}
+	var sb strings.Builder
+	for _, c := range s.clientList() {
+		if typ != "" && typ != "normal" || ids != nil && !slices.Contains(ids, c.id) {
+			continue // every client of this server is a normal one
+		}
+		sb.WriteString(s.clientLine(c))
+		sb.WriteByte('\n')
+	}
+	cl.wr.WriteVerbatim(sb.String())
+}
+
+// CLIENT KILL ip:port | CLIENT KILL [ID id] [TYPE t] [USER u] [ADDR a]
+// [LADDR a] [SKIPME yes|no] [MAXAGE s]...
+func clientKill(s *Server, cl *client, a [][]byte) {
+	if len(a) == 3 {
+		addr := string(a[2])
+		for _, c := range s.clientList() {
+			if c.nc.RemoteAddr().String() == addr {
+				s.kill(cl, c)
+				cl.wr.WriteString("OK")
+				return
+			}
+		}
+		s.writeErr(cl, replyErr("ERR No such client"))
+		return
+	}
+	if len(a)%2 != 0 {
+		s.writeErr(cl, replyErr("ERR syntax error"))
+		return
+	}
+	var match []func(*client) bool
+	skipMe := true
+	for i := 2; i < len(a); i += 2 {
+		v := string(a[i+1])
+		switch strings.ToUpper(string(a[i])) {
+		case "ID":
+			id, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || id <= 0 {
+				s.writeErr(cl, replyErr("ERR client-id should be greater than 0"))
+				return
+			}
+			match = append(match, func(c *client) bool { return c.id == id })
+		case "TYPE":
+			t := strings.ToLower(v)
+			if !slices.Contains([]string{"normal", "master", "replica", "slave", "pubsub"}, t) {
+				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unknown client type '%s'", printable(a[i+1], 32))))
+				return
+			}
+			match = append(match, func(*client) bool { return t == "normal" })
+		case "USER":
+			match = append(match, func(*client) bool { return v == "default" })
+		case "ADDR":
+			match = append(match, func(c *client) bool { return c.nc.RemoteAddr().String() == v })
+		case "LADDR":
+			match = append(match, func(c *client) bool { return c.nc.LocalAddr().String() == v })
+		case "SKIPME":
+			switch strings.ToLower(v) {
+			case "yes":
+				skipMe = true
+			case "no":
+				skipMe = false
+			default:
+				s.writeErr(cl, replyErr("ERR syntax error"))
+				return
+			}
+		case "MAXAGE":
+			age, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
+				return
+			}
+			match = append(match, func(c *client) bool { return time.Since(c.created) >= time.Duration(age)*time.Second })
+		default:
+			s.writeErr(cl, replyErr("ERR syntax error"))
+			return
+		}
+	}
+	n := 0
+	for _, c := range s.clientList() {
+		if c == cl && skipMe {
+			continue
+		}
+		ok := true
+		for _, m := range match {
+			ok = ok && m(c)
+		}
+		if ok {
+			s.kill(cl, c)
+			n++
+		}
+	}
+	cl.wr.WriteInt(n)
+}
+
+// kill closes c's connection: at once for another client (its reads fail
+// and its goroutine exits), after this reply for the caller itself.
+func (s *Server) kill(self, c *client) {
+	if c == self {
+		self.quit = true
+		return
+	}
+	c.nc.Close()
+}
+
+// clientOnOff is a subcommand taking ON or OFF.
+func clientOnOff(set func(cl *client, on bool)) handler {
+	return func(s *Server, cl *client, a [][]byte) {
+		switch strings.ToLower(string(a[2])) {
+		case "on":
+			set(cl, true)
+		case "off":
+			set(cl, false)
+		default:
+			s.writeErr(cl, replyErr("ERR syntax error"))
+			return
+		}
+		cl.wr.WriteString("OK")
+	}
+}
+
+// CLIENT REPLY ON|OFF|SKIP: OFF mutes every reply until ON, SKIP the next
+// command's; neither is answered (serveConn drops muted replies).
+func clientReply(s *Server, cl *client, a [][]byte) {
+	switch strings.ToLower(string(a[2])) {
+	case "on":
+		cl.replyOff = false
+		cl.wr.WriteString("OK")
+	case "off":
+		cl.replyOff = true
+	case "skip":
+		cl.skipNext = true
+	default:
+		s.writeErr(cl, replyErr("ERR syntax error"))
+	}
+}
+
+// connFD is the connection's file descriptor, for CLIENT LIST's fd field;
+// -1 when the connection has none (a pipe in tests).
+func connFD(nc net.Conn) int {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	raw.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}

@@ -1,0 +1,152 @@
+package server
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"strings"
+)
+
+// The connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO (CLIENT is
+// in cmd_client.go).
+
+func init() {
+	handle("ping", cmdPing)
+	handle("echo", cmdEcho)
+	handle("quit", cmdQuit)
+	handle("select", cmdSelect)
+	handle("auth", cmdAuth)
+	handle("hello", cmdHello)
+}
+
+func cmdPing(s *Server, cl *client, a [][]byte) {
+	if len(a) > 2 {
+		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'ping' command"))
+		return
+	}
+	if len(a) == 2 {
+		cl.wr.WriteBulk(a[1])
+		return
+	}
+	cl.wr.WriteString("PONG")
+}
+
+func cmdSelect(s *Server, cl *client, a [][]byte) {
+	n, ok := parseInt(a[1])
+	switch {
+	case !ok:
+		s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
+	case n != 0:
+		s.writeErr(cl, replyErr("ERR DB index is out of range"))
+	default:
+		cl.wr.WriteString("OK")
+	}
+}
+
+func (s *Server) checkPass(pass []byte) bool {
+	return subtle.ConstantTimeCompare(pass, []byte(s.cfg.RequirePass)) == 1
+}
+
+// AUTH [username] password; the only user is "default".
+func cmdAuth(s *Server, cl *client, a [][]byte) {
+	if len(a) > 3 {
+		s.writeErr(cl, replyErr("ERR syntax error"))
+		return
+	}
+	if s.cfg.RequirePass == "" {
+		s.writeErr(cl, replyErr("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"))
+		return
+	}
+	if (len(a) == 3 && string(a[1]) != "default") || !s.checkPass(a[len(a)-1]) {
+		s.writeErr(cl, replyErr("WRONGPASS invalid username-password pair or user is disabled."))
+		return
+	}
+	cl.authed = true
+	cl.wr.WriteString("OK")
+}
+
+// HELLO [protover [AUTH user pass] [SETNAME name]]: protover 2 or 3 selects
+// RESP2 or RESP3 for the replies that follow, this one included. The reply
+// is a map of the server's facts.
+func cmdHello(s *Server, cl *client, a [][]byte) {
+	proto := cl.wr.Protocol()
+	if len(a) >= 2 {
+		v, ok := parseInt(a[1])
+		if !ok {
+			s.writeErr(cl, replyErr("ERR Protocol version is not an integer or out of range"))
+			return
+		}
+		if v != 2 && v != 3 {
+			s.writeErr(cl, replyErr("NOPROTO unsupported protocol version"))
+			return
+		}
+		proto = int(v)
+	}
+	var name *string
+	authed := cl.authed
+	for i := 2; i < len(a); i++ {
+		switch strings.ToUpper(string(a[i])) {
+		case "AUTH":
+			if i+2 >= len(a) {
+				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", printable(a[i], 32))))
+				return
+			}
+			if s.cfg.RequirePass != "" && (string(a[i+1]) != "default" || !s.checkPass(a[i+2])) {
+				s.writeErr(cl, replyErr("WRONGPASS invalid username-password pair or user is disabled."))
+				return
+			}
+			authed = true
+			i += 2
+		case "SETNAME":
+			if i+1 >= len(a) {
+				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", printable(a[i], 32))))
+				return
+			}
+			if err := validClientName(a[i+1]); err != nil {
+				s.writeErr(cl, err)
+				return
+			}
+			n := string(a[i+1])
+			name = &n
+			i++
+		default:
+			s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", printable(a[i], 32))))
+			return
+		}
+	}
+	if s.cfg.RequirePass != "" && !authed {
+		s.writeErr(cl, replyErr("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"))
+		return
+	}
+	// Nothing changes unless the whole command is valid.
+	cl.authed = authed
+	if name != nil {
+		cl.name.Store(name)
+	}
+	cl.wr.SetProtocol(proto)
+	cl.proto.Store(int32(proto))
+	cl.wr.WriteMap(7)
+	cl.wr.WriteBulkString("server")
+	cl.wr.WriteBulkString("cuckoo")
+	cl.wr.WriteBulkString("version")
+	cl.wr.WriteBulkString(Version)
+	cl.wr.WriteBulkString("proto")
+	cl.wr.WriteInt(proto)
+	cl.wr.WriteBulkString("id")
+	cl.wr.WriteInt64(cl.id)
+	cl.wr.WriteBulkString("mode")
+	cl.wr.WriteBulkString("standalone")
+	cl.wr.WriteBulkString("role")
+	cl.wr.WriteBulkString("master")
+	cl.wr.WriteBulkString("modules")
+	cl.wr.WriteArray(0)
+}
+
+// Version is the server version INFO and HELLO report.
+const Version = "0.1.0"
+
+func cmdEcho(s *Server, cl *client, a [][]byte) { cl.wr.WriteBulk(a[1]) }
+
+func cmdQuit(s *Server, cl *client, a [][]byte) {
+	cl.wr.WriteString("OK")
+	cl.quit = true
+}

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/cuckoohash/cuckoo/server/internal/command"
+)
+
+// Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+//
+// Protocol. After MULTI a client's commands are checked (name, arity, size,
+// permission) and queued, not run; an error at that point makes EXEC answer
+// EXECABORT. EXEC takes the store's gate exclusively, so no write of another
+// client runs until it is done: it checks the watched keys, runs the queue
+// (each command's reply joins EXEC's array), gathers the ops they logged and
+// appends them as one log record (opMulti), then releases the gate. A crash
+// leaves the record whole or absent (each record is checksummed), so a
+// restart replays all of a transaction or none of it.
+//
+// Linearization point: the gate's exclusive lock. Lock-free lookups
+// (CF.EXISTS, CF.MEXISTS) do not take the gate, so they may see some of a
+// transaction's inserts before EXEC returns: for a filter, an item reported
+// present a little early; nothing a transaction deletes is reported absent
+// before the transaction runs (see doc.go, differences from Redis).
+//
+// WATCH records each key's filter (nil when missing) and its version, which
+// every logged change bumps (runLocked); EXEC aborts, answering a null
+// array, if any watched key's filter or version differs.
+
+func init() {
+	handle("multi", cmdMulti)
+	handle("exec", cmdExec)
+	handle("discard", cmdDiscard)
+	handle("watch", cmdWatch)
+	handle("unwatch", func(s *Server, cl *client, a [][]byte) { cl.unwatch(); cl.wr.WriteString("OK") })
+}
+
+// opMulti is a log record holding a transaction's ops: uvarint n, then n
+// ops as strings. Its value is apart from the other ops' (persist_ops.go).
+const opMulti byte = 64
+
+// txnState is an EXEC in progress: the ops its commands logged.
+type txnState struct{ ops [][]byte }
+
+type watchedKey struct {
+	key     string
+	c       *cuckoo
+	version uint64
+}
+
+// holdsGate reports whether cl runs an EXEC, holding the store's gate
+// exclusively; nil (replay) holds nothing.
+func (cl *client) holdsGate() bool { return cl != nil && cl.txn != nil }
+
+// runsInMulti reports whether a command runs at once inside MULTI rather than
+// being queued.
+func runsInMulti(spec *command.Spec) bool {
+	switch spec.Name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return true
+	}
+	return false
+}
+
+// queue adds a command to cl's transaction; args are copied, since they
+// alias the reader's buffer.
+func (cl *client) queue(args [][]byte) {
+	n := 0
+	for _, a := range args {
+		n += len(a)
+	}
+	buf := make([]byte, 0, n)
+	q := make([][]byte, len(args))
+	for i, a := range args {
+		buf = append(buf, a...)
+		q[i] = buf[len(buf)-len(a):]
+	}
+	cl.queued = append(cl.queued, q)
+	cl.nqueued.Store(int32(len(cl.queued)))
+}
+
+func (cl *client) endMulti() {
+	cl.queued = nil
+	cl.nqueued.Store(0)
+	cl.multiErr = false
+	cl.inMulti.Store(false)
+}
+
+func (cl *client) unwatch() {
+	cl.watched = nil
+	cl.watching.Store(0)
+}
+
+func cmdMulti(s *Server, cl *client, a [][]byte) {
+	if cl.inMulti.Load() {
+		s.writeErr(cl, replyErr("ERR MULTI calls can not be nested"))
+		return
+	}
+	cl.inMulti.Store(true)
+	cl.wr.WriteString("OK")
+}
+
+func cmdDiscard(s *Server, cl *client, a [][]byte) {
+	if !cl.inMulti.Load() {
+		s.writeErr(cl, replyErr("ERR DISCARD without MULTI"))
+		return
+	}
+	cl.endMulti()
+	cl.unwatch()
+	cl.wr.WriteString("OK")
+}
+
+func cmdWatch(s *Server, cl *client, a [][]byte) {
+	if cl.inMulti.Load() {
+		s.writeErr(cl, replyErr("ERR WATCH inside MULTI is not allowed"))
+		return
+	}
+	for _, k := range a[1:] {
+		w := watchedKey{key: string(k)}
+		if c, ok := s.store.keys.Load(w.key); ok {
+			w.c, w.version = c, c.version.Load()
+		}
+		cl.watched = append(cl.watched, w)
+	}
+	cl.watching.Store(int32(len(cl.watched)))
+	cl.wr.WriteString("OK")
+}
+
+// touched reports whether a watched key changed since WATCH. Preconditions:
+// the gate held exclusively, so no write is in flight.
+func (s *Server) touched(cl *client) bool {
+	for _, w := range cl.watched {
+		c, _ := s.store.keys.Load(w.key)
+		if c != w.c || (c != nil && c.version.Load() != w.version) {
+			return true
+		}
+	}
+	return false
+}
+
+func cmdExec(s *Server, cl *client, a [][]byte) {
+	if !cl.inMulti.Load() {
+		s.writeErr(cl, replyErr("ERR EXEC without MULTI"))
+		return
+	}
+	queued, failed := cl.queued, cl.multiErr
+	cl.endMulti()
+	defer cl.unwatch()
+	if failed {
+		s.writeErr(cl, replyErr("EXECABORT Transaction discarded because of previous errors."))
+		return
+	}
+	s.store.gate.Lock()
+	defer s.store.gate.Unlock()
+	if s.touched(cl) {
+		cl.wr.WriteNullArray()
+		return
+	}
+	cl.txn = &txnState{}
+	cl.wr.WriteArray(len(queued))
+	for _, q := range queued {
+		s.exec(cl, q)
+	}
+	ops := cl.txn.ops
+	cl.txn = nil
+	switch len(ops) {
+	case 0:
+	case 1:
+		s.store.logOp(cl, ops[0])
+	default:
+		s.store.logOp(cl, encodeMulti(ops))
+	}
+}
+
+func encodeMulti(ops [][]byte) []byte {
+	w := opWriter{opMulti}.uvarint(uint64(len(ops)))
+	for _, o := range ops {
+		w = w.str(o)
+	}
+	return w
+}
+
+var errNestedMulti = errors.New("a transaction record inside a transaction record")
+
+// replayMulti replays a transaction's record: each of its ops in order, all
+// at the record's offset.
+func (st *store) replayMulti(b []byte, at int64, fz *fuzzyLog) error {
+	r := &opReader{b: b[1:]}
+	n := r.uvarint()
+	if r.err == nil && n > uint64(len(r.b)) {
+		return errShortOp
+	}
+	ops := make([][]byte, 0, n)
+	for range n {
+		ops = append(ops, r.str())
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if len(r.b) != 0 {
+		return errShortOp
+	}
+	for _, o := range ops {
+		if len(o) > 0 && o[0] == opMulti {
+			return errNestedMulti
+		}
+		if err := st.replay(o, at, fz); err != nil {
+			return err
+		}
+	}
+	return nil
+}
