@@ -1,0 +1,248 @@
+// Package config reads and rewrites configuration files in redis.conf's
+// syntax, knowing nothing of what the settings mean: the server's table of
+// settings (server/cmd_config.go) gives them their types and effects.
+//
+// # Syntax
+//
+// A file is a list of lines. Blank lines and lines whose first non-blank
+// character is '#' are comments. Any other line is a directive: a name and
+// its arguments, separated by blanks, split as Redis splits them
+// (sdssplitargs): an argument may be quoted with "..." (escapes \" \\ \n \r
+// \t \a \b and \xHH) or '...' (escape \' only), and a closing quote must be
+// followed by a blank or the end of the line. Names are case-insensitive.
+// "include" is refused: a file is read alone, so that CONFIG REWRITE can
+// write back every line it read.
+//
+// # Rewriting
+//
+// Rewrite keeps the file's comments, blank lines and order: the first line
+// of each setting it is given is replaced by the setting's new line, later
+// lines of the same setting are dropped, lines of other names are kept, and
+// the settings that had no line are appended after a marker comment.
+// WriteFile replaces the file atomically.
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Directive is one setting line of a file.
+type Directive struct {
+	Name string // lower case
+	Args []string
+	Line int // 1-based
+}
+
+// Error is a file's line that cannot be read.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Parse reads data, the contents of the file named file, into its
+// directives. Its errors are *Error.
+func Parse(file string, data []byte) ([]Directive, error) {
+	var out []Directive
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.Trim(line, " \t\r")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		args, err := Split(line)
+		if err != nil {
+			return nil, &Error{file, i + 1, err.Error()}
+		}
+		if len(args) == 0 {
+			continue
+		}
+		d := Directive{Name: strings.ToLower(args[0]), Args: args[1:], Line: i + 1}
+		if d.Name == "include" {
+			return nil, &Error{file, i + 1, "include is not supported: write every setting in this one file"}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Split splits a line into arguments as Redis's sdssplitargs does (see the
+// package documentation).
+func Split(line string) ([]string, error) {
+	var out []string
+	i := 0
+	for {
+		for i < len(line) && isBlank(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			return out, nil
+		}
+		var cur []byte
+		inq, insq := false, false
+		for done := false; !done; {
+			switch {
+			case inq:
+				switch {
+				case i == len(line):
+					return nil, fmt.Errorf("unbalanced quotes")
+				case line[i] == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+					cur = append(cur, unhex(line[i+2])<<4|unhex(line[i+3]))
+					i += 3
+				case line[i] == '\\' && i+1 < len(line):
+					i++
+					switch c := line[i]; c {
+					case 'n':
+						cur = append(cur, '\n')
+					case 'r':
+						cur = append(cur, '\r')
+					case 't':
+						cur = append(cur, '\t')
+					case 'b':
+						cur = append(cur, '\b')
+					case 'a':
+						cur = append(cur, '\a')
+					default:
+						cur = append(cur, c)
+					}
+				case line[i] == '"':
+					if i+1 < len(line) && !isBlank(line[i+1]) {
+						return nil, fmt.Errorf("a closing quote must be followed by a blank")
+					}
+					done = true
+				default:
+					cur = append(cur, line[i])
+				}
+			case insq:
+				switch {
+				case i == len(line):
+					return nil, fmt.Errorf("unbalanced quotes")
+				case line[i] == '\\' && i+1 < len(line) && line[i+1] == '\'':
+					i++
+					cur = append(cur, '\'')
+				case line[i] == '\'':
+					if i+1 < len(line) && !isBlank(line[i+1]) {
+						return nil, fmt.Errorf("a closing quote must be followed by a blank")
+					}
+					done = true
+				default:
+					cur = append(cur, line[i])
+				}
+			default:
+				switch {
+				case i == len(line) || isBlank(line[i]):
+					done = true
+				case line[i] == '"':
+					inq = true
+				case line[i] == '\'':
+					insq = true
+				default:
+					cur = append(cur, line[i])
+				}
+			}
+			if i < len(line) {
+				i++
+			}
+		}
+		out = append(out, string(cur))
+	}
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
+}
+
+// Quote returns s in double quotes, escaped so that Split reads it back as
+// one argument equal to s (Redis's sdscatrepr).
+func Quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		default:
+			if c < ' ' || c >= 0x7f {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// memoryUnits are redis.conf's units, as Redis reads them (memtoull): k, m
+// and g are powers of 1000, kb, mb and gb of 1024; any case.
+var memoryUnits = []struct {
+	suffix string
+	mul    int64
+}{
+	{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30},
+	{"k", 1000}, {"m", 1000 * 1000}, {"g", 1000 * 1000 * 1000}, {"b", 1},
+}
+
+// ParseMemory parses a size in bytes as redis.conf writes one: digits, and
+// optionally a unit (100mb, 2gb, 64k). It reports false for anything else,
+// a negative size and one that overflows int64.
+func ParseMemory(s string) (int64, bool) {
+	lower := strings.ToLower(s)
+	mul := int64(1)
+	for _, u := range memoryUnits {
+		if digits, ok := strings.CutSuffix(lower, u.suffix); ok {
+			lower, mul = digits, u.mul
+			break
+		}
+	}
+	if lower == "" || lower[0] < '0' || lower[0] > '9' {
+		return 0, false // no sign, no blank: ParseInt would take "+1"
+	}
+	n, err := strconv.ParseInt(lower, 10, 64)
+	if err != nil || n > (1<<63-1)/mul {
+		return 0, false
+	}
+	return n * mul, true
+}
+
+// FormatMemory writes n bytes as CONFIG REWRITE does: in gb, mb or kb when
+// it is a whole number of them, else in bytes.
+func FormatMemory(n int64) string {
+	switch {
+	case n == 0:
+		return "0"
+	case n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + "gb"
+	case n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "mb"
+	case n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "kb"
+	}
+	return strconv.FormatInt(n, 10)
+}
