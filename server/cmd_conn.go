@@ -43,7 +43,7 @@ func cmdSelect(s *Server, cl *client, a [][]byte) {
 }
 
 func (s *Server) checkPass(pass []byte) bool {
-	return subtle.ConstantTimeCompare(pass, []byte(s.cfg.RequirePass)) == 1
+	return subtle.ConstantTimeCompare(pass, []byte(s.requirePass())) == 1
 }
 
 // AUTH [username] password; the only user is "default".
@@ -52,7 +52,7 @@ func cmdAuth(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR syntax error"))
 		return
 	}
-	if s.cfg.RequirePass == "" {
+	if s.requirePass() == "" {
 		s.writeErr(cl, replyErr("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"))
 		return
 	}
@@ -90,7 +90,7 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", printable(a[i], 32))))
 				return
 			}
-			if s.cfg.RequirePass != "" && (string(a[i+1]) != "default" || !s.checkPass(a[i+2])) {
+			if s.requirePass() != "" && (string(a[i+1]) != "default" || !s.checkPass(a[i+2])) {
 				s.writeErr(cl, replyErr("WRONGPASS invalid username-password pair or user is disabled."))
 				return
 			}
@@ -113,7 +113,7 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 			return
 		}
 	}
-	if s.cfg.RequirePass != "" && !authed {
+	if s.requirePass() != "" && !authed {
 		s.writeErr(cl, replyErr("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"))
 		return
 	}

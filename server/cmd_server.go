@@ -101,13 +101,13 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	s.mu.Lock()
 	nclients := len(s.clients)
 	s.mu.Unlock()
-	section("Clients", "connected_clients", nclients, "maxclients", s.limits.MaxClients)
+	section("Clients", "connected_clients", nclients, "maxclients", s.clientLimits().MaxClients)
 	var ms runtime.MemStats
 	if all || want["memory"] {
 		runtime.ReadMemStats(&ms)
 	}
 	section("Memory", "used_memory", ms.HeapAlloc, "used_memory_filters", s.store.filterBytes(), "used_memory_dump_chunks", s.store.inflight.Load(),
-		"used_memory_rss", residentBytes(ms.Sys), "maxmemory", s.cfg.MaxMemory)
+		"used_memory_rss", residentBytes(ms.Sys), "maxmemory", s.store.maxmem.Load())
 	st := s.store
 	if st.aof != nil {
 		section("Persistence", "loading", 0, "aof_enabled", 1, "appendfsync", st.aof.mode,

@@ -60,7 +60,7 @@ type replySpan struct{ start, end int }
 
 // mayProceed reports whether cl may run any command, and so send requests of
 // any size (package resp).
-func (s *Server) mayProceed(cl *client) bool { return s.cfg.RequirePass == "" || cl.authed }
+func (s *Server) mayProceed(cl *client) bool { return s.requirePass() == "" || cl.authed }
 
 // serveConn reads requests and runs each as soon as it is complete; when no
 // complete request is left in the buffer it ends the pipeline (the
@@ -74,7 +74,7 @@ func (s *Server) serveConn(cl *client) {
 		s.mu.Unlock()
 		s.conns.Done()
 	}()
-	lim := s.limits.read()
+	lim := s.clientLimits().read()
 	rd := resp.NewReader(cl.nc)
 	for {
 		args, err := rd.Next(s.mayProceed(cl), lim)
@@ -127,10 +127,11 @@ func (s *Server) serveConn(cl *client) {
 // sets every deadline to now after raising closing, so checking closing
 // after setting ours never leaves a read blocked past it.
 func (s *Server) armTimeout(cl *client) {
-	if s.limits.Timeout <= 0 {
+	timeout := s.clientLimits().Timeout
+	if timeout <= 0 {
 		return
 	}
-	cl.nc.SetReadDeadline(time.Now().Add(s.limits.Timeout))
+	cl.nc.SetReadDeadline(time.Now().Add(timeout))
 	if s.closing.Load() {
 		cl.nc.SetReadDeadline(time.Now())
 	}

@@ -92,7 +92,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		return
 	}
 	cmd, msg := lookup(args)
-	if cmd != nil && s.cfg.RequirePass != "" && !cl.authed && cmd.spec.Flags&command.NoAuth == 0 {
+	if cmd != nil && s.requirePass() != "" && !cl.authed && cmd.spec.Flags&command.NoAuth == 0 {
 		msg = "NOAUTH Authentication required."
 	}
 	if msg == "" {

@@ -51,14 +51,16 @@ type store struct {
 
 	mem       atomic.Int64 // bytes of all filters' stages, and of dump chunks in flight
 	inflight  atomic.Int64 // of mem, the dump chunks built and not yet sent
-	maxmem    int64        // 0: no limit
+	maxmem    atomic.Int64 // 0: no limit; CONFIG SET maxmemory stores it
 	maxFilter uint64       // the most one filter may take
 
 	dirty atomic.Int64 // ops since the last snapshot
 }
 
 func newStore(maxmem int64, maxFilter uint64) *store {
-	return &store{keys: hashmap.New[string, *cuckoo](), maxmem: maxmem, maxFilter: maxFilter}
+	st := &store{keys: hashmap.New[string, *cuckoo](), maxFilter: maxFilter}
+	st.maxmem.Store(maxmem)
+	return st
 }
 
 // charge accounts n more bytes for a filter that takes have bytes now,
@@ -71,7 +73,7 @@ func (s *store) charge(have, n uint64) error {
 	}
 	for {
 		cur := s.mem.Load()
-		if s.maxmem > 0 && cur+int64(n) > s.maxmem {
+		if limit := s.maxmem.Load(); limit > 0 && cur+int64(n) > limit {
 			return errOOM
 		}
 		if s.mem.CompareAndSwap(cur, cur+int64(n)) {

@@ -42,6 +42,9 @@ type Config struct {
 	FilterDefaults FilterDefaults
 	// Limits bound what one client may send; zero fields take defaults.
 	Limits Limits
+	// ConfigFile is the file the settings were read from (ReadConfigFile),
+	// which CONFIG REWRITE writes back; "" answers it with an error.
+	ConfigFile string
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Metrics, if not nil, is updated by the server (see NewMetrics).
@@ -78,6 +81,7 @@ type Server struct {
 	stopErr  error
 
 	cfDefaults atomic.Pointer[FilterDefaults]
+	conf       liveConfig // the settings CONFIG GET and SET read and change (cmd_config.go)
 
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
@@ -113,8 +117,7 @@ func New(cfg Config) (*Server, error) {
 		closed:  make(chan struct{}),
 	}
 	s.lastSave.Store(time.Now().Unix())
-	d := cfg.FilterDefaults.withDefaults()
-	s.cfDefaults.Store(&d)
+	s.initConfig(cfg)
 	if cfg.Dir != "" {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return nil, err
@@ -185,6 +188,9 @@ func (s *Server) Serve(ln net.Listener) error {
 		delay = 0
 		s.stats.conns.Add(1)
 		cl := &client{id: s.nextID.Add(1), nc: nc, fd: connFD(nc), wr: resp.NewWriter(nc), created: time.Now()}
+		// A client that connects while no password is set stays
+		// authenticated if CONFIG SET sets one later, as in Redis.
+		cl.authed = s.requirePass() == ""
 		cl.proto.Store(2)
 		cl.lastActive.Store(cl.created.UnixNano())
 		s.mu.Lock()
@@ -193,7 +199,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			nc.Close()
 			return ErrServerClosed
 		}
-		if len(s.clients) >= s.limits.MaxClients {
+		if len(s.clients) >= s.clientLimits().MaxClients {
 			s.mu.Unlock()
 			s.stats.rejected.Add(1)
 			cl.wr.WriteError("ERR max number of clients reached")
