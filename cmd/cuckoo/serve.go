@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -27,7 +29,13 @@ stop it gracefully. Try: redis-cli -p 6379 CF.ADD k hello
 Sizes in bytes are written as in redis.conf: plain bytes, or with a unit
 of any case, k, m, g for 1000, 1000^2, 1000^3 and kb, mb, gb for 1024,
 1024^2, 1024^3 (--maxmemory 2gb). Flags are checked, and the address
-bound, before the data directory is created or touched.`
+bound, before the data directory is created or touched.
+
+--config FILE reads the settings from a file in redis.conf's syntax (one
+"name value" a line: port, bind, dir, appendfsync, requirepass, maxmemory,
+maxclients, timeout, proto-max-bulk-len, client-query-buffer-limit, save,
+cf-initial-size, ...; see go doc ./server); flags given on the command line
+override it, and CONFIG REWRITE writes the settings in force back to it.`
 
 // maxClientsLimit bounds --maxclients: each client is a file descriptor,
 // and no system gives a process a million of them by default.
@@ -52,6 +60,7 @@ func runServe(e *env, args []string) error {
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	repair := fs.Bool("repair", false, "start even if a log is damaged, dropping it from the first bad record")
 	snapSize := sizeVar(fs, "snapshot-log-size", 64<<20, -1, math.MaxInt64, "snapshot and truncate the log when it exceeds this many `bytes` (-1: never)")
+	confFile := fs.String("config", "", "read the settings from this `file` (redis.conf's syntax); flags given explicitly override it")
 	if err := e.parse(fs, args, nil, 0); err != nil {
 		return err
 	}
@@ -62,6 +71,48 @@ func runServe(e *env, args []string) error {
 		return e.usageErrorf("--appendfsync %q: want always, everysec or no", *fsync)
 	case snapSize.n == 0:
 		return e.usageErrorf("--snapshot-log-size 0: give a size (such as 64mb), or -1 for never")
+	}
+	// The flags' values, defaults included; with --config, the file's
+	// settings replace them, then the flags given explicitly win again, as
+	// redis-server's command line overrides its file.
+	flagged := map[string]func(c *server.Config){
+		"dir":                       func(c *server.Config) { c.Dir = *dir },
+		"appendfsync":               func(c *server.Config) { c.AppendFsync = *fsync },
+		"requirepass":               func(c *server.Config) { c.RequirePass = *pass },
+		"maxmemory":                 func(c *server.Config) { c.MaxMemory = maxmem.n },
+		"max-filter-memory":         func(c *server.Config) { c.MaxFilterMemory = maxFilter.n },
+		"snapshot-log-size":         func(c *server.Config) { c.SnapshotLogSize = snapSize.n },
+		"maxclients":                func(c *server.Config) { c.Limits.MaxClients = int(maxclients.n) },
+		"proto-max-bulk-len":        func(c *server.Config) { c.Limits.MaxBulk = int(maxBulk.n) },
+		"client-query-buffer-limit": func(c *server.Config) { c.Limits.QueryBuffer = int(queryBuf.n) },
+		"timeout":                   func(c *server.Config) { c.Limits.Timeout = time.Duration(timeout.n) * time.Second },
+	}
+	cfg := server.Config{Repair: *repair}
+	for _, set := range flagged {
+		set(&cfg)
+	}
+	if *confFile != "" {
+		listen, err := server.ReadConfigFile(*confFile, &cfg)
+		if err != nil {
+			return fmt.Errorf("serve: --config: %w", err)
+		}
+		explicit := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+		for name, set := range flagged {
+			if explicit[name] {
+				set(&cfg)
+			}
+		}
+		if !explicit["addr"] && (listen.Bind != "" || listen.Port >= 0) {
+			host, port := "127.0.0.1", 6379
+			if listen.Bind != "" {
+				host = listen.Bind
+			}
+			if listen.Port >= 0 {
+				port = listen.Port
+			}
+			*addr = net.JoinHostPort(host, strconv.Itoa(port))
+		}
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -84,10 +135,7 @@ func runServe(e *env, args []string) error {
 		// (bench/cmd/soak).
 		debug.SetGCPercent(gcPercent)
 	}
-	cfg := server.Config{
-		Dir: *dir, AppendFsync: *fsync, Repair: *repair, RequirePass: *pass, MaxMemory: maxmem.n, MaxFilterMemory: maxFilter.n,
-		SnapshotLogSize: snapSize.n, Limits: server.Limits{MaxClients: int(maxclients.n), MaxBulk: int(maxBulk.n), QueryBuffer: int(queryBuf.n), Timeout: time.Duration(timeout.n) * time.Second}, Logger: log,
-	}
+	cfg.Logger = log
 	if *metrics != "" {
 		cfg.Metrics = server.NewMetrics()
 	}
@@ -104,7 +152,7 @@ func runServe(e *env, args []string) error {
 		log.Info("metrics", "addr", mln.Addr().String())
 	}
 	// The ready line: tests and scripts wait for it.
-	log.Info("ready to accept connections", "addr", ln.Addr().String(), "dir", *dir, "appendfsync", *fsync)
+	log.Info("ready to accept connections", "addr", ln.Addr().String(), "dir", cfg.Dir, "appendfsync", cfg.AppendFsync)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sig)

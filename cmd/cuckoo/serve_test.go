@@ -269,3 +269,54 @@ func TestServeSizes(t *testing.T) {
 		t.Errorf("an argument past --proto-max-bulk-len 1MB was accepted")
 	}
 }
+
+// TestServeConfigFile: --config's settings apply, flags given explicitly
+// override them (serveProc's --addr overrides the file's port), CONFIG
+// REWRITE writes the settings back to the file, and an unknown setting stops
+// startup with the file and line.
+func TestServeConfigFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it; skipped with -short")
+	}
+	bin := cuckooBin(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cuckoo.conf")
+	src := "# the test's settings\nport 1\nmaxmemory 100mb\nrequirepass secret\n\ncf-initial-size 2048\nsave \"\"\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, addr, log := serveProc(t, bin, "--dir", "", "--config", path, "--maxmemory", "200mb")
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: "secret"})
+	defer c.Close()
+	got, err := c.ConfigGet(ctx, "*").Result()
+	if err != nil || got["maxmemory"] != "209715200" || got["cf-initial-size"] != "2048" || got["requirepass"] != "secret" || got["save"] != "" {
+		t.Fatalf("CONFIG GET * with --config and --maxmemory 200mb: %v, %v\n%s", got, err, log)
+	}
+	if err := c.ConfigSet(ctx, "cf-max-iterations", "33").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ConfigRewrite(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if want := "# the test's settings\nport "; !strings.HasPrefix(string(b), want) ||
+		!strings.Contains(string(b), "\nmaxmemory 200mb\nrequirepass \"secret\"\n\ncf-initial-size 2048\nsave \"\"\n") ||
+		!strings.Contains(string(b), "\ncf-max-iterations 33\n") {
+		t.Errorf("the rewritten file:\n%s", b)
+	}
+
+	bad := filepath.Join(dir, "bad.conf")
+	if err := os.WriteFile(bad, []byte("maxmemory 1mb\nnosuch 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	code, _, stderr := cuckoo(t, "", "serve", "--addr", "127.0.0.1:0", "--dir", data, "--config", bad)
+	if want := "cuckoo: serve: --config: " + bad + ":2: unknown setting 'nosuch'"; code != exitError || !strings.HasPrefix(stderr, want) {
+		t.Errorf("serve --config with an unknown setting: exit %d, %q; want 2 and %q", code, stderr, want)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("a refused --config created the data directory (%v)", err)
+	}
+}
