@@ -29,6 +29,38 @@
 // to MaxBulk. Timeout closes a connection silent for that long. Shutdown
 // wakes every blocked read, so it completes whatever requests are half-read.
 //
+// # Configuration
+//
+// One table (cmd_config.go) holds every setting CONFIG GET, CONFIG SET,
+// CONFIG REWRITE and `cuckoo serve --config FILE` know, each with its Redis
+// name, type, range and whether it may change at runtime:
+//
+//   - at runtime: maxmemory (redis.conf's sizes: 100mb, 1gb), requirepass
+//     (new connections must AUTH; a connection made while there was no
+//     password stays in, as in Redis), maxclients, timeout,
+//     proto-max-bulk-len and client-query-buffer-limit (for the connections
+//     made after the change), and RedisBloom's cf-bucket-size (1..255),
+//     cf-initial-size (4..2^32, at least twice the bucket size),
+//     cf-expansion-factor (0..32768), cf-max-expansions (1..65536) and
+//     cf-max-iterations (1..65535), the parameters of filters created
+//     without them, replaced as a whole;
+//   - at startup only: bind and port (the listener), dir, appendonly (yes
+//     whenever dir is set: every write is logged), appendfsync, save,
+//     snapshot-log-size, max-filter-memory, databases (1). A snapshot is
+//     taken when the log passes snapshot-log-size, not on a schedule:
+//     save "" turns that off, any schedule turns it on.
+//
+// CONFIG SET of several settings applies all or none, as Redis 7's does,
+// with Redis's error texts. CONFIG GET takes glob patterns and answers a map
+// (RESP2: a flat array). CONFIG REWRITE rewrites the --config file in place:
+// comments and the order of lines stay, each setting's line gets the value
+// in force, settings the file lacks are appended when they differ from the
+// defaults or were SET; the file is replaced atomically (temporary file,
+// fsync, rename, fsync of the directory). The file's syntax is redis.conf's
+// (package internal/config); include is refused, and an unknown setting or
+// bad value stops startup with the file, line and setting. Flags given on
+// cuckoo serve's command line override the file.
+//
 // # Terminology
 //
 // A key holds one filter (type MBbloomCF, as RedisBloom names it). A filter
