@@ -161,12 +161,14 @@ func (s *Server) clientLine(c *client) string {
 		flags, multi, c.watching.Load(), cmd, c.proto.Load(), str(c.libName.Load()), str(c.libVer.Load()))
 }
 
-// clients returns the connected clients, by id.
+// clientList returns the connected clients, by id, but those killed.
 func (s *Server) clientList() []*client {
 	s.mu.Lock()
 	out := make([]*client, 0, len(s.clients))
 	for c := range s.clients {
-		out = append(out, c)
+		if !c.killed.Load() {
+			out = append(out, c)
+		}
 	}
 	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b *client) int { return int(a.id - b.id) })
@@ -309,6 +311,7 @@ func (s *Server) kill(self, c *client) {
 		self.quit = true
 		return
 	}
+	c.killed.Store(true) // gone from CLIENT LIST at once, before its goroutine ends
 	c.nc.Close()
 }
 

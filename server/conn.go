@@ -26,6 +26,7 @@ type client struct {
 	// (unix ns) its request was read.
 	lastCmd    atomic.Pointer[string]
 	lastActive atomic.Int64
+	killed     atomic.Bool // by CLIENT KILL
 	noEvict    atomic.Bool
 	noTouch    atomic.Bool
 	// replyOff mutes every reply (CLIENT REPLY OFF); skipNext the next
@@ -44,6 +45,8 @@ type client struct {
 	txn      *txnState
 	watched  []watchedKey
 	watching atomic.Int32
+	// monitor, after MONITOR, receives the lines of every command run.
+	monitor chan []byte
 	// opsLogged counts the ops this client's commands logged.
 	opsLogged int
 	lsn       uint64 // the log position this pipeline's replies wait for
@@ -90,6 +93,10 @@ func (s *Server) serveConn(cl *client) {
 		}
 		if args == nil {
 			if !s.endPipeline(cl) || cl.quit || s.closing.Load() {
+				return
+			}
+			if cl.monitor != nil {
+				s.serveMonitor(cl)
 				return
 			}
 			if s.store.aof != nil && s.cfg.SnapshotLogSize >= 0 && s.store.aof.size.Load() > s.snapshotThreshold() {

@@ -1,6 +1,27 @@
-// Package server is a Redis-protocol (RESP2) cuckoo filter server with
-// RedisBloom's CF.* commands and a persistence layer that loses nothing it
-// acknowledged. `cuckoo serve` runs it.
+// Package server is a Redis-protocol (RESP2 and RESP3) cuckoo filter server
+// with RedisBloom's CF.* commands and a persistence layer that loses nothing
+// it acknowledged. `cuckoo serve` runs it.
+//
+// # Layout
+//
+// The package's files are grouped by concern; each group's first file says
+// what it owns:
+//
+//   - server.go (Server, New, Serve, Shutdown), conn.go (a connection: read,
+//     run, the durability barrier, flush), exec.go (dispatch: lookup in the
+//     command table, arity, authentication, limits, MULTI's queue);
+//   - cmd_*.go: the commands, one file per group (cmd_cf.go, cmd_keys.go,
+//     cmd_conn.go, cmd_client.go, cmd_server.go, cmd_multi.go,
+//     cmd_admin.go, cmd_config.go, ...);
+//   - keyspace*.go: the key space, its write protocol and memory
+//     accounting, and the filter every key holds;
+//   - persist_*.go: the log, snapshots, recovery, the dump format.
+//
+// Three packages stand apart: internal/resp (the protocol: a request reader
+// that checks sizes before allocating, a reply writer for RESP2 and RESP3),
+// internal/command (the one command table: arity, flags, ACL categories,
+// key specs and docs of every command, and the COMMAND replies built from
+// it), internal/config (redis.conf's syntax, read and rewritten).
 //
 // # Shape
 //
@@ -14,6 +35,42 @@
 // buffer it passes the durability barrier (below) and flushes every reply
 // with one write. A malformed request is answered "ERR Protocol error: ..."
 // and the connection closed.
+//
+// # Protocols
+//
+// A connection speaks RESP2 until HELLO 3, then RESP3 until HELLO 2.
+// Requests are the same; replies use RESP3's types where Redis and
+// RedisBloom do: maps (CF.INFO, HELLO, CONFIG GET), booleans (CF.ADD,
+// CF.ADDNX, CF.EXISTS, CF.MEXISTS, CF.DEL, CF.INSERT), sets (COMMAND's
+// flags), verbatim strings (INFO, CLIENT LIST), and nulls; RESP2 gets their
+// RESP2 forms (package resp).
+//
+// # Differences from RedisBloom and Redis
+//
+// Each is deliberate; the README's "Compatibility with RedisBloom" table
+// lists them too.
+//
+//   - Filters are built with 4-slot buckets unless BUCKETSIZE is 1 or 2
+//     (see "Mapping RedisBloom's parameters"), so CF.INFO's Size, Number of
+//     buckets and Bucket size differ from RedisBloom's for the same
+//     CF.RESERVE; capacity ranges are checked as RedisBloom checks them,
+//     with its default bucket size of 2 when none is given.
+//   - A capacity may be up to 2^32 (RedisBloom: 2^30), and CF.RESERVE
+//     refuses an unknown option ("Unknown argument received") where
+//     RedisBloom ignores it.
+//   - The dump format of CF.SCANDUMP/CF.LOADCHUNK is this server's own,
+//     checksummed: RedisBloom's dumps do not load here, nor these there.
+//   - CF.COMPACT is flagged write (RedisBloom: readonly): it changes a
+//     filter and is logged.
+//   - Only the CF.* commands of RedisBloom are served: BF.*, CMS.*, TOPK.*
+//     and TDIGEST.* are unknown commands. HELLO lists no modules.
+//   - MULTI/EXEC is atomic for writers and logged as one record, but
+//     lookups take no lock, so a CF.EXISTS of another client may see a
+//     transaction's inserts before its EXEC returns (cmd_multi.go).
+//   - CLIENT LIST prints only the fields this server keeps (no buffer
+//     sizes); every client is a normal one.
+//   - SHUTDOWN NOSAVE skips the final snapshot and loses nothing: the log
+//     holds every acknowledged write.
 //
 // # Limits at the door
 //

@@ -43,6 +43,11 @@ var dispatch = sync.OnceValue(func() map[string]*bound {
 			}
 			if run != nil {
 				m[x.Name] = &bound{spec: x, run: run}
+				if x.Container() != nil && m[c.Name] == nil {
+					// A container is served when a subcommand is; its
+					// arity keeps a request without one out.
+					m[c.Name] = &bound{spec: c}
+				}
 			}
 		}
 	}
@@ -131,6 +136,9 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		}
 	}()
 	cl.lastCmd.Store(&cmd.spec.Name)
+	if s.mon.n.Load() > 0 {
+		s.feedMonitors(cl, cmd.spec, args)
+	}
 	cmd.run(s, cl, args)
 }
 

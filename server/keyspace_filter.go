@@ -137,8 +137,6 @@ func (p params) validate() error {
 		return replyErr("ERR Bad maxIterations")
 	case p.Expansion < 0 || p.Expansion > maxExpansion:
 		return replyErr("ERR Bad expansion")
-	case uint64(p.BucketSize)*2 > p.Capacity:
-		return replyErr("Capacity must be at least (BucketSize * 2)")
 	}
 	return nil
 }

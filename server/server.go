@@ -82,6 +82,10 @@ type Server struct {
 
 	cfDefaults atomic.Pointer[FilterDefaults]
 	conf       liveConfig // the settings CONFIG GET and SET read and change (cmd_config.go)
+	mon        monitors
+	// finalSave is SHUTDOWN's choice: -1 NOSAVE, 1 SAVE, 0 a snapshot if
+	// anything changed.
+	finalSave atomic.Int32
 
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
@@ -285,7 +289,8 @@ func (s *Server) shutdown(ctx context.Context) error {
 		return nil
 	}
 	var err error
-	if s.store.dirty.Load() > 0 && s.store.aof.err() == nil {
+	save := s.finalSave.Load()
+	if save >= 0 && (s.store.dirty.Load() > 0 || save > 0) && s.store.aof.err() == nil {
 		if serr := s.snapshot(); serr != nil {
 			s.log.Error("snapshot at shutdown failed; the log still holds every write", "err", serr)
 		}

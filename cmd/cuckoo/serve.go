@@ -160,7 +160,12 @@ func runServe(e *env, args []string) error {
 	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:
-		srv.Close()
+		// Serve ends on its own after SHUTDOWN (ErrServerClosed): Close
+		// then waits for that shutdown and returns its result.
+		cerr := srv.Close()
+		if errors.Is(err, server.ErrServerClosed) {
+			return cerr
+		}
 		return err
 	case s := <-sig:
 		log.Info("shutting down", "signal", s.String())
