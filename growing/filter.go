@@ -280,7 +280,7 @@ func (f *Filter) BucketSize() int { return int(f.shape.Slots) }
 
 // InitialBuckets returns the buckets the table was created with: its first
 // generation, as CF.INFO reports RedisBloom's first sub-filter.
-func (f *Filter) InitialBuckets() uint64 { return uint64(1) << f.level0 }
+func (f *Filter) InitialBuckets() uint64 { return f.initial }
 
 // Stages returns the doublings of the table since it was created, plus one.
 func (f *Filter) Stages() int { return int(f.geometry().Level-f.level0) + 1 }
