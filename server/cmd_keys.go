@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"iter"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +13,9 @@ import (
 )
 
 // The key-space commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, DBSIZE,
-// FLUSHALL, FLUSHDB.
+// FLUSHALL, FLUSHDB, RENAME, RENAMENX, RANDOMKEY. Expired keys are skipped
+// by all of them; DBSIZE counts them until they are dropped, as Redis's
+// does.
 
 func init() {
 	handle("del", cmdDel)
@@ -24,6 +27,53 @@ func init() {
 	handle("dbsize", cmdDbsize)
 	handle("flushall", cmdFlush)
 	handle("flushdb", cmdFlush)
+	handle("rename", cmdRename)
+	handle("renamenx", cmdRename)
+	handle("randomkey", cmdRandomKey)
+}
+
+// liveKeys is the key space without the keys whose deadline has passed.
+func (s *store) liveKeys() iter.Seq2[string, *cuckoo] {
+	return func(yield func(string, *cuckoo) bool) {
+		now := nowMs()
+		for k, c := range s.keys.All() {
+			if !c.expired(now) && !yield(k, c) {
+				return
+			}
+		}
+	}
+}
+
+// RENAME key newkey: OK; RENAMENX key newkey: 1, or 0 if newkey exists.
+func cmdRename(s *Server, cl *client, a [][]byte) {
+	nx := len(a[0]) == len("renamenx")
+	moved, err := s.store.rename(cl, a[1], a[2], nx)
+	switch {
+	case err != nil:
+		s.writeErr(cl, err)
+	case nx:
+		cl.wr.WriteInt(b2i(moved))
+	default:
+		cl.wr.WriteString("OK")
+	}
+}
+
+// RANDOMKEY: a key chosen uniformly (reservoir sampling over one pass of
+// the map), or a null when there is none.
+func cmdRandomKey(s *Server, cl *client, a [][]byte) {
+	var pick string
+	n := 0
+	for k := range s.store.liveKeys() {
+		n++
+		if rand.IntN(n) == 0 {
+			pick = k
+		}
+	}
+	if n == 0 {
+		cl.wr.WriteNull()
+		return
+	}
+	cl.wr.WriteBulkString(pick)
 }
 
 // typeName is RedisBloom's module type name for cuckoo filters.
@@ -65,7 +115,7 @@ func cmdType(s *Server, cl *client, a [][]byte) {
 func cmdKeys(s *Server, cl *client, a [][]byte) {
 	pat := string(a[1])
 	var out []string
-	for k := range s.store.keys.All() {
+	for k := range s.store.liveKeys() {
 		if pat == "*" || match.Match(k, pat) {
 			out = append(out, k)
 		}
@@ -113,7 +163,7 @@ func cmdScan(s *Server, cl *client, a [][]byte) {
 			return
 		}
 	}
-	page, next := scanPage(s.store.keys.All(), cur, count)
+	page, next := scanPage(s.store.liveKeys(), cur, count)
 	var out []string
 	for _, k := range page {
 		if (pat == "*" || match.Match(k, pat)) && (typ == "" || typ == typeName) {

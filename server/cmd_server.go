@@ -121,7 +121,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		"rejected_connections", s.stats.rejected.Load(), "total_error_replies", s.stats.errors.Load(),
 		"keyspace_hits", s.stats.hits.Load(), "keyspace_misses", s.stats.misses.Load())
 	if n := st.keys.Len(); n > 0 {
-		section("Keyspace", "db0", fmt.Sprintf("keys=%d,expires=0,avg_ttl=0", n))
+		section("Keyspace", "db0", st.keyspaceLine(n))
 	} else {
 		section("Keyspace")
 	}

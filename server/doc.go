@@ -238,11 +238,39 @@
 // charged against MaxMemory too, at its largest, from before it is built
 // until its reply is sent (INFO's used_memory_dump_chunks).
 //
+// # Expiry
+//
+// A key may carry a deadline (EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT with
+// Redis 7's NX|XX|GT|LT; PERSIST removes it; TTL, PTTL, EXPIRETIME and
+// PEXPIRETIME read it), the use case being a filter per day of
+// de-duplication. The deadline is an absolute Unix time in milliseconds,
+// logged as such (opExpire, opPersist) and kept in snapshots (CKSNAP04: one
+// uvarint per key; CKSNAP03 and older load with none), so a replay sets the
+// same one at any hour. Past the deadline the key is gone for every
+// command at once: a lookup checks it with one atomic load and no lock, a
+// write finds it expired under the key's lock and drops it (logged as
+// opDrop) before going on as on a missing key, so a filter created in its
+// place has no deadline. A sweeper (every 100 ms, as Redis's hz 10) samples
+// 20 keys with a deadline and drops the expired ones, again while more than
+// a quarter of a sample had expired, for at most 25 ms: memory comes back
+// with no access. Every drop is an opDrop in the log, so replay never reads
+// the clock. A non-positive TTL, or a deadline not in the future, deletes
+// the key. INFO's db0 line counts the keys with a deadline (expires) and
+// their exact mean time to live (avg_ttl, ms). See keyspace_expire.go.
+//
+// RENAME and RENAMENX move a filter with its deadline, as one op
+// (opRename); RESTORE logs DUMP's payload (opRestore). DUMP's payload is
+// the filter in the dump format (header chunk, then every table's runs)
+// closed by a version and a CRC-32C (persist_payload.go); Redis's RDB
+// payloads are not read. OBJECT ENCODING answers growing, fixed or chain
+// (cmd_object.go).
+//
 // # Invariants
 //
 //   - A reply to a write is sent only after commit of its record returned.
 //   - The log holds the ops of each key in the order they were applied; a
-//     key's create op precedes its other ops, a DEL's drop op follows them.
+//     key's create op precedes its other ops, a DEL's drop op follows them
+//     (and so does the drop of a key whose deadline passed).
 //   - Replay applies the same ops to the same seeds in the same order, so it
 //     rebuilds the same filters; a replayed insert is never refused (a stage
 //     is forced in if needed): it was acknowledged once.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cuckoohash/cuckoo/hashmap"
 )
@@ -23,7 +24,10 @@ import (
 //   - DEL logs its drop op while holding the key's lock and before removing
 //     the key from the map, so a writer that then creates the key again logs
 //     its create after the drop; writers that still hold the old *cuckoo find
-//     it dead and look the key up again;
+//     it dead, or no longer under their key (a RENAME moved it: store.at),
+//     and look the key up again;
+//   - a writer that finds its key's deadline passed drops the key, logging
+//     the drop, then goes on as on a missing key (keyspace_expire.go);
 //   - FLUSHALL and snapshots take gate exclusively: no write is in flight, and
 //     a snapshot's copy and the log rotation happen at one point of the log.
 //
@@ -55,11 +59,16 @@ type store struct {
 	maxFilter uint64       // the most one filter may take
 
 	dirty atomic.Int64 // ops since the last snapshot
+
+	exp   expiries     // the keys with a deadline (keyspace_expire.go)
+	clock atomic.Int64 // Unix seconds, ticked by the sweeper: OBJECT IDLETIME's clock
+	snap  snapProgress // the snapshot being written, for RENAME (persist_snapshot.go)
 }
 
 func newStore(maxmem int64, maxFilter uint64) *store {
 	st := &store{keys: hashmap.New[string, *cuckoo](), maxFilter: maxFilter}
 	st.maxmem.Store(maxmem)
+	st.clock.Store(time.Now().Unix())
 	return st
 }
 
@@ -152,9 +161,18 @@ func (s *store) writable() error {
 	return nil
 }
 
-// get returns key's filter for a lookup. No lock.
+// get returns key's filter for a lookup, nil if it is missing or expired.
+// No lock: a map Load and an atomic load of the deadline (keyspace_expire.go).
 func (s *store) get(key []byte) *cuckoo {
 	c, _ := s.keys.Load(string(key))
+	if c == nil {
+		return nil
+	}
+	if c.deadline.Load() != 0 && c.expired(nowMs()) {
+		s.reap(string(key), c)
+		return nil
+	}
+	s.touch(c)
 	return c
 }
 
@@ -197,10 +215,17 @@ func (s *store) update(cl *client, key []byte, create *params, loading bool, fn 
 				continue
 			}
 			s.logOp(cl, encodeCreate(key, p))
+			s.touch(nc)
 			return runLocked(cl, nc, true, fn)
 		}
 		c.mu.Lock()
-		if c.dead {
+		if !s.at(k, c) {
+			c.mu.Unlock()
+			continue
+		}
+		if s.expireLocked(cl, k, c) {
+			// Gone: go on as on a missing key, whose new filter has no
+			// deadline.
 			c.mu.Unlock()
 			continue
 		}
@@ -210,6 +235,7 @@ func (s *store) update(cl *client, key []byte, create *params, loading bool, fn 
 			c.mu.Unlock()
 			return errLoading
 		}
+		s.touch(c)
 		return runLocked(cl, c, false, fn)
 	}
 }
@@ -244,9 +270,13 @@ func (s *store) drop(cl *client, key []byte) (bool, error) {
 			return false, nil
 		}
 		c.mu.Lock()
-		if c.dead {
+		if !s.at(k, c) {
 			c.mu.Unlock()
 			continue
+		}
+		if s.expireLocked(cl, k, c) {
+			c.mu.Unlock()
+			return false, nil // Redis's DEL of an expired key: 0
 		}
 		// Log first, then unpublish: see the protocol above.
 		s.logOp(cl, encodeKeyOp(opDrop, key))
@@ -259,8 +289,18 @@ func (s *store) drop(cl *client, key []byte) (bool, error) {
 // dropLocked removes c, key's filter. Preconditions: c.mu held (or the gate
 // held exclusively).
 func (s *store) dropLocked(k string, c *cuckoo) {
-	c.dead = true
 	s.keys.Delete(k)
+	s.retire(k, c)
+}
+
+// retire marks c, key k's filter until now, dead, forgets its deadline and
+// releases its bytes; the caller has removed or replaced it in the map.
+// Preconditions: c.mu held (or the gate held exclusively).
+func (s *store) retire(k string, c *cuckoo) {
+	if c.deadline.Load() != 0 {
+		s.exp.set(k, c, 0)
+	}
+	c.dead = true
 	s.release(c.sizeBytes())
 }
 
@@ -286,6 +326,7 @@ func (s *store) clear() {
 		s.release(c.sizeBytes())
 	}
 	s.keys.Clear()
+	s.exp.reset()
 }
 
 // install stores c, a new filter, under key unless the key exists, logging
@@ -298,9 +339,26 @@ func (s *store) install(cl *client, key []byte, c *cuckoo, payload []byte) error
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, loaded := s.keys.LoadOrStore(string(key), c); loaded {
-		return errItemExists
+	for {
+		old, loaded := s.keys.LoadOrStore(string(key), c)
+		if !loaded {
+			break
+		}
+		if !s.dropExpiredOrGone(cl, string(key), old) {
+			return errItemExists
+		}
 	}
 	s.logOp(cl, payload)
+	s.touch(c)
 	return nil
+}
+
+// dropExpiredOrGone reports whether old, found under key k, is no longer
+// there: dropped or renamed meanwhile, or expired, and then dropped here
+// (logged). Preconditions: the gate read-locked (or held by cl's EXEC); no
+// key lock held but that of a filter not yet published.
+func (s *store) dropExpiredOrGone(cl *client, k string, old *cuckoo) bool {
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	return !s.at(k, old) || s.expireLocked(cl, k, old)
 }

@@ -169,6 +169,16 @@ type cuckoo struct {
 
 	// load is a CF.LOADCHUNK in progress (nil otherwise), guarded by mu.
 	load *loadState
+
+	// deadline is the key's expiry, Unix milliseconds, 0 for none
+	// (keyspace_expire.go). Written under mu with the store's expiry index;
+	// read by lookups with one atomic load, no lock: the key is gone once
+	// the clock passes it.
+	deadline atomic.Int64
+	// access is the store's coarse clock (seconds) when the key was last
+	// looked up or written, for OBJECT IDLETIME; stored only when it
+	// changes, so readers of a hot key write its line once a second.
+	access atomic.Int64
 }
 
 // newCuckoo returns a filter with its first stage or its growing table,
@@ -288,17 +298,6 @@ func (c *cuckoo) firstBuckets() uint64 {
 		return l[0].Buckets()
 	}
 	return 0
-}
-
-func (c *cuckoo) buckets() uint64 {
-	if c.table != nil {
-		return c.table.Buckets()
-	}
-	var n uint64
-	for _, s := range c.list() {
-		n += s.Buckets()
-	}
-	return n
 }
 
 // charger accounts the bytes of a new stage before it is allocated: have is

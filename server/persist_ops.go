@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // A log record's payload is one op: the effect of a write command, not the
@@ -19,6 +20,17 @@ import (
 //	opFlush                              (FLUSHALL)
 //	opCompact key
 //	opChunk   key, iterator, data        (an accepted CF.LOADCHUNK)
+//	opExpire  key, deadline              (EXPIRE and its kin: the absolute
+//	                                      deadline, Unix ms, > 0)
+//	opPersist key                        (PERSIST: the deadline cleared)
+//	opRename  key, new key               (RENAME, RENAMENX: the filter and
+//	                                      its deadline move, replacing the
+//	                                      new key's)
+//	opRestore key, deadline, payload     (RESTORE: DUMP's payload, replacing
+//	                                      the key; deadline 0 for none)
+//
+// A key dropped because its deadline passed (by a lookup, a write or the
+// sweeper) is logged as opDrop: replay never reads the clock.
 const (
 	opCreate byte = 1 + iota
 	opAdd
@@ -27,6 +39,10 @@ const (
 	opFlush
 	opCompact
 	opChunk
+	opExpire
+	opPersist
+	opRename
+	opRestore
 )
 
 type opWriter []byte
@@ -52,6 +68,16 @@ func encodeAdd(key []byte, items [][]byte) []byte {
 func encodeKeyOp(op byte, key []byte) []byte { return opWriter{op}.str(key) }
 
 func encodeDel(key, item []byte) []byte { return opWriter{opDel}.str(key).str(item) }
+
+func encodeExpire(key []byte, deadline int64) []byte {
+	return opWriter{opExpire}.str(key).uvarint(uint64(deadline))
+}
+
+func encodeRename(from, to []byte) []byte { return opWriter{opRename}.str(from).str(to) }
+
+func encodeRestore(key []byte, deadline int64, payload []byte) []byte {
+	return opWriter{opRestore}.str(key).uvarint(uint64(deadline)).str(payload)
+}
 
 func encodeChunk(key []byte, iter uint64, data []byte) []byte {
 	return opWriter{opChunk}.str(key).uvarint(iter).str(data)
@@ -107,6 +133,9 @@ type op struct {
 	p     params
 	items [][]byte
 	iter  uint64
+	// to is opRename's new key; deadline opExpire's and opRestore's.
+	to       []byte
+	deadline int64
 }
 
 func decodeOp(b []byte) (op, error) {
@@ -135,7 +164,17 @@ func decodeOp(b []byte) (op, error) {
 		}
 	case opDel:
 		o.items = [][]byte{r.str()}
-	case opDrop, opFlush, opCompact:
+	case opDrop, opFlush, opCompact, opPersist:
+	case opExpire:
+		o.deadline = int64(r.int(math.MaxInt64))
+		if o.deadline == 0 && r.err == nil {
+			r.err = errors.New("an expiry with no deadline")
+		}
+	case opRename:
+		o.to = r.str()
+	case opRestore:
+		o.deadline = int64(r.int(math.MaxInt64))
+		o.items = [][]byte{r.str()}
 	case opChunk:
 		o.iter = r.uvarint()
 		o.items = [][]byte{r.str()}

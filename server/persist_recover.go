@@ -77,8 +77,15 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 			fuzzy = &fuzzyLog{gen: g, positions: make(map[string]uint64, len(entries))}
 		}
 		for _, e := range entries {
+			if old, ok := st.keys.Load(e.key); ok {
+				st.dropLocked(e.key, old) // a key renamed during the snapshot: the last entry counts
+			}
 			st.keys.Store(e.key, e.c)
+			st.touch(e.c)
 			st.mem.Add(int64(e.c.sizeBytes()))
+			if e.deadline != 0 {
+				st.exp.set(e.key, e.c, e.deadline)
+			}
 			if fuzzy != nil {
 				fuzzy.positions[e.key] = e.pos
 			}
@@ -195,6 +202,20 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 	}
 	c, ok := st.keys.Load(k)
 	switch o.kind {
+	case opRestore:
+		nc, err := loadPayload(o.items[0], st.chargeForce, st.release)
+		if err != nil {
+			return fmt.Errorf("restore of %q: %v", o.key, err)
+		}
+		if ok {
+			st.dropLocked(k, c)
+		}
+		st.keys.Store(k, nc)
+		st.touch(nc)
+		if o.deadline != 0 {
+			st.exp.set(k, nc, o.deadline)
+		}
+		return nil
 	case opCreate:
 		nc, err := newCuckoo(o.p, st.chargeForce)
 		if err != nil {
@@ -204,6 +225,7 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 			st.dropLocked(k, c)
 		}
 		st.keys.Store(k, nc)
+		st.touch(nc)
 		return nil
 	case opChunk:
 		if o.iter == 1 {
@@ -215,6 +237,7 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 				st.dropLocked(k, c)
 			}
 			st.keys.Store(k, nc)
+			st.touch(nc)
 			return nil
 		}
 	}
@@ -241,6 +264,31 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 		st.release(before - c.sizeBytes())
 	case opChunk:
 		return loadChunk(c, int64(o.iter), o.items[0])
+	case opExpire:
+		st.exp.set(k, c, o.deadline)
+	case opPersist:
+		st.exp.set(k, c, 0)
+	case opRename:
+		st.replayRename(k, c, string(o.to), at, fz)
 	}
 	return nil
+}
+
+// replayRename moves c from key from to key to. If the snapshot's last
+// entry of to stands after the op, it holds the moved filter already (see
+// snapshot.go): only from's copy goes.
+func (st *store) replayRename(from string, c *cuckoo, to string, at int64, fz *fuzzyLog) {
+	if from == to {
+		return
+	}
+	if fz != nil && uint64(at) < fz.positions[to] {
+		st.dropLocked(from, c)
+		return
+	}
+	if old, ok := st.keys.Load(to); ok {
+		st.retire(to, old)
+	}
+	st.keys.Store(to, c)
+	st.keys.Delete(from)
+	st.exp.move(from, to, c)
 }

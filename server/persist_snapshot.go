@@ -7,15 +7,17 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
 // A snapshot is the key space in one file, streamed from the live filters:
 //
-//	"CKSNAP03"  magic ("CKSNAP02", whose filters are all chains of
-//	            stages, reads the same way)
+//	"CKSNAP04"  magic ("CKSNAP03", and "CKSNAP02" whose filters are all
+//	            chains of stages, read the same way without the deadline)
 //	u64         generation G: the snapshot stands for the logs before
 //	            appendonly.G.log and part of that log (below)
 //	per key:
@@ -24,6 +26,7 @@ import (
 //	  uvarint   position P: the key's state is the one after every op of
 //	            the key that starts before offset P of log G, and before
 //	            every op that starts at or after it
+//	  uvarint   the key's deadline, Unix ms, 0 for none (from CKSNAP04)
 //	  uvarints  the filter's description, as in a dump header (dump.go):
 //	            parameters, items inserted and deleted, and each stage's
 //	            capacity, fingerprint bits and fingerprints, or a growing
@@ -45,6 +48,14 @@ import (
 // snapshot.tmp, rename it to snapshot.cks, fsync the directory, and only
 // then remove the logs before G.
 //
+// RENAME is the one op that moves a filter between keys. A rename of f to t
+// at offset X of log G while the snapshot runs, before the snapshot reached
+// f, queues t once more (snapProgress): t's last entry then stands after X
+// and holds the moved filter; a key may so have two entries, and the last
+// one counts. A rename whose f the snapshot had reached is replayed as any
+// op. So a rename's op is skipped (f's position is past it) only when t's
+// last entry holds its effect too.
+//
 // Replay of log G (recover.go) skips each op of a key that starts before the
 // key's P. Why that rebuilds every key:
 //   - A key with an entry: its ops before P are in the entry (they were
@@ -62,7 +73,8 @@ import (
 const (
 	snapName    = "snapshot.cks"
 	snapTmp     = "snapshot.tmp"
-	snapMagic   = "CKSNAP03"
+	snapMagic   = "CKSNAP04"
+	snapMagicV3 = "CKSNAP03"
 	snapMagicV2 = "CKSNAP02"
 	snapMagicV1 = "CKSNAP01"
 	// maxSnapKey bounds a key's length in a snapshot; longer is corruption.
@@ -98,9 +110,11 @@ func (s *Server) snapshot() error {
 		return err
 	}
 	dirty := st.dirty.Swap(0)
+	st.snap.begin(names)
 	st.gate.Unlock()
 
-	n, size, err := s.writeSnapshot(gen, names)
+	n, size, err := s.writeSnapshot(gen)
+	st.snap.end()
 	if err != nil {
 		st.dirty.Add(dirty)
 		os.Remove(filepath.Join(s.dir, snapTmp)) // never leave a partial file on a full disk
@@ -114,7 +128,7 @@ func (s *Server) snapshot() error {
 
 // writeSnapshot streams the entries of names to snapshot.tmp and installs it
 // as snapshot.cks. It returns the keys written and the file's size.
-func (s *Server) writeSnapshot(gen uint64, names []string) (int, int64, error) {
+func (s *Server) writeSnapshot(gen uint64) (int, int64, error) {
 	f, err := os.OpenFile(filepath.Join(s.dir, snapTmp), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return 0, 0, err
@@ -127,7 +141,11 @@ func (s *Server) writeSnapshot(gen uint64, names []string) (int, int64, error) {
 	cw.Write(head)
 	var buf []byte
 	n := 0
-	for _, k := range names {
+	for i := 0; ; i++ {
+		k, more := s.store.snap.next(i)
+		if !more {
+			break
+		}
 		c, pos, ok := s.store.capture(k)
 		if !ok {
 			continue
@@ -171,16 +189,18 @@ func (st *store) capture(k string) (*cuckoo, uint64, bool) {
 	for {
 		c, ok := st.keys.Load(k)
 		if !ok {
+			st.snap.visit(k)
 			return nil, 0, false
 		}
 		st.gate.RLock()
 		c.mu.Lock()
-		if c.dead {
+		if !st.at(k, c) {
 			c.mu.Unlock()
 			st.gate.RUnlock()
 			continue
 		}
 		pos := st.aof.position()
+		st.snap.visit(k)
 		st.gate.RUnlock()
 		return c, pos, true
 	}
@@ -188,7 +208,7 @@ func (st *store) capture(k string) (*cuckoo, uint64, bool) {
 
 // writeEntry writes key's entry. Preconditions: c.mu held.
 func writeEntry(w io.Writer, key string, pos uint64, c *cuckoo, buf []byte) ([]byte, error) {
-	e := opWriter{1}.str([]byte(key)).uvarint(pos)
+	e := opWriter{1}.str([]byte(key)).uvarint(pos).uvarint(uint64(c.deadline.Load()))
 	e = appendDesc(e, c)
 	if _, err := w.Write(e); err != nil {
 		return buf, err
@@ -229,9 +249,10 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // snapEntry is one key of a decoded snapshot.
 type snapEntry struct {
-	key string
-	c   *cuckoo
-	pos uint64 // see the format above; 0 for a version 1 snapshot
+	key      string
+	c        *cuckoo
+	pos      uint64 // see the format above; 0 for a version 1 snapshot
+	deadline int64  // Unix ms, 0 for none
 }
 
 // readSnapshotFile decodes the snapshot at path. fuzzy reports a version 2
@@ -248,7 +269,7 @@ func readSnapshotFile(path string) (gen uint64, entries []snapEntry, fuzzy bool,
 		return 0, nil, false, err
 	}
 	magic := make([]byte, len(snapMagic))
-	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != snapMagic && string(magic) != snapMagicV2 {
+	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != snapMagic && string(magic) != snapMagicV3 && string(magic) != snapMagicV2 {
 		if string(magic) == snapMagicV1 {
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -280,7 +301,7 @@ func readSnapshotFile(path string) (gen uint64, entries []snapEntry, fuzzy bool,
 		return 0, nil, false, err
 	}
 	br := bufio.NewReaderSize(io.LimitReader(f, size-int64(len(snapMagic))-4), 1<<20)
-	gen, entries, err = readEntries(br)
+	gen, entries, err = readEntries(br, string(magic) == snapMagic)
 	if err != nil {
 		return 0, nil, false, corruptFile(path, "%v", err)
 	}
@@ -294,8 +315,9 @@ func corruptFile(path, format string, args ...any) error {
 	return fmt.Errorf("%s: %w: %s", path, ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
-// readEntries decodes a version 2 or 3 snapshot after its magic.
-func readEntries(br *bufio.Reader) (uint64, []snapEntry, error) {
+// readEntries decodes a version 2, 3 or 4 (withDeadlines) snapshot after
+// its magic.
+func readEntries(br *bufio.Reader, withDeadlines bool) (uint64, []snapEntry, error) {
 	var g [8]byte
 	if _, err := io.ReadFull(br, g[:]); err != nil {
 		return 0, nil, err
@@ -316,6 +338,10 @@ func readEntries(br *bufio.Reader) (uint64, []snapEntry, error) {
 		}
 		key := string(r.str(maxSnapKey))
 		pos := r.uvarint()
+		var deadline int64
+		if withDeadlines {
+			deadline = int64(r.int(math.MaxInt64))
+		}
 		if r.err != nil {
 			return 0, nil, r.err
 		}
@@ -355,7 +381,7 @@ func readEntries(br *bufio.Reader) (uint64, []snapEntry, error) {
 		if r.err != nil {
 			return 0, nil, fmt.Errorf("key %q: %v", key, r.err)
 		}
-		entries = append(entries, snapEntry{key, c, pos})
+		entries = append(entries, snapEntry{key, c, pos, deadline})
 	}
 }
 
@@ -411,4 +437,58 @@ func (r *streamReader) str(limit uint64) []byte {
 		}
 	}
 	return b
+}
+
+// snapProgress is the snapshot being written, as RENAME needs it: the keys
+// it will visit, in order (those noted at the rotation, then the new names
+// of keys renamed before it reached them), and those it has visited.
+type snapProgress struct {
+	mu      sync.Mutex
+	active  bool
+	queue   []string
+	visited map[string]bool
+}
+
+// begin starts a snapshot of names. Preconditions: gate held exclusively,
+// so no rename is in flight.
+func (p *snapProgress) begin(names []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.active, p.queue, p.visited = true, names, make(map[string]bool, len(names))
+}
+
+func (p *snapProgress) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.active, p.queue, p.visited = false, nil, nil
+}
+
+// next returns the i-th key to visit, false past the last.
+func (p *snapProgress) next(i int) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i >= len(p.queue) {
+		return "", false
+	}
+	return p.queue[i], true
+}
+
+// visit records that the snapshot has taken key k's position (or found it
+// missing). Preconditions: k's lock held, if k is present.
+func (p *snapProgress) visit(k string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active {
+		p.visited[k] = true
+	}
+}
+
+// renamed records a rename of from to to, logged just now. Preconditions:
+// from's lock held, from still mapped to its filter.
+func (p *snapProgress) renamed(from, to string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active && !p.visited[from] {
+		p.queue = append(p.queue, to)
+	}
 }

@@ -144,6 +144,7 @@ func New(cfg Config) (*Server, error) {
 	if s.metrics != nil {
 		s.metrics.attach(s)
 	}
+	s.startExpiry()
 	return s, nil
 }
 

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"strings"
+)
+
+// DUMP and RESTORE, with Redis's syntax, replies and error texts; the
+// payload is this server's own (persist_payload.go).
+
+func init() {
+	handle("dump", cmdDump)
+	handle("restore", cmdRestore)
+}
+
+// DUMP key: the payload, or a null for a missing key. The payload and its
+// copy in the reply are charged to --maxmemory, at their largest, until the
+// reply is sent, as CF.SCANDUMP's chunks are.
+func cmdDump(s *Server, cl *client, args [][]byte) {
+	c := s.store.get(args[1])
+	if c == nil {
+		cl.wr.WriteNull()
+		return
+	}
+	c.mu.Lock()
+	if c.load != nil {
+		c.mu.Unlock()
+		s.writeErr(cl, errLoading)
+		return
+	}
+	n := 2 * payloadBound(c)
+	if err := s.store.chargeChunk(n); err != nil {
+		c.mu.Unlock()
+		s.writeErr(cl, err)
+		return
+	}
+	cl.inflight += n
+	payload := dumpPayload(c)
+	c.mu.Unlock()
+	cl.wr.WriteBulk(payload)
+}
+
+// RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ
+// frequency]. IDLETIME and FREQ are checked as Redis checks them and then
+// have no effect: this server keeps no LRU or LFU policy (OBJECT IDLETIME
+// counts from the restore).
+func cmdRestore(s *Server, cl *client, args [][]byte) {
+	var replace, absTTL, idle, freq bool
+	for j := 4; j < len(args); j++ {
+		more := len(args) - j - 1
+		switch opt := strings.ToLower(string(args[j])); {
+		case opt == "replace":
+			replace = true
+		case opt == "absttl":
+			absTTL = true
+		case opt == "idletime" && more >= 1 && !freq:
+			v, ok := parseInt(args[j+1])
+			if !ok {
+				s.writeErr(cl, errNotInteger)
+				return
+			}
+			if v < 0 {
+				s.writeErr(cl, replyErr("ERR Invalid IDLETIME value, must be >= 0"))
+				return
+			}
+			idle = true
+			j++
+		case opt == "freq" && more >= 1 && !idle:
+			v, ok := parseInt(args[j+1])
+			if !ok {
+				s.writeErr(cl, errNotInteger)
+				return
+			}
+			if v < 0 || v > 255 {
+				s.writeErr(cl, replyErr("ERR Invalid FREQ value, must be >= 0 and <= 255"))
+				return
+			}
+			freq = true
+			j++
+		default:
+			s.writeErr(cl, replyErr("ERR syntax error"))
+			return
+		}
+	}
+	key, payload := args[1], args[3]
+	if !replace && s.store.get(key) != nil {
+		s.writeErr(cl, errBusyKey)
+		return
+	}
+	ttl, ok := parseInt(args[2])
+	switch {
+	case !ok:
+		s.writeErr(cl, errNotInteger)
+		return
+	case ttl < 0:
+		s.writeErr(cl, replyErr("ERR Invalid TTL value, must be >= 0"))
+		return
+	case len(payload)+len(key)+32 > maxRecord:
+		s.writeErr(cl, replyErr("ERR DUMP payload too large for one log record"))
+		return
+	}
+	if _, err := checkPayload(payload); err != nil {
+		s.writeErr(cl, err)
+		return
+	}
+	c, err := loadPayload(payload, s.store.charge, s.store.release)
+	if err != nil {
+		s.writeErr(cl, err)
+		return
+	}
+	if ttl != 0 && !absTTL {
+		ttl += nowMs()
+	}
+	if ttl != 0 && ttl <= nowMs() {
+		// Already expired: Redis deletes the key it would replace, and
+		// creates nothing.
+		s.store.release(c.sizeBytes())
+		if replace {
+			if _, err := s.store.drop(cl, key); err != nil {
+				s.writeErr(cl, err)
+				return
+			}
+		}
+		cl.wr.WriteString("OK")
+		return
+	}
+	if err := s.store.restore(cl, key, c, ttl, replace, payload); err != nil {
+		s.store.release(c.sizeBytes())
+		s.writeErr(cl, err)
+		return
+	}
+	cl.wr.WriteString("OK")
+}

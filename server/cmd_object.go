@@ -1,0 +1,141 @@
+package server
+
+import (
+	"strings"
+	"unsafe"
+
+	"github.com/cuckoohash/cuckoo/server/internal/command"
+)
+
+// OBJECT and MEMORY: what a key's filter is and what it takes.
+//
+// OBJECT ENCODING names the filter's shape:
+//
+//	growing  one growing table (EXPANSION >= 1, the default): it splits a
+//	         bucket at a time, lookups read two buckets however far it grew
+//	fixed    one fixed lock-free stage (EXPANSION 0): "Filter is full" past
+//	         its capacity
+//	chain    a list of stages, as format 2 dumps and snapshots hold them
+//	         (filters from before growing tables), each stage read by a lookup
+//
+// OBJECT FREQ, IDLETIME and REFCOUNT answer as Redis does with no LFU or LRU
+// eviction policy, which this server never has: FREQ is refused, IDLETIME
+// is the seconds since the key was last read or written (a clock ticked with
+// the sweeper, every 100 ms), REFCOUNT is 1.
+//
+// MEMORY USAGE is the filter's bytes (CF.INFO's Size: its tables, as
+// --maxmemory counts them) plus the key's own: its name, the filter's
+// header (the cuckoo struct and, for a growing table, its directory) and the
+// key space's entry for it. SAMPLES is accepted and has no effect: the
+// figure is exact.
+
+func init() {
+	for _, sub := range []string{"encoding", "freq", "idletime", "refcount", "help"} {
+		handle("object|"+sub, cmdObject)
+	}
+	handle("memory|usage", cmdMemoryUsage)
+	handle("memory|help", cmdMemoryHelp)
+}
+
+var objectHelp = []string{
+	"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"ENCODING <key>",
+	"    The shape of the key's filter: growing, fixed or chain.",
+	"FREQ <key>",
+	"    The key's access frequency; refused, as no LFU eviction policy is kept.",
+	"IDLETIME <key>",
+	"    Seconds since the key was last read or written.",
+	"REFCOUNT <key>",
+	"    References to the key's value: always 1.",
+	"HELP",
+	"    Print this help.",
+}
+
+var memoryHelp = []string{
+	"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"USAGE <key> [SAMPLES <count>]",
+	"    Bytes the key and its filter take (SAMPLES is accepted; the figure is exact).",
+	"HELP",
+	"    Print this help.",
+}
+
+// encoding is OBJECT ENCODING's answer for c.
+func (c *cuckoo) encoding() string {
+	switch {
+	case c.table != nil:
+		return "growing"
+	case c.p.Expansion == 0:
+		return "fixed"
+	}
+	return "chain"
+}
+
+func cmdObject(s *Server, cl *client, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	if sub == "help" {
+		command.WriteHelp(cl.wr, objectHelp)
+		return
+	}
+	// Redis looks the key up without touching its access time.
+	c, _ := s.store.keys.Load(string(args[2]))
+	if c == nil || c.expired(nowMs()) {
+		cl.wr.WriteNull()
+		return
+	}
+	switch sub {
+	case "encoding":
+		cl.wr.WriteBulkString(c.encoding())
+	case "freq":
+		s.writeErr(cl, replyErr("ERR An LFU maxmemory policy is not selected, access frequency not tracked. "+
+			"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."))
+	case "idletime":
+		cl.wr.WriteInt64(max(s.store.clock.Load()-c.access.Load(), 0))
+	case "refcount":
+		cl.wr.WriteInt(1)
+	}
+}
+
+// keyOverhead is what a key takes besides its filter's tables: its name
+// (string header and bytes), the cuckoo struct, the structs of its growing
+// table or of its stages (with the list's pointers), and the key space's
+// entry (a pointer to an entry holding the key and the value's pointer).
+func keyOverhead(key string, c *cuckoo) uint64 {
+	str := uint64(unsafe.Sizeof(key))
+	n := uint64(len(key)) + str + uint64(unsafe.Sizeof(*c)) + 8 + str + 8
+	if c.table != nil {
+		n += uint64(unsafe.Sizeof(*c.table))
+	}
+	for _, st := range c.list() {
+		n += uint64(unsafe.Sizeof(*st)) + 8
+	}
+	return n
+}
+
+// MEMORY USAGE key [SAMPLES count]: bytes, or a null for a missing key.
+func cmdMemoryUsage(s *Server, cl *client, args [][]byte) {
+	for j := 3; j < len(args); j++ {
+		if !strings.EqualFold(string(args[j]), "samples") || j+1 >= len(args) {
+			s.writeErr(cl, replyErr("ERR syntax error"))
+			return
+		}
+		v, ok := parseInt(args[j+1])
+		if !ok {
+			s.writeErr(cl, errNotInteger)
+			return
+		}
+		if v < 0 {
+			s.writeErr(cl, replyErr("ERR syntax error"))
+			return
+		}
+		j++
+	}
+	k := string(args[2])
+	c, _ := s.store.keys.Load(k)
+	if c == nil || c.expired(nowMs()) {
+		cl.wr.WriteNull()
+		return
+	}
+	cl.wr.WriteInt64(int64(c.sizeBytes() + keyOverhead(k, c)))
+}
+
+func cmdMemoryHelp(s *Server, cl *client, args [][]byte) { command.WriteHelp(cl.wr, memoryHelp) }

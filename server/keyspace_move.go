@@ -1,0 +1,159 @@
+package server
+
+// The writes that move a filter between keys, or put a whole one in place:
+// RENAME and RESTORE. Both follow the key space's protocol (keyspace.go):
+// the locks of every key they touch are held across the change and its one
+// logged op, and a filter is published under a new key while locked.
+//
+// RENAME locks both keys' filters, in the order of their names, so two
+// renames never wait on each other in a cycle. A writer that had looked up
+// the old key and then waited for its lock finds the filter no longer
+// there (store.at) and looks the key up again, so its op is logged under the
+// name it wrote to. While a snapshot is being written, a rename whose old
+// key the snapshot has not reached yet sends the snapshot to the new key
+// afterwards (snapProgress.renamed): the moved filter is then in the file
+// under its new name, whatever the order of the two.
+
+var (
+	errNoSuchKey = replyErr("ERR no such key")
+	errBusyKey   = replyErr("BUSYKEY Target key name already exists.")
+)
+
+// rename moves key from's filter, with its deadline, to key to, replacing
+// to's filter unless nx, and logs it as one op. It reports whether it moved
+// it (RENAMENX's 1); false with nx when to exists. RENAME k k answers as
+// Redis: OK (RENAMENX 0) if k exists.
+func (s *store) rename(cl *client, from, to []byte, nx bool) (bool, error) {
+	s.rlockGate(cl)
+	defer s.runlockGate(cl)
+	if err := s.writable(); err != nil {
+		return false, err
+	}
+	f, t := string(from), string(to)
+	for {
+		src, ok := s.keys.Load(f)
+		if !ok {
+			return false, errNoSuchKey
+		}
+		if f == t {
+			src.mu.Lock()
+			gone := !s.at(f, src)
+			expired := !gone && s.expireLocked(cl, f, src)
+			src.mu.Unlock()
+			switch {
+			case gone:
+				continue
+			case expired:
+				return false, errNoSuchKey
+			}
+			return !nx, nil
+		}
+		dst, _ := s.keys.Load(t)
+		unlock := lockPair(f, src, t, dst)
+		if !s.at(f, src) || dst != nil && !s.at(t, dst) {
+			unlock()
+			continue
+		}
+		moved, retry, err := s.renameLocked(cl, f, src, t, dst, nx)
+		unlock()
+		if !retry {
+			return moved, err
+		}
+	}
+}
+
+// renameLocked is rename with src (at f) and dst (at t, or nil) locked.
+// retry asks the caller to look both up again: t was created meanwhile.
+func (s *store) renameLocked(cl *client, f string, src *cuckoo, t string, dst *cuckoo, nx bool) (moved, retry bool, err error) {
+	if s.expireLocked(cl, f, src) {
+		return false, false, errNoSuchKey
+	}
+	if dst != nil && s.expireLocked(cl, t, dst) {
+		dst = nil
+	}
+	if dst != nil && nx {
+		return false, false, nil
+	}
+	if dst == nil {
+		// Publish src under t first: a writer of t that finds it waits for
+		// src's lock, then logs after the rename.
+		if _, loaded := s.keys.LoadOrStore(t, src); loaded {
+			return false, true, nil
+		}
+	}
+	s.logOp(cl, encodeRename([]byte(f), []byte(t)))
+	s.snap.renamed(f, t)
+	if dst != nil {
+		s.keys.Swap(t, src)
+		s.retire(t, dst)
+	}
+	s.keys.Delete(f)
+	s.exp.move(f, t, src)
+	src.version.Add(1)
+	s.touch(src)
+	return true, false, nil
+}
+
+// lockPair locks a (key ka) and b (key kb, may be nil or a itself) in the
+// order of their keys, and returns the function that unlocks them.
+func lockPair(ka string, a *cuckoo, kb string, b *cuckoo) func() {
+	switch {
+	case b == nil || b == a:
+		a.mu.Lock()
+		return a.mu.Unlock
+	case ka > kb:
+		a, b = b, a
+	}
+	a.mu.Lock()
+	b.mu.Lock()
+	return func() {
+		b.mu.Unlock()
+		a.mu.Unlock()
+	}
+}
+
+// restore puts c, built from a RESTORE payload and not yet shared, under
+// key with deadline d (Unix ms, 0 for none), replacing the key's filter if
+// replace, else refusing with BUSYKEY; it logs payload as the op.
+func (s *store) restore(cl *client, key []byte, c *cuckoo, d int64, replace bool, payload []byte) error {
+	s.rlockGate(cl)
+	defer s.runlockGate(cl)
+	if err := s.writable(); err != nil {
+		return err
+	}
+	k := string(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		old, loaded := s.keys.LoadOrStore(k, c)
+		if !loaded {
+			break
+		}
+		old.mu.Lock()
+		if !s.at(k, old) || s.expireLocked(cl, k, old) {
+			old.mu.Unlock()
+			continue
+		}
+		if !replace {
+			old.mu.Unlock()
+			return errBusyKey
+		}
+		s.logOp(cl, encodeRestore(key, d, payload))
+		s.keys.Swap(k, c)
+		s.retire(k, old)
+		old.version.Add(1)
+		old.mu.Unlock()
+		s.setRestored(k, c, d)
+		return nil
+	}
+	s.logOp(cl, encodeRestore(key, d, payload))
+	s.setRestored(k, c, d)
+	return nil
+}
+
+func (s *store) setRestored(k string, c *cuckoo, d int64) {
+	if d != 0 {
+		s.exp.set(k, c, d)
+	}
+	s.touch(c)
+}
