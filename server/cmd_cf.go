@@ -283,27 +283,34 @@ func cfInsert(s *Server, cl *client, args [][]byte) {
 	}
 }
 
+// lookup returns key's filter for a read command, counting INFO's
+// keyspace_hits or keyspace_misses as Redis does: a hit is a key found, not
+// an item.
+func (s *Server) lookup(key []byte) *cuckoo {
+	c := s.store.get(key)
+	if c != nil {
+		s.stats.hits.Add(1)
+	} else {
+		s.stats.misses.Add(1)
+	}
+	return c
+}
+
 // CF.EXISTS key item, CF.MEXISTS key item...: lock-free. RESP3: booleans.
 func cfExists(s *Server, cl *client, args [][]byte) {
-	c := s.store.get(args[1])
+	c := s.lookup(args[1])
 	if len(args[0]) == len("cf.mexists") {
 		cl.wr.WriteArray(len(args) - 2)
 	}
 	for _, it := range args[2:] {
-		ok := c != nil && c.exists(it)
-		if ok {
-			s.stats.hits.Add(1)
-		} else {
-			s.stats.misses.Add(1)
-		}
-		cl.wr.WriteBool(ok)
+		cl.wr.WriteBool(c != nil && c.exists(it))
 	}
 }
 
 // CF.COUNT key item: lock-free.
 func cfCount(s *Server, cl *client, args [][]byte) {
 	n := 0
-	if c := s.store.get(args[1]); c != nil {
+	if c := s.lookup(args[1]); c != nil {
 		n = c.count(args[2])
 	}
 	cl.wr.WriteInt(n)
@@ -346,7 +353,7 @@ func figures(c *cuckoo) cfFigures {
 // the bytes of the tables; Number of buckets is the first sub-filter's, as
 // RedisBloom reports it; Bucket size is the size built (see doc.go).
 func cfInfo(s *Server, cl *client, args [][]byte) {
-	c := s.store.get(args[1])
+	c := s.lookup(args[1])
 	if c == nil {
 		s.writeErr(cl, errNotFound)
 		return
@@ -373,7 +380,7 @@ func cfInfo(s *Server, cl *client, args [][]byte) {
 
 // CF.DEBUG key: RedisBloom's one line of figures.
 func cfDebug(s *Server, cl *client, args [][]byte) {
-	c := s.store.get(args[1])
+	c := s.lookup(args[1])
 	if c == nil {
 		s.writeErr(cl, errNotFound)
 		return
@@ -410,7 +417,7 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, errInvalidPosition)
 		return
 	}
-	c := s.store.get(args[1])
+	c := s.lookup(args[1])
 	if c == nil {
 		s.writeErr(cl, errNotFound)
 		return

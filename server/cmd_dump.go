@@ -16,7 +16,7 @@ func init() {
 // copy in the reply are charged to --maxmemory, at their largest, until the
 // reply is sent, as CF.SCANDUMP's chunks are.
 func cmdDump(s *Server, cl *client, args [][]byte) {
-	c := s.store.get(args[1])
+	c := s.lookup(args[1])
 	if c == nil {
 		cl.wr.WriteNull()
 		return

@@ -124,7 +124,7 @@ func cmdExpire(s *Server, cl *client, args [][]byte) {
 // TTL key, PTTL, EXPIRETIME, PEXPIRETIME: -2 for a missing key, -1 for a
 // key with no deadline. Lock-free, as a lookup.
 func cmdTTL(s *Server, cl *client, args [][]byte) {
-	c := s.store.get(args[1])
+	c := s.lookup(args[1])
 	if c == nil {
 		cl.wr.WriteInt(-2)
 		return

@@ -97,7 +97,7 @@ func cmdDel(s *Server, cl *client, a [][]byte) {
 func cmdExists(s *Server, cl *client, a [][]byte) {
 	n := 0
 	for _, k := range a[1:] {
-		if s.store.get(k) != nil {
+		if s.lookup(k) != nil {
 			n++
 		}
 	}
@@ -105,7 +105,7 @@ func cmdExists(s *Server, cl *client, a [][]byte) {
 }
 
 func cmdType(s *Server, cl *client, a [][]byte) {
-	if s.store.get(a[1]) != nil {
+	if s.lookup(a[1]) != nil {
 		cl.wr.WriteString(typeName)
 	} else {
 		cl.wr.WriteString("none")

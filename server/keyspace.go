@@ -58,7 +58,8 @@ type store struct {
 	maxmem    atomic.Int64 // 0: no limit; CONFIG SET maxmemory stores it
 	maxFilter uint64       // the most one filter may take
 
-	dirty atomic.Int64 // ops since the last snapshot
+	dirty       atomic.Int64 // ops since the last snapshot
+	expiredKeys atomic.Int64 // dropped because their deadline passed (INFO)
 
 	exp   expiries     // the keys with a deadline (keyspace_expire.go)
 	clock atomic.Int64 // Unix seconds, ticked by the sweeper: OBJECT IDLETIME's clock

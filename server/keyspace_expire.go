@@ -161,6 +161,7 @@ func (s *store) expireLocked(cl *client, k string, c *cuckoo) bool {
 	}
 	s.logOp(cl, encodeKeyOp(opDrop, []byte(k)))
 	s.dropLocked(k, c)
+	s.expiredKeys.Add(1)
 	return true
 }
 

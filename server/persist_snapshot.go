@@ -115,6 +115,7 @@ func (s *Server) snapshot() error {
 
 	n, size, err := s.writeSnapshot(gen)
 	st.snap.end()
+	s.lastSaveFailed.Store(err != nil)
 	if err != nil {
 		st.dirty.Add(dirty)
 		os.Remove(filepath.Join(s.dir, snapTmp)) // never leave a partial file on a full disk

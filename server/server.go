@@ -87,12 +87,17 @@ type Server struct {
 	// anything changed.
 	finalSave atomic.Int32
 
+	runID          string      // INFO's run_id
+	lastSaveFailed atomic.Bool // INFO's rdb_last_bgsave_status
+
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
 		rejected atomic.Int64 // refused: too many clients
 		cmds     atomic.Int64
 		errors   atomic.Int64
-		hits     atomic.Int64 // CF.EXISTS/MEXISTS answers 1
+		netIn    atomic.Int64 // bytes read from clients
+		netOut   atomic.Int64 // bytes written to clients
+		hits     atomic.Int64 // read commands that found their key
 		misses   atomic.Int64
 	}
 }
@@ -116,6 +121,7 @@ func New(cfg Config) (*Server, error) {
 		dir:     cfg.Dir,
 		metrics: cfg.Metrics,
 		start:   time.Now(),
+		runID:   newRunID(),
 		lns:     map[net.Listener]struct{}{},
 		clients: map[*client]struct{}{},
 		closed:  make(chan struct{}),
@@ -192,7 +198,9 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		s.stats.conns.Add(1)
-		cl := &client{id: s.nextID.Add(1), nc: nc, fd: connFD(nc), wr: resp.NewWriter(nc), created: time.Now()}
+		fd := connFD(nc)
+		nc = countingConn{Conn: nc, s: s}
+		cl := &client{id: s.nextID.Add(1), nc: nc, fd: fd, wr: resp.NewWriter(nc), created: time.Now()}
 		// A client that connects while no password is set stays
 		// authenticated if CONFIG SET sets one later, as in Redis.
 		cl.authed = s.requirePass() == ""

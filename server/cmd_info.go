@@ -1,0 +1,176 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// INFO [section...]: the sections and fields tools read, with Redis's names
+// and meanings. Every figure is measured, never a constant standing in for
+// one: where this server has no such thing (blocked clients, evictions,
+// replicas) the field says so with its true value, 0.
+
+func init() { handle("info", cmdInfo) }
+
+// newRunID is a random 40-hex-digit identifier of this process's run, as
+// Redis's run_id.
+func newRunID() string {
+	var b [20]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// infoWriter builds INFO's text: sections of "name:value" lines.
+type infoWriter struct {
+	sb   strings.Builder
+	want map[string]bool
+	all  bool
+}
+
+func (w *infoWriter) wants(section string) bool {
+	return w.all || w.want[strings.ToLower(section)]
+}
+
+func (w *infoWriter) section(name string, kv ...any) {
+	if !w.wants(name) {
+		return
+	}
+	if w.sb.Len() > 0 {
+		w.sb.WriteString("\r\n")
+	}
+	fmt.Fprintf(&w.sb, "# %s\r\n", name)
+	for i := 0; i+1 < len(kv); i += 2 {
+		fmt.Fprintf(&w.sb, "%s:%v\r\n", kv[i], kv[i+1])
+	}
+}
+
+func cmdInfo(s *Server, cl *client, a [][]byte) {
+	w := &infoWriter{want: map[string]bool{}}
+	for _, x := range a[1:] {
+		w.want[strings.ToLower(string(x))] = true
+	}
+	w.all = len(w.want) == 0 || w.want["all"] || w.want["everything"] || w.want["default"]
+	now := time.Now()
+	up := now.Sub(s.start)
+	exe, _ := os.Executable()
+	w.section("Server", "redis_version", "7.2.0", "cuckoo_version", Version, "redis_mode", "standalone",
+		"os", runtime.GOOS+" "+runtime.GOARCH, "arch_bits", strconv.IntSize, "go_version", runtime.Version(),
+		"process_id", pid, "run_id", s.runID, "tcp_port", s.tcpPort(), "server_time_usec", now.UnixMicro(),
+		"uptime_in_seconds", int(up.Seconds()), "uptime_in_days", int(up.Hours()/24),
+		"executable", exe, "config_file", s.cfg.ConfigFile)
+	if w.wants("clients") {
+		clients := s.clientList()
+		watching := 0
+		for _, c := range clients {
+			if c.watching.Load() > 0 {
+				watching++
+			}
+		}
+		w.section("Clients", "connected_clients", len(clients), "maxclients", s.clientLimits().MaxClients,
+			"blocked_clients", 0, "tracking_clients", 0, "watching_clients", watching)
+	}
+	if w.wants("memory") {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		rss := residentBytes(ms.Sys)
+		maxmem := s.store.maxmem.Load()
+		w.section("Memory", "used_memory", ms.HeapAlloc, "used_memory_human", humanBytes(int64(ms.HeapAlloc)),
+			"used_memory_rss", rss, "used_memory_rss_human", humanBytes(int64(rss)),
+			"used_memory_filters", s.store.filterBytes(), "used_memory_dump_chunks", s.store.inflight.Load(),
+			"maxmemory", maxmem, "maxmemory_human", humanBytes(maxmem), "maxmemory_policy", "noeviction",
+			"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(ms.HeapAlloc, 1))),
+			"mem_allocator", "go")
+	}
+	st := s.store
+	saveStatus := "ok"
+	if s.lastSaveFailed.Load() {
+		saveStatus = "err"
+	}
+	if st.aof != nil {
+		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.dirty.Load(),
+			"rdb_bgsave_in_progress", b2i(s.snapping.Load()), "rdb_last_save_time", s.lastSave.Load(),
+			"rdb_last_bgsave_status", saveStatus, "aof_enabled", 1, "aof_rewrite_in_progress", b2i(s.snapping.Load()),
+			"appendfsync", st.aof.mode, "aof_current_size", st.aof.size.Load(), "aof_generation", st.aof.gen,
+			"aof_last_write_status", status(st.aof.err()))
+	} else {
+		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.dirty.Load(),
+			"rdb_bgsave_in_progress", 0, "rdb_last_save_time", s.lastSave.Load(), "aof_enabled", 0)
+	}
+	w.section("Stats", "total_connections_received", s.stats.conns.Load(), "total_commands_processed", s.stats.cmds.Load(),
+		"total_net_input_bytes", s.stats.netIn.Load(), "total_net_output_bytes", s.stats.netOut.Load(),
+		"rejected_connections", s.stats.rejected.Load(), "expired_keys", st.expiredKeys.Load(), "evicted_keys", 0,
+		"keyspace_hits", s.stats.hits.Load(), "keyspace_misses", s.stats.misses.Load(),
+		"total_error_replies", s.stats.errors.Load())
+	w.section("Replication", "role", "master", "connected_slaves", 0)
+	if w.wants("cpu") {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		secs := func(t syscall.Timeval) string {
+			return fmt.Sprintf("%d.%06d", t.Sec, t.Usec)
+		}
+		w.section("CPU", "used_cpu_sys", secs(ru.Stime), "used_cpu_user", secs(ru.Utime))
+	}
+	if n := st.keys.Len(); n > 0 {
+		w.section("Keyspace", "db0", st.keyspaceLine(n))
+	} else {
+		w.section("Keyspace")
+	}
+	cl.wr.WriteVerbatim(w.sb.String())
+}
+
+// tcpPort is the port of the listener the server serves on (the first, if
+// several), or 0.
+func (s *Server) tcpPort() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	port := 0
+	for ln := range s.lns {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok && (port == 0 || a.Port < port) {
+			port = a.Port
+		}
+	}
+	return port
+}
+
+// humanBytes writes n as Redis's *_human fields do: 1.50K, 20.00M, 2.00G.
+func humanBytes(n int64) string {
+	const unit = 1024.0
+	f := float64(n)
+	for _, suffix := range []string{"B", "K", "M", "G", "T", "P"} {
+		if f < unit || suffix == "P" {
+			if suffix == "B" {
+				return fmt.Sprintf("%dB", n)
+			}
+			return fmt.Sprintf("%.2f%s", f, suffix)
+		}
+		f /= unit
+	}
+	return ""
+}
+
+// countingConn counts the bytes a connection reads and writes, for INFO's
+// total_net_input_bytes and total_net_output_bytes.
+type countingConn struct {
+	net.Conn
+	s *Server
+}
+
+func (c countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.s.stats.netIn.Add(int64(n))
+	return n, err
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.s.stats.netOut.Add(int64(n))
+	return n, err
+}
