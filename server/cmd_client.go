@@ -148,8 +148,8 @@ func (s *Server) clientLine(c *client) string {
 		flags += "T"
 	}
 	cmd := "NULL"
-	if p := c.lastCmd.Load(); p != nil {
-		cmd = *p
+	if c.lastCmd.Load() >= 0 {
+		cmd = boundNames[c.lastCmd.Load()]
 	}
 	multi := -1
 	if c.inMulti.Load() {

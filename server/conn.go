@@ -22,9 +22,9 @@ type client struct {
 	libName atomic.Pointer[string]
 	libVer  atomic.Pointer[string]
 	proto   atomic.Int32 // 2 or 3, as HELLO chose
-	// lastCmd is the name of the command last run; lastActive the time
+	// lastCmd is the command last run; lastActive the time
 	// (unix ns) its request was read.
-	lastCmd    atomic.Pointer[string]
+	lastCmd    atomic.Int32 // a bound.id
 	lastActive atomic.Int64
 	killed     atomic.Bool // by CLIENT KILL
 	noEvict    atomic.Bool

@@ -25,34 +25,57 @@ func handle(name string, h handler) {
 	handlers[name] = h
 }
 
-// bound is a command with its handler.
+// bound is a command with its handler, and the spec's facts the dispatcher
+// reads on every command, copied out of the table.
 type bound struct {
 	spec *command.Spec
 	run  handler
+	id   int32 // index in boundNames, for CLIENT LIST's cmd field
+	// noAuth: runs before authentication; inMulti: runs at once inside
+	// MULTI (EXEC, DISCARD, ...) instead of being queued; noMulti: refused
+	// inside MULTI.
+	noAuth, inMulti, noMulti bool
+	dataArg                  int
 }
 
-// dispatch maps lower-case names to bound commands and subcommands
-// ("client|list"), built once from the table and the handlers.
-var dispatch = sync.OnceValue(func() map[string]*bound {
-	m := map[string]*bound{}
-	for _, c := range command.All() {
-		for _, x := range append([]*command.Spec{c}, c.Subs...) {
-			run := handlers[x.Name]
-			if run == nil && x.Container() != nil {
-				run = handlers[x.Container().Name]
-			}
-			if run != nil {
-				m[x.Name] = &bound{spec: x, run: run}
-				if x.Container() != nil && m[c.Name] == nil {
-					// A container is served when a subcommand is; its
-					// arity keeps a request without one out.
-					m[c.Name] = &bound{spec: c}
+// commands maps lower-case names to bound commands and subcommands
+// ("client|list"); boundNames are their names by id. Both are built once,
+// by bindCommands (from New), from the table and the handlers, and only
+// read after.
+var (
+	commands   map[string]*bound
+	boundNames []string
+	bindOnce   sync.Once
+)
+
+func bindCommands() {
+	bindOnce.Do(func() {
+		m := map[string]*bound{}
+		bind := func(x *command.Spec, run handler) {
+			m[x.Name] = &bound{spec: x, run: run, id: int32(len(boundNames)),
+				noAuth: x.Flags&command.NoAuth != 0, inMulti: runsInMulti(x),
+				noMulti: x.Flags&command.NoMulti != 0, dataArg: x.DataArg}
+			boundNames = append(boundNames, x.Name)
+		}
+		for _, c := range command.All() {
+			for _, x := range append([]*command.Spec{c}, c.Subs...) {
+				run := handlers[x.Name]
+				if run == nil && x.Container() != nil {
+					run = handlers[x.Container().Name]
+				}
+				if run != nil {
+					bind(x, run)
+					if x.Container() != nil && m[c.Name] == nil {
+						// A container is served when a subcommand is;
+						// its arity keeps a request without one out.
+						bind(c, nil)
+					}
 				}
 			}
 		}
-	}
-	return m
-})
+		commands = m
+	})
+}
 
 // lookup returns the bound command args names, and for a container its
 // subcommand, or the error to answer.
@@ -67,7 +90,7 @@ func lookup(args [][]byte) (*bound, string) {
 			}
 			lower[i] = ch
 		}
-		b = dispatch()[string(lower[:len(name)])]
+		b = commands[string(lower[:len(name)])]
 	}
 	if b == nil {
 		return nil, fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", printable(name, 64), argsPreview(args[1:]))
@@ -79,13 +102,13 @@ func lookup(args [][]byte) (*bound, string) {
 		return b, ""
 	}
 	sub := b.spec.LookupSub(args[1])
-	if sub == nil || dispatch()[sub.Name] == nil {
+	if sub == nil || commands[sub.Name] == nil {
 		return nil, fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", printable(args[1], 64), strings.ToUpper(b.spec.Name))
 	}
 	if !sub.ArityOK(len(args)) {
 		return nil, fmt.Sprintf("ERR wrong number of arguments for '%s' command", sub.Name)
 	}
-	return dispatch()[sub.Name], ""
+	return commands[sub.Name], ""
 }
 
 // exec runs one command and writes its reply to cl.wr. It never panics on
@@ -97,27 +120,28 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		return
 	}
 	cmd, msg := lookup(args)
-	if cmd != nil && s.requirePass() != "" && !cl.authed && cmd.spec.Flags&command.NoAuth == 0 {
+	if cmd != nil && !cl.authed && !cmd.noAuth && s.requirePass() != "" {
 		msg = "NOAUTH Authentication required."
 	}
 	if msg == "" {
 		for i, a := range args[1:] {
-			if len(a) > s.limits.MaxItem && i+1 != cmd.spec.DataArg {
+			if len(a) > s.limits.MaxItem && i+1 != cmd.dataArg {
 				msg = fmt.Sprintf("ERR argument of %d bytes exceeds the item size limit of %d bytes", len(a), s.limits.MaxItem)
 				break
 			}
 		}
 	}
-	if msg == "" && cl.inMulti.Load() && !runsInMulti(cmd.spec) && cmd.spec.Flags&command.NoMulti != 0 {
+	inMulti := cl.inMulti.Load()
+	if msg == "" && inMulti && !cmd.inMulti && cmd.noMulti {
 		msg = "ERR Command not allowed inside a transaction"
 	}
 	if msg != "" {
 		s.stats.errors.Add(1)
-		cl.multiErr = cl.inMulti.Load() // EXEC will answer EXECABORT
+		cl.multiErr = inMulti // EXEC will answer EXECABORT
 		cl.wr.WriteError(msg)
 		return
 	}
-	if cl.inMulti.Load() && !runsInMulti(cmd.spec) {
+	if inMulti && !cmd.inMulti {
 		cl.queue(args)
 		cl.wr.WriteString("QUEUED")
 		return
@@ -135,7 +159,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 			s.metrics.observeCommand(cmd.spec.Name, time.Since(start))
 		}
 	}()
-	cl.lastCmd.Store(&cmd.spec.Name)
+	cl.lastCmd.Store(cmd.id)
 	if s.mon.n.Load() > 0 {
 		s.feedMonitors(cl, cmd.spec, args)
 	}

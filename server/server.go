@@ -105,6 +105,7 @@ type Server struct {
 // New returns a server for cfg. With cfg.Dir it recovers the data directory
 // first, and fails if the directory holds damaged data (see doc.go).
 func New(cfg Config) (*Server, error) {
+	bindCommands()
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -205,6 +206,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		// authenticated if CONFIG SET sets one later, as in Redis.
 		cl.authed = s.requirePass() == ""
 		cl.proto.Store(2)
+		cl.lastCmd.Store(-1)
 		cl.lastActive.Store(cl.created.UnixNano())
 		s.mu.Lock()
 		if s.closing.Load() {
