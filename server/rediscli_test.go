@@ -49,3 +49,47 @@ func TestRedisCLI(t *testing.T) {
 		t.Errorf("redis-cli with stdin: %v\n%s", err, out)
 	}
 }
+
+// TestRedisCLICompat drives issue 15's gaps with redis-cli: RESP3 (-3),
+// CF.RESERVE without BUCKETSIZE, CF.DEBUG, COMMAND DOCS (redis-cli's hints
+// come from it), CONFIG GET, transactions, expiry, CLIENT, TIME.
+func TestRedisCLICompat(t *testing.T) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
+	}
+	_, addr := start(t, server.Config{})
+	host, port, _ := net.SplitHostPort(addr)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"CF.RESERVE", "k", "4"}, "OK"},
+		{[]string{"-3", "CF.ADD", "k", "a"}, "(true)"},
+		{[]string{"-3", "--no-raw", "CF.INFO", "k"}, `1# Size => (integer)`},
+		{[]string{"-3", "--no-raw", "HELLO", "3"}, `1# "server" => "cuckoo"`},
+		{[]string{"CF.DEBUG", "k"}, "bktsize:4 buckets:"},
+		{[]string{"--no-raw", "COMMAND", "DOCS", "cf.reserve"}, `"BUCKETSIZE"`},
+		{[]string{"COMMAND", "GETKEYS", "CF.INSERT", "k", "ITEMS", "x"}, "k"},
+		{[]string{"CONFIG", "GET", "cf-initial-size"}, "cf-initial-size\n1024"},
+		{[]string{"EXPIRE", "k", "100"}, "1"},
+		{[]string{"TTL", "k"}, "100"},
+		{[]string{"CLIENT", "INFO"}, "id="},
+		{[]string{"--no-raw", "TIME"}, "1) \""},
+		{[]string{"CF.SCANDUMP", "k2", "0"}, "ERR not found"},
+	} {
+		out, err := exec.Command(cli, append([]string{"-h", host, "-p", port}, tc.args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-cli %v: %v\n%s", tc.args, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); !strings.Contains(got, tc.want) {
+			t.Errorf("redis-cli %v = %q, want %q in it", tc.args, got, tc.want)
+		}
+	}
+	cmd := exec.Command(cli, "-h", host, "-p", port)
+	cmd.Stdin = strings.NewReader("MULTI\nCF.ADD t x\nCF.EXISTS t x\nEXEC\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Fields(string(out))[len(strings.Fields(string(out)))-2] != "1" {
+		t.Errorf("redis-cli MULTI/EXEC: %v\n%s", err, out)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -318,5 +319,46 @@ func TestServeConfigFile(t *testing.T) {
 	}
 	if _, err := os.Stat(data); !os.IsNotExist(err) {
 		t.Errorf("a refused --config created the data directory (%v)", err)
+	}
+}
+
+// TestServeRedisCLIShutdown: redis-cli SHUTDOWN stops a `cuckoo serve`
+// process, which exits 0 with its data saved; SHUTDOWN NOSAVE loses nothing
+// either (the log holds every write).
+func TestServeRedisCLIShutdown(t *testing.T) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
+	}
+	dir := t.TempDir()
+	for _, mode := range []string{"SAVE", "NOSAVE"} {
+		cmd, addr, log := serveProc(t, cuckooBin(t), "--dir", dir)
+		host, port, _ := net.SplitHostPort(addr)
+		rc := func(args ...string) string {
+			out, _ := exec.Command(cli, append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
+			return strings.TrimSpace(string(out))
+		}
+		if got := rc("CF.ADD", "k", mode); got != "1" {
+			t.Fatalf("CF.ADD: %q", got)
+		}
+		rc("SHUTDOWN", mode)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("SHUTDOWN %s: the process exited with %v\n%s", mode, err, log)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("SHUTDOWN %s: the process is still running\n%s", mode, log)
+		}
+	}
+	cmd, addr, _ := serveProc(t, cuckooBin(t), "--dir", dir)
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	host, port, _ := net.SplitHostPort(addr)
+	out, err := exec.Command(cli, "-h", host, "-p", port, "CF.MEXISTS", "k", "SAVE", "NOSAVE").CombinedOutput()
+	if err != nil || strings.Fields(string(out))[0] != "1" || strings.Fields(string(out))[1] != "1" {
+		t.Errorf("after the restarts: %q %v", out, err)
 	}
 }
