@@ -32,10 +32,6 @@ import (
 // a moment before the others.
 
 func init() {
-	// The container is bound so that the dispatcher knows CONFIG; lookup
-	// hands every request with a subcommand to the subcommand's handler,
-	// and CONFIG alone fails the arity check before any handler runs.
-	handle("config", func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, configHelp) })
 	handle("config|get", cmdConfigGet)
 	handle("config|set", cmdConfigSet)
 	handle("config|rewrite", cmdConfigRewrite)
