@@ -79,20 +79,24 @@ type value struct {
 // settings are what the table reads and writes: a Config, and what a Config
 // does not hold.
 type settings struct {
-	cfg  Config
-	save string // as given, pairs of numbers; "" turns automatic snapshots off
-	bind string // the file's, for cuckoo serve; a server reports its listener's
-	port int64  // the file's, -1 if none
+	cfg     Config
+	save    string // as given, pairs of numbers; "" turns automatic snapshots off
+	bind    string // the file's, for cuckoo serve; a server reports its listener's
+	port    int64  // the file's, -1 if none
+	tlsPort int64  // the file's, -1 if none
 }
 
 // newSettings returns the settings of a server started with cfg: Config's
 // zero fields take the defaults they mean.
 func newSettings(cfg Config) settings {
-	st := settings{cfg: cfg, save: defaultSave, port: -1}
+	st := settings{cfg: cfg, save: defaultSave, port: -1, tlsPort: -1}
 	st.cfg.Limits = cfg.Limits.withDefaults()
 	st.cfg.FilterDefaults = cfg.FilterDefaults.withDefaults()
 	if st.cfg.AppendFsync == "" {
 		st.cfg.AppendFsync = "everysec"
+	}
+	if st.cfg.TLS.AuthClients == "" {
+		st.cfg.TLS.AuthClients = "yes"
 	}
 	if cfg.SnapshotLogSize < 0 {
 		st.save = ""
@@ -109,11 +113,26 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 var settingsTable = []*setting{
 	{name: "bind", kind: kindBind, def: "127.0.0.1",
-		get: func(s *Server, st *settings) string { h, _ := s.listenAddr(); return h },
+		get: func(s *Server, st *settings) string { h, _ := s.listenAddr(false); return h },
 		set: func(st *settings, v value) { st.bind = v.s }},
 	{name: "port", kind: kindInt, lo: 0, hi: 65535, def: "6379",
-		get: func(s *Server, st *settings) string { _, p := s.listenAddr(); return p },
+		get: func(s *Server, st *settings) string { _, p := s.listenAddr(false); return p },
 		set: func(st *settings, v value) { st.port = v.n }},
+	{name: "tls-port", kind: kindInt, lo: 0, hi: 65535, def: "0",
+		get: func(s *Server, st *settings) string { _, p := s.listenAddr(true); return p },
+		set: func(st *settings, v value) { st.tlsPort = v.n }},
+	{name: "tls-cert-file", kind: kindString, mutable: true, def: "",
+		get: func(s *Server, st *settings) string { return st.cfg.TLS.CertFile },
+		set: func(st *settings, v value) { st.cfg.TLS.CertFile = v.s }},
+	{name: "tls-key-file", kind: kindString, mutable: true, def: "",
+		get: func(s *Server, st *settings) string { return st.cfg.TLS.KeyFile },
+		set: func(st *settings, v value) { st.cfg.TLS.KeyFile = v.s }},
+	{name: "tls-ca-cert-file", kind: kindString, mutable: true, def: "",
+		get: func(s *Server, st *settings) string { return st.cfg.TLS.CACertFile },
+		set: func(st *settings, v value) { st.cfg.TLS.CACertFile = v.s }},
+	{name: "tls-auth-clients", kind: kindEnum, enum: []string{"yes", "no", "optional"}, mutable: true, def: "yes",
+		get: func(s *Server, st *settings) string { return st.cfg.TLS.AuthClients },
+		set: func(st *settings, v value) { st.cfg.TLS.AuthClients = v.s }},
 	{name: "dir", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.Dir },
 		set: func(st *settings, v value) { st.cfg.Dir = v.s }},
@@ -330,17 +349,28 @@ func (s *Server) requirePass() string { return *s.conf.pass.Load() }
 // client-query-buffer-limit to the connections made after they change.
 func (s *Server) clientLimits() *Limits { return s.conf.limits.Load() }
 
-// listenAddr returns the host and port of a listener Serve is serving, or
-// the defaults when there is none.
-func (s *Server) listenAddr() (host, port string) {
+// listenAddr returns the host and port of a listener Serve (or ServeTLS,
+// if isTLS) is serving. With none of that kind the port is "0" (off) if the
+// server serves the other kind, the default otherwise (6379, or 0 for TLS),
+// and the host is the other's or 127.0.0.1.
+func (s *Server) listenAddr(isTLS bool) (host, port string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for ln := range s.lns {
-		if h, p, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+	host, port = "127.0.0.1", "6379"
+	for ln, t := range s.lns {
+		h, p, err := net.SplitHostPort(ln.Addr().String())
+		switch {
+		case err != nil:
+		case t == isTLS:
 			return h, p
+		default:
+			host, port = h, "0"
 		}
 	}
-	return "127.0.0.1", "6379"
+	if isTLS {
+		port = "0"
+	}
+	return host, port
 }
 
 // CONFIG GET pattern [pattern ...]: the settings whose names match any of
@@ -411,11 +441,19 @@ func cmdConfigSet(s *Server, cl *client, a [][]byte) {
 		failed(name, why)
 		return
 	}
+	tlsConf, name, why := s.reloadTLS(xs, &next)
+	if why != "" {
+		failed(name, why)
+		return
+	}
 	s.conf.st = next
 	for _, x := range xs {
 		s.conf.changed[x.name] = true
 	}
 	s.publish(&s.conf.st)
+	if tlsConf != nil {
+		s.setTLS(tlsConf, next.cfg.TLS.CertFile)
+	}
 	cl.wr.WriteString("OK")
 }
 
@@ -479,8 +517,9 @@ var configHelp = []string{
 // Listen is the address a configuration file gives cuckoo serve, which a
 // Config does not hold.
 type Listen struct {
-	Bind string // "" if the file has no bind
-	Port int    // -1 if the file has no port
+	Bind    string // "" if the file has no bind
+	Port    int    // -1 if the file has no port; 0 turns the plain listener off
+	TLSPort int    // -1 if the file has no tls-port; 0 is no TLS listener
 }
 
 // ReadConfigFile applies the settings of the file at path, in redis.conf's
@@ -524,5 +563,5 @@ func ReadConfigFile(path string, cfg *Config) (Listen, error) {
 	st.finish()
 	*cfg = st.cfg
 	cfg.ConfigFile = path
-	return Listen{Bind: st.bind, Port: int(st.port)}, nil
+	return Listen{Bind: st.bind, Port: int(st.port), TLSPort: int(st.tlsPort)}, nil
 }

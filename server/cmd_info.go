@@ -63,7 +63,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	exe, _ := os.Executable()
 	w.section("Server", "redis_version", "7.2.0", "cuckoo_version", Version, "redis_mode", "standalone",
 		"os", runtime.GOOS+" "+runtime.GOARCH, "arch_bits", strconv.IntSize, "go_version", runtime.Version(),
-		"process_id", pid, "run_id", s.runID, "tcp_port", s.tcpPort(), "server_time_usec", now.UnixMicro(),
+		"process_id", pid, "run_id", s.runID, "tcp_port", s.tcpPort(false), "tls_port", s.tcpPort(true), "server_time_usec", now.UnixMicro(),
 		"uptime_in_seconds", int(up.Seconds()), "uptime_in_days", int(up.Hours()/24),
 		"executable", exe, "config_file", s.cfg.ConfigFile)
 	if w.wants("clients") {
@@ -126,14 +126,14 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	cl.wr.WriteVerbatim(w.sb.String())
 }
 
-// tcpPort is the port of the listener the server serves on (the first, if
-// several), or 0.
-func (s *Server) tcpPort() int {
+// tcpPort is the port of the plain (or, if isTLS, TLS) listener the server
+// serves on (the lowest, if several), or 0.
+func (s *Server) tcpPort(isTLS bool) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	port := 0
-	for ln := range s.lns {
-		if a, ok := ln.Addr().(*net.TCPAddr); ok && (port == 0 || a.Port < port) {
+	for ln, t := range s.lns {
+		if a, ok := ln.Addr().(*net.TCPAddr); ok && t == isTLS && (port == 0 || a.Port < port) {
 			port = a.Port
 		}
 	}

@@ -86,6 +86,29 @@
 // to MaxBulk. Timeout closes a connection silent for that long. Shutdown
 // wakes every blocked read, so it completes whatever requests are half-read.
 //
+// # TLS
+//
+// ServeTLS serves a listener over TLS (crypto/tls, TLS 1.2 and newer) with
+// redis.conf's settings (Config.TLS, tls.go): tls-cert-file and
+// tls-key-file, the server's certificate and key; tls-ca-cert-file, the CAs
+// of the clients' certificates; tls-auth-clients yes (the default: a
+// client must present a certificate those CAs signed), optional (verified
+// if presented) or no (none asked for). TLSConfig builds the same
+// tls.Config for anyone else, and names the setting and file it could not
+// use. cuckoo serve's --tls-port serves TLS beside the plain port, and
+// --port 0 (port 0 in a --config file) turns the plain port off; CONFIG GET
+// tls-port and INFO's tls_port report the TLS listener's port, port and
+// tcp_port 0 when there is no plain one.
+//
+// The handshake runs in the connection's goroutine, never in the accept
+// loop, within 10 seconds (or timeout, if shorter): a client that connects
+// and sends nothing is closed then. CONFIG SET of a tls-* setting builds a
+// new configuration from the files, and new connections get it (setting a
+// file to its own name reloads it: a renewed certificate is put in force
+// with no restart, as in Redis); a file that does not load fails the SET and
+// leaves the old configuration in force. An expired certificate is loaded
+// with a warning in the log: clients refuse it.
+//
 // # Configuration
 //
 // One table (cmd_config.go) holds every setting CONFIG GET, CONFIG SET,
@@ -220,13 +243,33 @@
 // rotated to a new generation G; then each key is written straight from its
 // live stages to snapshot.tmp under its own writer lock, with the log
 // position it stands at, while writes to the other keys go on; the file is
-// fsynced, renamed to snapshot.cks, the directory fsynced, and the older logs
-// removed (snapshot.go). A snapshot needs memory for a block of buckets, not
-// a copy of the data set, and empty buckets cost almost nothing in it.
-// Startup loads the snapshot and replays the logs from G on, skipping in log
-// G each key's ops before its position (recover.go). A torn final record of
-// the last log is dropped with a warning; any other damage refuses startup
-// with a message naming the file and offset, unless Config.Repair.
+// fsynced, read back and verified (checksum and a parse of every entry, one
+// key's tables at a time), and only then installed: snapshot.cks becomes
+// snapshot.prev.cks, snapshot.tmp becomes snapshot.cks, the directory
+// fsynced after each rename, and then the logs before the previous
+// generation are removed (snapshot.go). The data directory so holds up to
+// two snapshots, the newest and the previous one, plus the logs from the
+// previous one's generation on; a crash at any step leaves a loadable pair.
+// A snapshot needs memory for a block of buckets, not a copy of the data
+// set, and empty buckets cost almost nothing in it. Startup loads the
+// newest snapshot and replays the logs from G on, skipping in log G each
+// key's ops before its position (recover.go). A directory written by
+// earlier servers (snapshot.cks alone) loads as it is. A torn final record
+// of the last log is dropped with a warning; any other damage refuses
+// startup with a message naming the file and offset, unless Config.Repair.
+//
+// A damaged newest snapshot (a flipped byte fails its checksum) refuses
+// startup with a message naming the file, the damage, and what --repair
+// will do: load the previous snapshot and replay the logs since it, losing
+// nothing acknowledged; or, for a directory's first snapshot, replay every
+// log from generation 0, losing nothing; or, with neither (a directory of an
+// earlier server, or both snapshots damaged), replay the logs there are
+// alone, losing the keys only the snapshot held. With --repair it is done,
+// and the damaged file is renamed snapshot.cks.damaged, never deleted. The
+// fallback needs --repair even when it loses nothing, as Redis refuses to
+// start on a damaged RDB: a disk that damages files should be noticed by an
+// operator before the server answers again, and the damaged file is there
+// to examine. See loadSnapshots in recover.go.
 //
 // # Memory
 //
@@ -277,6 +320,10 @@
 //   - A snapshot plus the logs from its generation on is the whole state at
 //     every moment, crashes included: each key's entry holds exactly its ops
 //     logged before the entry's position.
+//   - So is the previous snapshot plus the logs from its generation on: no
+//     log at or after the previous generation is removed until a newer
+//     snapshot has been verified and installed, and snapshot.cks is only
+//     ever replaced by a file that read back whole.
 //
 // # Dump format
 //

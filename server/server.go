@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -42,6 +43,9 @@ type Config struct {
 	FilterDefaults FilterDefaults
 	// Limits bound what one client may send; zero fields take defaults.
 	Limits Limits
+	// TLS is the tls-* settings ServeTLS serves with; New loads their files
+	// if they name a certificate or a key (tls.go).
+	TLS TLS
 	// ConfigFile is the file the settings were read from (ReadConfigFile),
 	// which CONFIG REWRITE writes back; "" answers it with an error.
 	ConfigFile string
@@ -67,7 +71,7 @@ type Server struct {
 	start   time.Time
 
 	mu       sync.Mutex
-	lns      map[net.Listener]struct{}
+	lns      map[net.Listener]bool // true for TLS listeners (ServeTLS)
 	clients  map[*client]struct{}
 	closing  atomic.Bool
 	conns    sync.WaitGroup
@@ -89,6 +93,8 @@ type Server struct {
 
 	runID          string      // INFO's run_id
 	lastSaveFailed atomic.Bool // INFO's rdb_last_bgsave_status
+
+	tlsConf atomic.Pointer[tls.Config] // the TLS configuration in force (tls.go); nil if none
 
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
@@ -123,12 +129,15 @@ func New(cfg Config) (*Server, error) {
 		metrics: cfg.Metrics,
 		start:   time.Now(),
 		runID:   newRunID(),
-		lns:     map[net.Listener]struct{}{},
+		lns:     map[net.Listener]bool{},
 		clients: map[*client]struct{}{},
 		closed:  make(chan struct{}),
 	}
 	s.lastSave.Store(time.Now().Unix())
 	s.initConfig(cfg)
+	if err := s.initTLS(cfg.TLS); err != nil {
+		return nil, err
+	}
 	if cfg.Dir != "" {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return nil, err
@@ -166,14 +175,20 @@ func (s *Server) ListenAndServe(addr string) error {
 
 // Serve accepts connections on ln and serves each in its own goroutine until
 // Shutdown or Close; it then returns ErrServerClosed. ln is closed on return.
-func (s *Server) Serve(ln net.Listener) error {
+// A connection that is a *tls.Conn has its handshake run first, in its own
+// goroutine, within a bound (tls.go); ServeTLS serves plain listeners over
+// TLS.
+func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, false) }
+
+// serve is Serve; isTLS marks ln as ServeTLS's, the tls-port.
+func (s *Server) serve(ln net.Listener, isTLS bool) error {
 	s.mu.Lock()
 	if s.closing.Load() {
 		s.mu.Unlock()
 		ln.Close()
 		return ErrServerClosed
 	}
-	s.lns[ln] = struct{}{}
+	s.lns[ln] = isTLS
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -199,7 +214,11 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		delay = 0
 		s.stats.conns.Add(1)
+		tc, _ := nc.(*tls.Conn)
 		fd := connFD(nc)
+		if tc != nil {
+			fd = connFD(tc.NetConn())
+		}
 		nc = countingConn{Conn: nc, s: s}
 		cl := &client{id: s.nextID.Add(1), nc: nc, fd: fd, wr: resp.NewWriter(nc), created: time.Now()}
 		// A client that connects while no password is set stays
@@ -218,14 +237,37 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.mu.Unlock()
 			s.stats.rejected.Add(1)
 			cl.wr.WriteError("ERR max number of clients reached")
-			cl.wr.Flush()
-			nc.Close()
+			if tc == nil {
+				cl.wr.Flush()
+				nc.Close()
+				continue
+			}
+			// The write runs the handshake: not in this loop.
+			go func() {
+				nc.SetDeadline(time.Now().Add(handshakeTimeout))
+				cl.wr.Flush()
+				nc.Close()
+			}()
 			continue
 		}
 		s.clients[cl] = struct{}{}
 		s.conns.Add(1)
 		s.mu.Unlock()
-		go s.serveConn(cl)
+		if tc == nil {
+			go s.serveConn(cl)
+			continue
+		}
+		go func() {
+			if s.handshake(cl, tc) {
+				s.serveConn(cl)
+				return
+			}
+			nc.Close()
+			s.mu.Lock()
+			delete(s.clients, cl)
+			s.mu.Unlock()
+			s.conns.Done()
+		}()
 	}
 }
 

@@ -1,0 +1,204 @@
+package server
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+// TLS: redis.conf's tls-* settings, the crypto/tls configuration built from
+// them, and the listeners that serve it (ServeTLS).
+//
+// Protocol. The configuration in force is Server.tlsConf, an atomic pointer
+// that New stores and CONFIG SET of a tls-* setting replaces after building
+// the new one (all or none: a file that does not load leaves the old one). A
+// TLS listener's own tls.Config only holds GetConfigForClient, which loads
+// that pointer once per handshake: a connection keeps the configuration its
+// handshake read, the next handshake reads the new one, as Redis applies a
+// reload to new connections.
+//
+// The handshake never runs in the accept loop: tls.Conn handshakes on its
+// first Read or Write, and serveConn calls Handshake first thing, in the
+// connection's own goroutine, bounded by handshakeTimeout (or --timeout if
+// shorter), so a client that connects and sends nothing is closed.
+
+// TLS holds the tls-* settings: the files a TLS listener's configuration is
+// built from (TLSConfig). The zero TLS serves no TLS.
+type TLS struct {
+	// CertFile (tls-cert-file) is the server's certificate chain, PEM,
+	// and KeyFile (tls-key-file) its private key, PEM.
+	CertFile, KeyFile string
+	// CACertFile (tls-ca-cert-file) holds the certificates, PEM, of the
+	// CAs that sign the clients' certificates.
+	CACertFile string
+	// AuthClients (tls-auth-clients) is "yes" (the default, as in Redis: a
+	// client must present a certificate the CAs signed), "optional" (a
+	// certificate is verified if the client presents one) or "no" (none is
+	// asked for).
+	AuthClients string
+}
+
+// handshakeTimeout bounds a TLS handshake: a client that connects and does
+// not complete one in time is closed. Redis's bound is its timeout setting,
+// which is 0 (none) by default; a fixed one keeps idle sockets from piling
+// up. --timeout, if shorter, applies instead. A variable for tests.
+var handshakeTimeout = 10 * time.Second
+
+// tlsAuthModes maps tls-auth-clients to crypto/tls's ClientAuth.
+var tlsAuthModes = map[string]tls.ClientAuthType{
+	"yes":      tls.RequireAndVerifyClientCert,
+	"optional": tls.VerifyClientCertIfGiven,
+	"no":       tls.NoClientCert,
+}
+
+// TLSConfig builds the configuration of a TLS listener from t: it loads the
+// key pair and the CA pool, maps AuthClients to a ClientAuth and accepts TLS
+// 1.2 and newer. An error names the setting and the file it could not use.
+// A certificate that has expired, or is not yet valid, is not refused here:
+// clients refuse it (the server's log warns, see New).
+func TLSConfig(t TLS) (*tls.Config, error) {
+	auth := t.AuthClients
+	if auth == "" {
+		auth = "yes"
+	}
+	mode, ok := tlsAuthModes[auth]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("tls-auth-clients %q: want yes, no or optional", t.AuthClients)
+	case t.CertFile == "":
+		return nil, errors.New("tls-cert-file: a TLS listener needs the server's certificate")
+	case t.KeyFile == "":
+		return nil, errors.New("tls-key-file: a TLS listener needs the certificate's private key")
+	case mode != tls.NoClientCert && t.CACertFile == "":
+		return nil, fmt.Errorf("tls-ca-cert-file: tls-auth-clients %s verifies clients' certificates against CAs; give their file, or set tls-auth-clients no", auth)
+	}
+	for _, f := range []struct{ name, path string }{{"tls-cert-file", t.CertFile}, {"tls-key-file", t.KeyFile}} {
+		if _, err := os.Stat(f.path); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tls-cert-file %s, tls-key-file %s: %w", t.CertFile, t.KeyFile, err)
+	}
+	c := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: mode, MinVersion: tls.VersionTLS12}
+	if t.CACertFile != "" {
+		pem, err := os.ReadFile(t.CACertFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls-ca-cert-file: %w", err)
+		}
+		c.ClientCAs = x509.NewCertPool()
+		if !c.ClientCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls-ca-cert-file %s: no PEM certificate in it", t.CACertFile)
+		}
+	}
+	return c, nil
+}
+
+// certValidity is why the server's certificate in c is unusable now ("" if
+// it is usable), for New's warning.
+func certValidity(c *tls.Config, now time.Time) string {
+	leaf := c.Certificates[0].Leaf
+	switch {
+	case leaf == nil:
+		return ""
+	case now.After(leaf.NotAfter):
+		return "expired " + leaf.NotAfter.UTC().Format(time.RFC3339)
+	case now.Before(leaf.NotBefore):
+		return "not valid before " + leaf.NotBefore.UTC().Format(time.RFC3339)
+	}
+	return ""
+}
+
+// initTLS builds the configuration of cfg.TLS, if it names a certificate or
+// a key; New calls it.
+func (s *Server) initTLS(t TLS) error {
+	if t.CertFile == "" && t.KeyFile == "" {
+		return nil
+	}
+	c, err := TLSConfig(t)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.setTLS(c, t.CertFile)
+	return nil
+}
+
+// setTLS puts c, built from certFile, in force for the next handshakes.
+func (s *Server) setTLS(c *tls.Config, certFile string) {
+	if why := certValidity(c, time.Now()); why != "" {
+		s.log.Warn("the TLS certificate is not valid now; clients will refuse it", "file", certFile, "why", why)
+	}
+	s.tlsConf.Store(c)
+}
+
+// reloadTLS builds the configuration of next's tls-* settings for a CONFIG
+// SET of the settings xs, if one of them is a tls-* setting: nil if none is,
+// or if the server has no TLS configuration in force (no listener needs one:
+// the settings are only stored, as Redis does); or the setting to blame and
+// why the files cannot be used. Setting a file to the name it had reloads
+// it, which is how a renewed certificate is put in force, as in Redis.
+func (s *Server) reloadTLS(xs []*setting, next *settings) (c *tls.Config, name, why string) {
+	touched := false
+	for _, x := range xs {
+		touched = touched || strings.HasPrefix(x.name, "tls-")
+	}
+	if !touched || s.tlsConf.Load() == nil {
+		return nil, "", ""
+	}
+	c, err := TLSConfig(next.cfg.TLS)
+	if err != nil {
+		name, _, _ := cutSetting(err.Error())
+		return nil, name, err.Error()
+	}
+	return c, "", ""
+}
+
+// cutSetting returns the setting TLSConfig's error msg names first.
+func cutSetting(msg string) (string, string, bool) {
+	for i, r := range msg {
+		if r == ' ' || r == ':' {
+			return msg[:i], msg[i:], true
+		}
+	}
+	return msg, "", false
+}
+
+// ServeTLS is Serve for a listener of TLS connections: it serves ln's
+// connections over TLS with the configuration of Config.TLS (or the one
+// CONFIG SET last put in force), and reports ln as the tls-port. It fails at
+// once if Config.TLS names no certificate.
+func (s *Server) ServeTLS(ln net.Listener) error {
+	if s.tlsConf.Load() == nil {
+		ln.Close()
+		return errors.New("server: ServeTLS: Config.TLS names no certificate")
+	}
+	get := func(*tls.ClientHelloInfo) (*tls.Config, error) { return s.tlsConf.Load(), nil }
+	return s.serve(tls.NewListener(ln, &tls.Config{GetConfigForClient: get}), true)
+}
+
+// handshake runs tc's TLS handshake within handshakeTimeout (or the
+// timeout setting, if shorter), and reports whether it succeeded. Shutdown
+// sets every read deadline to now after raising closing, so checking closing
+// after each deadline we set never leaves a handshake or read blocked past it.
+func (s *Server) handshake(cl *client, tc *tls.Conn) bool {
+	bound := handshakeTimeout
+	if t := s.clientLimits().Timeout; t > 0 && t < bound {
+		bound = t
+	}
+	tc.SetDeadline(time.Now().Add(bound))
+	if s.closing.Load() {
+		return false
+	}
+	if err := tc.Handshake(); err != nil {
+		s.log.Debug("TLS handshake failed; closing the connection", "client", cl.id, "addr", tc.RemoteAddr().String(), "err", err)
+		return false
+	}
+	tc.SetDeadline(time.Time{})
+	return !s.closing.Load()
+}
