@@ -35,7 +35,14 @@ bound, before the data directory is created or touched.
 "name value" a line: port, bind, dir, appendfsync, requirepass, maxmemory,
 maxclients, timeout, proto-max-bulk-len, client-query-buffer-limit, save,
 cf-initial-size, ...; see go doc ./server); flags given on the command line
-override it, and CONFIG REWRITE writes the settings in force back to it.`
+override it, and CONFIG REWRITE writes the settings in force back to it.
+
+TLS, with redis.conf's names: --tls-port N serves TLS on the host of --addr
+(--tls-addr HOST:PORT instead: :0 picks a free port) with --tls-cert-file
+and --tls-key-file; --tls-auth-clients yes (the default) requires a client
+certificate signed by a CA of --tls-ca-cert-file, optional verifies one if
+given, no asks for none. --port 0 turns the plain port off. Try:
+redis-cli --tls --cacert ca.crt --cert client.crt --key client.key -p 6380 PING`
 
 // maxClientsLimit bounds --maxclients: each client is a file descriptor,
 // and no system gives a process a million of them by default.
@@ -48,6 +55,13 @@ const gcPercent = 20
 func runServe(e *env, args []string) error {
 	fs := e.flags(serveDescribe)
 	addr := fs.String("addr", "127.0.0.1:6379", "listen address")
+	port := countVar(fs, "port", 6379, 0, 65535, "the `port` of --addr; 0: no plain listener, only TLS (--addr HOST:0 picks a free port)")
+	tlsPort := countVar(fs, "tls-port", 0, 0, 65535, "serve TLS on this `port`, on the host of --addr (0: no TLS listener)")
+	tlsAddr := fs.String("tls-addr", "", "serve TLS on this `address` (HOST:0 picks a free port); overrides --tls-port")
+	tlsCert := fs.String("tls-cert-file", "", "the server's certificate chain, PEM `file`")
+	tlsKey := fs.String("tls-key-file", "", "the private key of --tls-cert-file, PEM `file`")
+	tlsCA := fs.String("tls-ca-cert-file", "", "the CAs that sign clients' certificates, PEM `file`")
+	tlsAuth := fs.String("tls-auth-clients", "yes", "client certificates: yes (required), optional (verified if given) or no (not asked for)")
 	dir := fs.String("dir", "./cuckoo-data", "data directory (snapshot and append-only log); empty for none")
 	fsync := fs.String("appendfsync", "everysec", "always, everysec or no")
 	pass := fs.String("requirepass", "", "password clients must AUTH with")
@@ -71,6 +85,8 @@ func runServe(e *env, args []string) error {
 		return e.usageErrorf("--appendfsync %q: want always, everysec or no", *fsync)
 	case snapSize.n == 0:
 		return e.usageErrorf("--snapshot-log-size 0: give a size (such as 64mb), or -1 for never")
+	case *tlsAuth != "yes" && *tlsAuth != "no" && *tlsAuth != "optional":
+		return e.usageErrorf("--tls-auth-clients %q: want yes, no or optional", *tlsAuth)
 	}
 	// The flags' values, defaults included; with --config, the file's
 	// settings replace them, then the flags given explicitly win again, as
@@ -86,18 +102,25 @@ func runServe(e *env, args []string) error {
 		"proto-max-bulk-len":        func(c *server.Config) { c.Limits.MaxBulk = int(maxBulk.n) },
 		"client-query-buffer-limit": func(c *server.Config) { c.Limits.QueryBuffer = int(queryBuf.n) },
 		"timeout":                   func(c *server.Config) { c.Limits.Timeout = time.Duration(timeout.n) * time.Second },
+		"tls-cert-file":             func(c *server.Config) { c.TLS.CertFile = *tlsCert },
+		"tls-key-file":              func(c *server.Config) { c.TLS.KeyFile = *tlsKey },
+		"tls-ca-cert-file":          func(c *server.Config) { c.TLS.CACertFile = *tlsCA },
+		"tls-auth-clients":          func(c *server.Config) { c.TLS.AuthClients = *tlsAuth },
 	}
 	cfg := server.Config{Repair: *repair}
 	for _, set := range flagged {
 		set(&cfg)
 	}
+	explicit := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
+	// The plain listener is off with port 0 (--port, or the file's
+	// without --addr), as in redis.conf.
+	plainOff := explicit["port"] && port.n == 0
 	if *confFile != "" {
 		listen, err := server.ReadConfigFile(*confFile, &cfg)
 		if err != nil {
 			return fmt.Errorf("serve: --config: %w", err)
 		}
-		explicit := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 		for name, set := range flagged {
 			if explicit[name] {
 				set(&cfg)
@@ -112,15 +135,54 @@ func runServe(e *env, args []string) error {
 				port = listen.Port
 			}
 			*addr = net.JoinHostPort(host, strconv.Itoa(port))
+			plainOff = plainOff || listen.Port == 0 && !explicit["port"]
+		}
+		if !explicit["tls-port"] && listen.TLSPort >= 0 {
+			tlsPort.n = int64(listen.TLSPort)
 		}
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("serve: --addr %s: %w", *addr, err)
+	if explicit["port"] && port.n > 0 {
+		host, _, err := net.SplitHostPort(*addr)
+		if err != nil {
+			return e.usageErrorf("--addr %s: %v", *addr, err)
+		}
+		*addr = net.JoinHostPort(host, strconv.FormatInt(port.n, 10))
 	}
-	defer ln.Close() // Serve closes it too; this covers the failures before
+	if *tlsAddr == "" && tlsPort.n > 0 {
+		host, _, err := net.SplitHostPort(*addr)
+		if err != nil {
+			return e.usageErrorf("--addr %s: %v", *addr, err)
+		}
+		*tlsAddr = net.JoinHostPort(host, strconv.FormatInt(tlsPort.n, 10))
+	}
+	if plainOff && *tlsAddr == "" {
+		return e.usageErrorf("--port 0 turns the plain listener off, and no TLS listener is given (--tls-port): nothing to serve")
+	}
+	if *tlsAddr != "" || cfg.TLS.CertFile != "" || cfg.TLS.KeyFile != "" {
+		// The files are read now, so that a missing one stops startup
+		// with its name before anything is created; New reads them again.
+		if _, err := server.TLSConfig(cfg.TLS); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	var ln, tln net.Listener
+	if !plainOff {
+		var err error
+		if ln, err = net.Listen("tcp", *addr); err != nil {
+			return fmt.Errorf("serve: --addr %s: %w", *addr, err)
+		}
+		defer ln.Close() // Serve closes it too; this covers the failures before
+	}
+	if *tlsAddr != "" {
+		var err error
+		if tln, err = net.Listen("tcp", *tlsAddr); err != nil {
+			return fmt.Errorf("serve: TLS address %s: %w", *tlsAddr, err)
+		}
+		defer tln.Close()
+	}
 	var mln net.Listener
 	if *metrics != "" {
+		var err error
 		if mln, err = net.Listen("tcp", *metrics); err != nil {
 			return fmt.Errorf("serve: --metrics-addr %s: %w", *metrics, err)
 		}
@@ -151,13 +213,25 @@ func runServe(e *env, args []string) error {
 		defer hs.Close()
 		log.Info("metrics", "addr", mln.Addr().String())
 	}
-	// The ready line: tests and scripts wait for it.
-	log.Info("ready to accept connections", "addr", ln.Addr().String(), "dir", cfg.Dir, "appendfsync", cfg.AppendFsync)
+	// The ready line: tests and scripts wait for it. It names addr, the
+	// plain listener's address, unless that is off, then tls_addr, the TLS
+	// listener's, if any.
+	var ready []any
+	served, serving := make(chan error, 2), 0
+	if ln != nil {
+		ready = append(ready, "addr", ln.Addr().String())
+		go func() { served <- srv.Serve(ln) }()
+		serving++
+	}
+	if tln != nil {
+		ready = append(ready, "tls_addr", tln.Addr().String())
+		go func() { served <- srv.ServeTLS(tln) }()
+		serving++
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sig)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	log.Info("ready to accept connections", append(ready, "dir", cfg.Dir, "appendfsync", cfg.AppendFsync)...)
 	select {
 	case err := <-served:
 		// Serve ends on its own after SHUTDOWN (ErrServerClosed): Close
@@ -175,8 +249,10 @@ func runServe(e *env, args []string) error {
 	if err := srv.Shutdown(ctx); err != nil {
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
-	if err := <-served; err != nil && !errors.Is(err, server.ErrServerClosed) {
-		return err
+	for range serving {
+		if err := <-served; err != nil && !errors.Is(err, server.ErrServerClosed) {
+			return err
+		}
 	}
 	return nil
 }

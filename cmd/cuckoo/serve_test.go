@@ -65,13 +65,30 @@ type serveProcess struct {
 	watch   *memWatch
 }
 
-var readyRE = regexp.MustCompile(`msg="ready to accept connections" addr=(\S+)`)
+// readyRE is the ready line: the plain address (addr, unless --port 0)
+// and the TLS address (tls_addr, if any).
+var readyRE = regexp.MustCompile(`msg="ready to accept connections"(?: addr=(\S+))?(?: tls_addr=(\S+))?`)
 
 // serveProc starts "cuckoo serve" on 127.0.0.1:0 and waits for its ready
 // line, which names the address.
 func serveProc(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuf) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd, addr, _, log := serveProcTLS(t, bin, args...)
+	return cmd, addr, log
+}
+
+// serveProcTLS is serveProc that also returns the TLS address (""
+// without one); the plain address is "" with --port 0.
+func serveProcTLS(t *testing.T, bin string, args ...string) (cmd *exec.Cmd, addr, tlsAddr string, log *syncBuf) {
+	t.Helper()
+	return serveArgs(t, bin, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
+}
+
+// serveArgs starts "cuckoo serve" with args alone and waits for its ready
+// line, as serveProcTLS does.
+func serveArgs(t *testing.T, bin string, args ...string) (cmd *exec.Cmd, addr, tlsAddr string, log *syncBuf) {
+	t.Helper()
+	cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
 	// A pipe of our own, not StderrPipe: Wait closes that one, which can
 	// lose the last lines (a crash's panic) before they are read.
 	stderr, pw, err := os.Pipe()
@@ -85,25 +102,25 @@ func serveProc(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *sy
 		stderr.Close()
 		t.Fatal(err)
 	}
-	log := &syncBuf{}
-	ready := make(chan string, 1)
+	log = &syncBuf{}
+	ready := make(chan []string, 1)
 	go func() {
 		defer stderr.Close()
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			log.add(sc.Text())
 			if m := readyRE.FindStringSubmatch(sc.Text()); m != nil {
-				ready <- m[1]
+				ready <- m
 			}
 		}
 		close(ready)
 	}()
-	addr, ok := <-ready
+	m, ok := <-ready
 	if !ok {
 		cmd.Wait()
 		t.Fatalf("cuckoo serve exited before it was ready:\n%s", log)
 	}
-	return cmd, addr, log
+	return cmd, m[1], m[2], log
 }
 
 type syncBuf struct {
