@@ -137,6 +137,12 @@ type aof struct {
 	log  *slog.Logger
 	// onSync, if set, is told the duration of every fsync (metrics).
 	onSync func(time.Duration)
+	// snapGen is the generation of the newest snapshot installed or loaded,
+	// if hasSnap: when the next one is installed it becomes the previous
+	// generation, and the logs before it go (snapshot.go). Guarded by the
+	// server's snapMu, set by recoverDir before the server runs.
+	snapGen uint64
+	hasSnap bool
 
 	mu sync.Mutex // guards buf, appended and genStart
 	// buf holds the records appended and not yet written, in append order

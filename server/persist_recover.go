@@ -9,17 +9,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
-// Startup: load the snapshot, replay the logs from its generation on, and
-// open the last log for appending.
+// Startup: load the newest snapshot (or, if it is damaged, what replaces
+// it: see loadSnapshots), replay the logs from its generation on, and open
+// the last log for appending.
 //
 // A torn final record of the last log (a crash mid-write) is dropped with a
 // warning and the file truncated to its last good record. Any other damage
-// (a bad record with good data after it, a bad record in an older log, a
-// damaged snapshot) stops startup with an error naming the file and offset,
-// unless repair is set: then the damaged log is cut at the bad record, with a
-// warning saying how many bytes were dropped, and replay goes on.
+// (a bad record with good data after it, a bad record in an older log)
+// stops startup with an error naming the file and offset, unless repair is
+// set: then the damaged log is cut at the bad record, with a warning saying
+// how many bytes were dropped, and replay goes on. A damaged snapshot: see
+// loadSnapshots.
 
 // listLogs returns the generations of the log files in dir, in order.
 func listLogs(dir string) ([]uint64, error) {
@@ -63,46 +66,19 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	os.Remove(filepath.Join(dir, snapTmp)) // an unfinished snapshot
-	var gen uint64
-	var fuzzy *fuzzyLog
-	snapPath := filepath.Join(dir, snapName)
-	if _, err := os.Stat(snapPath); err == nil {
-		g, entries, isFuzzy, err := readSnapshotFile(snapPath)
-		if err != nil {
-			return nil, err
-		}
-		gen = g
-		if isFuzzy {
-			fuzzy = &fuzzyLog{gen: g, positions: make(map[string]uint64, len(entries))}
-		}
-		for _, e := range entries {
-			if old, ok := st.keys.Load(e.key); ok {
-				st.dropLocked(e.key, old) // a key renamed during the snapshot: the last entry counts
-			}
-			st.keys.Store(e.key, e.c)
-			st.touch(e.c)
-			st.mem.Add(int64(e.c.sizeBytes()))
-			if e.deadline != 0 {
-				st.exp.set(e.key, e.c, e.deadline)
-			}
-			if fuzzy != nil {
-				fuzzy.positions[e.key] = e.pos
-			}
-		}
-		log.Info("snapshot loaded", "file", snapPath, "keys", len(entries), "generation", gen)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
+	os.Remove(filepath.Join(dir, snapTmp)) // an unfinished or uninstalled snapshot
 	gens, err := listLogs(dir)
 	if err != nil {
 		return nil, err
 	}
-	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < gen })
-	if len(gens) == 0 {
-		gens = []uint64{gen}
+	ld, err := loadSnapshots(st, dir, gens, repair, log)
+	if err != nil {
+		return nil, err
 	}
-	removeLogsBefore(dir, gen, log)
+	gens = slices.DeleteFunc(gens, func(g uint64) bool { return g < ld.gen })
+	if len(gens) == 0 {
+		gens = []uint64{ld.gen}
+	}
 	var size int64
 	ops := 0
 	for i, g := range gens {
@@ -113,8 +89,8 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 		}
 		var at, off int64
 		var fz *fuzzyLog
-		if fuzzy != nil && g == fuzzy.gen {
-			fz = fuzzy
+		if ld.fuzzy != nil && (g == ld.fuzzy.gen || ld.lenient) {
+			fz = ld.fuzzy
 		}
 		good, torn, err := scanLog(path, data, func(b []byte) error {
 			// scanLog hands over the records in order from offset 0.
@@ -156,7 +132,230 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 	st.dirty.Store(int64(ops))
 	last := gens[len(gens)-1]
 	log.Info("log replayed", "dir", dir, "logs", len(gens), "ops", ops, "keys", st.keys.Len())
-	return openAOF(dir, last, size, mode, log)
+	a, err := openAOF(dir, last, size, mode, log)
+	if err != nil {
+		return nil, err
+	}
+	a.snapGen, a.hasSnap = ld.gen, ld.has
+	if ld.lenient {
+		// The logs were replayed with no snapshot under them; a restart
+		// could not replay them so again. Stand the keys on a snapshot.
+		st.aof = a
+		n, _, g, err := st.snapshot(dir)
+		st.aof = nil
+		if err != nil {
+			a.close()
+			return nil, fmt.Errorf("--repair: saving the recovered keys: %w", err)
+		}
+		log.Warn("--repair: the keys recovered from the logs alone are saved", "keys", n, "generation", g)
+	}
+	return a, nil
+}
+
+// loaded is what startup took from the snapshots.
+type loaded struct {
+	gen   uint64 // the first log generation to replay
+	has   bool   // a snapshot of generation gen was loaded
+	fuzzy *fuzzyLog
+	// lenient: no snapshot stands under the logs (--repair found none
+	// intact): every log is replayed with fuzzy's empty positions, so ops
+	// on keys that do not exist are skipped.
+	lenient bool
+}
+
+// Damaged snapshots. Startup loads snapshot.cks (or, after a crash in
+// installSnapshot's step 2, snapshot.prev.cks alone). If it does not read
+// (checksum, parse, or EIO), what replaces it is, in order:
+//
+//   - the previous snapshot, snapshot.prev.cks of generation P, if it reads
+//     whole and the logs from P on are all there: it and those logs are a
+//     state as complete as the damaged one and its logs (the logs since P
+//     are kept until a newer pair is installed), so nothing acknowledged
+//     is lost;
+//   - the empty state, if the logs from generation 0 on are all there (a
+//     directory whose first snapshot is damaged): again nothing is lost;
+//   - else the logs alone, replayed leniently: a key that the logs create
+//     comes back whole, the keys that only the snapshot held are lost.
+//
+// Without repair startup refuses, with an error naming the file and its
+// damage and saying which of the three --repair will do, as Redis refuses a
+// damaged RDB: an operator learns of the damage before the server answers
+// again, even when nothing is lost. With repair it is done, the damaged
+// file renamed (name.damaged) rather than deleted, and a warning logged.
+
+// loadSnapshots loads the newest snapshot of dir into st, or what replaces
+// it when it is damaged. gens are the log generations in dir.
+func loadSnapshots(st *store, dir string, gens []uint64, repair bool, log *slog.Logger) (loaded, error) {
+	newest, prev := filepath.Join(dir, snapName), filepath.Join(dir, snapPrev)
+	haveNewest, err := exists(newest)
+	if err != nil {
+		return loaded{}, err
+	}
+	havePrev, err := exists(prev)
+	if err != nil {
+		return loaded{}, err
+	}
+	if !haveNewest {
+		if !havePrev {
+			return loaded{}, nil
+		}
+		log.Info("loading the previous snapshot as the newest: the server stopped while installing a new one", "file", prev)
+		newest, havePrev = prev, false
+	}
+	g, entries, isFuzzy, err := readSnapshotFile(newest)
+	if err == nil {
+		return st.loadEntries(g, entries, isFuzzy, newest, log), nil
+	}
+	if !errors.Is(err, ErrCorrupt) && !errors.Is(err, syscall.EIO) {
+		return loaded{}, err
+	}
+	damage := err
+	aside, err := asideName(newest, snapDamaged)
+	if err != nil {
+		return loaded{}, err
+	}
+	// What can replace the damaged snapshot?
+	var pg uint64
+	var pEntries []snapEntry
+	var pFuzzy bool
+	var perr error
+	if havePrev {
+		pg, pEntries, pFuzzy, perr = readSnapshotFile(prev)
+	}
+	if havePrev && perr == nil && logsFrom(gens, pg) {
+		if !repair {
+			return loaded{}, fmt.Errorf("%w; refusing to start: --repair will rename it to %s, load the previous snapshot %s (generation %d) and replay the logs from generation %d on, losing nothing acknowledged",
+				damage, aside, prev, pg, pg)
+		}
+		if err := setAside(newest, aside); err != nil {
+			return loaded{}, err
+		}
+		log.Warn("--repair: the newest snapshot is damaged; loading the previous one and the logs since it, nothing lost",
+			"damaged", newest, "renamed_to", aside, "err", damage, "file", prev, "generation", pg)
+		return st.loadEntries(pg, pEntries, pFuzzy, prev, log), nil
+	}
+	// No usable previous generation: say why.
+	why := "there is no previous snapshot"
+	switch {
+	case havePrev && perr != nil:
+		why = fmt.Sprintf("the previous snapshot is damaged too (%v)", perr)
+	case havePrev:
+		why = fmt.Sprintf("the logs from the previous snapshot's generation %d on are not all there", pg)
+	}
+	empty := logsFrom(gens, 0)
+	var what string
+	if empty {
+		what = "replay every log from generation 0 on (the directory's whole history), losing nothing acknowledged"
+	} else {
+		span := "there are no logs"
+		if len(gens) > 0 {
+			span = fmt.Sprintf("generations %d to %d", gens[0], gens[len(gens)-1])
+		}
+		what = fmt.Sprintf("replay the logs there are (%s) alone, losing every key the snapshot held that those logs do not create again", span)
+	}
+	prevAside := ""
+	if havePrev {
+		suffix := ".unused"
+		if perr != nil {
+			suffix = snapDamaged
+		}
+		if prevAside, err = asideName(prev, suffix); err != nil {
+			return loaded{}, err
+		}
+		what = fmt.Sprintf("rename %s to %s and %s", prev, prevAside, what)
+	}
+	if !repair {
+		return loaded{}, fmt.Errorf("%w; refusing to start, and %s: --repair will rename it to %s, %s", damage, why, aside, what)
+	}
+	if err := setAside(newest, aside); err != nil {
+		return loaded{}, err
+	}
+	if prevAside != "" {
+		if err := setAside(prev, prevAside); err != nil {
+			return loaded{}, err
+		}
+	}
+	if empty {
+		log.Warn("--repair: the snapshot is damaged; replaying every log from generation 0, nothing lost",
+			"damaged", newest, "renamed_to", aside, "err", damage, "why", why)
+		return loaded{}, nil
+	}
+	log.Warn("--repair: the snapshot is damaged and nothing replaces it; replaying the logs alone, the keys only the snapshot held are lost",
+		"damaged", newest, "renamed_to", aside, "err", damage, "why", why)
+	var first uint64
+	if len(gens) > 0 {
+		first = gens[0]
+	}
+	return loaded{gen: first, fuzzy: &fuzzyLog{positions: map[string]uint64{}}, lenient: true}, nil
+}
+
+// loadEntries stores a snapshot's entries in st.
+func (st *store) loadEntries(gen uint64, entries []snapEntry, isFuzzy bool, path string, log *slog.Logger) loaded {
+	ld := loaded{gen: gen, has: true}
+	if isFuzzy {
+		ld.fuzzy = &fuzzyLog{gen: gen, positions: make(map[string]uint64, len(entries))}
+	}
+	for _, e := range entries {
+		if old, ok := st.keys.Load(e.key); ok {
+			st.dropLocked(e.key, old) // a key renamed during the snapshot: the last entry counts
+		}
+		st.keys.Store(e.key, e.c)
+		st.touch(e.c)
+		st.mem.Add(int64(e.c.sizeBytes()))
+		if e.deadline != 0 {
+			st.exp.set(e.key, e.c, e.deadline)
+		}
+		if ld.fuzzy != nil {
+			ld.fuzzy.positions[e.key] = e.pos
+		}
+	}
+	log.Info("snapshot loaded", "file", path, "keys", len(entries), "generation", gen)
+	return ld
+}
+
+// logsFrom reports whether gens (sorted) holds every generation from gen to
+// its last, gen included.
+func logsFrom(gens []uint64, gen uint64) bool {
+	i, found := slices.BinarySearch(gens, gen)
+	if !found {
+		return false
+	}
+	for ; i+1 < len(gens); i++ {
+		if gens[i+1] != gens[i]+1 {
+			return false
+		}
+	}
+	return true
+}
+
+func exists(path string) (bool, error) {
+	_, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// asideName returns path+suffix, or with .1, .2 ... appended if that is
+// taken: a file set aside never replaces another.
+func asideName(path, suffix string) (string, error) {
+	name := path + suffix
+	for i := 1; ; i++ {
+		ok, err := exists(name)
+		if err != nil || !ok {
+			return name, err
+		}
+		name = fmt.Sprintf("%s%s.%d", path, suffix, i)
+	}
+}
+
+// setAside renames a snapshot that startup will not load, and makes the
+// rename durable before anything else changes.
+func setAside(path, aside string) error {
+	if err := os.Rename(path, aside); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 // fuzzyLog is the log generation a version 2 snapshot stands in part for:

@@ -45,8 +45,11 @@ import (
 // other keys go on meanwhile, and lookups to every key: a snapshot holds one
 // key at a time, for as long as its stages take to write, and needs memory
 // for a block of buckets, not a copy of the filters. Then fsync
-// snapshot.tmp, rename it to snapshot.cks, fsync the directory, and only
-// then remove the logs before G.
+// snapshot.tmp, read it back and verify it, and install it as snapshot.cks,
+// the one it replaces becoming snapshot.prev.cks; only then remove the logs
+// the older previous generation needed (installSnapshot). The directory so
+// holds two generations, each loadable with the logs from its G on: a
+// damaged newest snapshot is replaced by the previous one (recover.go).
 //
 // RENAME is the one op that moves a filter between keys. A rename of f to t
 // at offset X of log G while the snapshot runs, before the snapshot reached
@@ -68,11 +71,14 @@ import (
 //     from its create on. Ops on such a key while it is missing belong to
 //     a life that ended (DEL) in log G before its turn: skipped.
 // The logs after G are replayed in full. A crash at any step leaves the old
-// snapshot with all the logs after it, or the new one with log G and after.
+// snapshot with all the logs after it, or the new one with log G and after
+// (and the previous one with the logs from its own generation on).
 
 const (
-	snapName    = "snapshot.cks"
-	snapTmp     = "snapshot.tmp"
+	snapName    = "snapshot.cks"      // the newest snapshot
+	snapPrev    = "snapshot.prev.cks" // the previous generation
+	snapTmp     = "snapshot.tmp"      // being written
+	snapDamaged = ".damaged"          // appended by --repair to a damaged snapshot set aside
 	snapMagic   = "CKSNAP04"
 	snapMagicV3 = "CKSNAP03"
 	snapMagicV2 = "CKSNAP02"
@@ -85,20 +91,34 @@ const (
 // with no lock held: tests widen the window in which writes interleave.
 var testHookSnapshotEntry func()
 
-// snapshot writes a snapshot and truncates the log. Only one runs at a time
-// (snapMu). It refuses to start while the log is failing: the rotation
-// needs it.
+// snapshot writes a snapshot, verifies and installs it, and removes the logs
+// no snapshot needs any more. Only one runs at a time (snapMu). It refuses to
+// start while the log is failing: the rotation needs it.
 func (s *Server) snapshot() error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
-	st := s.store
-	if st.aof == nil {
+	if s.store.aof == nil {
 		return errors.New("ERR persistence is off (no --dir)")
 	}
-	if err := st.aof.err(); err != nil {
+	start := time.Now()
+	n, size, gen, err := s.store.snapshot(s.dir)
+	s.lastSaveFailed.Store(err != nil)
+	if err != nil {
 		return err
 	}
-	start := time.Now()
+	s.lastSave.Store(time.Now().Unix())
+	s.log.Info("snapshot written", "keys", n, "bytes", size, "generation", gen, "took", time.Since(start))
+	return nil
+}
+
+// snapshot is Server.snapshot's work: rotate, write snapshot.tmp, verify and
+// install it (see the format above). It returns the keys written, the
+// file's size and its generation. Preconditions: st.aof set; no other
+// snapshot runs.
+func (st *store) snapshot(dir string) (int, int64, uint64, error) {
+	if err := st.aof.err(); err != nil {
+		return 0, 0, 0, err
+	}
 	st.gate.Lock()
 	gen := st.aof.gen + 1
 	names := make([]string, 0, st.keys.Len())
@@ -107,30 +127,118 @@ func (s *Server) snapshot() error {
 	}
 	if err := st.aof.rotate(gen); err != nil {
 		st.gate.Unlock()
-		return err
+		return 0, 0, 0, err
 	}
 	dirty := st.dirty.Swap(0)
 	st.snap.begin(names)
 	st.gate.Unlock()
 
-	n, size, err := s.writeSnapshot(gen)
+	n, size, err := st.writeSnapshot(dir, gen)
 	st.snap.end()
-	s.lastSaveFailed.Store(err != nil)
+	if err == nil {
+		err = st.installSnapshot(dir, gen)
+	}
 	if err != nil {
 		st.dirty.Add(dirty)
-		os.Remove(filepath.Join(s.dir, snapTmp)) // never leave a partial file on a full disk
-		return fmt.Errorf("ERR snapshot failed: %v", err)
+		os.Remove(filepath.Join(dir, snapTmp)) // never leave a partial file on a full disk
+		return 0, 0, 0, fmt.Errorf("ERR snapshot failed: %v", err)
 	}
-	removeLogsBefore(s.dir, gen, s.log)
-	s.lastSave.Store(time.Now().Unix())
-	s.log.Info("snapshot written", "keys", n, "bytes", size, "generation", gen, "took", time.Since(start))
+	return n, size, gen, nil
+}
+
+// testHookInstallStep, if set, runs after each step of installSnapshot
+// ("written", "verified", "demoted", "installed", "logs removed") with the
+// directory as a crash at that moment would leave it: tests copy it.
+var testHookInstallStep func(step string)
+
+func installStep(step string) {
+	if testHookInstallStep != nil {
+		testHookInstallStep(step)
+	}
+}
+
+// installSnapshot makes snapshot.tmp, written and fsynced, of generation gen
+// the newest snapshot. Each step leaves a directory that loads with nothing
+// lost (recover.go):
+//
+//  1. Read snapshot.tmp back and verify it: its checksum, and a parse of
+//     every entry (each key's tables are allocated and checked, never
+//     written, one key at a time). A snapshot that does not read back
+//     fails here, and the newest and previous generations stay as they are.
+//  2. Rename snapshot.cks (generation C) to snapshot.prev.cks, replacing
+//     the older previous one (generation P); fsync the directory. A crash
+//     now leaves snapshot.prev.cks alone, which startup loads as the
+//     newest, with the logs from C on.
+//  3. Rename snapshot.tmp to snapshot.cks; fsync the directory. The pair is
+//     now gen and C, and the logs from P on are still there.
+//  4. Remove the logs before C: the older previous generation's, which no
+//     snapshot needs any more.
+//
+// With no snapshot.cks (the first snapshot, or one after a crash in step 2
+// or a --repair that set the newest aside) step 2 is skipped and whatever
+// snapshot.prev.cks holds stays the previous generation; with no snapshot
+// at all no log is removed, so the empty state at generation 0 plus every
+// log is the previous generation.
+func (st *store) installSnapshot(dir string, gen uint64) error {
+	installStep("written")
+	tmp := filepath.Join(dir, snapTmp)
+	if err := verifySnapshot(tmp, gen); err != nil {
+		return fmt.Errorf("read back: %w", err)
+	}
+	installStep("verified")
+	newest := filepath.Join(dir, snapName)
+	if _, err := os.Stat(newest); err == nil {
+		if err := os.Rename(newest, filepath.Join(dir, snapPrev)); err != nil {
+			return err
+		}
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+		installStep("demoted")
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Rename(tmp, newest); err != nil {
+		return err
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	installStep("installed")
+	a := st.aof
+	if a.hasSnap {
+		// The snapshot installed before this one is the previous
+		// generation now, whether it was in snapshot.cks (renamed in
+		// step 2) or, after a crash or a repair, in snapshot.prev.cks.
+		removeLogsBefore(dir, a.snapGen, a.log)
+		if err := syncDir(dir); err != nil {
+			a.log.Warn("syncing the data directory after removing old logs", "err", err)
+		}
+	}
+	a.snapGen, a.hasSnap = gen, true
+	installStep("logs removed")
 	return nil
 }
 
-// writeSnapshot streams the entries of names to snapshot.tmp and installs it
-// as snapshot.cks. It returns the keys written and the file's size.
-func (s *Server) writeSnapshot(gen uint64) (int, int64, error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, snapTmp), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+// verifySnapshot reads the snapshot at path back from the file and checks
+// it whole: checksum, generation, and every entry parsed, without keeping
+// the filters.
+func verifySnapshot(path string, gen uint64) error {
+	g, _, err := readSnapshot(path, false, func(snapEntry) {})
+	if err != nil {
+		return err
+	}
+	if g != gen {
+		return corruptFile(path, "generation %d, want %d", g, gen)
+	}
+	return nil
+}
+
+// writeSnapshot streams the entries of the keys st.snap holds to
+// snapshot.tmp, fsynced and closed. It returns the keys written and the
+// file's size.
+func (st *store) writeSnapshot(dir string, gen uint64) (int, int64, error) {
+	f, err := os.OpenFile(filepath.Join(dir, snapTmp), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -143,11 +251,11 @@ func (s *Server) writeSnapshot(gen uint64) (int, int64, error) {
 	var buf []byte
 	n := 0
 	for i := 0; ; i++ {
-		k, more := s.store.snap.next(i)
+		k, more := st.snap.next(i)
 		if !more {
 			break
 		}
-		c, pos, ok := s.store.capture(k)
+		c, pos, ok := st.capture(k)
 		if !ok {
 			continue
 		}
@@ -177,10 +285,7 @@ func (s *Server) writeSnapshot(gen uint64) (int, int64, error) {
 	if err := f.Close(); err != nil {
 		return 0, 0, err
 	}
-	if err := os.Rename(filepath.Join(s.dir, snapTmp), filepath.Join(s.dir, snapName)); err != nil {
-		return 0, 0, err
-	}
-	return n, cw.n + 4, syncDir(s.dir)
+	return n, cw.n + 4, nil
 }
 
 // capture returns key k's filter with its writer lock held, and the log
@@ -260,56 +365,84 @@ type snapEntry struct {
 // snapshot, whose entries' positions apply to log gen. Every error wraps
 // ErrCorrupt and names the file, except I/O errors.
 func readSnapshotFile(path string) (gen uint64, entries []snapEntry, fuzzy bool, err error) {
-	f, err := os.Open(path)
+	gen, fuzzy, err = readSnapshot(path, true, func(e snapEntry) { entries = append(entries, e) })
 	if err != nil {
 		return 0, nil, false, err
+	}
+	return gen, entries, fuzzy, nil
+}
+
+// readSnapshot decodes the snapshot at path and hands each entry to each,
+// in order. Without apply, each entry's tables are allocated and its runs
+// checked but not stored (verifySnapshot).
+func readSnapshot(path string, apply bool, each func(snapEntry)) (gen uint64, fuzzy bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, nil, false, err
+		return 0, false, err
 	}
 	magic := make([]byte, len(snapMagic))
 	if _, err := io.ReadFull(f, magic); err != nil || string(magic) != snapMagic && string(magic) != snapMagicV3 && string(magic) != snapMagicV2 {
 		if string(magic) == snapMagicV1 {
 			data, err := os.ReadFile(path)
 			if err != nil {
-				return 0, nil, false, err
+				return 0, false, err
 			}
 			gen, entries, err := readSnapshotV1(path, data)
-			return gen, entries, false, err
+			for _, e := range entries {
+				each(e)
+			}
+			return gen, false, err
 		}
-		return 0, nil, false, corruptFile(path, "not a snapshot (bad magic or too short)")
+		return 0, false, corruptFile(path, "not a snapshot (bad magic or too short)")
 	}
 	size := fi.Size()
 	if size < int64(len(snapMagic))+8+1+4 {
-		return 0, nil, false, corruptFile(path, "too short")
+		return 0, false, corruptFile(path, "too short")
 	}
 	// First pass: the checksum, so that nothing is built from damaged bytes.
 	crc := crc32.New(castagnoli)
 	crc.Write(magic)
 	if _, err := io.CopyN(crc, f, size-int64(len(snapMagic))-4); err != nil {
-		return 0, nil, false, err
+		return 0, false, err
 	}
 	var sum [4]byte
 	if _, err := f.ReadAt(sum[:], size-4); err != nil {
-		return 0, nil, false, err
+		return 0, false, err
 	}
 	if crc.Sum32() != binary.LittleEndian.Uint32(sum[:]) {
-		return 0, nil, false, corruptFile(path, "checksum mismatch")
+		return 0, false, corruptFile(path, "checksum mismatch (the file's %d bytes do not match its CRC-32C)", size)
 	}
 	if _, err := f.Seek(int64(len(snapMagic)), io.SeekStart); err != nil {
-		return 0, nil, false, err
+		return 0, false, err
 	}
-	br := bufio.NewReaderSize(io.LimitReader(f, size-int64(len(snapMagic))-4), 1<<20)
-	gen, entries, err = readEntries(br, string(magic) == snapMagic)
+	cr := &countReader{r: io.LimitReader(f, size-int64(len(snapMagic))-4)}
+	br := bufio.NewReaderSize(cr, 1<<20)
+	offset := func() int64 { return int64(len(snapMagic)) + cr.n - int64(br.Buffered()) }
+	gen, err = readEntries(br, string(magic) == snapMagic, apply, each)
 	if err != nil {
-		return 0, nil, false, corruptFile(path, "%v", err)
+		return 0, false, corruptFile(path, "at offset %d: %v", offset(), err)
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
-		return 0, nil, false, corruptFile(path, "bytes after the last entry")
+		return 0, false, corruptFile(path, "bytes after the last entry, at offset %d", offset()-1)
 	}
-	return gen, entries, true, nil
+	return gen, true, nil
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func corruptFile(path, format string, args ...any) error {
@@ -317,25 +450,24 @@ func corruptFile(path, format string, args ...any) error {
 }
 
 // readEntries decodes a version 2, 3 or 4 (withDeadlines) snapshot after
-// its magic.
-func readEntries(br *bufio.Reader, withDeadlines bool) (uint64, []snapEntry, error) {
+// its magic, handing each entry to each; apply as readSnapshot.
+func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntry)) (uint64, error) {
 	var g [8]byte
 	if _, err := io.ReadFull(br, g[:]); err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	gen := binary.LittleEndian.Uint64(g[:])
 	r := &streamReader{br: br}
-	var entries []snapEntry
 	for {
 		tag, err := br.ReadByte()
 		if err != nil {
-			return 0, nil, err
+			return 0, err
 		}
 		if tag == 0 {
-			return gen, entries, nil
+			return gen, nil
 		}
 		if tag != 1 {
-			return 0, nil, fmt.Errorf("entry tag %d", tag)
+			return 0, fmt.Errorf("entry tag %d", tag)
 		}
 		key := string(r.str(maxSnapKey))
 		pos := r.uvarint()
@@ -344,24 +476,24 @@ func readEntries(br *bufio.Reader, withDeadlines bool) (uint64, []snapEntry, err
 			deadline = int64(r.int(math.MaxInt64))
 		}
 		if r.err != nil {
-			return 0, nil, r.err
+			return 0, r.err
 		}
 		d, err := readDesc(r)
 		if err != nil {
-			return 0, nil, fmt.Errorf("key %q: %v", key, err)
+			return 0, fmt.Errorf("key %q: %v", key, err)
 		}
 		c, err := d.build(func(_, _ uint64) error { return nil })
 		if err != nil {
-			return 0, nil, fmt.Errorf("key %q: %v", key, err)
+			return 0, fmt.Errorf("key %q: %v", key, err)
 		}
 		stored := d.stored()
 		for i, st := range c.tables() {
-			fps, err := readRuns(br, st, 0, st.Buckets(), true)
+			fps, err := readRuns(br, st, 0, st.Buckets(), apply)
 			if err != nil {
-				return 0, nil, fmt.Errorf("key %q: stage %d: %v", key, i, err)
+				return 0, fmt.Errorf("key %q: stage %d: %v", key, i, err)
 			}
 			if fps != stored[i] {
-				return 0, nil, fmt.Errorf("key %q: stage %d holds %d fingerprints, its description %d", key, i, fps, stored[i])
+				return 0, fmt.Errorf("key %q: stage %d holds %d fingerprints, its description %d", key, i, fps, stored[i])
 			}
 		}
 		switch r.uvarint() {
@@ -373,16 +505,16 @@ func readEntries(br *bufio.Reader, withDeadlines bool) (uint64, []snapEntry, err
 				ls.fps = append(ls.fps, r.uvarint())
 			}
 			if r.err == nil && ls.next >= ls.total {
-				return 0, nil, fmt.Errorf("key %q: a load at bucket %d of %d", key, ls.next, ls.total)
+				return 0, fmt.Errorf("key %q: a load at bucket %d of %d", key, ls.next, ls.total)
 			}
 			c.load = ls
 		default:
-			return 0, nil, fmt.Errorf("key %q: bad load flag", key)
+			return 0, fmt.Errorf("key %q: bad load flag", key)
 		}
 		if r.err != nil {
-			return 0, nil, fmt.Errorf("key %q: %v", key, r.err)
+			return 0, fmt.Errorf("key %q: %v", key, r.err)
 		}
-		entries = append(entries, snapEntry{key, c, pos, deadline})
+		each(snapEntry{key, c, pos, deadline})
 	}
 }
 
