@@ -155,10 +155,10 @@ func (s *Server) clientLine(c *client) string {
 	if c.inMulti.Load() {
 		multi = int(c.nqueued.Load())
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d watch=%d cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d watch=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.fd, str(c.name.Load()),
 		int(now.Sub(c.created).Seconds()), int(now.Sub(time.Unix(0, c.lastActive.Load())).Seconds()),
-		flags, multi, c.watching.Load(), cmd, c.proto.Load(), str(c.libName.Load()), str(c.libVer.Load()))
+		flags, multi, c.watching.Load(), cmd, c.userName(), c.proto.Load(), str(c.libName.Load()), str(c.libVer.Load()))
 }
 
 // clientList returns the connected clients, by id, but those killed.
@@ -260,7 +260,7 @@ func clientKill(s *Server, cl *client, a [][]byte) {
 			}
 			match = append(match, func(*client) bool { return t == "normal" })
 		case "USER":
-			match = append(match, func(*client) bool { return v == "default" })
+			match = append(match, func(c *client) bool { return c.userName() == v })
 		case "ADDR":
 			match = append(match, func(c *client) bool { return c.nc.RemoteAddr().String() == v })
 		case "LADDR":

@@ -334,15 +334,17 @@ func (s *Server) initConfig(cfg Config) {
 func (s *Server) publish(st *settings) {
 	s.store.maxmem.Store(st.cfg.MaxMemory)
 	pass := st.cfg.RequirePass
+	if old := s.conf.pass.Load(); old == nil || *old != pass {
+		// requirepass is the default user's password: set when it
+		// changes, so ACL SETUSER default rules stand otherwise.
+		s.setDefaultPassword(pass)
+	}
 	s.conf.pass.Store(&pass)
 	lim := st.cfg.Limits.withDefaults()
 	s.conf.limits.Store(&lim)
 	d := st.cfg.FilterDefaults.withDefaults()
 	s.cfDefaults.Store(&d)
 }
-
-// requirePass is the password in force ("" for none).
-func (s *Server) requirePass() string { return *s.conf.pass.Load() }
 
 // clientLimits are the client limits in force. maxclients applies to the
 // next connection accepted, timeout to the next read, proto-max-bulk-len and

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"strings"
 )
@@ -42,25 +41,23 @@ func cmdSelect(s *Server, cl *client, a [][]byte) {
 	}
 }
 
-func (s *Server) checkPass(pass []byte) bool {
-	return subtle.ConstantTimeCompare(pass, []byte(s.requirePass())) == 1
-}
-
-// AUTH [username] password; the only user is "default".
+// AUTH [username] password: the default user when no name is given.
 func cmdAuth(s *Server, cl *client, a [][]byte) {
 	if len(a) > 3 {
 		s.writeErr(cl, replyErr("ERR syntax error"))
 		return
 	}
-	if s.requirePass() == "" {
+	name := []byte("default")
+	if len(a) == 3 {
+		name = a[1]
+	} else if u := s.users.Get("default").Load(); u.NoPass {
 		s.writeErr(cl, replyErr("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"))
 		return
 	}
-	if (len(a) == 3 && string(a[1]) != "default") || !s.checkPass(a[len(a)-1]) {
-		s.writeErr(cl, replyErr("WRONGPASS invalid username-password pair or user is disabled."))
+	if err := s.authenticate(cl, name, a[len(a)-1]); err != nil {
+		s.writeErr(cl, err)
 		return
 	}
-	cl.authed = true
 	cl.wr.WriteString("OK")
 }
 
@@ -82,7 +79,7 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 		proto = int(v)
 	}
 	var name *string
-	authed := cl.authed
+	var auth [][]byte // user, password
 	for i := 2; i < len(a); i++ {
 		switch strings.ToUpper(string(a[i])) {
 		case "AUTH":
@@ -90,11 +87,7 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", printable(a[i], 32))))
 				return
 			}
-			if s.requirePass() != "" && (string(a[i+1]) != "default" || !s.checkPass(a[i+2])) {
-				s.writeErr(cl, replyErr("WRONGPASS invalid username-password pair or user is disabled."))
-				return
-			}
-			authed = true
+			auth = a[i+1 : i+3]
 			i += 2
 		case "SETNAME":
 			if i+1 >= len(a) {
@@ -113,12 +106,16 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 			return
 		}
 	}
-	if s.requirePass() != "" && !authed {
+	// Nothing changes unless the whole command is valid.
+	if auth != nil {
+		if err := s.authenticate(cl, auth[0], auth[1]); err != nil {
+			s.writeErr(cl, err)
+			return
+		}
+	} else if cl.user.Load() == nil {
 		s.writeErr(cl, replyErr("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"))
 		return
 	}
-	// Nothing changes unless the whole command is valid.
-	cl.authed = authed
 	if name != nil {
 		cl.name.Store(name)
 	}

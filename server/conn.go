@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -33,8 +34,10 @@ type client struct {
 	// command's (CLIENT REPLY SKIP).
 	replyOff bool
 	skipNext bool
-	authed   bool
-	quit     bool
+	// user is the user the connection authenticated as (nil: not yet);
+	// CLIENT LIST and KILL read it from other connections.
+	user atomic.Pointer[acl.Ref]
+	quit bool
 	// A transaction: inMulti after MULTI; the queued commands (nqueued
 	// their count, for CLIENT LIST); multiErr if one was refused; txn
 	// while EXEC runs them. watched are the keys WATCH recorded.
@@ -63,7 +66,7 @@ type replySpan struct{ start, end int }
 
 // mayProceed reports whether cl may run any command, and so send requests of
 // any size (package resp).
-func (s *Server) mayProceed(cl *client) bool { return s.requirePass() == "" || cl.authed }
+func (s *Server) mayProceed(cl *client) bool { return cl.user.Load() != nil }
 
 // serveConn reads requests and runs each as soon as it is complete; when no
 // complete request is left in the buffer it ends the pipeline (the

@@ -72,6 +72,28 @@
 //   - SHUTDOWN NOSAVE skips the final snapshot and loses nothing: the log
 //     holds every acknowledged write.
 //
+// # Users and permissions
+//
+// Users are Redis's ACL (package acl, cmd_acl.go): ACL SETUSER with Redis's
+// rules (on/off, >password and #sha256, +command, +@category,
+// +container|sub, ~pattern, %R~ and %W~, allkeys, resetkeys, nopass,
+// reset), GETUSER, DELUSER, USERS, LIST, WHOAMI, CAT, LOG, SAVE, LOAD,
+// GENPASS, DRYRUN; AUTH user password and HELLO ... AUTH user password.
+// requirepass is the default user's password (as in Redis: CONFIG SET
+// requirepass changes it); Config.ACLFile (--aclfile) holds users, loaded
+// at start when it exists and written atomically by ACL SAVE.
+//
+// A command is checked before it runs, so a denied one changes nothing: the
+// user's command bit (ids of the dispatch table; categories from the command
+// table), then each key its key specs name, for read (RO, RW) or write (RW,
+// OW, RM) access. The default user with its default rules takes a fast path
+// of two loads. A denial answers NOPERM as Redis does and is recorded for
+// ACL LOG (merged with an equal one less than a minute old); inside MULTI
+// it aborts the transaction (EXECABORT), and EXEC checks each command again.
+// Commands that need no authentication (AUTH, HELLO, QUIT) are never denied.
+// Not supported: selectors, pub/sub channel checks (there is no pub/sub yet;
+// channel rules are kept and shown).
+//
 // # Limits at the door
 //
 // Every size a client announces is checked when its header arrives, before

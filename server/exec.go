@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 )
 
@@ -30,7 +31,7 @@ func handle(name string, h handler) {
 type bound struct {
 	spec *command.Spec
 	run  handler
-	id   int32 // index in boundNames, for CLIENT LIST's cmd field
+	id   int32 // index in boundNames: CLIENT LIST's cmd field, the ACL's command id
 	// noAuth: runs before authentication; inMulti: runs at once inside
 	// MULTI (EXEC, DISCARD, ...) instead of being queued; noMulti: refused
 	// inside MULTI.
@@ -45,6 +46,7 @@ type bound struct {
 var (
 	commands   map[string]*bound
 	boundNames []string
+	aclCatalog *acl.Catalog
 	bindOnce   sync.Once
 )
 
@@ -74,6 +76,16 @@ func bindCommands() {
 			}
 		}
 		commands = m
+		cmds := make([]acl.Command, len(boundNames))
+		for _, b := range m {
+			cmds[b.id] = acl.Command{ID: int(b.id), Name: b.spec.Name, Categories: b.spec.Categories()}
+			for _, sub := range b.spec.Subs {
+				if sb := m[sub.Name]; sb != nil {
+					cmds[b.id].Subs = append(cmds[b.id].Subs, int(sb.id))
+				}
+			}
+		}
+		aclCatalog = acl.NewCatalog(cmds)
 	})
 }
 
@@ -120,8 +132,8 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		return
 	}
 	cmd, msg := lookup(args)
-	if cmd != nil && !cl.authed && !cmd.noAuth && s.requirePass() != "" {
-		msg = "NOAUTH Authentication required."
+	if cmd != nil && !cmd.noAuth {
+		msg = s.permitted(cl, cmd, args)
 	}
 	if msg == "" {
 		for i, a := range args[1:] {

@@ -26,6 +26,7 @@ func NewHarness() *Harness {
 	}
 	h := &Harness{s: s}
 	h.cl = &client{wr: resp.NewWriter(&h.b)}
+	s.authDefault(h.cl)
 	return h
 }
 
@@ -37,6 +38,7 @@ func NewHarnessDir(dir string) *Harness {
 	}
 	h := &Harness{s: s}
 	h.cl = &client{wr: resp.NewWriter(&h.b)}
+	s.authDefault(h.cl)
 	return h
 }
 

@@ -93,3 +93,29 @@ func TestRedisCLICompat(t *testing.T) {
 		t.Errorf("redis-cli MULTI/EXEC: %v\n%s", err, out)
 	}
 }
+
+// TestRedisCLIReadOnlyUser: the README's read-only user, through redis-cli:
+// it may look items up, not add them, and its denial is in ACL LOG.
+func TestRedisCLIReadOnlyUser(t *testing.T) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
+	}
+	_, addr := start(t, server.Config{})
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(cli, "-h", host, "-p", port)
+	cmd.Stdin = strings.NewReader("CF.ADD urls https://example.com/\n" +
+		"ACL SETUSER reader on >s3cret ~* +@read +@connection\n" +
+		"AUTH reader s3cret\n" +
+		"CF.EXISTS urls https://example.com/\n" +
+		"CF.ADD urls https://example.org/\n")
+	out, err := cmd.CombinedOutput()
+	want := "1\nOK\nOK\n1\nNOPERM User reader has no permissions to run the 'cf.add' command\n"
+	if err != nil || strings.TrimSpace(string(out)) != strings.TrimSpace(want) {
+		t.Errorf("redis-cli session: %v\n%q\nwant\n%q", err, out, want)
+	}
+	log, err := exec.Command(cli, "-h", host, "-p", port, "ACL", "LOG").CombinedOutput()
+	if err != nil || !strings.Contains(string(log), "cf.add") || !strings.Contains(string(log), "reader") {
+		t.Errorf("ACL LOG: %v\n%s", err, log)
+	}
+}

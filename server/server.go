@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -24,9 +25,13 @@ type Config struct {
 	// Repair lets startup cut a damaged log at its first bad record instead
 	// of refusing to start.
 	Repair bool
-	// RequirePass, if set, makes every command but AUTH (and HELLO, QUIT)
-	// answer NOAUTH until the client authenticates.
+	// RequirePass is the default user's password (Redis's requirepass): if
+	// set, every command but AUTH (and HELLO, QUIT) answers NOAUTH until the
+	// client authenticates.
 	RequirePass string
+	// ACLFile, if set, holds the users (ACL SAVE writes it, ACL LOAD reads
+	// it): loaded at start, after RequirePass, if it exists.
+	ACLFile string
 	// MaxMemory bounds the bytes of all filters; 0 means no limit. A write
 	// that would exceed it answers "ERR Insufficient memory".
 	MaxMemory int64
@@ -91,6 +96,9 @@ type Server struct {
 	// anything changed.
 	finalSave atomic.Int32
 
+	users  *acl.Registry // the ACL's users (cmd_acl.go)
+	aclLog *acl.Log
+
 	runID          string      // INFO's run_id
 	lastSaveFailed atomic.Bool // INFO's rdb_last_bgsave_status
 
@@ -134,7 +142,12 @@ func New(cfg Config) (*Server, error) {
 		closed:  make(chan struct{}),
 	}
 	s.lastSave.Store(time.Now().Unix())
-	s.initConfig(cfg)
+	s.users = acl.NewRegistry(aclCatalog)
+	s.aclLog = acl.NewLog(aclLogMax)
+	s.initConfig(cfg) // sets the default user's password from requirepass
+	if err := s.loadUsers(); err != nil {
+		return nil, err
+	}
 	if err := s.initTLS(cfg.TLS); err != nil {
 		return nil, err
 	}
@@ -223,7 +236,7 @@ func (s *Server) serve(ln net.Listener, isTLS bool) error {
 		cl := &client{id: s.nextID.Add(1), nc: nc, fd: fd, wr: resp.NewWriter(nc), created: time.Now()}
 		// A client that connects while no password is set stays
 		// authenticated if CONFIG SET sets one later, as in Redis.
-		cl.authed = s.requirePass() == ""
+		s.authDefault(cl)
 		cl.proto.Store(2)
 		cl.lastCmd.Store(-1)
 		cl.lastActive.Store(cl.created.UnixNano())

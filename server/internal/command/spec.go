@@ -336,3 +336,18 @@ func (s *Spec) hasKeys() bool {
 	}
 	return false
 }
+
+// KeyAccess calls fn for each key of args (the full request) with the access
+// its key spec declares: read for RO and RW keys (and ACCESS), write for RW,
+// OW and RM keys, as ACL key permissions read them. It stops when fn returns
+// false.
+func (s *Spec) KeyAccess(args [][]byte, fn func(pos int, read, write bool) bool) {
+	refs, _ := s.keyRefs(args, true)
+	for _, r := range refs {
+		read := r.spec.has("RO") || r.spec.has("RW") || r.spec.has("access")
+		write := r.spec.has("RW") || r.spec.has("OW") || r.spec.has("RM")
+		if !fn(r.pos, read, write) {
+			return
+		}
+	}
+}

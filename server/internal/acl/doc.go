@@ -1,0 +1,23 @@
+// Package acl is the server's users and their permissions, with Redis's ACL
+// rule syntax (ACL SETUSER, ACL files).
+//
+// A User is immutable: applying rules builds a new one, so a connection
+// reads its user's permissions with one atomic load (Ref.Load) and a change
+// (ACL SETUSER, ACL LOAD, CONFIG SET requirepass) takes effect for every
+// connection at once, as in Redis. Rules apply in order, all or none: a bad
+// rule leaves the user as it was.
+//
+// Commands are known through a Catalog: each served command and subcommand
+// has a small integer id, its name and its ACL categories. A user's allowed
+// commands are a bitset over those ids; +@category sets the bits of the
+// category's commands at the time the rule applies, as Redis does.
+//
+// Keys: a user holds key patterns, each granting read, write or both
+// (~pattern and %RW~pattern both, %R~ read, %W~ write); "allkeys" is ~*.
+// Passwords are kept as SHA-256 digests only; a check hashes the candidate
+// and compares in constant time.
+//
+// Invariants: a User is never changed after it is published; the default
+// user always exists; a user's command bitset covers every id of its
+// catalog.
+package acl
