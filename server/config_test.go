@@ -40,7 +40,7 @@ func TestConfigGet(t *testing.T) {
 		}
 		// Several patterns; a setting matched twice is listed once.
 		m, err := c.ConfigGet(ctx, "max*").Result()
-		if err != nil || len(m) != 3 || m["maxclients"] != "50" || m["max-filter-memory"] != "0" {
+		if err != nil || len(m) != 5 || m["maxclients"] != "50" || m["max-filter-memory"] != "0" || m["max-item-size"] != "65536" {
 			t.Errorf("CONFIG GET max* = %v, %v", m, err)
 		}
 		raw, err := c.Do(ctx, "CONFIG", "GET", "max*", "maxclients", "appendonly", "databases", "nosuch").Result()
@@ -51,8 +51,8 @@ func TestConfigGet(t *testing.T) {
 		case map[any]any:
 			n = len(r)
 		}
-		if err != nil || n != 5 {
-			t.Errorf("CONFIG GET max* maxclients appendonly databases nosuch = %v (%d settings), %v; want 5", raw, n, err)
+		if err != nil || n != 7 {
+			t.Errorf("CONFIG GET max* maxclients appendonly databases nosuch = %v (%d settings), %v; want 7", raw, n, err)
 		}
 		all, err := c.ConfigGet(ctx, "*").Result()
 		if err != nil || all["appendonly"] != "no" || all["databases"] != "1" || all["requirepass"] != "pw" ||
@@ -384,5 +384,37 @@ func TestConfigSetRace(t *testing.T) {
 	close(done)
 	for range 3 {
 		<-errs
+	}
+}
+
+// TestConfigItemAndArgLimits: max-item-size and max-args, the limits an
+// operator sets on items and requests, apply at runtime (max-args to the
+// connections made after the change) and refuse before anything changes.
+func TestConfigItemAndArgLimits(t *testing.T) {
+	ctx := context.Background()
+	_, addr := start(t, server.Config{})
+	c := client(t, addr)
+	if err := c.ConfigSet(ctx, "max-item-size", "10").Err(); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, c.CFAdd(ctx, "k", "eleven bytes").Err(), "ERR argument of 12 bytes exceeds the item size limit of 10 bytes")
+	if c.Exists(ctx, "k").Val() != 0 {
+		t.Error("a refused CF.ADD created its key")
+	}
+	if err := c.CFAdd(ctx, "k", "ten bytes!").Err(); err != nil {
+		t.Errorf("an item at the limit: %v", err)
+	}
+	if err := c.ConfigSet(ctx, "max-args", "4").Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := client(t, addr, func(o *redis.Options) { o.Protocol = 2 })
+	if err := d.CFMExists(ctx, "k", "a", "b").Err(); err != nil {
+		t.Errorf("4 arguments: %v", err)
+	}
+	if err := d.CFMExists(ctx, "k", "a", "b", "c").Err(); err == nil || !strings.Contains(err.Error(), "Protocol error") {
+		t.Errorf("5 arguments with max-args 4: %v", err)
+	}
+	if got := c.ConfigGet(ctx, "max-*").Val(); got["max-item-size"] != "10" || got["max-args"] != "4" {
+		t.Errorf("CONFIG GET max-*: %v", got)
 	}
 }

@@ -136,9 +136,10 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		msg = s.permitted(cl, cmd, args)
 	}
 	if msg == "" {
+		maxItem := s.clientLimits().MaxItem
 		for i, a := range args[1:] {
-			if len(a) > s.limits.MaxItem && i+1 != cmd.dataArg {
-				msg = fmt.Sprintf("ERR argument of %d bytes exceeds the item size limit of %d bytes", len(a), s.limits.MaxItem)
+			if len(a) > maxItem && i+1 != cmd.dataArg {
+				msg = fmt.Sprintf("ERR argument of %d bytes exceeds the item size limit of %d bytes", len(a), maxItem)
 				break
 			}
 		}

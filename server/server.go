@@ -22,8 +22,9 @@ type Config struct {
 	Dir string
 	// AppendFsync is "always", "everysec" (the default) or "no".
 	AppendFsync string
-	// Repair lets startup cut a damaged log at its first bad record instead
-	// of refusing to start.
+	// Repair lets startup go on past damaged files instead of refusing to
+	// start: a log is cut at its first bad record, a damaged snapshot is
+	// replaced by the previous generation and its logs (see doc.go).
 	Repair bool
 	// RequirePass is the default user's password (Redis's requirepass): if
 	// set, every command but AUTH (and HELLO, QUIT) answers NOAUTH until the
@@ -67,7 +68,6 @@ var ErrServerClosed = errors.New("server: closed")
 // call Serve with a listener; see the package documentation.
 type Server struct {
 	cfg     Config
-	limits  Limits
 	log     *slog.Logger
 	store   *store
 	dir     string
@@ -130,7 +130,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:     cfg,
-		limits:  cfg.Limits.withDefaults(),
 		log:     log,
 		store:   newStore(cfg.MaxMemory, maxFilterMemory(cfg.MaxFilterMemory)),
 		dir:     cfg.Dir,

@@ -112,6 +112,9 @@ func TestReadmeLibraryRequirements(t *testing.T) {
 type readmeSession struct {
 	args  []string
 	reply []string
+	// interactive: a line of a "$ redis-cli" session, run in one redis-cli
+	// process with the session's other lines, so that AUTH lasts.
+	interactive bool
 }
 
 // readmeSessions returns the README's redis-cli samples: blocks opening
@@ -137,7 +140,7 @@ func readmeSessions(text string) [][]readmeSession {
 		case strings.HasPrefix(line, "$ redis-cli "):
 			cur = append(cur, readmeSession{args: strings.Fields(strings.TrimPrefix(line, "$ redis-cli "))})
 		case strings.HasPrefix(line, "127.0.0.1:6379> "):
-			cur = append(cur, readmeSession{args: strings.Fields(strings.TrimPrefix(line, "127.0.0.1:6379> "))})
+			cur = append(cur, readmeSession{args: strings.Fields(strings.TrimPrefix(line, "127.0.0.1:6379> ")), interactive: true})
 		case len(cur) > 0:
 			cur[len(cur)-1].reply = append(cur[len(cur)-1].reply, line)
 		}
@@ -170,6 +173,28 @@ func TestReadmeRedisCLI(t *testing.T) {
 	}
 	ran, info := 0, false
 	for _, block := range blocks {
+		if block[0].interactive {
+			// One process, the commands on its stdin, the replies as
+			// redis-cli shows them on a terminal (--no-raw).
+			var in strings.Builder
+			var want []string
+			for _, s := range block {
+				ran++
+				info = info || s.args[0] == "CF.INFO"
+				in.WriteString(strings.Join(s.args, " ") + "\n")
+				want = append(want, s.reply...)
+			}
+			c := exec.Command(cli, "-h", host, "-p", port, "--no-raw")
+			c.Stdin = strings.NewReader(in.String())
+			out, err := c.CombinedOutput()
+			if err != nil {
+				t.Fatalf("redis-cli session %q: %v\n%s\n%s", in.String(), err, out, log)
+			}
+			if got := strings.TrimRight(string(out), "\n"); got != strings.Join(want, "\n") {
+				t.Errorf("the redis-cli session\n%s answers\n%s\nthe README shows\n%s", in.String(), got, strings.Join(want, "\n"))
+			}
+			continue
+		}
 		for _, s := range block {
 			ran++
 			info = info || s.args[0] == "CF.INFO"

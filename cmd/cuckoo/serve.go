@@ -64,15 +64,18 @@ func runServe(e *env, args []string) error {
 	tlsAuth := fs.String("tls-auth-clients", "yes", "client certificates: yes (required), optional (verified if given) or no (not asked for)")
 	dir := fs.String("dir", "./cuckoo-data", "data directory (snapshot and append-only log); empty for none")
 	fsync := fs.String("appendfsync", "everysec", "always, everysec or no")
-	pass := fs.String("requirepass", "", "password clients must AUTH with")
+	pass := fs.String("requirepass", "", "the default user's password, which clients must AUTH with")
+	aclFile := fs.String("aclfile", "", "the users (ACL SETUSER's rules, one user a line): loaded at start if it exists, written by ACL SAVE")
 	maxmem := sizeVar(fs, "maxmemory", 0, 0, math.MaxInt64, "`bytes` of filters at most, as redis.conf writes sizes: 100mb, 2gb (0: no limit)")
 	maxFilter := sizeVar(fs, "max-filter-memory", 0, 0, math.MaxInt64, "`bytes` one filter may take at most, so that no single command reserves more (0: the machine's memory)")
 	maxclients := countVar(fs, "maxclients", 10000, 1, maxClientsLimit, "`N` connections at most, 1..1000000")
 	maxBulk := sizeVar(fs, "proto-max-bulk-len", 512<<20, 1, math.MaxInt, "longest argument of a request, in `bytes`")
 	queryBuf := sizeVar(fs, "client-query-buffer-limit", 1<<30, 1, math.MaxInt, "`bytes` of pending requests a client may buffer")
+	maxItem := sizeVar(fs, "max-item-size", 64<<10, 1, math.MaxInt, "longest item or key a command takes, in `bytes` (dump chunks: --proto-max-bulk-len)")
+	maxArgs := countVar(fs, "max-args", 1<<20, 1, math.MaxInt32, "most arguments of one request")
 	timeout := countVar(fs, "timeout", 0, 0, math.MaxInt32, "close a client idle (or stuck mid-request) for this many `seconds` (0: never)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
-	repair := fs.Bool("repair", false, "start even if a log is damaged, dropping it from the first bad record")
+	repair := fs.Bool("repair", false, "start even if a file is damaged: cut a log at its first bad record, or replace a damaged snapshot by the previous one and its logs (the refusal says which)")
 	snapSize := sizeVar(fs, "snapshot-log-size", 64<<20, -1, math.MaxInt64, "snapshot and truncate the log when it exceeds this many `bytes` (-1: never)")
 	confFile := fs.String("config", "", "read the settings from this `file` (redis.conf's syntax); flags given explicitly override it")
 	if err := e.parse(fs, args, nil, 0); err != nil {
@@ -95,6 +98,9 @@ func runServe(e *env, args []string) error {
 		"dir":                       func(c *server.Config) { c.Dir = *dir },
 		"appendfsync":               func(c *server.Config) { c.AppendFsync = *fsync },
 		"requirepass":               func(c *server.Config) { c.RequirePass = *pass },
+		"aclfile":                   func(c *server.Config) { c.ACLFile = *aclFile },
+		"max-item-size":             func(c *server.Config) { c.Limits.MaxItem = int(maxItem.n) },
+		"max-args":                  func(c *server.Config) { c.Limits.MaxArgs = int(maxArgs.n) },
 		"maxmemory":                 func(c *server.Config) { c.MaxMemory = maxmem.n },
 		"max-filter-memory":         func(c *server.Config) { c.MaxFilterMemory = maxFilter.n },
 		"snapshot-log-size":         func(c *server.Config) { c.SnapshotLogSize = snapSize.n },

@@ -379,3 +379,42 @@ func TestServeRedisCLIShutdown(t *testing.T) {
 		t.Errorf("after the restarts: %q %v", out, err)
 	}
 }
+
+// TestServeACLFile: --aclfile names the users' file: ACL SAVE writes it, a
+// restarted server loads it, and its users are what AUTH checks.
+func TestServeACLFile(t *testing.T) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
+	}
+	file := filepath.Join(t.TempDir(), "users.acl")
+	run := func(addr string, args ...string) string {
+		host, port, _ := net.SplitHostPort(addr)
+		out, _ := exec.Command(cli, append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
+		return strings.TrimSpace(string(out))
+	}
+	cmd, addr, _ := serveProc(t, cuckooBin(t), "--dir", "", "--aclfile", file)
+	host, port, _ := net.SplitHostPort(addr)
+	session := func(input string) string {
+		c := exec.Command(cli, "-h", host, "-p", port)
+		c.Stdin = strings.NewReader(input)
+		out, _ := c.CombinedOutput()
+		return string(out)
+	}
+	// One connection: the default user's connections stay authenticated
+	// when it is turned off, as in Redis.
+	if got := session("ACL SETUSER reader on >s3cret ~* +@read\nACL SETUSER default off\nACL SAVE\n"); got != "OK\nOK\nOK\n" {
+		t.Fatalf("setting the users up: %q", got)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	cmd, addr, _ = serveProc(t, cuckooBin(t), "--dir", "", "--aclfile", file)
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	if got := run(addr, "PING"); !strings.Contains(got, "NOAUTH") {
+		t.Errorf("PING as the disabled default user: %q", got)
+	}
+	host, port, _ = net.SplitHostPort(addr)
+	if got := session("AUTH reader s3cret\nCF.ADD k x\n"); !strings.HasPrefix(got, "OK\n") || !strings.Contains(got, "NOPERM") {
+		t.Errorf("as reader: %q", got)
+	}
+}
