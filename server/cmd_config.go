@@ -90,6 +90,9 @@ type settings struct {
 // zero fields take the defaults they mean.
 func newSettings(cfg Config) settings {
 	st := settings{cfg: cfg, save: defaultSave, port: -1, tlsPort: -1}
+	if st.cfg.ReplicaPriority == 0 {
+		st.cfg.ReplicaPriority = 100 // Config's zero value; CONFIG SET may set 0 (never promote)
+	}
 	st.cfg.Limits = cfg.Limits.withDefaults()
 	st.cfg.FilterDefaults = cfg.FilterDefaults.withDefaults()
 	if st.cfg.AppendFsync == "" {
@@ -170,6 +173,24 @@ var settingsTable = []*setting{
 	{name: "requirepass", kind: kindString, mutable: true, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.RequirePass },
 		set: func(st *settings, v value) { st.cfg.RequirePass = v.s }},
+	{name: "replicaof", kind: kindString, def: "",
+		get: func(s *Server, st *settings) string { return s.replicaOfSetting() },
+		set: func(st *settings, v value) { st.cfg.ReplicaOf = v.s }},
+	{name: "masteruser", kind: kindString, mutable: true, def: "",
+		get: func(s *Server, st *settings) string { return st.cfg.MasterUser },
+		set: func(st *settings, v value) { st.cfg.MasterUser = v.s }},
+	{name: "masterauth", kind: kindString, mutable: true, def: "",
+		get: func(s *Server, st *settings) string { return st.cfg.MasterAuth },
+		set: func(st *settings, v value) { st.cfg.MasterAuth = v.s }},
+	{name: "repl-backlog-size", kind: kindMemory, lo: 16 << 10, hi: math.MaxInt64, def: itoa(defaultBacklog),
+		get: func(s *Server, st *settings) string { return itoa(s.repl.size) },
+		set: func(st *settings, v value) { st.cfg.ReplBacklogSize = v.n }},
+	{name: "replica-priority", kind: kindInt, lo: 0, hi: math.MaxInt32, mutable: true, def: "100",
+		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.ReplicaPriority)) },
+		set: func(st *settings, v value) { st.cfg.ReplicaPriority = int(v.n) }},
+	{name: "replica-read-only", kind: kindEnum, enum: []string{"yes"}, def: "yes",
+		get: func(s *Server, st *settings) string { return "yes" },
+		set: func(st *settings, v value) {}},
 	{name: "aclfile", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.ACLFile },
 		set: func(st *settings, v value) { st.cfg.ACLFile = v.s }},

@@ -106,10 +106,13 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	}
 	w.section("Stats", "total_connections_received", s.stats.conns.Load(), "total_commands_processed", s.stats.cmds.Load(),
 		"total_net_input_bytes", s.stats.netIn.Load(), "total_net_output_bytes", s.stats.netOut.Load(),
-		"rejected_connections", s.stats.rejected.Load(), "expired_keys", st.expiredKeys.Load(), "evicted_keys", 0,
+		"rejected_connections", s.stats.rejected.Load(),
+		"sync_full", s.repl.syncFull.Load(), "sync_partial_ok", s.repl.syncPartialOK.Load(), "sync_partial_err", s.repl.syncPartialErr.Load(), "expired_keys", st.expiredKeys.Load(), "evicted_keys", 0,
 		"keyspace_hits", s.stats.hits.Load(), "keyspace_misses", s.stats.misses.Load(),
 		"total_error_replies", s.stats.errors.Load())
-	w.section("Replication", "role", "master", "connected_slaves", 0)
+	if w.wants("replication") {
+		w.section("Replication", s.replicationInfo()...)
+	}
 	if w.wants("cpu") {
 		var ru syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)

@@ -50,6 +50,10 @@ type client struct {
 	watching atomic.Int32
 	// monitor, after MONITOR, receives the lines of every command run.
 	monitor chan []byte
+	// replLink is set by REPLCONF and PSYNC from a replica; replStart once
+	// PSYNC has made the connection a replica link (repl.go).
+	replLink  *replicaLink
+	replStart bool
 	// opsLogged counts the ops this client's commands logged.
 	opsLogged int
 	lsn       uint64 // the log position this pipeline's replies wait for
@@ -100,6 +104,10 @@ func (s *Server) serveConn(cl *client) {
 			}
 			if cl.monitor != nil {
 				s.serveMonitor(cl)
+				return
+			}
+			if cl.replStart {
+				s.serveReplica(cl)
 				return
 			}
 			if s.store.aof != nil && s.cfg.SnapshotLogSize >= 0 && s.store.aof.size.Load() > s.snapshotThreshold() {

@@ -36,6 +36,7 @@ type bound struct {
 	// MULTI (EXEC, DISCARD, ...) instead of being queued; noMulti: refused
 	// inside MULTI.
 	noAuth, inMulti, noMulti bool
+	write                    bool // refused on a replica (READONLY)
 	dataArg                  int
 }
 
@@ -56,7 +57,7 @@ func bindCommands() {
 		bind := func(x *command.Spec, run handler) {
 			m[x.Name] = &bound{spec: x, run: run, id: int32(len(boundNames)),
 				noAuth: x.Flags&command.NoAuth != 0, inMulti: runsInMulti(x),
-				noMulti: x.Flags&command.NoMulti != 0, dataArg: x.DataArg}
+				noMulti: x.Flags&command.NoMulti != 0, write: x.Flags&command.Write != 0, dataArg: x.DataArg}
 			boundNames = append(boundNames, x.Name)
 		}
 		for _, c := range command.All() {
@@ -134,6 +135,9 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	cmd, msg := lookup(args)
 	if cmd != nil && !cmd.noAuth {
 		msg = s.permitted(cl, cmd, args)
+	}
+	if msg == "" && cmd.write && s.store.replica.Load() {
+		msg = "READONLY You can't write against a read only replica."
 	}
 	if msg == "" {
 		maxItem := s.clientLimits().MaxItem

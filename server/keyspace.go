@@ -61,6 +61,12 @@ type store struct {
 	dirty       atomic.Int64 // ops since the last snapshot
 	expiredKeys atomic.Int64 // dropped because their deadline passed (INFO)
 
+	// repl receives every op logged (repl.go); replica is set while this
+	// server is a replica: its keys change only by its primary's stream, so
+	// it never drops an expired key itself (lookups still hide it).
+	repl    *replication
+	replica atomic.Bool
+
 	exp   expiries     // the keys with a deadline (keyspace_expire.go)
 	clock atomic.Int64 // Unix seconds, ticked by the sweeper: OBJECT IDLETIME's clock
 	snap  snapProgress // the snapshot being written, for RENAME (persist_snapshot.go)
@@ -145,6 +151,9 @@ func (s *store) logOp(cl *client, payload []byte) {
 		}
 	}
 	s.dirty.Add(1)
+	if r := s.repl; r != nil && r.active.Load() {
+		r.feed(payload) // to the replicas (repl.go), in the same order per key as the log
+	}
 	if s.aof == nil {
 		return
 	}

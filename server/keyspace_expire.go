@@ -169,6 +169,9 @@ func (s *store) expireLocked(cl *client, k string, c *cuckoo) bool {
 // wait for a lock: then the sweeper, or the next write, does it. No client
 // waits for the drop.
 func (s *store) reap(k string, c *cuckoo) {
+	if s.replica.Load() {
+		return // the primary's drop will come in the stream
+	}
 	if !s.gate.TryRLock() {
 		return // a FLUSHALL, snapshot rotation or EXEC holds it: leave it
 	}
@@ -230,7 +233,9 @@ func (s *Server) startExpiry() {
 				return
 			case now := <-t.C:
 				s.store.clock.Store(now.Unix())
-				s.store.sweep(now.Add(sweepBudget))
+				if !s.store.replica.Load() {
+					s.store.sweep(now.Add(sweepBudget))
+				}
 			}
 		}
 	}()

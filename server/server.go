@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -33,6 +34,18 @@ type Config struct {
 	// ACLFile, if set, holds the users (ACL SAVE writes it, ACL LOAD reads
 	// it): loaded at start, after RequirePass, if it exists.
 	ACLFile string
+	// ReplicaOf, "host port", makes the server a replica of that primary
+	// from the start (REPLICAOF at runtime; repl_replica.go).
+	ReplicaOf string
+	// MasterUser and MasterAuth are what a replica authenticates to its
+	// primary with (masteruser, masterauth).
+	MasterUser, MasterAuth string
+	// ReplBacklogSize is the bytes of stream a primary keeps for replicas
+	// that reconnect (repl-backlog-size); 0 means 1 MiB.
+	ReplBacklogSize int64
+	// ReplicaPriority is what INFO reports as slave_priority for Sentinel
+	// (replica-priority); 0 means 100.
+	ReplicaPriority int
 	// MaxMemory bounds the bytes of all filters; 0 means no limit. A write
 	// that would exceed it answers "ERR Insufficient memory".
 	MaxMemory int64
@@ -96,6 +109,7 @@ type Server struct {
 	// anything changed.
 	finalSave atomic.Int32
 
+	repl   *replication  // as primary and as replica (repl.go, repl_replica.go)
 	users  *acl.Registry // the ACL's users (cmd_acl.go)
 	aclLog *acl.Log
 
@@ -173,6 +187,16 @@ func New(cfg Config) (*Server, error) {
 		s.metrics.attach(s)
 	}
 	s.startExpiry()
+	s.repl = newReplication(cfg.ReplBacklogSize)
+	s.store.repl = s.repl
+	go s.heartbeat()
+	if cfg.ReplicaOf != "" {
+		host, port, ok := parseHostPort(cfg.ReplicaOf)
+		if !ok {
+			return nil, fmt.Errorf("server: replicaof %q: want \"host port\"", cfg.ReplicaOf)
+		}
+		s.replicaOf(host, port)
+	}
 	return s, nil
 }
 
@@ -325,6 +349,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) shutdown(ctx context.Context) error {
+	s.stopReplication()
 	s.mu.Lock()
 	s.closing.Store(true)
 	for ln := range s.lns {

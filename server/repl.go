@@ -1,0 +1,474 @@
+package server
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
+)
+
+// Replication, the primary's side (repl_replica.go is the replica's).
+//
+// Protocol. The stream is the ops the log takes, each framed as a log
+// record (u32 length, u32 CRC-32C, payload), in the order logOp feeds them;
+// an offset counts the stream's bytes. Every op is fed while its writer
+// holds the gate read-locked and the key's lock, so per key the stream has
+// the log's order, and a holder of the gate exclusively sees a stream that
+// ends exactly at the state it sees. The primary keeps the last
+// repl-backlog-size bytes (the backlog). A replica sends PSYNC <id> <offset>:
+// if id is the primary's replication id (or its previous one, up to the
+// offset where it changed) and offset is in the backlog, the primary answers
+// +CONTINUE and streams from there; otherwise +FULLRESYNC <id> <offset>, a
+// bulk string holding every key (built with the gate held exclusively: the
+// copy and the offset are one moment), then the stream from offset. A
+// replica acknowledges its offset (REPLCONF ACK) after each batch it
+// applied and each second; WAIT counts the acknowledgements.
+//
+// The linearization point of a write for replication is its feed; of a full
+// copy, the gate's exclusive lock.
+
+func init() {
+	handle("psync", cmdPsync)
+	handle("replconf", cmdReplconf)
+	handle("wait", cmdWait)
+	handle("role", cmdRole)
+	handle("replicaof", cmdReplicaof)
+	handle("slaveof", cmdReplicaof)
+}
+
+// defaultBacklog is repl-backlog-size's default, as Redis's.
+const defaultBacklog = 1 << 20
+
+// opReplPing is the primary's heartbeat in the stream (an op of its own,
+// never logged): a replica sees the link alive, and offsets move on both
+// sides alike.
+const opReplPing byte = 65
+
+// replication is a server's replication state, as primary and as replica.
+type replication struct {
+	mu   sync.Mutex
+	cond *sync.Cond // broadcast on feed, acks, link changes and shutdown
+
+	id     string // master_replid
+	id2    string // master_replid2: the id before the last promotion
+	off2   int64  // second_repl_offset: id2 valid up to here; -1: none
+	offset int64  // master_repl_offset: stream bytes so far
+	// The backlog holds the stream from start to offset.
+	start   int64
+	buf     []byte
+	size    int64
+	active  atomic.Bool // a backlog is kept: fed since a replica first connected
+	closing bool
+
+	replicas map[*replicaLink]struct{}
+	master   *masterLink // non-nil while this server is a replica
+
+	// INFO's sync_full, sync_partial_ok, sync_partial_err: PSYNCs
+	// answered with a copy (after asking to continue, for the last), or
+	// continued.
+	syncFull, syncPartialOK, syncPartialErr atomic.Int64
+}
+
+// replicaLink is a replica connected to this primary.
+type replicaLink struct {
+	cl      *client
+	ip      string
+	port    int
+	state   string // "wait_bgsave", "send_bulk", "online"
+	ack     atomic.Int64
+	lastAck atomic.Int64 // unix seconds
+	from    int64        // the offset the stream to it starts at
+	full    bool         // a full copy first
+}
+
+func newReplication(backlog int64) *replication {
+	if backlog <= 0 {
+		backlog = defaultBacklog
+	}
+	r := &replication{id: newRunID(), id2: strings.Repeat("0", 40), off2: -1, size: backlog,
+		replicas: map[*replicaLink]struct{}{}}
+	r.cond = sync.NewCond(&r.mu)
+	return r
+}
+
+// feed appends one op to the stream. Called by logOp (see the protocol).
+func (r *replication) feed(payload []byte) {
+	r.mu.Lock()
+	r.feedLocked(payload)
+	r.mu.Unlock()
+}
+
+func (r *replication) feedLocked(payload []byte) {
+	n := len(r.buf)
+	r.buf = appendRecord(r.buf, payload)
+	r.offset += int64(len(r.buf) - n)
+	if over := int64(len(r.buf)) - r.size; over > r.size {
+		// Keep the last size bytes; trimming at twice the size keeps the
+		// copying amortized.
+		r.buf = append(r.buf[:0:0], r.buf[over:]...)
+		r.start += over
+	}
+	r.cond.Broadcast()
+}
+
+// canContinue reports whether a replica at (id, offset) can continue from
+// the backlog. Preconditions: mu held.
+func (r *replication) canContinue(id string, offset int64) bool {
+	known := id == r.id || (id == r.id2 && offset <= r.off2)
+	return known && r.active.Load() && offset >= r.start && offset <= r.offset
+}
+
+// PSYNC replid offset: this connection becomes a replica link; the reply and
+// the stream are written by serveReplica once the pipeline ends.
+func cmdPsync(s *Server, cl *client, a [][]byte) {
+	off, err := strconv.ParseInt(string(a[2]), 10, 64)
+	if err != nil {
+		off = -1
+	}
+	r := s.repl
+	r.mu.Lock()
+	if r.master != nil {
+		r.mu.Unlock()
+		// A replica of a replica is not supported: say so rather than
+		// serve a stream this server does not originate.
+		s.writeErr(cl, replyErr("ERR this server is a replica: chained replication is not supported; replicate from its primary"))
+		return
+	}
+	link := cl.replLink
+	if link == nil {
+		link = &replicaLink{cl: cl}
+		link.ip, _, _ = net.SplitHostPort(cl.nc.RemoteAddr().String())
+	}
+	link.full = !r.canContinue(string(a[1]), off)
+	switch {
+	case !link.full:
+		r.syncPartialOK.Add(1)
+	case string(a[1]) != "?":
+		r.syncPartialErr.Add(1)
+		r.syncFull.Add(1)
+	default:
+		r.syncFull.Add(1)
+	}
+	link.from = off
+	link.state = "wait_bgsave"
+	r.active.Store(true)
+	r.replicas[link] = struct{}{}
+	r.mu.Unlock()
+	cl.replLink = link
+	cl.replStart = true
+}
+
+// REPLCONF listening-port <port> | capa <...> | ack <offset> | getack *
+func cmdReplconf(s *Server, cl *client, a [][]byte) {
+	if len(a)%2 == 0 {
+		s.writeErr(cl, replyErr("ERR syntax error"))
+		return
+	}
+	for i := 1; i < len(a); i += 2 {
+		switch strings.ToLower(string(a[i])) {
+		case "listening-port":
+			p, err := strconv.Atoi(string(a[i+1]))
+			if err != nil || p < 0 || p > 65535 {
+				s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
+				return
+			}
+			if cl.replLink == nil {
+				cl.replLink = &replicaLink{cl: cl}
+				cl.replLink.ip, _, _ = net.SplitHostPort(cl.nc.RemoteAddr().String())
+			}
+			cl.replLink.port = p
+		case "ip-address":
+			if cl.replLink == nil {
+				cl.replLink = &replicaLink{cl: cl}
+			}
+			cl.replLink.ip = string(a[i+1])
+		case "capa", "rdb-only", "rdb-filter-only":
+		case "ack", "getack":
+			return // no reply, as Redis
+		default:
+			s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unrecognized REPLCONF option: %s", printable(a[i], 64))))
+			return
+		}
+	}
+	cl.wr.WriteString("OK")
+}
+
+// serveReplica runs a connection that sent PSYNC: the full copy if needed,
+// then the stream, while a goroutine reads its acknowledgements.
+func (s *Server) serveReplica(cl *client) {
+	r := s.repl
+	link := cl.replLink
+	gone := make(chan struct{})
+	defer func() {
+		r.mu.Lock()
+		delete(r.replicas, link)
+		r.cond.Broadcast()
+		r.mu.Unlock()
+		cl.nc.Close()
+		<-gone
+	}()
+	go func() {
+		defer close(gone)
+		defer func() { r.mu.Lock(); r.cond.Broadcast(); r.mu.Unlock() }()
+		rd := resp.NewReader(cl.nc)
+		lim := s.clientLimits().read()
+		for {
+			args, err := rd.Next(true, lim)
+			if err != nil {
+				return
+			}
+			if args == nil {
+				if rd.Fill(lim) != nil {
+					return
+				}
+				continue
+			}
+			if len(args) == 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
+				if off, err := strconv.ParseInt(string(args[2]), 10, 64); err == nil {
+					link.ack.Store(off)
+					link.lastAck.Store(time.Now().Unix())
+					r.mu.Lock()
+					r.cond.Broadcast()
+					r.mu.Unlock()
+				}
+			}
+		}
+	}()
+	w := bufio.NewWriterSize(cl.nc, 64<<10)
+	from := link.from
+	if link.full {
+		payload, off, id := s.syncPayload()
+		link.state = "send_bulk"
+		s.log.Info("full copy to a replica", "replica", cl.nc.RemoteAddr().String(), "bytes", len(payload), "offset", off)
+		fmt.Fprintf(w, "+FULLRESYNC %s %d\r\n$%d\r\n", id, off, len(payload))
+		w.Write(payload)
+		from = off
+	} else {
+		r.mu.Lock()
+		id := r.id
+		r.mu.Unlock()
+		fmt.Fprintf(w, "+CONTINUE %s\r\n", id)
+		s.log.Info("a replica continues from the backlog", "replica", cl.nc.RemoteAddr().String(), "offset", from)
+	}
+	if w.Flush() != nil {
+		return
+	}
+	link.ack.Store(from)
+	link.lastAck.Store(time.Now().Unix())
+	link.state = "online"
+	for {
+		r.mu.Lock()
+		for r.offset == from && !r.closing && !isClosed(gone) {
+			r.cond.Wait()
+		}
+		if r.closing || isClosed(gone) {
+			r.mu.Unlock()
+			return
+		}
+		if from < r.start {
+			r.mu.Unlock()
+			s.log.Warn("a replica fell behind the backlog; it will take a full copy", "replica", cl.nc.RemoteAddr().String())
+			return
+		}
+		data := append([]byte(nil), r.buf[from-r.start:]...)
+		r.mu.Unlock()
+		if _, err := w.Write(data); err != nil || w.Flush() != nil {
+			return
+		}
+		from += int64(len(data))
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// heartbeat feeds a ping each second while replicas are connected, so that
+// they see the link alive and idle offsets still move, until the server
+// closes.
+func (s *Server) heartbeat() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closed:
+			return
+		case <-t.C:
+			r := s.repl
+			r.mu.Lock()
+			if len(r.replicas) > 0 && r.master == nil {
+				r.feedLocked([]byte{opReplPing})
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+// syncPayload is a full copy: every key, its deadline and its filter (DUMP's
+// payload), with the stream offset it stands at, built with the gate held
+// exclusively.
+//
+//	"CKSYNC01", uvarint keys, per key: string key, uvarint deadline (Unix
+//	ms, 0 none), string payload; u32 CRC-32C of everything before it.
+func (s *Server) syncPayload() (payload []byte, offset int64, id string) {
+	st := s.store
+	st.gate.Lock()
+	defer st.gate.Unlock()
+	s.repl.mu.Lock()
+	offset, id = s.repl.offset, s.repl.id
+	s.repl.mu.Unlock()
+	w := opWriter("CKSYNC01").uvarint(uint64(st.keys.Len()))
+	n := 0
+	for k, c := range st.keys.All() {
+		c.mu.Lock()
+		w = w.str([]byte(k)).uvarint(uint64(c.deadline.Load())).str(dumpPayload(c))
+		c.mu.Unlock()
+		n++
+	}
+	if n != st.keys.Len() {
+		panic("server: the key space changed while the gate was held") // cannot happen
+	}
+	return binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli)), offset, id
+}
+
+// WAIT numreplicas timeout: the replicas that acknowledged every write made
+// before it, once numreplicas have or timeout ms passed (0: no timeout).
+func cmdWait(s *Server, cl *client, a [][]byte) {
+	n, err1 := strconv.Atoi(string(a[1]))
+	ms, err2 := strconv.ParseInt(string(a[2]), 10, 64)
+	if err1 != nil || err2 != nil {
+		s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
+		return
+	}
+	if ms < 0 {
+		s.writeErr(cl, replyErr("ERR timeout is negative"))
+		return
+	}
+	if s.isReplica() {
+		s.writeErr(cl, replyErr("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated."))
+		return
+	}
+	r := s.repl
+	r.mu.Lock()
+	target := r.offset
+	acked := func() int {
+		k := 0
+		for l := range r.replicas {
+			if l.ack.Load() >= target {
+				k++
+			}
+		}
+		return k
+	}
+	var expired atomic.Bool
+	if ms > 0 {
+		t := time.AfterFunc(time.Duration(ms)*time.Millisecond, func() {
+			expired.Store(true)
+			r.mu.Lock()
+			r.cond.Broadcast()
+			r.mu.Unlock()
+		})
+		defer t.Stop()
+	}
+	got := acked()
+	for got < n && !expired.Load() && !r.closing {
+		r.cond.Wait()
+		got = acked()
+	}
+	r.mu.Unlock()
+	cl.wr.WriteInt(got)
+}
+
+// ROLE: the role, the offset and the peers, in Redis's shapes.
+func cmdRole(s *Server, cl *client, a [][]byte) {
+	r := s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m := r.master; m != nil {
+		cl.wr.WriteArray(5)
+		cl.wr.WriteBulkString("slave")
+		cl.wr.WriteBulkString(m.host)
+		cl.wr.WriteInt(m.port)
+		cl.wr.WriteBulkString(m.roleState())
+		cl.wr.WriteInt64(r.offset)
+		return
+	}
+	cl.wr.WriteArray(3)
+	cl.wr.WriteBulkString("master")
+	cl.wr.WriteInt64(r.offset)
+	links := r.onlineLinks()
+	cl.wr.WriteArray(len(links))
+	for _, l := range links {
+		cl.wr.WriteArray(3)
+		cl.wr.WriteBulkString(l.ip)
+		cl.wr.WriteBulkString(strconv.Itoa(l.port))
+		cl.wr.WriteBulkString(strconv.FormatInt(l.ack.Load(), 10))
+	}
+}
+
+// onlineLinks are the connected replicas, in a stable order. Preconditions:
+// mu held.
+func (r *replication) onlineLinks() []*replicaLink {
+	out := make([]*replicaLink, 0, len(r.replicas))
+	for l := range r.replicas {
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b *replicaLink) int { return cmp.Compare(a.cl.id, b.cl.id) })
+	return out
+}
+
+// replicationInfo is INFO's Replication section, with Redis's field names
+// and meanings, as Sentinel parses them.
+func (s *Server) replicationInfo() []any {
+	r := s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var kv []any
+	if m := r.master; m != nil {
+		status := "down"
+		if m.roleState() == "connected" {
+			status = "up"
+		}
+		ago := -1
+		if t := m.lastIO.Load(); t > 0 {
+			ago = int(time.Now().Unix() - t)
+		}
+		kv = append(kv, "role", "slave", "master_host", m.host, "master_port", m.port,
+			"master_link_status", status, "master_last_io_seconds_ago", ago,
+			"master_sync_in_progress", b2i(m.syncing.Load()), "slave_read_repl_offset", r.offset,
+			"slave_repl_offset", r.offset, "slave_priority", s.replicaPriority(), "slave_read_only", 1,
+			"replica_announced", 1)
+		if status == "down" {
+			kv = append(kv, "master_link_down_since_seconds", max(ago, 0))
+		}
+	} else {
+		kv = append(kv, "role", "master")
+	}
+	links := r.onlineLinks()
+	kv = append(kv, "connected_slaves", len(links))
+	now := time.Now().Unix()
+	for i, l := range links {
+		kv = append(kv, fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",
+			l.ip, l.port, l.state, l.ack.Load(), now-l.lastAck.Load()))
+	}
+	histlen := r.offset - r.start
+	return append(kv, "master_failover_state", "no-failover", "master_replid", r.id, "master_replid2", r.id2,
+		"master_repl_offset", r.offset, "second_repl_offset", r.off2,
+		"repl_backlog_active", b2i(r.active.Load()), "repl_backlog_size", r.size,
+		"repl_backlog_first_byte_offset", r.start, "repl_backlog_histlen", histlen)
+}

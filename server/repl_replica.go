@@ -1,0 +1,502 @@
+package server
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Replication, the replica's side (repl.go has the protocol).
+//
+// REPLICAOF host port starts a goroutine that connects to the primary,
+// authenticates (masteruser, masterauth), announces its listening port,
+// asks PSYNC <id> <offset>, and on +FULLRESYNC replaces the whole key space
+// by the copy, on +CONTINUE keeps it; then it applies the stream in batches,
+// each with the gate held exclusively (lookups, which take no lock, go on;
+// clients' writes are refused: READONLY), logs each op to its own log as
+// the primary did, feeds its own backlog (so that after a promotion its
+// former peers can continue from it), and acknowledges its offset. A broken
+// link is retried each second with PSYNC from the offset reached.
+
+// masterLink is this server's link to its primary.
+type masterLink struct {
+	host  string
+	port  int
+	state atomic.Value // string: "connect", "connecting", "sync", "connected"
+	// lastIO is when the primary last sent anything (unix seconds);
+	// syncing is set during a full copy.
+	lastIO  atomic.Int64
+	syncing atomic.Bool
+	stop    chan struct{}
+	done    chan struct{}
+
+	mu sync.Mutex
+	nc net.Conn // the current connection, closed to stop
+}
+
+// roleState is ROLE's word for the link.
+func (m *masterLink) roleState() string { return m.state.Load().(string) }
+
+func (m *masterLink) close() {
+	close(m.stop)
+	m.mu.Lock()
+	if m.nc != nil {
+		m.nc.Close()
+	}
+	m.mu.Unlock()
+	<-m.done
+}
+
+// isReplica reports whether the server is a replica now.
+func (s *Server) isReplica() bool { return s.store.replica.Load() }
+
+// REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF).
+func cmdReplicaof(s *Server, cl *client, a [][]byte) {
+	if strings.EqualFold(string(a[1]), "no") && strings.EqualFold(string(a[2]), "one") {
+		s.promote()
+		cl.wr.WriteString("OK")
+		return
+	}
+	port, err := strconv.Atoi(string(a[2]))
+	if err != nil || port < 0 || port > 65535 {
+		s.writeErr(cl, replyErr("ERR Invalid master port"))
+		return
+	}
+	if s.replicaOf(string(a[1]), port) {
+		cl.wr.WriteString("OK Already connected to specified master")
+		return
+	}
+	cl.wr.WriteString("OK")
+}
+
+// replicaOf makes the server a replica of host:port, and reports whether it
+// already was.
+func (s *Server) replicaOf(host string, port int) (already bool) {
+	r := s.repl
+	r.mu.Lock()
+	old := r.master
+	if old != nil && old.host == host && old.port == port {
+		r.mu.Unlock()
+		return true
+	}
+	r.mu.Unlock()
+	if old != nil {
+		old.close()
+	}
+	m := &masterLink{host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
+	m.state.Store("connect")
+	r.mu.Lock()
+	r.master = m
+	s.store.replica.Store(true)
+	for l := range r.replicas {
+		l.cl.nc.Close() // chained replication is not supported
+	}
+	r.cond.Broadcast()
+	r.mu.Unlock()
+	s.log.Info("replica of a primary", "primary", net.JoinHostPort(host, strconv.Itoa(port)))
+	go s.runReplica(m)
+	return false
+}
+
+// promote makes a replica a primary (REPLICAOF NO ONE): its replication id
+// changes, and the old one stays valid up to the offset reached, so the
+// other replicas of the old primary continue from this one's backlog.
+func (s *Server) promote() {
+	r := s.repl
+	r.mu.Lock()
+	m := r.master
+	r.mu.Unlock()
+	if m == nil {
+		return
+	}
+	m.close()
+	r.mu.Lock()
+	r.master = nil
+	r.id2, r.off2 = r.id, r.offset
+	r.id = newRunID()
+	r.active.Store(true)
+	s.store.replica.Store(false)
+	r.cond.Broadcast()
+	r.mu.Unlock()
+	s.log.Info("promoted to primary", "replid", r.id, "replid2", r.id2, "offset", r.off2)
+}
+
+// runReplica keeps the link to the primary up until it is closed.
+func (s *Server) runReplica(m *masterLink) {
+	defer close(m.done)
+	for {
+		err := s.syncFromPrimary(m)
+		m.state.Store("connect")
+		m.syncing.Store(false)
+		select {
+		case <-m.stop:
+			return
+		default:
+		}
+		s.log.Warn("replication link down; retrying in a second", "primary", net.JoinHostPort(m.host, strconv.Itoa(m.port)), "err", err)
+		select {
+		case <-m.stop:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// replTimeout closes a link on which the primary sent nothing for this
+// long (Redis's repl-timeout); the primary pings each second.
+const replTimeout = 60 * time.Second
+
+// syncFromPrimary runs one connection to the primary: handshake, copy or
+// continue, then the stream until an error.
+func (s *Server) syncFromPrimary(m *masterLink) error {
+	m.state.Store("connecting")
+	addr := net.JoinHostPort(m.host, strconv.Itoa(m.port))
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	select {
+	case <-m.stop:
+		m.mu.Unlock()
+		nc.Close()
+		return errors.New("stopped")
+	default:
+	}
+	m.nc = nc
+	m.mu.Unlock()
+	defer nc.Close()
+	br := bufio.NewReaderSize(nc, 64<<10)
+	var wmu sync.Mutex
+	send := func(args ...string) error {
+		var b strings.Builder
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		wmu.Lock()
+		defer wmu.Unlock()
+		nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		_, err := io.WriteString(nc, b.String())
+		return err
+	}
+	line := func() (string, error) {
+		nc.SetReadDeadline(time.Now().Add(replTimeout))
+		l, err := br.ReadString('\n')
+		return strings.TrimRight(l, "\r\n"), err
+	}
+	call := func(want string, args ...string) error {
+		if err := send(args...); err != nil {
+			return err
+		}
+		l, err := line()
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(l, want) {
+			return fmt.Errorf("%s: the primary answered %q", args[0], l)
+		}
+		return nil
+	}
+	cfg := s.replConfig()
+	if cfg.pass != "" {
+		args := []string{"AUTH", cfg.pass}
+		if cfg.user != "" {
+			args = []string{"AUTH", cfg.user, cfg.pass}
+		}
+		if err := call("+OK", args...); err != nil {
+			return err
+		}
+	}
+	if err := call("+PONG", "PING"); err != nil {
+		return err
+	}
+	if err := call("+OK", "REPLCONF", "listening-port", strconv.Itoa(s.announcePort())); err != nil {
+		return err
+	}
+	if err := call("+OK", "REPLCONF", "capa", "psync2"); err != nil {
+		return err
+	}
+	r := s.repl
+	r.mu.Lock()
+	id, off := r.id, r.offset
+	r.mu.Unlock()
+	if err := send("PSYNC", id, strconv.FormatInt(off, 10)); err != nil {
+		return err
+	}
+	m.state.Store("sync")
+	reply, err := line()
+	if err != nil {
+		return err
+	}
+	switch f := strings.Fields(reply); {
+	case len(f) == 3 && f[0] == "+FULLRESYNC":
+		newOff, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return fmt.Errorf("PSYNC: %q", reply)
+		}
+		m.syncing.Store(true)
+		if err := s.fullCopy(br, line, f[1], newOff); err != nil {
+			return err
+		}
+		m.syncing.Store(false)
+	case len(f) >= 1 && f[0] == "+CONTINUE":
+		if len(f) == 2 && f[1] != id {
+			r.mu.Lock()
+			r.id2, r.off2, r.id = r.id, r.offset, f[1]
+			r.mu.Unlock()
+		}
+		s.log.Info("replication continues from the backlog", "offset", off)
+	default:
+		return fmt.Errorf("PSYNC: the primary answered %q", reply)
+	}
+	m.state.Store("connected")
+	m.lastIO.Store(time.Now().Unix())
+	// Acknowledge each second, and after each batch.
+	ackDone := make(chan struct{})
+	defer close(ackDone)
+	ack := func() error {
+		r.mu.Lock()
+		o := r.offset
+		r.mu.Unlock()
+		return send("REPLCONF", "ACK", strconv.FormatInt(o, 10))
+	}
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-ackDone:
+				return
+			case <-t.C:
+				ack()
+			}
+		}
+	}()
+	if err := ack(); err != nil {
+		return err
+	}
+	var batch [][]byte
+	for {
+		batch = batch[:0]
+		p, err := readRecord(br, nc)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, p)
+		for len(batch) < 1024 && br.Buffered() >= recordHeader {
+			h, _ := br.Peek(recordHeader)
+			if br.Buffered() < recordHeader+int(binary.LittleEndian.Uint32(h)) {
+				break
+			}
+			p, err := readRecord(br, nc)
+			if err != nil {
+				return err
+			}
+			batch = append(batch, p)
+		}
+		m.lastIO.Store(time.Now().Unix())
+		if err := s.applyStream(batch); err != nil {
+			// The data and the stream disagree: start over from a copy.
+			r.mu.Lock()
+			r.id, r.offset = "?", -1
+			r.mu.Unlock()
+			return fmt.Errorf("applying the stream: %w", err)
+		}
+		if err := ack(); err != nil {
+			return err
+		}
+	}
+}
+
+// readRecord reads one stream record and checks its CRC.
+func readRecord(br *bufio.Reader, nc net.Conn) ([]byte, error) {
+	nc.SetReadDeadline(time.Now().Add(replTimeout))
+	var h [recordHeader]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint32(h[:4])
+	if n > 1<<30 {
+		return nil, fmt.Errorf("a stream record of %d bytes", n)
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(br, p); err != nil {
+		return nil, err
+	}
+	crc := crc32.Update(0, castagnoli, h[:4])
+	if crc32.Update(crc, castagnoli, p) != binary.LittleEndian.Uint32(h[4:]) {
+		return nil, errors.New("a stream record fails its checksum")
+	}
+	return p, nil
+}
+
+// applyStream applies a batch of the primary's ops, logs them to this
+// server's log, feeds this server's backlog, and makes them as durable as
+// appendfsync says.
+func (s *Server) applyStream(ops [][]byte) error {
+	st := s.store
+	var lsn uint64
+	st.gate.Lock()
+	for _, op := range ops {
+		if len(op) > 0 && op[0] != opReplPing {
+			if err := st.replay(op, 0, nil); err != nil {
+				st.gate.Unlock()
+				return err
+			}
+			st.dirty.Add(1)
+			if st.aof != nil {
+				lsn = st.aof.append(op)
+			}
+		}
+		s.repl.mu.Lock()
+		s.repl.feedLocked(op)
+		s.repl.mu.Unlock()
+	}
+	st.gate.Unlock()
+	if lsn > 0 {
+		return st.aof.commit(lsn)
+	}
+	return nil
+}
+
+// fullCopy reads the primary's copy (a bulk string of syncPayload's format)
+// and makes it the key space, logged as a flush and one RESTORE op a key.
+func (s *Server) fullCopy(br *bufio.Reader, line func() (string, error), id string, offset int64) error {
+	l, err := line()
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(l, "$") {
+		return fmt.Errorf("full copy: %q", l)
+	}
+	n, err := strconv.ParseInt(l[1:], 10, 64)
+	if err != nil || n < 12 || n > 1<<40 {
+		return fmt.Errorf("full copy of %q bytes", l[1:])
+	}
+	start := time.Now()
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(br, buf); err != nil {
+		return err
+	}
+	body := buf[:n-4]
+	if string(body[:8]) != "CKSYNC01" || crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(buf[n-4:]) {
+		return errors.New("full copy: bad magic or checksum")
+	}
+	rd := &opReader{b: body[8:]}
+	keys := rd.uvarint()
+	ops := [][]byte{{opFlush}}
+	for range keys {
+		if rd.err != nil {
+			break
+		}
+		k := rd.str()
+		d := rd.uvarint()
+		p := rd.str()
+		ops = append(ops, encodeRestore(k, int64(d), p))
+	}
+	if rd.err != nil || len(rd.b) != 0 {
+		return fmt.Errorf("full copy: malformed (%v)", rd.err)
+	}
+	st := s.store
+	var lsn uint64
+	st.gate.Lock()
+	for _, op := range ops {
+		if err := st.replay(op, 0, nil); err != nil {
+			st.gate.Unlock()
+			return fmt.Errorf("full copy: %w", err)
+		}
+		st.dirty.Add(1)
+		if st.aof != nil {
+			lsn = st.aof.append(op)
+		}
+	}
+	r := s.repl
+	r.mu.Lock()
+	r.id, r.id2, r.off2 = id, strings.Repeat("0", 40), -1
+	r.offset, r.start, r.buf = offset, offset, nil
+	r.active.Store(true)
+	r.mu.Unlock()
+	st.gate.Unlock()
+	s.log.Info("full copy from the primary loaded", "keys", keys, "bytes", n, "offset", offset, "took", time.Since(start))
+	if lsn > 0 {
+		return st.aof.commit(lsn)
+	}
+	return nil
+}
+
+// announcePort is the port REPLCONF listening-port announces: the plain
+// listener's, once Serve has one.
+func (s *Server) announcePort() int {
+	for range 100 {
+		if p := s.tcpPort(false); p != 0 {
+			return p
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return 0
+}
+
+// parseHostPort reads "host port", as replicaof's setting writes it.
+func parseHostPort(s string) (string, int, bool) {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return "", 0, false
+	}
+	p, err := strconv.Atoi(f[1])
+	if err != nil || p <= 0 || p > 65535 {
+		return "", 0, false
+	}
+	return f[0], p, true
+}
+
+// stopReplication ends the link to a primary and wakes every replica link
+// and WAIT, for Shutdown.
+func (s *Server) stopReplication() {
+	r := s.repl
+	r.mu.Lock()
+	m := r.master
+	r.closing = true
+	r.cond.Broadcast()
+	r.mu.Unlock()
+	if m != nil {
+		m.close()
+	}
+}
+
+// replAuth is what a replica authenticates to its primary with.
+type replAuth struct{ user, pass string }
+
+// replConfig is the masteruser and masterauth in force.
+func (s *Server) replConfig() replAuth {
+	s.conf.mu.Lock()
+	defer s.conf.mu.Unlock()
+	return replAuth{user: s.conf.st.cfg.MasterUser, pass: s.conf.st.cfg.MasterAuth}
+}
+
+// replicaOfSetting is replicaof's value now: "host port" of the primary, or
+// "" for a primary (CONFIG REWRITE writes it, as Sentinel expects).
+func (s *Server) replicaOfSetting() string {
+	s.repl.mu.Lock()
+	defer s.repl.mu.Unlock()
+	if m := s.repl.master; m != nil {
+		return m.host + " " + strconv.Itoa(m.port)
+	}
+	return ""
+}
+
+// replicaPriority is INFO's slave_priority.
+func (s *Server) replicaPriority() int {
+	s.conf.mu.Lock()
+	defer s.conf.mu.Unlock()
+	return s.conf.st.cfg.ReplicaPriority
+}

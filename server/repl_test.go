@@ -1,0 +1,185 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/server"
+	"github.com/redis/go-redis/v9"
+)
+
+// waitFor polls cond until it holds or 10 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// replicaOf makes c a replica of the server at addr and waits for the link.
+func replicaOf(t *testing.T, c *redis.Client, addr string) {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	if err := c.Do(context.Background(), "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the replication link", func() bool {
+		return infoFields(t, c, "replication")["master_link_status"] == "up"
+	})
+}
+
+// sameData checks that two servers hold the same keys with the same
+// filters, byte for byte (CF.SCANDUMP of every key).
+func sameData(t *testing.T, a, b *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	ka, kb := a.Keys(ctx, "*").Val(), b.Keys(ctx, "*").Val()
+	if fmt.Sprint(sorted(ka)) != fmt.Sprint(sorted(kb)) {
+		t.Fatalf("keys differ: %v and %v", sorted(ka), sorted(kb))
+	}
+	for _, k := range ka {
+		da, db := dump(t, a, k), dump(t, b, k)
+		if fmt.Sprint(da) != fmt.Sprint(db) {
+			t.Errorf("key %s: the dumps differ", k)
+		}
+	}
+}
+
+// TestReplication: a replica takes a full copy, then the stream; it serves
+// reads, refuses writes, and ends byte-identical; WAIT counts it; ROLE and
+// INFO describe both ends.
+func TestReplication(t *testing.T) {
+	ctx := context.Background()
+	_, paddr := start(t, server.Config{})
+	_, raddr := start(t, server.Config{})
+	p, r := client(t, paddr), client(t, raddr)
+	p.CFReserve(ctx, "before", 1000)
+	for i := range 500 {
+		p.CFAdd(ctx, "before", fmt.Sprint(i))
+	}
+	replicaOf(t, r, paddr)
+	for i := range 2000 {
+		p.CFAdd(ctx, "after", fmt.Sprint(i))
+	}
+	p.CFDel(ctx, "before", "7")
+	p.PExpire(ctx, "before", time.Hour)
+	p.TxPipelined(ctx, func(pp redis.Pipeliner) error {
+		pp.CFAdd(ctx, "tx", "a")
+		pp.CFAdd(ctx, "tx", "b")
+		return nil
+	})
+	if n, err := p.Do(ctx, "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 5000 = %d, %v", n, err)
+	}
+	for i := range 2000 {
+		if !r.CFExists(ctx, "after", fmt.Sprint(i)).Val() {
+			t.Fatalf("the replica lacks item %d", i)
+		}
+	}
+	if ttl := r.TTL(ctx, "before").Val(); ttl < 59*time.Minute {
+		t.Errorf("the replica's TTL %v", ttl)
+	}
+	sameData(t, p, r)
+	wantErr(t, r.CFAdd(ctx, "after", "x").Err(), "READONLY You can't write against a read only replica.")
+	_, rport, _ := net.SplitHostPort(raddr)
+	pi := infoFields(t, p, "replication")
+	if pi["role"] != "master" || pi["connected_slaves"] != "1" || !strings.Contains(pi["slave0"], "port="+rport+",state=online") {
+		t.Errorf("the primary's INFO replication: %v", pi)
+	}
+	ri := infoFields(t, r, "replication")
+	if ri["role"] != "slave" || ri["master_repl_offset"] != pi["master_repl_offset"] || ri["master_replid"] != pi["master_replid"] {
+		t.Errorf("the replica's INFO replication: %v (primary %v)", ri, pi)
+	}
+	if role := fmt.Sprint(r.Do(ctx, "ROLE").Val()); !strings.HasPrefix(role, "[slave 127.0.0.1 ") || !strings.Contains(role, " connected ") {
+		t.Errorf("the replica's ROLE: %s", role)
+	}
+	if role := fmt.Sprint(p.Do(ctx, "ROLE").Val()); !strings.HasPrefix(role, "[master ") || !strings.Contains(role, rport) {
+		t.Errorf("the primary's ROLE: %s", role)
+	}
+	wantErr(t, r.Do(ctx, "WAIT", 1, 10).Err(), "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+	// Expiry: the primary's drop reaches the replica.
+	p.CFAdd(ctx, "brief", "x")
+	p.PExpire(ctx, "brief", 50*time.Millisecond)
+	waitFor(t, "the expired key dropped on both", func() bool {
+		return p.Exists(ctx, "brief").Val() == 0 && r.DBSize(ctx).Val() == p.DBSize(ctx).Val()
+	})
+}
+
+// TestReplicationPartialResync: a replica whose link breaks continues from
+// the backlog; one that fell behind the backlog takes a full copy again.
+func TestReplicationPartialResync(t *testing.T) {
+	ctx := context.Background()
+	_, paddr := start(t, server.Config{ReplBacklogSize: 64 << 10})
+	_, raddr := start(t, server.Config{})
+	p, r := client(t, paddr), client(t, raddr)
+	replicaOf(t, r, paddr)
+	kill := func() {
+		// The primary's side of the link: the client that sent PSYNC.
+		for _, line := range strings.Split(p.ClientList(ctx).Val(), "\n") {
+			if strings.Contains(line, "cmd=psync") {
+				f := strings.Fields(line)
+				p.Do(ctx, "CLIENT", "KILL", "ID", strings.TrimPrefix(f[0], "id="))
+			}
+		}
+	}
+	for round, n := range []int{100, 20_000} { // within the backlog, then far beyond it
+		full := infoInt(t, p, "sync_full")
+		partial := infoInt(t, p, "sync_partial_ok")
+		kill()
+		for i := range n {
+			p.CFAdd(ctx, "k", fmt.Sprint(round, ":", i))
+		}
+		waitFor(t, "the replica to catch up", func() bool {
+			return infoFields(t, r, "replication")["master_repl_offset"] == infoFields(t, p, "replication")["master_repl_offset"] &&
+				infoFields(t, r, "replication")["master_link_status"] == "up"
+		})
+		gotFull, gotPartial := infoInt(t, p, "sync_full")-full, infoInt(t, p, "sync_partial_ok")-partial
+		if round == 0 && (gotPartial != 1 || gotFull != 0) {
+			t.Errorf("within the backlog: %d partial, %d full resyncs", gotPartial, gotFull)
+		}
+		if round == 1 && gotFull != 1 {
+			t.Errorf("beyond the backlog: %d partial, %d full resyncs", gotPartial, gotFull)
+		}
+		sameData(t, p, r)
+	}
+}
+
+// TestReplicationPromotion: REPLICAOF NO ONE makes a replica a primary that
+// takes writes; the old primary's other replica, pointed at it, continues
+// from its backlog (the old replication id stays valid up to the switch).
+func TestReplicationPromotion(t *testing.T) {
+	ctx := context.Background()
+	_, paddr := start(t, server.Config{})
+	_, aaddr := start(t, server.Config{})
+	_, baddr := start(t, server.Config{})
+	p, a, b := client(t, paddr), client(t, aaddr), client(t, baddr)
+	replicaOf(t, a, paddr)
+	replicaOf(t, b, paddr)
+	for i := range 1000 {
+		p.CFAdd(ctx, "k", fmt.Sprint(i))
+	}
+	p.Do(ctx, "WAIT", 2, 5000)
+	if err := a.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CFAdd(ctx, "k", "after promotion").Err(); err != nil {
+		t.Fatalf("a write to the promoted replica: %v", err)
+	}
+	replicaOf(t, b, aaddr)
+	if got := infoInt(t, a, "sync_partial_ok"); got != 1 {
+		t.Errorf("the other replica's resync with the promoted one: %d partial (want 1), %d full", got, infoInt(t, a, "sync_full"))
+	}
+	a.Do(ctx, "WAIT", 1, 5000)
+	if !b.CFExists(ctx, "k", "after promotion").Val() {
+		t.Error("the write after the promotion did not reach the other replica")
+	}
+	sameData(t, a, b)
+}
