@@ -46,6 +46,10 @@ type masterLink struct {
 // roleState is ROLE's word for the link.
 func (m *masterLink) roleState() string { return m.state.Load().(string) }
 
+// close stops the link without waiting for its goroutine, which may be
+// waiting for the gate an EXEC holds (Sentinel promotes a replica inside
+// MULTI/EXEC): the goroutine finds itself stale (current) before it applies
+// anything and exits.
 func (m *masterLink) close() {
 	close(m.stop)
 	m.mu.Lock()
@@ -53,8 +57,14 @@ func (m *masterLink) close() {
 		m.nc.Close()
 	}
 	m.mu.Unlock()
-	<-m.done
 }
+
+// current reports whether m is still the server's link; a stale link's
+// goroutine must not change anything. Preconditions: r.mu held.
+func (r *replication) current(m *masterLink) bool { return r.master == m }
+
+// errStaleLink ends a link's goroutine that REPLICAOF replaced.
+var errStaleLink = errors.New("the replication link was replaced")
 
 // isReplica reports whether the server is a replica now.
 func (s *Server) isReplica() bool { return s.store.replica.Load() }
@@ -245,16 +255,20 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 			return fmt.Errorf("PSYNC: %q", reply)
 		}
 		m.syncing.Store(true)
-		if err := s.fullCopy(br, line, f[1], newOff); err != nil {
+		if err := s.fullCopy(m, br, line, f[1], newOff); err != nil {
 			return err
 		}
 		m.syncing.Store(false)
 	case len(f) >= 1 && f[0] == "+CONTINUE":
-		if len(f) == 2 && f[1] != id {
-			r.mu.Lock()
-			r.id2, r.off2, r.id = r.id, r.offset, f[1]
+		r.mu.Lock()
+		if !r.current(m) {
 			r.mu.Unlock()
+			return errStaleLink
 		}
+		if len(f) == 2 && f[1] != id {
+			r.id2, r.off2, r.id = r.id, r.offset, f[1]
+		}
+		r.mu.Unlock()
 		s.log.Info("replication continues from the backlog", "offset", off)
 	default:
 		return fmt.Errorf("PSYNC: the primary answered %q", reply)
@@ -305,7 +319,10 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 			batch = append(batch, p)
 		}
 		m.lastIO.Store(time.Now().Unix())
-		if err := s.applyStream(batch); err != nil {
+		if err := s.applyStream(m, batch); err != nil {
+			if errors.Is(err, errStaleLink) {
+				return err
+			}
 			// The data and the stream disagree: start over from a copy.
 			r.mu.Lock()
 			r.id, r.offset = "?", -1
@@ -343,10 +360,17 @@ func readRecord(br *bufio.Reader, nc net.Conn) ([]byte, error) {
 // applyStream applies a batch of the primary's ops, logs them to this
 // server's log, feeds this server's backlog, and makes them as durable as
 // appendfsync says.
-func (s *Server) applyStream(ops [][]byte) error {
+func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	st := s.store
 	var lsn uint64
 	st.gate.Lock()
+	s.repl.mu.Lock()
+	stale := !s.repl.current(m)
+	s.repl.mu.Unlock()
+	if stale {
+		st.gate.Unlock()
+		return errStaleLink
+	}
 	for _, op := range ops {
 		if len(op) > 0 && op[0] != opReplPing {
 			if err := st.replay(op, 0, nil); err != nil {
@@ -371,7 +395,7 @@ func (s *Server) applyStream(ops [][]byte) error {
 
 // fullCopy reads the primary's copy (a bulk string of syncPayload's format)
 // and makes it the key space, logged as a flush and one RESTORE op a key.
-func (s *Server) fullCopy(br *bufio.Reader, line func() (string, error), id string, offset int64) error {
+func (s *Server) fullCopy(m *masterLink, br *bufio.Reader, line func() (string, error), id string, offset int64) error {
 	l, err := line()
 	if err != nil {
 		return err
@@ -410,6 +434,13 @@ func (s *Server) fullCopy(br *bufio.Reader, line func() (string, error), id stri
 	st := s.store
 	var lsn uint64
 	st.gate.Lock()
+	s.repl.mu.Lock()
+	stale := !s.repl.current(m)
+	s.repl.mu.Unlock()
+	if stale {
+		st.gate.Unlock()
+		return errStaleLink
+	}
 	for _, op := range ops {
 		if err := st.replay(op, 0, nil); err != nil {
 			st.gate.Unlock()
@@ -470,6 +501,7 @@ func (s *Server) stopReplication() {
 	r.mu.Unlock()
 	if m != nil {
 		m.close()
+		<-m.done
 	}
 }
 

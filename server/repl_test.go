@@ -183,3 +183,60 @@ func TestReplicationPromotion(t *testing.T) {
 	}
 	sameData(t, a, b)
 }
+
+// TestReplicationPromotionInExec: Sentinel promotes a replica with REPLICAOF
+// NO ONE inside MULTI/EXEC while its primary streams writes to it: EXEC
+// holds the gate the stream needs, and the promotion must not wait for the
+// stream; after it, the promoted server takes writes and nothing of the old
+// stream is applied.
+func TestReplicationPromotionInExec(t *testing.T) {
+	ctx := context.Background()
+	_, paddr := start(t, server.Config{})
+	_, aaddr := start(t, server.Config{})
+	p, a := client(t, paddr), client(t, aaddr)
+	replicaOf(t, a, paddr)
+	stop := make(chan struct{})
+	streaming := make(chan struct{})
+	go func() {
+		defer close(streaming)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+				p.CFAdd(ctx, "busy", fmt.Sprint(i))
+			}
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.TxPipelined(ctx, func(pp redis.Pipeliner) error {
+			pp.Do(ctx, "REPLICAOF", "NO", "ONE")
+			pp.Do(ctx, "CLIENT", "KILL", "TYPE", "normal")
+			return nil
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("promotion in MULTI/EXEC: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the promotion in MULTI/EXEC is stuck")
+	}
+	close(stop)
+	<-streaming
+	if role := infoFields(t, a, "replication")["role"]; role != "master" {
+		t.Fatalf("after the promotion a is %s", role)
+	}
+	off := infoFields(t, a, "replication")["master_repl_offset"]
+	time.Sleep(100 * time.Millisecond)
+	if got := infoFields(t, a, "replication")["master_repl_offset"]; got != off {
+		t.Errorf("the promoted server's offset moved from %s to %s with no write to it", off, got)
+	}
+	if err := a.CFAdd(ctx, "mine", "x").Err(); err != nil {
+		t.Errorf("a write to the promoted server: %v", err)
+	}
+}
