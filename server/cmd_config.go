@@ -91,7 +91,7 @@ type settings struct {
 func newSettings(cfg Config) settings {
 	st := settings{cfg: cfg, save: defaultSave, port: -1, tlsPort: -1}
 	if st.cfg.ReplicaPriority == 0 {
-		st.cfg.ReplicaPriority = 100 // Config's zero value; CONFIG SET may set 0 (never promote)
+		st.cfg.ReplicaPriority = 100 // Config's zero value (see ReplicaPriority)
 	}
 	st.cfg.Limits = cfg.Limits.withDefaults()
 	st.cfg.FilterDefaults = cfg.FilterDefaults.withDefaults()
@@ -186,8 +186,8 @@ var settingsTable = []*setting{
 		get: func(s *Server, st *settings) string { return itoa(s.repl.size) },
 		set: func(st *settings, v value) { st.cfg.ReplBacklogSize = v.n }},
 	{name: "replica-priority", kind: kindInt, lo: 0, hi: math.MaxInt32, mutable: true, def: "100",
-		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.ReplicaPriority)) },
-		set: func(st *settings, v value) { st.cfg.ReplicaPriority = int(v.n) }},
+		get: func(s *Server, st *settings) string { return itoa(int64(max(st.cfg.ReplicaPriority, 0))) },
+		set: func(st *settings, v value) { st.cfg.ReplicaPriority = priorityConfig(v.n) }},
 	{name: "replica-read-only", kind: kindEnum, enum: []string{"yes"}, def: "yes",
 		get: func(s *Server, st *settings) string { return "yes" },
 		set: func(st *settings, v value) {}},

@@ -530,5 +530,13 @@ func (s *Server) replicaOfSetting() string {
 func (s *Server) replicaPriority() int {
 	s.conf.mu.Lock()
 	defer s.conf.mu.Unlock()
-	return s.conf.st.cfg.ReplicaPriority
+	return max(s.conf.st.cfg.ReplicaPriority, 0)
+}
+
+// priorityConfig is Config.ReplicaPriority for replica-priority n.
+func priorityConfig(n int64) int {
+	if n == 0 {
+		return -1
+	}
+	return int(n)
 }

@@ -44,7 +44,8 @@ type Config struct {
 	// that reconnect (repl-backlog-size); 0 means 1 MiB.
 	ReplBacklogSize int64
 	// ReplicaPriority is what INFO reports as slave_priority for Sentinel
-	// (replica-priority); 0 means 100.
+	// (replica-priority: the lowest is promoted first, 0 never). 0 means
+	// the default, 100; a negative value means 0.
 	ReplicaPriority int
 	// MaxMemory bounds the bytes of all filters; 0 means no limit. A write
 	// that would exceed it answers "ERR Insufficient memory".

@@ -65,6 +65,11 @@ func runServe(e *env, args []string) error {
 	dir := fs.String("dir", "./cuckoo-data", "data directory (snapshot and append-only log); empty for none")
 	fsync := fs.String("appendfsync", "everysec", "always, everysec or no")
 	pass := fs.String("requirepass", "", "the default user's password, which clients must AUTH with")
+	replicaOf := fs.String("replicaof", "", "start as a replica of this primary: \"`host port`\" (REPLICAOF at runtime)")
+	masterAuth := fs.String("masterauth", "", "the password a replica authenticates to its primary with")
+	masterUser := fs.String("masteruser", "", "the user a replica authenticates to its primary as (with --masterauth)")
+	backlog := sizeVar(fs, "repl-backlog-size", 1<<20, 16<<10, math.MaxInt64, "`bytes` of the replication stream kept for replicas that reconnect")
+	priority := countVar(fs, "replica-priority", 100, 0, math.MaxInt32, "Sentinel promotes the replica of lowest priority first; 0: never")
 	aclFile := fs.String("aclfile", "", "the users (ACL SETUSER's rules, one user a line): loaded at start if it exists, written by ACL SAVE")
 	maxmem := sizeVar(fs, "maxmemory", 0, 0, math.MaxInt64, "`bytes` of filters at most, as redis.conf writes sizes: 100mb, 2gb (0: no limit)")
 	maxFilter := sizeVar(fs, "max-filter-memory", 0, 0, math.MaxInt64, "`bytes` one filter may take at most, so that no single command reserves more (0: the machine's memory)")
@@ -95,10 +100,20 @@ func runServe(e *env, args []string) error {
 	// settings replace them, then the flags given explicitly win again, as
 	// redis-server's command line overrides its file.
 	flagged := map[string]func(c *server.Config){
-		"dir":                       func(c *server.Config) { c.Dir = *dir },
-		"appendfsync":               func(c *server.Config) { c.AppendFsync = *fsync },
-		"requirepass":               func(c *server.Config) { c.RequirePass = *pass },
-		"aclfile":                   func(c *server.Config) { c.ACLFile = *aclFile },
+		"dir":               func(c *server.Config) { c.Dir = *dir },
+		"appendfsync":       func(c *server.Config) { c.AppendFsync = *fsync },
+		"requirepass":       func(c *server.Config) { c.RequirePass = *pass },
+		"aclfile":           func(c *server.Config) { c.ACLFile = *aclFile },
+		"replicaof":         func(c *server.Config) { c.ReplicaOf = *replicaOf },
+		"masterauth":        func(c *server.Config) { c.MasterAuth = *masterAuth },
+		"masteruser":        func(c *server.Config) { c.MasterUser = *masterUser },
+		"repl-backlog-size": func(c *server.Config) { c.ReplBacklogSize = backlog.n },
+		"replica-priority": func(c *server.Config) {
+			c.ReplicaPriority = int(priority.n)
+			if priority.n == 0 {
+				c.ReplicaPriority = -1 // Config's zero value is the default, 100
+			}
+		},
 		"max-item-size":             func(c *server.Config) { c.Limits.MaxItem = int(maxItem.n) },
 		"max-args":                  func(c *server.Config) { c.Limits.MaxArgs = int(maxArgs.n) },
 		"maxmemory":                 func(c *server.Config) { c.MaxMemory = maxmem.n },
