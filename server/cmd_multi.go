@@ -180,7 +180,19 @@ func encodeMulti(ops [][]byte) []byte {
 	return w
 }
 
-var errNestedMulti = errors.New("a transaction record inside a transaction record")
+var errNestedMulti = errors.New("a transaction record nested deeper than a replica's batch")
+
+// nestedMulti reports whether transaction record b holds another.
+func nestedMulti(b []byte) bool {
+	r := &opReader{b: b[1:]}
+	n := r.uvarint()
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		if o := r.str(); len(o) > 0 && o[0] == opMulti {
+			return true
+		}
+	}
+	return false
+}
 
 // replayMulti replays a transaction's record: each of its ops in order, all
 // at the record's offset.
@@ -201,7 +213,9 @@ func (st *store) replayMulti(b []byte, at int64, fz *fuzzyLog) error {
 		return errShortOp
 	}
 	for _, o := range ops {
-		if len(o) > 0 && o[0] == opMulti {
+		// A replica's batch (repl_position.go) may hold the primary's
+		// transactions: one level of nesting, no more.
+		if len(o) > 0 && o[0] == opMulti && nestedMulti(o) {
 			return errNestedMulti
 		}
 		if err := st.replay(o, at, fz); err != nil {

@@ -66,6 +66,10 @@ type store struct {
 	// it never drops an expired key itself (lookups still hide it).
 	repl    *replication
 	replica atomic.Bool
+	// replID and replOffset are the replication position the log recorded
+	// last (repl_position.go): set by recovery, read by New.
+	replID     string
+	replOffset int64
 
 	exp   expiries     // the keys with a deadline (keyspace_expire.go)
 	clock atomic.Int64 // Unix seconds, ticked by the sweeper: OBJECT IDLETIME's clock

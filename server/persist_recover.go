@@ -372,6 +372,9 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 	if len(b) > 0 && b[0] == opMulti {
 		return st.replayMulti(b, at, fz)
 	}
+	if len(b) > 0 && b[0] == opReplPos {
+		return st.replayPosition(b)
+	}
 	o, err := decodeOp(b)
 	if err != nil {
 		return err

@@ -129,6 +129,12 @@ func (st *store) snapshot(dir string) (int, int64, uint64, error) {
 		st.gate.Unlock()
 		return 0, 0, 0, err
 	}
+	if r := st.repl; r != nil && st.replica.Load() {
+		// A replica's position starts the new generation (repl_position.go).
+		r.mu.Lock()
+		st.aof.append(encodeReplPos(r.id, r.offset))
+		r.mu.Unlock()
+	}
 	dirty := st.dirty.Swap(0)
 	st.snap.begin(names)
 	st.gate.Unlock()

@@ -129,6 +129,7 @@ func (s *Server) promote() {
 		return
 	}
 	m.close()
+	s.logPosition("", -1) // writes as a primary follow: the position no longer describes the data
 	r.mu.Lock()
 	r.master = nil
 	r.id2, r.off2 = r.id, r.offset
@@ -371,6 +372,7 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 		st.gate.Unlock()
 		return errStaleLink
 	}
+	logged := make([][]byte, 0, len(ops)+1)
 	for _, op := range ops {
 		if len(op) > 0 && op[0] != opReplPing {
 			if err := st.replay(op, 0, nil); err != nil {
@@ -378,13 +380,19 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 				return err
 			}
 			st.dirty.Add(1)
-			if st.aof != nil {
-				lsn = st.aof.append(op)
-			}
+			logged = append(logged, op)
 		}
 		s.repl.mu.Lock()
 		s.repl.feedLocked(op)
 		s.repl.mu.Unlock()
+	}
+	if st.aof != nil {
+		// The batch and the position after it, as one record
+		// (repl_position.go).
+		s.repl.mu.Lock()
+		logged = append(logged, encodeReplPos(s.repl.id, s.repl.offset))
+		s.repl.mu.Unlock()
+		lsn = st.aof.append(encodeMulti(logged))
 	}
 	st.gate.Unlock()
 	if lsn > 0 {
@@ -441,16 +449,23 @@ func (s *Server) fullCopy(m *masterLink, br *bufio.Reader, line func() (string, 
 		st.gate.Unlock()
 		return errStaleLink
 	}
-	for _, op := range ops {
+	for i, op := range ops {
 		if err := st.replay(op, 0, nil); err != nil {
 			st.gate.Unlock()
 			return fmt.Errorf("full copy: %w", err)
 		}
 		st.dirty.Add(1)
-		if st.aof != nil {
+		switch {
+		case st.aof == nil:
+		case i == 0:
+			// The position is invalid from the flush until the copy is
+			// whole (repl_position.go).
+			st.aof.append(encodeMulti([][]byte{encodeReplPos("", -1), op}))
+		default:
 			lsn = st.aof.append(op)
 		}
 	}
+	lsn = max(lsn, s.logPosition(id, offset))
 	r := s.repl
 	r.mu.Lock()
 	r.id, r.id2, r.off2 = id, strings.Repeat("0", 40), -1

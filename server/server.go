@@ -191,6 +191,7 @@ func New(cfg Config) (*Server, error) {
 	s.repl = newReplication(cfg.ReplBacklogSize)
 	s.store.repl = s.repl
 	go s.heartbeat()
+	s.adoptPosition(cfg.ReplicaOf != "")
 	if cfg.ReplicaOf != "" {
 		host, port, ok := parseHostPort(cfg.ReplicaOf)
 		if !ok {

@@ -1,0 +1,71 @@
+package server
+
+// A replica's replication position, kept with its data, so that a restarted
+// replica continues from its primary's backlog instead of taking a full
+// copy.
+//
+// Protocol. The replica logs each applied batch as one transaction record:
+// the primary's ops, then opReplPos with the replication id and the offset
+// after them; a crash keeps the batch and its position together or neither.
+// A full copy logs an invalid position and the flush as one record, then a
+// RESTORE op a key, then the position; a snapshot's rotation logs the
+// position first in the new log generation, with the gate held. A promotion
+// (REPLICAOF NO ONE), and a start without --replicaof, log an invalid
+// position: from then on the data may take writes the primary never saw.
+// Recovery keeps the last position replayed; New adopts it when the server
+// starts as a replica.
+//
+//	opReplPos  string id, uvarint offset+1 (0: no valid position)
+
+// opReplPos is a replica's position in its log; apart from the other ops.
+const opReplPos byte = 66
+
+func encodeReplPos(id string, offset int64) []byte {
+	return opWriter{opReplPos}.str([]byte(id)).uvarint(uint64(offset + 1))
+}
+
+// replayPosition records a logged position.
+func (st *store) replayPosition(b []byte) error {
+	r := &opReader{b: b[1:]}
+	id := r.str()
+	off := int64(r.uvarint()) - 1
+	if r.err == nil && len(r.b) != 0 {
+		return errShortOp
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if off < 0 {
+		st.replID, st.replOffset = "", -1
+	} else {
+		st.replID, st.replOffset = string(id), off
+	}
+	return nil
+}
+
+// logPosition appends the replica's position to its log now.
+// Preconditions: the gate held exclusively (or no writer exists).
+func (s *Server) logPosition(id string, offset int64) uint64 {
+	if s.store.aof == nil {
+		return 0
+	}
+	return s.store.aof.append(encodeReplPos(id, offset))
+}
+
+// adoptPosition starts the replication state from the recovered position if
+// the server starts as a replica; otherwise it invalidates the position.
+func (s *Server) adoptPosition(replica bool) {
+	st, r := s.store, s.repl
+	if st.replID == "" {
+		return
+	}
+	if !replica {
+		s.logPosition("", -1)
+		st.replID = ""
+		return
+	}
+	r.mu.Lock()
+	r.id, r.offset, r.start, r.buf = st.replID, st.replOffset, st.replOffset, nil
+	r.mu.Unlock()
+	s.log.Info("replication position recovered", "replid", st.replID, "offset", st.replOffset)
+}
