@@ -176,7 +176,38 @@ func (s *Server) permitted(cl *client, cmd *bound, args [][]byte) string {
 		s.denied(cl, "key", string(key), u.Name)
 		return "NOPERM No permissions to access a key"
 	}
+	if ch, bad := deniedChannel(u, cmd.spec, args); bad {
+		s.denied(cl, "channel", string(ch), u.Name)
+		return "NOPERM No permissions to access a channel"
+	}
 	return ""
+}
+
+// deniedChannel returns the first channel (or pattern) of args u may not
+// use, for the commands that name channels: PUBLISH and SPUBLISH their
+// first argument, SUBSCRIBE and SSUBSCRIBE every argument, PSUBSCRIBE every
+// argument as a pattern, which must be one of u's own literally
+// (acl.User.CanChannel). Unsubscribing is never denied.
+func deniedChannel(u *acl.User, spec *command.Spec, args [][]byte) ([]byte, bool) {
+	if spec.Flags&command.PubSub == 0 {
+		return nil, false
+	}
+	var chans [][]byte
+	pattern := false
+	switch spec.Name {
+	case "publish", "spublish":
+		chans = args[1:2]
+	case "subscribe", "ssubscribe":
+		chans = args[1:]
+	case "psubscribe":
+		chans, pattern = args[1:], true
+	}
+	for _, c := range chans {
+		if !u.CanChannel(string(c), pattern) {
+			return c, true
+		}
+	}
+	return nil, false
 }
 
 // denied records a denial for ACL LOG.
@@ -430,6 +461,10 @@ func aclDryrun(s *Server, cl *client, a [][]byte) {
 		})
 		if denied != nil {
 			cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to access the '%s' key", u.Name, denied))
+			return
+		}
+		if ch, bad := deniedChannel(u, cmd.spec, req); bad {
+			cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to access the '%s' channel", u.Name, ch))
 			return
 		}
 	}

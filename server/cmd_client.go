@@ -137,15 +137,21 @@ func (s *Server) clientLine(c *client) string {
 		return *p
 	}
 	now := time.Now()
-	flags := "N"
+	flags := ""
+	if c.subscribed() {
+		flags += "P"
+	}
 	if c.inMulti.Load() {
-		flags = "x"
+		flags += "x"
 	}
 	if c.noEvict.Load() {
 		flags += "e"
 	}
 	if c.noTouch.Load() {
 		flags += "T"
+	}
+	if flags == "" {
+		flags = "N"
 	}
 	cmd := "NULL"
 	if c.lastCmd.Load() >= 0 {
@@ -155,10 +161,10 @@ func (s *Server) clientLine(c *client) string {
 	if c.inMulti.Load() {
 		multi = int(c.nqueued.Load())
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d watch=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.fd, str(c.name.Load()),
 		int(now.Sub(c.created).Seconds()), int(now.Sub(time.Unix(0, c.lastActive.Load())).Seconds()),
-		flags, multi, c.watching.Load(), cmd, c.userName(), c.proto.Load(), str(c.libName.Load()), str(c.libVer.Load()))
+		flags, c.nsub.Load(), c.npsub.Load(), c.nssub.Load(), multi, c.watching.Load(), cmd, c.userName(), c.proto.Load(), str(c.libName.Load()), str(c.libVer.Load()))
 }
 
 // clientList returns the connected clients, by id, but those killed.
@@ -212,8 +218,8 @@ func clientList(s *Server, cl *client, a [][]byte) {
 	}
 	var sb strings.Builder
 	for _, c := range s.clientList() {
-		if typ != "" && typ != "normal" || ids != nil && !slices.Contains(ids, c.id) {
-			continue // every client of this server is a normal one
+		if typ != "" && typ != c.clientType() || ids != nil && !slices.Contains(ids, c.id) {
+			continue
 		}
 		sb.WriteString(s.clientLine(c))
 		sb.WriteByte('\n')
@@ -258,7 +264,7 @@ func clientKill(s *Server, cl *client, a [][]byte) {
 				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unknown client type '%s'", printable(a[i+1], 32))))
 				return
 			}
-			match = append(match, func(*client) bool { return t == "normal" })
+			match = append(match, func(c *client) bool { return t == c.clientType() })
 		case "USER":
 			match = append(match, func(c *client) bool { return c.userName() == v })
 		case "ADDR":
@@ -302,6 +308,16 @@ func clientKill(s *Server, cl *client, a [][]byte) {
 		}
 	}
 	cl.wr.WriteInt(n)
+}
+
+// clientType is CLIENT LIST's and KILL's TYPE of c, as Redis's
+// getClientType: pubsub while it has a subscription, else normal. (No
+// client of this server is typed master or replica.)
+func (c *client) clientType() string {
+	if c.subscribed() {
+		return "pubsub"
+	}
+	return "normal"
 }
 
 // kill closes c's connection: at once for another client (its reads fail

@@ -68,14 +68,17 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		"executable", exe, "config_file", s.cfg.ConfigFile)
 	if w.wants("clients") {
 		clients := s.clientList()
-		watching := 0
+		watching, subscribers := 0, 0
 		for _, c := range clients {
 			if c.watching.Load() > 0 {
 				watching++
 			}
+			if c.subscribed() {
+				subscribers++
+			}
 		}
 		w.section("Clients", "connected_clients", len(clients), "maxclients", s.clientLimits().MaxClients,
-			"blocked_clients", 0, "tracking_clients", 0, "watching_clients", watching)
+			"blocked_clients", 0, "tracking_clients", 0, "pubsub_clients", subscribers, "watching_clients", watching)
 	}
 	if w.wants("memory") {
 		var ms runtime.MemStats
@@ -104,11 +107,13 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.dirty.Load(),
 			"rdb_bgsave_in_progress", 0, "rdb_last_save_time", s.lastSave.Load(), "aof_enabled", 0)
 	}
+	psChannels, psPatterns, psShard := s.pubsubCounts()
 	w.section("Stats", "total_connections_received", s.stats.conns.Load(), "total_commands_processed", s.stats.cmds.Load(),
 		"total_net_input_bytes", s.stats.netIn.Load(), "total_net_output_bytes", s.stats.netOut.Load(),
 		"rejected_connections", s.stats.rejected.Load(),
 		"sync_full", s.repl.syncFull.Load(), "sync_partial_ok", s.repl.syncPartialOK.Load(), "sync_partial_err", s.repl.syncPartialErr.Load(), "expired_keys", st.expiredKeys.Load(), "evicted_keys", 0,
 		"keyspace_hits", s.stats.hits.Load(), "keyspace_misses", s.stats.misses.Load(),
+		"pubsub_channels", psChannels, "pubsub_patterns", psPatterns, "pubsubshard_channels", psShard,
 		"total_error_replies", s.stats.errors.Load())
 	if w.wants("replication") {
 		w.section("Replication", s.replicationInfo()...)

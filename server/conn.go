@@ -50,6 +50,11 @@ type client struct {
 	watching atomic.Int32
 	// monitor, after MONITOR, receives the lines of every command run.
 	monitor chan []byte
+	// sub is the pub/sub state, from the first subscription on
+	// (cmd_pubsub.go); nsub, npsub and nssub count the channels, patterns
+	// and shard channels subscribed to.
+	sub                *subscriber
+	nsub, npsub, nssub atomic.Int32
 	// replLink is set by REPLCONF and PSYNC from a replica; replStart once
 	// PSYNC has made the connection a replica link (repl.go).
 	replLink  *replicaLink
@@ -78,6 +83,7 @@ func (s *Server) mayProceed(cl *client) bool { return cl.user.Load() != nil }
 func (s *Server) serveConn(cl *client) {
 	defer func() {
 		cl.nc.Close()
+		s.dropSubscriber(cl)
 		s.releaseInflight(cl)
 		s.mu.Lock()
 		delete(s.clients, cl)
@@ -94,7 +100,7 @@ func (s *Server) serveConn(cl *client) {
 			if s.endPipeline(cl) {
 				s.log.Debug("protocol error; closing the connection", "client", cl.id, "err", err)
 				cl.wr.WriteError("ERR " + err.Error())
-				cl.wr.Flush()
+				s.flush(cl)
 			}
 			return
 		}
@@ -146,8 +152,8 @@ func (s *Server) serveConn(cl *client) {
 // after setting ours never leaves a read blocked past it.
 func (s *Server) armTimeout(cl *client) {
 	timeout := s.clientLimits().Timeout
-	if timeout <= 0 {
-		return
+	if timeout <= 0 || cl.sub != nil && cl.subscribed() {
+		return // as in Redis, a subscriber may stay silent
 	}
 	cl.nc.SetReadDeadline(time.Now().Add(timeout))
 	if s.closing.Load() {
@@ -171,9 +177,19 @@ func (s *Server) endPipeline(cl *client) bool {
 		cl.lsn = 0
 	}
 	cl.logged = cl.logged[:0]
-	err := cl.wr.Flush()
+	err := s.flush(cl)
 	s.releaseInflight(cl)
 	return err == nil
+}
+
+// flush writes the buffered replies; for a connection with a subscriber,
+// holding its write lock, with the pushes queued meanwhile after them
+// (flushSubscribed).
+func (s *Server) flush(cl *client) error {
+	if cl.sub != nil {
+		return s.flushSubscribed(cl)
+	}
+	return cl.wr.Flush()
 }
 
 // releaseInflight gives back the dump chunk bytes cl charged.

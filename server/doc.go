@@ -68,7 +68,8 @@
 //     lookups take no lock, so a CF.EXISTS of another client may see a
 //     transaction's inserts before its EXEC returns (cmd_multi.go).
 //   - CLIENT LIST prints only the fields this server keeps (no buffer
-//     sizes); every client is a normal one.
+//     sizes); a client is a pubsub one while it has a subscription, else a
+//     normal one.
 //   - SHUTDOWN NOSAVE skips the final snapshot and loses nothing: the log
 //     holds every acknowledged write.
 //
@@ -91,8 +92,38 @@
 // ACL LOG (merged with an equal one less than a minute old); inside MULTI
 // it aborts the transaction (EXECABORT), and EXEC checks each command again.
 // Commands that need no authentication (AUTH, HELLO, QUIT) are never denied.
-// Not supported: selectors, pub/sub channel checks (there is no pub/sub yet;
-// channel rules are kept and shown).
+// Channels are checked as Redis checks them: PUBLISH's channel and each of
+// SUBSCRIBE's must match one of the user's &patterns, each of PSUBSCRIBE's
+// patterns must be one of them literally (NOPERM "No permissions to access a
+// channel", ACL LOG reason "channel"); the default user has allchannels, a
+// new user none. Not supported: selectors; a subscriber whose user loses a
+// channel stays subscribed (Redis disconnects it).
+//
+// # Pub/sub
+//
+// SUBSCRIBE, PSUBSCRIBE, their UNSUBSCRIBEs, PUBLISH and PUBSUB are Redis
+// 7.2's, with the shard variants (SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH,
+// PUBSUB SHARDCHANNELS and SHARDNUMSUB) as a second namespace of plain
+// channels. Confirmations and messages are arrays in RESP2 and pushes in
+// RESP3. In RESP2 a connection with a subscription may run only
+// (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING (answered ["pong", message]) and
+// QUIT; in RESP3 anything. Patterns are KEYS's globs (* ? and \ escapes, no
+// [classes]). A subscriber is exempt from timeout.
+//
+// Delivery (cmd_pubsub.go): PUBLISH runs on the publisher's goroutine and
+// never writes to a subscriber's connection. Under the registry's read lock
+// it appends the message, encoded once per protocol, to each subscriber's
+// pending buffer and wakes that subscriber's push goroutine, which writes
+// the whole buffer holding the connection's write lock; the connection's own
+// goroutine holds that lock to flush its replies, so a push never lands
+// inside a reply, and one publisher's messages reach a subscriber in PUBLISH
+// order. A (P|S)SUBSCRIBE holds pushes back until its pipeline's replies
+// (its confirmation among them) are flushed. The bound: a subscriber's bytes
+// pending and being written stay under 32 MiB (Redis's pubsub
+// client-output-buffer-limit hard limit); the PUBLISH that would pass it
+// drops the subscriber's messages and closes its connection instead of
+// waiting, so PUBLISH never blocks on a slow subscriber. PUBLISH's reply
+// counts the deliveries (a client matched by a channel and a pattern twice).
 //
 // # Limits at the door
 //

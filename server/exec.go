@@ -136,6 +136,9 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	if cmd != nil && !cmd.noAuth {
 		msg = s.permitted(cl, cmd, args)
 	}
+	if msg == "" && cl.sub != nil {
+		msg = subscribedRefusal(cl, cmd) // RESP2's subscribed mode
+	}
 	if msg == "" && cmd.write && s.store.replica.Load() {
 		msg = "READONLY You can't write against a read only replica."
 	}
@@ -179,6 +182,10 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	cl.lastCmd.Store(cmd.id)
 	if s.mon.n.Load() > 0 {
 		s.feedMonitors(cl, cmd.spec, args)
+	}
+	if cl.sub != nil {
+		s.runSubscribed(cl, cmd, args)
+		return
 	}
 	cmd.run(s, cl, args)
 }

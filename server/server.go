@@ -106,6 +106,7 @@ type Server struct {
 	cfDefaults atomic.Pointer[FilterDefaults]
 	conf       liveConfig // the settings CONFIG GET and SET read and change (cmd_config.go)
 	mon        monitors
+	ps         pubsub // channels and patterns to subscribers (cmd_pubsub.go)
 	// finalSave is SHUTDOWN's choice: -1 NOSAVE, 1 SAVE, 0 a snapshot if
 	// anything changed.
 	finalSave atomic.Int32

@@ -260,3 +260,62 @@ func asRuleError(err error, target **acl.RuleError) bool {
 	*target = re
 	return ok
 }
+
+// TestChannels: a channel matches a user's channel patterns as a glob; a
+// pattern subscription must name one of them literally, as Redis checks;
+// allchannels (&*) grants everything, a new user nothing.
+func TestChannels(t *testing.T) {
+	cat := catalog()
+	u, err := acl.NewUser("u", cat).Apply("&news.*", "&__sentinel__:hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		channel   string
+		isPattern bool
+		ok        bool
+	}{
+		{"news.sport", false, true},
+		{"news.", false, true},
+		{"news", false, false},
+		{"__sentinel__:hello", false, true},
+		{"__sentinel__:hellox", false, false},
+		{"other", false, false},
+		{"news.*", true, true},             // the rule itself, literally
+		{"news.sport", true, false},        // matches a rule, but is not one
+		{"news.s*", true, false},           // narrower than a rule, yet not one of them
+		{"*", true, false},                 // wider
+		{"__sentinel__:hello", true, true}, // a rule without globs
+	} {
+		if got := u.CanChannel(tc.channel, tc.isPattern); got != tc.ok {
+			t.Errorf("CanChannel(%q, pattern=%v) = %v, want %v", tc.channel, tc.isPattern, got, tc.ok)
+		}
+	}
+	if got := u.Channels(); got != "&news.* &__sentinel__:hello" {
+		t.Errorf("Channels() = %q", got)
+	}
+	if u.Unrestricted() {
+		t.Error("a user with channel rules is unrestricted")
+	}
+	fresh := acl.NewUser("v", cat)
+	if fresh.CanChannel("x", false) || fresh.CanChannel("*", true) {
+		t.Error("a new user may use channels (Redis 7: resetchannels)")
+	}
+	all, err := fresh.Apply("allchannels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !all.CanChannel("anything", false) || !all.CanChannel("any*", true) {
+		t.Error("allchannels does not grant every channel and pattern")
+	}
+	def := acl.DefaultUser(cat)
+	if !def.CanChannel("x", false) || !def.CanChannel("*", true) || !def.Unrestricted() {
+		t.Error("the default user is restricted")
+	}
+	if u2, _ := def.Apply("resetchannels"); u2.Unrestricted() || u2.CanChannel("x", false) {
+		t.Error("resetchannels leaves the default user unrestricted")
+	}
+	if _, err := all.Apply("&more"); err == nil || !strings.Contains(err.Error(), "Try 'resetchannels'") {
+		t.Errorf("a pattern after allchannels: %v", err)
+	}
+}

@@ -14,6 +14,10 @@
 //
 // Keys: a user holds key patterns, each granting read, write or both
 // (~pattern and %RW~pattern both, %R~ read, %W~ write); "allkeys" is ~*.
+// Channels (pub/sub): &pattern grants the channels matching it, and the
+// pattern subscription of exactly that pattern; "allchannels" is &*; a new
+// user has none (resetchannels, Redis 7's default), the default user all
+// (CanChannel).
 // Passwords are kept as SHA-256 digests only; a check hashes the candidate
 // and compares in constant time.
 //

@@ -335,9 +335,9 @@ func (u *User) CheckPassword(pass string) bool {
 	return ok == 1
 }
 
-// Unrestricted reports whether the user may run every command on every key:
-// the dispatcher's fast path.
-func (u *User) Unrestricted() bool { return u.allCmds && u.allKeys }
+// Unrestricted reports whether the user may run every command on every key
+// and channel: the dispatcher's fast path.
+func (u *User) Unrestricted() bool { return u.allCmds && u.allKeys && u.allChans }
 
 // CanRun reports whether the user may run command id.
 func (u *User) CanRun(id int) bool {
@@ -352,6 +352,23 @@ func (u *User) CanAccess(key []byte, read, write bool) bool {
 	k := string(key)
 	for _, p := range u.keys {
 		if (!read || p.Read) && (!write || p.Write) && match.Match(k, p.Pattern) {
+			return true
+		}
+	}
+	return false
+}
+
+// CanChannel reports whether the user may publish or subscribe to channel
+// or, if isPattern, subscribe to the pattern channel. As in Redis, a channel
+// is matched against the user's channel patterns (glob syntax), while a
+// pattern must be one of them literally: a pattern covers channels no check
+// of it could foresee, so only the rule that grants it may.
+func (u *User) CanChannel(channel string, isPattern bool) bool {
+	if u.allChans {
+		return true
+	}
+	for _, p := range u.channels {
+		if isPattern && p == channel || !isPattern && match.Match(channel, p) {
 			return true
 		}
 	}

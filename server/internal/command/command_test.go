@@ -177,6 +177,10 @@ func TestFacts(t *testing.T) {
 		{"client", -2, 0, "", ""},
 		{"client|kill", -3, command.Admin | command.NoScript | command.Loading | command.Stale, "connection", ""},
 		{"command|getkeys", -3, command.Loading | command.Stale, "connection", ""},
+		{"subscribe", -2, command.PubSub | command.NoScript | command.Loading | command.Stale, "", ""},
+		{"publish", 3, command.PubSub | command.Loading | command.Stale | command.Fast | command.MayReplicate, "", ""},
+		{"pubsub|numpat", 2, command.PubSub | command.Loading | command.Stale, "", ""},
+		{"pubsub|help", 2, command.Loading | command.Stale, "", ""},
 	} {
 		s := command.Find(tc.name)
 		if s == nil {
