@@ -117,6 +117,7 @@ func (s *Server) loadACLFile() error {
 		return err
 	}
 	s.closeDeletedUsers()
+	s.closeUnpermittedSubscribers(nil)
 	return nil
 }
 
@@ -242,6 +243,7 @@ func aclSetUser(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR "+err.Error()))
 		return
 	}
+	s.closeUnpermittedSubscribers(cl)
 	cl.wr.WriteString("OK")
 }
 

@@ -311,6 +311,35 @@ func (s *Server) dropSubscriber(cl *client) {
 	<-sub.exited
 }
 
+// closeUnpermittedSubscribers closes the connections subscribed to a
+// channel or pattern their user may no longer use, after ACL SETUSER or ACL
+// LOAD, as Redis does; self (the caller, if any) is closed after its reply.
+func (s *Server) closeUnpermittedSubscribers(self *client) {
+	var out []*client
+	denied := func(sub *subscriber, name string, pattern bool) {
+		if ref := sub.cl.user.Load(); ref != nil && !ref.Load().CanChannel(name, pattern) && !slices.Contains(out, sub.cl) {
+			out = append(out, sub.cl)
+		}
+	}
+	s.ps.mu.RLock()
+	for _, reg := range s.ps.channels {
+		for name, subs := range reg {
+			for sub := range subs {
+				denied(sub, name, false)
+			}
+		}
+	}
+	for name, subs := range s.ps.patterns {
+		for sub := range subs {
+			denied(sub, name, true)
+		}
+	}
+	s.ps.mu.RUnlock()
+	for _, c := range out {
+		s.kill(self, c)
+	}
+}
+
 // publishMessage delivers msg to the subscribers of channel in namespace ns and,
 // for plain channels, of every pattern matching it, and returns the number
 // of deliveries (a client subscribed twice counts twice, as in Redis).

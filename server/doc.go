@@ -96,8 +96,9 @@
 // SUBSCRIBE's must match one of the user's &patterns, each of PSUBSCRIBE's
 // patterns must be one of them literally (NOPERM "No permissions to access a
 // channel", ACL LOG reason "channel"); the default user has allchannels, a
-// new user none. Not supported: selectors; a subscriber whose user loses a
-// channel stays subscribed (Redis disconnects it).
+// new user none; a subscriber whose user loses one of its channels or
+// patterns (ACL SETUSER, ACL LOAD) is disconnected. Not supported:
+// selectors.
 //
 // # Pub/sub
 //

@@ -427,6 +427,17 @@ func TestPubSubACL(t *testing.T) {
 		if v, err := ps.Receive(ctx); err != nil {
 			t.Errorf("PSUBSCRIBE of the rule itself: %v %v", v, err)
 		}
+		// Losing the channel closes the subscriber, as in Redis.
+		if err := admin.ACLSetUser(ctx, "hello", "resetchannels", "&__sentinel__:hello").Err(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for admin.PubSubNumPat(ctx).Val() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("a subscriber that lost its pattern is still subscribed")
+			}
+			time.Sleep(time.Millisecond)
+		}
 		f := client(t, addr, func(o *redis.Options) { o.Username, o.Password, o.Protocol = "fresh", "pw", proto })
 		wantErr(t, f.Publish(ctx, "__sentinel__:hello", "hi").Err(), noperm)
 		entries, err := admin.ACLLog(ctx, 1).Result()
@@ -439,7 +450,7 @@ func TestPubSubACL(t *testing.T) {
 		if got := admin.Do(ctx, "ACL", "DRYRUN", "hello", "PUBLISH", "x", "m").Val(); got != "User hello has no permissions to access the 'x' channel" {
 			t.Errorf("ACL DRYRUN: %v", got)
 		}
-		if got := admin.Do(ctx, "ACL", "DRYRUN", "hello", "PUBLISH", "__sentinel__:x", "m").Val(); got != "OK" {
+		if got := admin.Do(ctx, "ACL", "DRYRUN", "hello", "PUBLISH", "__sentinel__:hello", "m").Val(); got != "OK" {
 			t.Errorf("ACL DRYRUN allowed: %v", got)
 		}
 		// Inside MULTI the denial aborts the transaction.
