@@ -18,7 +18,7 @@ func init() {
 		&Spec{Name: "psync", Arity: -3, Flags: Admin | NoMulti | NoScript,
 			Summary: "Asks the primary for its stream from an offset, or a full copy first", Since: "2.8.0", Group: "server",
 			Complexity: "O(1) to continue; a full copy is O(n) for n bytes of filters",
-			Args: []Arg{{Name: "replicationid", Type: String}, {Name: "offset", Type: Integer}}},
+			Args:       []Arg{{Name: "replicationid", Type: String}, {Name: "offset", Type: Integer}}},
 		&Spec{Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy,
 			Summary: "A replica's settings and acknowledgements to its primary", Since: "3.0.0", Group: "server", Complexity: "O(1)"},
 		&Spec{Name: "wait", Arity: 3, Flags: Blocking, ACL: "connection",
