@@ -138,6 +138,9 @@ func (s *Server) clientLine(c *client) string {
 	}
 	now := time.Now()
 	flags := ""
+	if c.isReplicaLink.Load() {
+		flags += "S"
+	}
 	if c.subscribed() {
 		flags += "P"
 	}
@@ -218,7 +221,7 @@ func clientList(s *Server, cl *client, a [][]byte) {
 	}
 	var sb strings.Builder
 	for _, c := range s.clientList() {
-		if typ != "" && typ != c.clientType() || ids != nil && !slices.Contains(ids, c.id) {
+		if typ != "" && clientTypeArg(typ) != c.clientType() || ids != nil && !slices.Contains(ids, c.id) {
 			continue
 		}
 		sb.WriteString(s.clientLine(c))
@@ -264,7 +267,7 @@ func clientKill(s *Server, cl *client, a [][]byte) {
 				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unknown client type '%s'", printable(a[i+1], 32))))
 				return
 			}
-			match = append(match, func(c *client) bool { return t == c.clientType() })
+			match = append(match, func(c *client) bool { return clientTypeArg(t) == c.clientType() })
 		case "USER":
 			match = append(match, func(c *client) bool { return c.userName() == v })
 		case "ADDR":
@@ -311,13 +314,25 @@ func clientKill(s *Server, cl *client, a [][]byte) {
 }
 
 // clientType is CLIENT LIST's and KILL's TYPE of c, as Redis's
-// getClientType: pubsub while it has a subscription, else normal. (No
-// client of this server is typed master or replica.)
+// getClientType: slave for a replica's link (PSYNC), pubsub while it has a
+// subscription, else normal. (The link a replica opens to its primary is
+// not a client of the replica's.)
 func (c *client) clientType() string {
-	if c.subscribed() {
+	switch {
+	case c.isReplicaLink.Load():
+		return "slave"
+	case c.subscribed():
 		return "pubsub"
 	}
 	return "normal"
+}
+
+// clientTypeArg is a TYPE argument as clientType names it: replica is slave.
+func clientTypeArg(t string) string {
+	if t == "replica" {
+		return "slave"
+	}
+	return t
 }
 
 // kill closes c's connection: at once for another client (its reads fail

@@ -57,8 +57,9 @@ type client struct {
 	nsub, npsub, nssub atomic.Int32
 	// replLink is set by REPLCONF and PSYNC from a replica; replStart once
 	// PSYNC has made the connection a replica link (repl.go).
-	replLink  *replicaLink
-	replStart bool
+	replLink      *replicaLink
+	replStart     bool
+	isReplicaLink atomic.Bool // replStart, for CLIENT LIST and KILL
 	// opsLogged counts the ops this client's commands logged.
 	opsLogged int
 	lsn       uint64 // the log position this pipeline's replies wait for

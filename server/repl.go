@@ -166,6 +166,7 @@ func cmdPsync(s *Server, cl *client, a [][]byte) {
 	r.mu.Unlock()
 	cl.replLink = link
 	cl.replStart = true
+	cl.isReplicaLink.Store(true)
 }
 
 // REPLCONF listening-port <port> | capa <...> | ack <offset> | getack *

@@ -240,3 +240,27 @@ func TestReplicationPromotionInExec(t *testing.T) {
 		t.Errorf("a write to the promoted server: %v", err)
 	}
 }
+
+// TestReplicaLinkType: a replica's link is a client of type slave (flag S)
+// on its primary: CLIENT KILL TYPE normal, which Sentinel sends after a
+// promotion, leaves it alone; CLIENT KILL TYPE replica closes it.
+func TestReplicaLinkType(t *testing.T) {
+	ctx := context.Background()
+	_, paddr := start(t, server.Config{})
+	_, raddr := start(t, server.Config{})
+	p, r := client(t, paddr), client(t, raddr)
+	replicaOf(t, r, paddr)
+	list := p.ClientList(ctx).Val()
+	if !strings.Contains(list, "flags=S ") {
+		t.Errorf("CLIENT LIST has no replica link:\n%s", list)
+	}
+	if n := p.ClientKillByFilter(ctx, "TYPE", "normal").Val(); n != 0 {
+		t.Errorf("CLIENT KILL TYPE normal closed %d clients", n)
+	}
+	if s := infoFields(t, p, "replication")["connected_slaves"]; s != "1" {
+		t.Errorf("connected_slaves %s after CLIENT KILL TYPE normal", s)
+	}
+	if n := p.ClientKillByFilter(ctx, "TYPE", "replica").Val(); n != 1 {
+		t.Errorf("CLIENT KILL TYPE replica closed %d clients", n)
+	}
+}
