@@ -325,6 +325,26 @@
 // operator before the server answers again, and the damaged file is there
 // to examine. See loadSnapshots in recover.go.
 //
+// # Replication
+//
+// REPLICAOF host port (--replicaof) makes a server a replica; REPLICAOF NO
+// ONE a primary again. The stream is the log's ops, framed as log records;
+// a replica asks PSYNC <replication id> <offset> and continues from the
+// primary's backlog (repl-backlog-size) or takes a full copy (every key's
+// DUMP payload, built with the gate held, so it and its offset are one
+// moment) first. A replica applies the stream in batches with the gate held
+// (its lookups, lock-free, go on; clients' writes answer READONLY), logs
+// each batch and its position as one record (so a restarted replica
+// continues where it was, repl_position.go), feeds its own backlog, and
+// acknowledges its offset (REPLCONF ACK), which WAIT counts. A promotion
+// keeps the old replication id valid up to the offset reached, so the old
+// primary's other replicas continue from the promoted one. ROLE and INFO
+// replication carry Redis's fields, which Redis Sentinel reads: an unchanged
+// redis-sentinel monitors and fails over cuckoo servers (cmd/cuckoo's
+// TestSentinelFailover). repl.go and repl_replica.go state the protocol.
+// Not supported: chained replicas (a replica of a replica), diskless
+// options; a full copy is built in memory.
+//
 // # Memory
 //
 // used_memory_filters (INFO) is the sum of the filters' sizes (CF.INFO's
