@@ -9,14 +9,22 @@ import (
 	"github.com/cuckoohash/cuckoo/server"
 )
 
-// TestRedisCLI drives the server with redis-cli, the tool a person would use.
-func TestRedisCLI(t *testing.T) {
+// redisCLI returns redis-cli's path and the host and port of a server
+// started for the test; it skips the test without redis-cli.
+func redisCLI(t *testing.T) (cli, host, port string) {
+	t.Helper()
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
 		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
 	}
 	_, addr := start(t, server.Config{})
-	host, port, _ := net.SplitHostPort(addr)
+	host, port, _ = net.SplitHostPort(addr)
+	return cli, host, port
+}
+
+// TestRedisCLI drives the server with redis-cli, the tool a person would use.
+func TestRedisCLI(t *testing.T) {
+	cli, host, port := redisCLI(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -54,12 +62,7 @@ func TestRedisCLI(t *testing.T) {
 // CF.RESERVE without BUCKETSIZE, CF.DEBUG, COMMAND DOCS (redis-cli's hints
 // come from it), CONFIG GET, transactions, expiry, CLIENT, TIME.
 func TestRedisCLICompat(t *testing.T) {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
-	}
-	_, addr := start(t, server.Config{})
-	host, port, _ := net.SplitHostPort(addr)
+	cli, host, port := redisCLI(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -97,12 +100,7 @@ func TestRedisCLICompat(t *testing.T) {
 // TestRedisCLIReadOnlyUser: the README's read-only user, through redis-cli:
 // it may look items up, not add them, and its denial is in ACL LOG.
 func TestRedisCLIReadOnlyUser(t *testing.T) {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
-	}
-	_, addr := start(t, server.Config{})
-	host, port, _ := net.SplitHostPort(addr)
+	cli, host, port := redisCLI(t)
 	cmd := exec.Command(cli, "-h", host, "-p", port)
 	cmd.Stdin = strings.NewReader("CF.ADD urls https://example.com/\n" +
 		"ACL SETUSER reader on >s3cret ~* +@read +@connection\n" +

@@ -66,6 +66,20 @@ func (r *replication) current(m *masterLink) bool { return r.master == m }
 // errStaleLink ends a link's goroutine that REPLICAOF replaced.
 var errStaleLink = errors.New("the replication link was replaced")
 
+// lockForLink takes the gate exclusively for a change m brings, unless m was
+// replaced (then it takes nothing and answers errStaleLink).
+func (s *Server) lockForLink(m *masterLink) error {
+	s.store.gate.Lock()
+	s.repl.mu.Lock()
+	stale := !s.repl.current(m)
+	s.repl.mu.Unlock()
+	if stale {
+		s.store.gate.Unlock()
+		return errStaleLink
+	}
+	return nil
+}
+
 // isReplica reports whether the server is a replica now.
 func (s *Server) isReplica() bool { return s.store.replica.Load() }
 
@@ -364,13 +378,8 @@ func readRecord(br *bufio.Reader, nc net.Conn) ([]byte, error) {
 func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	st := s.store
 	var lsn uint64
-	st.gate.Lock()
-	s.repl.mu.Lock()
-	stale := !s.repl.current(m)
-	s.repl.mu.Unlock()
-	if stale {
-		st.gate.Unlock()
-		return errStaleLink
+	if err := s.lockForLink(m); err != nil {
+		return err
 	}
 	logged := make([][]byte, 0, len(ops)+1)
 	for _, op := range ops {
@@ -441,13 +450,8 @@ func (s *Server) fullCopy(m *masterLink, br *bufio.Reader, line func() (string, 
 	}
 	st := s.store
 	var lsn uint64
-	st.gate.Lock()
-	s.repl.mu.Lock()
-	stale := !s.repl.current(m)
-	s.repl.mu.Unlock()
-	if stale {
-		st.gate.Unlock()
-		return errStaleLink
+	if err := s.lockForLink(m); err != nil {
+		return err
 	}
 	for i, op := range ops {
 		if err := st.replay(op, 0, nil); err != nil {
