@@ -330,9 +330,10 @@
 // REPLICAOF host port (--replicaof) makes a server a replica; REPLICAOF NO
 // ONE a primary again. The stream is the log's ops, framed as log records;
 // a replica asks PSYNC <replication id> <offset> and continues from the
-// primary's backlog (repl-backlog-size) or takes a full copy (every key's
-// DUMP payload, built with the gate held, so it and its offset are one
-// moment) first. A replica applies the stream in batches with the gate held
+// primary's backlog (repl-backlog-size) or takes a full copy first: every
+// key's DUMP payload, streamed key by key with the offset the stream had
+// reached when the key was read, while writes go on (repl_copy.go); the
+// replica skips the ops a key's copy already holds. A replica applies the stream in batches with the gate held
 // (its lookups, lock-free, go on; clients' writes answer READONLY), logs
 // each batch and its position as one record (so a restarted replica
 // continues where it was, repl_position.go), feeds its own backlog, and
@@ -342,8 +343,7 @@
 // replication carry Redis's fields, which Redis Sentinel reads: an unchanged
 // redis-sentinel monitors and fails over cuckoo servers (cmd/cuckoo's
 // TestSentinelFailover). repl.go and repl_replica.go state the protocol.
-// Not supported: chained replicas (a replica of a replica), diskless
-// options; a full copy is built in memory.
+// Not supported: chained replicas (a replica of a replica).
 //
 // # Memory
 //

@@ -3,9 +3,7 @@ package server
 import (
 	"bufio"
 	"cmp"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"net"
 	"slices"
 	"strconv"
@@ -71,7 +69,10 @@ type replication struct {
 	closing bool
 
 	replicas map[*replicaLink]struct{}
-	master   *masterLink // non-nil while this server is a replica
+	// pins hold the backlog from each offset a full copy started at until
+	// the copy is sent (repl_copy.go), up to pinLimit bytes.
+	pins   map[*replicaLink]int64
+	master *masterLink // non-nil while this server is a replica
 
 	// INFO's sync_full, sync_partial_ok, sync_partial_err: PSYNCs
 	// answered with a copy (after asking to continue, for the last), or
@@ -89,6 +90,8 @@ type replicaLink struct {
 	lastAck atomic.Int64 // unix seconds
 	from    int64        // the offset the stream to it starts at
 	full    bool         // a full copy first
+	// copyNames are the keys a full copy sends (beginCopy).
+	copyNames []string
 }
 
 func newReplication(backlog int64) *replication {
@@ -96,7 +99,7 @@ func newReplication(backlog int64) *replication {
 		backlog = defaultBacklog
 	}
 	r := &replication{id: newRunID(), id2: strings.Repeat("0", 40), off2: -1, size: backlog,
-		replicas: map[*replicaLink]struct{}{}}
+		replicas: map[*replicaLink]struct{}{}, pins: map[*replicaLink]int64{}}
 	r.cond = sync.NewCond(&r.mu)
 	return r
 }
@@ -114,9 +117,17 @@ func (r *replication) feedLocked(payload []byte) {
 	r.offset += int64(len(r.buf) - n)
 	if over := int64(len(r.buf)) - r.size; over > r.size {
 		// Keep the last size bytes; trimming at twice the size keeps the
-		// copying amortized.
-		r.buf = append(r.buf[:0:0], r.buf[over:]...)
-		r.start += over
+		// copying amortized. A copy in progress pins its start, while
+		// the backlog stays within pinLimit.
+		if int64(len(r.buf)) <= max(pinLimit, 2*r.size) {
+			for _, p := range r.pins {
+				over = min(over, p-r.start)
+			}
+		}
+		if over > 0 {
+			r.buf = append(r.buf[:0:0], r.buf[over:]...)
+			r.start += over
+		}
 	}
 	r.cond.Broadcast()
 }
@@ -213,6 +224,7 @@ func (s *Server) serveReplica(cl *client) {
 	defer func() {
 		r.mu.Lock()
 		delete(r.replicas, link)
+		delete(r.pins, link)
 		r.cond.Broadcast()
 		r.mu.Unlock()
 		cl.nc.Close()
@@ -248,11 +260,15 @@ func (s *Server) serveReplica(cl *client) {
 	w := bufio.NewWriterSize(cl.nc, 64<<10)
 	from := link.from
 	if link.full {
-		payload, off, id := s.syncPayload()
+		id, off := s.beginCopy(link)
 		link.state = "send_bulk"
-		s.log.Info("full copy to a replica", "replica", cl.nc.RemoteAddr().String(), "bytes", len(payload), "offset", off)
-		fmt.Fprintf(w, "+FULLRESYNC %s %d\r\n$%d\r\n", id, off, len(payload))
-		w.Write(payload)
+		fmt.Fprintf(w, "+FULLRESYNC %s %d\r\n", id, off)
+		start := time.Now()
+		keys, bytes, err := s.writeCopy(w, link)
+		if err != nil {
+			return
+		}
+		s.log.Info("full copy sent to a replica", "replica", cl.nc.RemoteAddr().String(), "keys", keys, "bytes", bytes, "offset", off, "took", time.Since(start))
 		from = off
 	} else {
 		r.mu.Lock()
@@ -287,6 +303,9 @@ func (s *Server) serveReplica(cl *client) {
 			return
 		}
 		from += int64(len(data))
+		r.mu.Lock()
+		delete(r.pins, link) // the copy is sent: the backlog may move on
+		r.mu.Unlock()
 	}
 }
 
@@ -318,33 +337,6 @@ func (s *Server) heartbeat() {
 			r.mu.Unlock()
 		}
 	}
-}
-
-// syncPayload is a full copy: every key, its deadline and its filter (DUMP's
-// payload), with the stream offset it stands at, built with the gate held
-// exclusively.
-//
-//	"CKSYNC01", uvarint keys, per key: string key, uvarint deadline (Unix
-//	ms, 0 none), string payload; u32 CRC-32C of everything before it.
-func (s *Server) syncPayload() (payload []byte, offset int64, id string) {
-	st := s.store
-	st.gate.Lock()
-	defer st.gate.Unlock()
-	s.repl.mu.Lock()
-	offset, id = s.repl.offset, s.repl.id
-	s.repl.mu.Unlock()
-	w := opWriter("CKSYNC01").uvarint(uint64(st.keys.Len()))
-	n := 0
-	for k, c := range st.keys.All() {
-		c.mu.Lock()
-		w = w.str([]byte(k)).uvarint(uint64(c.deadline.Load())).str(dumpPayload(c))
-		c.mu.Unlock()
-		n++
-	}
-	if n != st.keys.Len() {
-		panic("server: the key space changed while the gate was held") // cannot happen
-	}
-	return binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli)), offset, id
 }
 
 // WAIT numreplicas timeout: the replicas that acknowledged every write made

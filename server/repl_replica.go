@@ -41,6 +41,12 @@ type masterLink struct {
 
 	mu sync.Mutex
 	nc net.Conn // the current connection, closed to stop
+
+	// fz holds, after a full copy, each copied key's position, until the
+	// stream passes fzEnd, the last (repl_copy.go). Used by the link's
+	// goroutine only.
+	fz    *fuzzyLog
+	fzEnd int64
 }
 
 // roleState is ROLE's word for the link.
@@ -270,7 +276,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 			return fmt.Errorf("PSYNC: %q", reply)
 		}
 		m.syncing.Store(true)
-		if err := s.fullCopy(m, br, line, f[1], newOff); err != nil {
+		if err := s.readCopy(m, br, nc, f[1], newOff); err != nil {
 			return err
 		}
 		m.syncing.Store(false)
@@ -384,18 +390,36 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	logged := make([][]byte, 0, len(ops)+1)
 	for _, op := range ops {
 		if len(op) > 0 && op[0] != opReplPing {
-			if err := st.replay(op, 0, nil); err != nil {
-				st.gate.Unlock()
-				return err
+			s.repl.mu.Lock()
+			at := s.repl.offset
+			s.repl.mu.Unlock()
+			if m.fz != nil && at < m.fzEnd {
+				// Still within the copy's positions (repl_copy.go):
+				// ops the copy holds are skipped; nothing is logged.
+				if err := st.replay(op, at, m.fz); err != nil {
+					st.gate.Unlock()
+					return err
+				}
+			} else {
+				if err := st.replay(op, 0, nil); err != nil {
+					st.gate.Unlock()
+					return err
+				}
+				logged = append(logged, op)
 			}
 			st.dirty.Add(1)
-			logged = append(logged, op)
 		}
 		s.repl.mu.Lock()
 		s.repl.feedLocked(op)
 		s.repl.mu.Unlock()
 	}
-	if st.aof != nil {
+	copied := false
+	if m.fz != nil {
+		s.repl.mu.Lock()
+		copied = s.repl.offset >= m.fzEnd
+		s.repl.mu.Unlock()
+	}
+	if st.aof != nil && m.fz == nil {
 		// The batch and the position after it, as one record
 		// (repl_position.go).
 		s.repl.mu.Lock()
@@ -403,81 +427,12 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 		s.repl.mu.Unlock()
 		lsn = st.aof.append(encodeMulti(logged))
 	}
+	if copied {
+		m.fz = nil
+		st.gate.Unlock()
+		return s.copyDone()
+	}
 	st.gate.Unlock()
-	if lsn > 0 {
-		return st.aof.commit(lsn)
-	}
-	return nil
-}
-
-// fullCopy reads the primary's copy (a bulk string of syncPayload's format)
-// and makes it the key space, logged as a flush and one RESTORE op a key.
-func (s *Server) fullCopy(m *masterLink, br *bufio.Reader, line func() (string, error), id string, offset int64) error {
-	l, err := line()
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(l, "$") {
-		return fmt.Errorf("full copy: %q", l)
-	}
-	n, err := strconv.ParseInt(l[1:], 10, 64)
-	if err != nil || n < 12 || n > 1<<40 {
-		return fmt.Errorf("full copy of %q bytes", l[1:])
-	}
-	start := time.Now()
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(br, buf); err != nil {
-		return err
-	}
-	body := buf[:n-4]
-	if string(body[:8]) != "CKSYNC01" || crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(buf[n-4:]) {
-		return errors.New("full copy: bad magic or checksum")
-	}
-	rd := &opReader{b: body[8:]}
-	keys := rd.uvarint()
-	ops := [][]byte{{opFlush}}
-	for range keys {
-		if rd.err != nil {
-			break
-		}
-		k := rd.str()
-		d := rd.uvarint()
-		p := rd.str()
-		ops = append(ops, encodeRestore(k, int64(d), p))
-	}
-	if rd.err != nil || len(rd.b) != 0 {
-		return fmt.Errorf("full copy: malformed (%v)", rd.err)
-	}
-	st := s.store
-	var lsn uint64
-	if err := s.lockForLink(m); err != nil {
-		return err
-	}
-	for i, op := range ops {
-		if err := st.replay(op, 0, nil); err != nil {
-			st.gate.Unlock()
-			return fmt.Errorf("full copy: %w", err)
-		}
-		st.dirty.Add(1)
-		switch {
-		case st.aof == nil:
-		case i == 0:
-			// The position is invalid from the flush until the copy is
-			// whole (repl_position.go).
-			st.aof.append(encodeMulti([][]byte{encodeReplPos("", -1), op}))
-		default:
-			lsn = st.aof.append(op)
-		}
-	}
-	lsn = max(lsn, s.logPosition(id, offset))
-	r := s.repl
-	r.mu.Lock()
-	r.id, r.id2, r.off2 = id, strings.Repeat("0", 40), -1
-	r.offset, r.start, r.buf = offset, offset, nil
-	r.active.Store(true)
-	r.mu.Unlock()
-	st.gate.Unlock()
-	s.log.Info("full copy from the primary loaded", "keys", keys, "bytes", n, "offset", offset, "took", time.Since(start))
 	if lsn > 0 {
 		return st.aof.commit(lsn)
 	}

@@ -264,3 +264,73 @@ func TestReplicaLinkType(t *testing.T) {
 		t.Errorf("CLIENT KILL TYPE replica closed %d clients", n)
 	}
 }
+
+// TestReplicationCopyUnderWrites: a full copy taken while clients keep
+// writing (adds, deletes, new keys, dropped keys, a FLUSHALL-free mix) ends
+// byte-identical: each key's ops before its position in the copy are not
+// applied twice, those after it are applied. The replica's data directory
+// is whole afterwards: restarted, it continues by partial resync.
+func TestReplicationCopyUnderWrites(t *testing.T) {
+	ctx := context.Background()
+	_, paddr := start(t, server.Config{ReplBacklogSize: 64 << 20})
+	p := client(t, paddr)
+	for k := range 40 {
+		for i := range 500 {
+			p.CFAdd(ctx, fmt.Sprint("k", k), fmt.Sprint(i))
+		}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w := client(t, paddr)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			k := fmt.Sprint("k", i%40)
+			w.CFAdd(ctx, k, fmt.Sprint("w", i))
+			switch i % 97 {
+			case 0:
+				w.CFDel(ctx, k, fmt.Sprint(i%500))
+			case 1:
+				w.CFAdd(ctx, fmt.Sprint("new", i), "x")
+			case 2:
+				w.Del(ctx, fmt.Sprint("new", i-1-97))
+			}
+		}
+	}()
+	dir := t.TempDir()
+	rs, err := server.New(server.Config{Dir: dir, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, raddr := serveOn(t, rs)
+	r := client(t, raddr)
+	replicaOf(t, r, paddr)
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	<-done
+	if n, err := p.Do(ctx, "WAIT", 1, 5000).Int(); err != nil || n != 1 {
+		t.Fatalf("WAIT: %d %v", n, err)
+	}
+	sameData(t, p, r)
+	// Restarted on its directory, the replica continues from the backlog.
+	r.Close()
+	if err := rs.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	partial := infoInt(t, p, "sync_partial_ok")
+	_, raddr2 := start(t, server.Config{Dir: dir, ReplicaOf: "127.0.0.1 " + strings.Split(paddr, ":")[1]})
+	r2 := client(t, raddr2)
+	waitFor(t, "the restarted replica's link", func() bool {
+		return infoFields(t, r2, "replication")["master_link_status"] == "up"
+	})
+	if got := infoInt(t, p, "sync_partial_ok") - partial; got != 1 {
+		t.Errorf("the restarted replica: %d partial resyncs, want 1", got)
+	}
+	p.Do(ctx, "WAIT", 1, 5000)
+	sameData(t, p, r2)
+}

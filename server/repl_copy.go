@@ -1,0 +1,167 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// A full copy, streamed key by key (the primary's writes go on), and
+// applied by the replica with each key's position.
+//
+// Protocol. With the gate held, the primary notes the key names and the
+// stream offset O, and pins the backlog from O; then, for each key, with its
+// writer lock held, it notes the offset p the stream has reached (every op
+// of the key fed so far lies before p, every later one at or after it) and
+// sends the key's filter, deadline and p. Keys created after O come by the
+// stream alone. The replica installs the keys, then applies the stream from
+// O as recovery applies a log after a snapshot: an op on key k at an offset
+// before p(k) is already in the copy and skipped (fuzzyLog). Until the
+// stream passes the last position the replica's log is not written (its
+// position is invalid); then a snapshot makes its data directory whole.
+//
+//	+FULLRESYNC <id> <O>\r\n, then records (u32 length, u32 CRC-32C,
+//	payload): 'K' string key, uvarint deadline (Unix ms, 0 none), uvarint
+//	position, string DUMP payload; last 'E' uvarint keys.
+
+// pinLimit bounds how far a copy in progress holds the backlog (Redis's
+// client-output-buffer-limit for replicas).
+const pinLimit = 256 << 20
+
+// beginCopy notes the offset a copy starts at and pins the backlog there.
+func (s *Server) beginCopy(link *replicaLink) (id string, offset int64) {
+	st, r := s.store, s.repl
+	st.gate.Lock()
+	r.mu.Lock()
+	id, offset = r.id, r.offset
+	r.pins[link] = offset
+	r.mu.Unlock()
+	link.copyNames = link.copyNames[:0]
+	for k := range st.keys.All() {
+		link.copyNames = append(link.copyNames, k)
+	}
+	st.gate.Unlock()
+	return id, offset
+}
+
+// writeCopy sends the keys noted by beginCopy, each with its position.
+func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes int64, err error) {
+	st, r := s.store, s.repl
+	var rec []byte
+	for _, k := range link.copyNames {
+		c, ok := st.keys.Load(k)
+		if !ok {
+			continue // dropped since: the stream has the drop
+		}
+		c.mu.Lock()
+		if c.dead {
+			c.mu.Unlock()
+			continue
+		}
+		r.mu.Lock()
+		pos := r.offset
+		r.mu.Unlock()
+		body := opWriter{'K'}.str([]byte(k)).uvarint(uint64(c.deadline.Load())).uvarint(uint64(pos)).str(dumpPayload(c))
+		c.mu.Unlock()
+		rec = appendRecord(rec[:0], body)
+		if _, err := w.Write(rec); err != nil {
+			return keys, bytes, err
+		}
+		keys++
+		bytes += int64(len(rec))
+	}
+	rec = appendRecord(rec[:0], opWriter{'E'}.uvarint(uint64(keys)))
+	if _, err := w.Write(rec); err != nil {
+		return keys, bytes, err
+	}
+	link.copyNames = nil
+	return keys, bytes + int64(len(rec)), w.Flush()
+}
+
+// readCopy reads the primary's copy and installs it: the key space is
+// emptied, then each key installed as it arrives (lookups meanwhile see a
+// partial key space, as master_sync_in_progress says), with its position
+// kept for the stream that follows.
+func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id string, offset int64) error {
+	st := s.store
+	start := time.Now()
+	if err := s.lockForLink(m); err != nil {
+		return err
+	}
+	if err := st.replay([]byte{opFlush}, 0, nil); err != nil {
+		st.gate.Unlock()
+		return err
+	}
+	if st.aof != nil {
+		// Until the copy is whole and written (copyDone), the log holds
+		// no valid position: a restart then takes a full copy again.
+		st.aof.append(encodeMulti([][]byte{encodeReplPos("", -1), {opFlush}}))
+	}
+	st.gate.Unlock()
+	fz := &fuzzyLog{positions: map[string]uint64{}}
+	end := offset
+	keys := uint64(0)
+	var bytes int64
+	for {
+		rec, err := readRecord(br, nc)
+		if err != nil {
+			return fmt.Errorf("full copy: %w", err)
+		}
+		bytes += int64(recordHeader + len(rec))
+		if len(rec) == 0 {
+			return errors.New("full copy: an empty record")
+		}
+		rd := &opReader{b: rec[1:]}
+		switch rec[0] {
+		case 'K':
+			k, d, pos, payload := rd.str(), rd.uvarint(), rd.uvarint(), rd.str()
+			if rd.err != nil || len(rd.b) != 0 {
+				return errors.New("full copy: a malformed key record")
+			}
+			if err := s.lockForLink(m); err != nil {
+				return err
+			}
+			err := st.replay(encodeRestore(k, int64(d), payload), 0, nil)
+			st.gate.Unlock()
+			if err != nil {
+				return fmt.Errorf("full copy: key %q: %w", k, err)
+			}
+			fz.positions[string(k)] = pos
+			end = max(end, int64(pos))
+			keys++
+		case 'E':
+			if n := rd.uvarint(); rd.err != nil || n != keys {
+				return fmt.Errorf("full copy: %d keys received, the primary sent %d", keys, n)
+			}
+			r := s.repl
+			r.mu.Lock()
+			r.id, r.id2, r.off2 = id, strings.Repeat("0", 40), -1
+			r.offset, r.start, r.buf = offset, offset, nil
+			r.active.Store(true)
+			r.mu.Unlock()
+			s.log.Info("full copy from the primary loaded", "keys", keys, "bytes", bytes, "offset", offset, "took", time.Since(start))
+			if end <= offset {
+				return s.copyDone()
+			}
+			m.fz, m.fzEnd = fz, end
+			return nil
+		default:
+			return fmt.Errorf("full copy: a record of kind %d", rec[0])
+		}
+	}
+}
+
+// copyDone makes the data directory whole after a full copy: a snapshot,
+// whose new log generation starts with the replica's position.
+func (s *Server) copyDone() error {
+	if s.store.aof == nil {
+		return nil
+	}
+	if err := s.snapshot(); err != nil {
+		return fmt.Errorf("snapshot after the full copy: %w", err)
+	}
+	return nil
+}
