@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -333,4 +335,41 @@ func TestReplicationCopyUnderWrites(t *testing.T) {
 	}
 	p.Do(ctx, "WAIT", 1, 5000)
 	sameData(t, p, r2)
+}
+
+// TestReplicaofRewrite: CONFIG REWRITE writes the primary a server
+// replicates (Sentinel sends it after REPLICAOF), and a server started from
+// the file is a replica of it again; after REPLICAOF NO ONE the rewrite
+// makes it a primary.
+func TestReplicaofRewrite(t *testing.T) {
+	ctx := context.Background()
+	_, paddr := start(t, server.Config{})
+	path := filepath.Join(t.TempDir(), "cuckoo.conf")
+	if err := os.WriteFile(path, []byte("# a replica\nmaxclients 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cfg server.Config
+	if _, err := server.ReadConfigFile(path, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	_, raddr := start(t, cfg)
+	r := client(t, raddr)
+	replicaOf(t, r, paddr)
+	if err := r.ConfigRewrite(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var again server.Config
+	if _, err := server.ReadConfigFile(path, &again); err != nil || again.ReplicaOf != "127.0.0.1 "+strings.Split(paddr, ":")[1] {
+		t.Errorf("after REPLICAOF and CONFIG REWRITE: replicaof %q, %v", again.ReplicaOf, err)
+	}
+	r.Do(ctx, "REPLICAOF", "NO", "ONE")
+	r.ConfigRewrite(ctx)
+	var primary server.Config
+	if _, err := server.ReadConfigFile(path, &primary); err != nil || primary.ReplicaOf != "" {
+		t.Errorf("after REPLICAOF NO ONE and CONFIG REWRITE: replicaof %q, %v", primary.ReplicaOf, err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(b), "# a replica\n") {
+		t.Errorf("the rewritten file lost its comment:\n%s", b)
+	}
 }
