@@ -12,6 +12,7 @@ import (
 // Compare commits side by side with -count and benchstat.
 func BenchmarkExec(b *testing.B) {
 	h := server.NewHarness()
+	defer h.Close()
 	h.Exec([][]byte{[]byte("CF.RESERVE"), []byte("k"), []byte("20000000")})
 	items := make([][]byte, 1<<16)
 	for i := range items {

@@ -124,9 +124,11 @@ func FuzzCommands(f *testing.F) {
 	names := []string{"cf.reserve", "cf.add", "cf.addnx", "cf.insert", "cf.insertnx", "cf.exists", "cf.mexists",
 		"cf.count", "cf.del", "cf.info", "cf.compact", "cf.scandump", "cf.loadchunk", "ping", "echo", "select",
 		"del", "exists", "type", "keys", "scan", "dbsize", "flushall", "info", "client", "command", "hello", "auth",
-		"cf.debug", "multi", "exec", "discard", "watch", "unwatch", "time"}
+		"cf.debug", "multi", "exec", "discard", "watch", "unwatch", "time",
+		"acl", "role", "publish", "pubsub", "config", "object", "memory", "ttl", "pexpire", "rename", "dump", "restore", "randomkey"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := server.NewHarness()
+		defer h.Close() // its sweeper and replication heartbeat stop
 		var dump [][]byte // chunks seen, fed back to LOADCHUNK
 		for line := range bytes.SplitSeq(data, []byte("\n")) {
 			args := bytes.Fields(line)
