@@ -191,6 +191,14 @@ var settingsTable = []*setting{
 	{name: "replica-read-only", kind: kindEnum, enum: []string{"yes"}, def: "yes",
 		get: func(s *Server, st *settings) string { return "yes" },
 		set: func(st *settings, v value) {}},
+	{name: "cluster-enabled", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
+		get: func(s *Server, st *settings) string {
+			if st.cfg.ClusterEnabled || st.cfg.ClusterEmulated {
+				return "yes"
+			}
+			return "no"
+		},
+		set: func(st *settings, v value) { st.cfg.ClusterEnabled = v.s == "yes" }},
 	{name: "aclfile", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.ACLFile },
 		set: func(st *settings, v value) { st.cfg.ACLFile = v.s }},

@@ -61,7 +61,11 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	now := time.Now()
 	up := now.Sub(s.start)
 	exe, _ := os.Executable()
-	w.section("Server", "redis_version", "7.2.0", "cuckoo_version", Version, "redis_mode", "standalone",
+	mode := "standalone"
+	if s.cluster != nil {
+		mode = "cluster"
+	}
+	w.section("Server", "redis_version", "7.2.0", "cuckoo_version", Version, "redis_mode", mode,
 		"os", runtime.GOOS+" "+runtime.GOARCH, "arch_bits", strconv.IntSize, "go_version", runtime.Version(),
 		"process_id", pid, "run_id", s.runID, "tcp_port", s.tcpPort(false), "tls_port", s.tcpPort(true), "server_time_usec", now.UnixMicro(),
 		"uptime_in_seconds", int(up.Seconds()), "uptime_in_days", int(up.Hours()/24),
@@ -126,6 +130,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		}
 		w.section("CPU", "used_cpu_sys", secs(ru.Stime), "used_cpu_user", secs(ru.Utime))
 	}
+	w.section("Cluster", "cluster_enabled", b2i(s.cluster != nil))
 	if n := st.keys.Len(); n > 0 {
 		w.section("Keyspace", "db0", st.keyspaceLine(n))
 	} else {

@@ -66,6 +66,9 @@ type client struct {
 	// inflight is the bytes of dump chunks this pipeline charged: released
 	// once its replies are sent.
 	inflight uint64
+	// asking is set by ASKING for the next command only; readonly by
+	// READONLY until READWRITE: reads on a replica node (cluster.go).
+	asking, readonly bool
 	// logged are the replies, as spans of wr's buffer, of this pipeline's
 	// commands that logged an op: if the log cannot take them, these
 	// replies become the log's error.

@@ -345,6 +345,63 @@
 // TestSentinelFailover). repl.go and repl_replica.go state the protocol.
 // Not supported: chained replicas (a replica of a replica).
 //
+// # Cluster
+//
+// With cluster-enabled (--cluster-enabled) a node speaks the Redis Cluster
+// protocol, so that cluster clients (go-redis's ClusterClient, redis-cli -c)
+// work unchanged; there is no gossip: the topology is pushed to every node
+// (cluster.go). A key's hash slot is Redis's: the CRC16 (XMODEM) of the key,
+// or of its hash tag (the bytes between the first '{' and the first '}'
+// after it, if not empty), mod 16384. A command's keys are found by the
+// command table's key specs, and
+//
+//   - keys in different slots answer -CROSSSLOT;
+//   - a slot no node owns answers -CLUSTERDOWN Hash slot not served;
+//   - a slot another node owns answers -MOVED <slot> <host>:<port>, unless
+//     this node is importing the slot and the command follows ASKING (which
+//     lasts one command), or this node is a replica of the owner, the
+//     command reads, and the connection sent READONLY (until READWRITE);
+//   - a slot this node owns and is migrating answers -ASK <slot>
+//     <host>:<port> of the target for a key no longer here (-TRYAGAIN if a
+//     multi-key command finds some of its keys and not others).
+//
+// Without cluster mode none of this runs: one predictable branch in exec.
+//
+// The topology is JSON, set by CUCKOO.CLUSTER SETCONFIG and read by
+// CUCKOO.CLUSTER GETCONFIG:
+//
+//	{"epoch": 3, "myself": "<this node's id>", "nodes": [
+//	  {"id": "<40 hex>", "host": "10.0.0.1", "port": 6379, "role": "primary",
+//	   "slots": [[0, 5460]], "migrating": {"17": "<target id>"}},
+//	  {"id": "<40 hex>", "host": "10.0.0.2", "port": 6379, "role": "primary",
+//	   "slots": [[5461, 16383]], "importing": {"17": "<source id>"}},
+//	  {"id": "<40 hex>", "host": "10.0.0.3", "port": 6379, "role": "replica",
+//	   "primary": "<first node's id>"}]}
+//
+// A node refuses a topology whose epoch is older than its own (the same
+// epoch is taken again), one meant for another node (myself is not its
+// CLUSTER MYID), and one that does not hold together (a slot owned twice,
+// a replica of no primary, a migrating slot the node does not own). It
+// writes the topology to cluster.json in the data directory, atomically
+// (a temporary file, fsynced, renamed), before applying it, and loads it at
+// start; the node id, 40 hex digits, is made at the first start and kept in
+// the same file, as Redis keeps it in nodes.conf. Without a data directory
+// the id and topology last as long as the process. A node starts owning no
+// slots; --cluster-emulated makes one node own all 16384 alone (its
+// topology is fixed), so a cluster client works against a single server.
+// The roles in the topology are what clients are told; the replication
+// itself is set with REPLICAOF, as before.
+//
+// CLUSTER SLOTS, SHARDS, NODES (cport is port+10000), INFO, MYID, KEYSLOT,
+// COUNTKEYSINSLOT, GETKEYSINSLOT and HELP answer as Redis's do; INFO has a
+// Cluster section (cluster_enabled). COUNTKEYSINSLOT and GETKEYSINSLOT scan
+// the key space, O(n) for n keys: a per-slot index would cost every key's
+// creation and drop a second update, for commands an operator runs while
+// moving slots. Not built yet: the `cuckoo cluster` tool that pushes one
+// topology to every node, and slot migration (move-slots: marking a slot
+// migrating and importing, moving its keys, then the new owner), which come
+// next; a transaction's commands are checked one by one, not together.
+//
 // # Memory
 //
 // used_memory_filters (INFO) is the sum of the filters' sizes (CF.INFO's

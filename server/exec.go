@@ -139,6 +139,9 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	if msg == "" && cl.sub != nil {
 		msg = subscribedRefusal(cl, cmd) // RESP2's subscribed mode
 	}
+	if msg == "" && s.cluster != nil {
+		msg = s.clusterRedirect(cl, cmd, args) // -MOVED, -ASK, ... (cluster.go)
+	}
 	if msg == "" && cmd.write && s.store.replica.Load() {
 		msg = "READONLY You can't write against a read only replica."
 	}

@@ -66,6 +66,14 @@ type Config struct {
 	// TLS is the tls-* settings ServeTLS serves with; New loads their files
 	// if they name a certificate or a key (tls.go).
 	TLS TLS
+	// ClusterEnabled turns cluster mode on (cluster-enabled): the Redis
+	// Cluster protocol, with the topology set by CUCKOO.CLUSTER SETCONFIG
+	// and kept in the data directory's cluster.json (cluster.go). The node
+	// starts owning no slots.
+	ClusterEnabled bool
+	// ClusterEmulated is cluster mode with this node owning all 16384
+	// slots alone, so that cluster clients work against one server.
+	ClusterEmulated bool
 	// ConfigFile is the file the settings were read from (ReadConfigFile),
 	// which CONFIG REWRITE writes back; "" answers it with an error.
 	ConfigFile string
@@ -119,6 +127,8 @@ type Server struct {
 	lastSaveFailed atomic.Bool // INFO's rdb_last_bgsave_status
 
 	tlsConf atomic.Pointer[tls.Config] // the TLS configuration in force (tls.go); nil if none
+
+	cluster *cluster // nil unless cluster mode is on (cluster.go); set once, by New
 
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
@@ -184,6 +194,15 @@ func New(cfg Config) (*Server, error) {
 			a.onSync = s.metrics.observeFsync
 		}
 		s.store.aof = a
+	}
+	if cfg.ClusterEnabled || cfg.ClusterEmulated {
+		if err := s.initCluster(cfg); err != nil {
+			if s.store.aof != nil {
+				s.store.aof.close()
+				s.dirLock.Close()
+			}
+			return nil, err
+		}
 	}
 	if s.metrics != nil {
 		s.metrics.attach(s)

@@ -80,6 +80,8 @@ func runServe(e *env, args []string) error {
 	maxArgs := countVar(fs, "max-args", 1<<20, 1, math.MaxInt32, "most arguments of one request")
 	timeout := countVar(fs, "timeout", 0, 0, math.MaxInt32, "close a client idle (or stuck mid-request) for this many `seconds` (0: never)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
+	clusterOn := fs.Bool("cluster-enabled", false, "cluster mode: the Redis Cluster protocol (slots, MOVED, ASK, CLUSTER SLOTS), with the topology set by CUCKOO.CLUSTER SETCONFIG and kept in --dir; starts owning no slots")
+	clusterEmu := fs.Bool("cluster-emulated", false, "cluster mode with this node owning all 16384 slots alone, so that cluster clients work against one server")
 	repair := fs.Bool("repair", false, "start even if a file is damaged: cut a log at its first bad record, or replace a damaged snapshot by the previous one and its logs (the refusal says which)")
 	snapSize := sizeVar(fs, "snapshot-log-size", 64<<20, -1, math.MaxInt64, "snapshot and truncate the log when it exceeds this many `bytes` (-1: never)")
 	confFile := fs.String("config", "", "read the settings from this `file` (redis.conf's syntax); flags given explicitly override it")
@@ -127,8 +129,9 @@ func runServe(e *env, args []string) error {
 		"tls-key-file":              func(c *server.Config) { c.TLS.KeyFile = *tlsKey },
 		"tls-ca-cert-file":          func(c *server.Config) { c.TLS.CACertFile = *tlsCA },
 		"tls-auth-clients":          func(c *server.Config) { c.TLS.AuthClients = *tlsAuth },
+		"cluster-enabled":           func(c *server.Config) { c.ClusterEnabled = *clusterOn },
 	}
-	cfg := server.Config{Repair: *repair}
+	cfg := server.Config{Repair: *repair, ClusterEmulated: *clusterEmu}
 	for _, set := range flagged {
 		set(&cfg)
 	}

@@ -418,3 +418,49 @@ func TestServeACLFile(t *testing.T) {
 		t.Errorf("as reader: %q", got)
 	}
 }
+
+// TestServeCluster: --cluster-emulated serves a cluster client alone; the
+// config file's cluster-enabled yes starts a node of no slots whose id is
+// kept in --dir across restarts.
+func TestServeCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it; skipped with -short")
+	}
+	bin := cuckooBin(t)
+	ctx := context.Background()
+	cmd, addr, log := serveProc(t, bin, "--dir", "", "--cluster-emulated")
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{addr}})
+	if err := cc.CFAdd(ctx, "k", "x").Err(); err != nil {
+		t.Errorf("ClusterClient CF.ADD on --cluster-emulated: %v\n%s", err, log)
+	}
+	if ok, err := cc.CFExists(ctx, "k", "x").Result(); !ok || err != nil {
+		t.Errorf("ClusterClient CF.EXISTS = %v, %v", ok, err)
+	}
+	cc.Close()
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "cuckoo.conf")
+	if err := os.WriteFile(conf, []byte("cluster-enabled yes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range 2 {
+		cmd, addr, _ := serveProc(t, bin, "--dir", filepath.Join(dir, "data"), "--config", conf)
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		ids = append(ids, c.ClusterMyID(ctx).Val())
+		if info := c.ClusterInfo(ctx).Val(); !strings.Contains(info, "cluster_state:fail\r\n") {
+			t.Errorf("CLUSTER INFO of a new node:\n%s", info)
+		}
+		if err := c.CFAdd(ctx, "k", "x").Err(); err == nil || err.Error() != "CLUSTERDOWN Hash slot not served" {
+			t.Errorf("CF.ADD on a node of no slots: %v", err)
+		}
+		c.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	if len(ids[0]) != 40 || ids[0] != ids[1] {
+		t.Errorf("node ids across a restart: %q, %q", ids[0], ids[1])
+	}
+}
