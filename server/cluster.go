@@ -61,24 +61,30 @@ var crc16tab = func() (t [256]uint16) {
 	return t
 }()
 
-func crc16(b []byte) uint16 {
-	var c uint16
-	for _, x := range b {
-		c = c<<8 ^ crc16tab[byte(c>>8)^x]
-	}
-	return c
-}
-
 // keySlot is the hash slot of key, as Redis computes it: the CRC16 of the
 // key, or of its hash tag (the bytes between the first '{' and the first
-// '}' after it, if there are any), mod 16384.
-func keySlot(key []byte) int {
-	if i := bytes.IndexByte(key, '{'); i >= 0 {
-		if j := bytes.IndexByte(key[i+1:], '}'); j > 0 {
+// '}' after it, if there are any), mod 16384. It takes a string too, so
+// that a scan of the key space does not copy each key.
+func keySlot[K string | []byte](key K) int {
+	if i := indexByte(key, '{'); i >= 0 {
+		if j := indexByte(key[i+1:], '}'); j > 0 {
 			key = key[i+1 : i+1+j]
 		}
 	}
-	return int(crc16(key) & (numSlots - 1))
+	var c uint16
+	for i := 0; i < len(key); i++ {
+		c = c<<8 ^ crc16tab[byte(c>>8)^key[i]]
+	}
+	return int(c & (numSlots - 1))
+}
+
+func indexByte[K string | []byte](s K, b byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == b {
+			return i
+		}
+	}
+	return -1
 }
 
 // clusterConfig is the topology CUCKOO.CLUSTER SETCONFIG takes and GETCONFIG
@@ -394,21 +400,60 @@ func (t *topology) addr(i int, cl *client) string {
 func (t *topology) ok() bool { return t.assigned == numSlots }
 
 // clusterRedirect is the cluster check of exec: the error that sends cmd
-// elsewhere, or "" if this node runs it. It clears ASKING, which lasts one
-// command (the ASKING command sets it again after).
+// elsewhere, or "" if this node runs it. ASKING lasts one command, or, sent
+// before MULTI, the whole transaction. A transaction is checked command by
+// command as they are queued (a redirect makes EXEC answer EXECABORT, as
+// any refusal does), and as a whole when EXEC comes: its keys must share a
+// slot, or EXEC is refused and the transaction discarded; the queue EXEC
+// then runs is not checked again.
 func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) string {
+	if cl.txn != nil {
+		return "" // EXEC is running its queue
+	}
 	asking := cl.asking
-	cl.asking = false
-	if len(cmd.spec.Keys) == 0 {
+	if cmd.spec.Name != "multi" && (!cl.inMulti.Load() || cmd.inMulti) {
+		cl.asking = false
+	}
+	var keys [][]byte
+	write := cmd.write
+	switch {
+	case cmd.spec.Name == "exec":
+		if !cl.inMulti.Load() || cl.multiErr {
+			return "" // EXEC answers
+		}
+		for _, q := range cl.queued {
+			if b, _ := lookup(q); b != nil && len(b.spec.Keys) > 0 {
+				for _, p := range b.spec.KeyPositions(q) {
+					keys = append(keys, q[p])
+				}
+				write = write || b.write
+			}
+		}
+	case len(cmd.spec.Keys) == 0:
+		return ""
+	default:
+		for _, p := range cmd.spec.KeyPositions(args) {
+			keys = append(keys, args[p])
+		}
+	}
+	if len(keys) == 0 {
 		return ""
 	}
-	pos := cmd.spec.KeyPositions(args)
-	if len(pos) == 0 {
-		return ""
+	msg := s.clusterRoute(cl, keys, write, asking)
+	if msg != "" && cmd.spec.Name == "exec" {
+		// As Redis does, a refused EXEC discards the transaction.
+		cl.endMulti()
+		cl.unwatch()
 	}
-	slot := keySlot(args[pos[0]])
-	for _, p := range pos[1:] {
-		if keySlot(args[p]) != slot {
+	return msg
+}
+
+// clusterRoute is where a command of keys goes (write: it writes), as
+// clusterRedirect's result.
+func (s *Server) clusterRoute(cl *client, keys [][]byte, write, asking bool) string {
+	slot := keySlot(keys[0])
+	for _, k := range keys[1:] {
+		if keySlot(k) != slot {
 			return "CROSSSLOT Keys in request don't hash to the same slot"
 		}
 	}
@@ -423,15 +468,15 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) string {
 			return ""
 		}
 		missing := 0
-		for _, p := range pos {
-			if !s.store.present(args[p]) {
+		for _, k := range keys {
+			if !s.store.present(k) {
 				missing++
 			}
 		}
 		switch {
 		case missing == 0:
 			return ""
-		case missing < len(pos):
+		case missing < len(keys):
 			return "TRYAGAIN Multiple keys request during rehashing of slot"
 		}
 		return fmt.Sprintf("ASK %d %s", slot, t.addr(target, cl))
@@ -439,7 +484,7 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) string {
 	if _, importing := t.importing[slot]; importing && asking {
 		return ""
 	}
-	if cl.readonly && !cmd.write && t.nodes[t.me].Primary == t.nodes[owner].ID {
+	if cl.readonly && !write && t.nodes[t.me].Primary == t.nodes[owner].ID {
 		return "" // a replica's read, after READONLY
 	}
 	return fmt.Sprintf("MOVED %d %s", slot, t.addr(owner, cl))
@@ -689,7 +734,7 @@ func cmdClusterCountKeys(s *Server, cl *client, a [][]byte, t *topology) {
 	}
 	n := 0
 	for k := range s.store.keys.All() {
-		if keySlot([]byte(k)) == slot {
+		if keySlot(k) == slot {
 			n++
 		}
 	}
@@ -708,7 +753,7 @@ func cmdClusterGetKeys(s *Server, cl *client, a [][]byte, t *topology) {
 		if len(keys) >= count {
 			break
 		}
-		if keySlot([]byte(k)) == slot {
+		if keySlot(k) == slot {
 			keys = append(keys, k)
 		}
 	}

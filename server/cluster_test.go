@@ -218,6 +218,29 @@ func TestClusterThreeNodes(t *testing.T) {
 	if r := raw.do("PING"); r != "PONG" {
 		t.Errorf("PING (no keys) = %v", r)
 	}
+	// A transaction's keys must share a slot: EXEC is refused and the
+	// transaction discarded otherwise.
+	ownSlot := raw.do("CLUSTER", "KEYSLOT", own).(int64)
+	own2, _ := keyInSlotRange(t, c[0].addr, ownSlot+1, 5460) // another slot of node 0
+	own3 := own + "{" + own + "}"
+	raw.do("MULTI")
+	raw.do("CF.ADD", own2, "x")
+	if r := raw.do("CF.ADD", own3, "x"); r != "QUEUED" {
+		t.Fatalf("CF.ADD in MULTI = %v", r)
+	}
+	if r := raw.do("EXEC"); r != "-CROSSSLOT Keys in request don't hash to the same slot" {
+		t.Errorf("EXEC of two slots = %v", r)
+	}
+	if r := raw.do("EXEC"); r != "-ERR EXEC without MULTI" {
+		t.Errorf("EXEC after a refused EXEC = %v", r)
+	}
+	raw.do("MULTI")
+	if r := raw.do("CF.ADD", k, "x"); r != fmt.Sprintf("-MOVED %d %s", slot, c[1].addr) {
+		t.Errorf("CF.ADD of another node's slot in MULTI = %v", r)
+	}
+	if r := raw.do("EXEC"); r != "-EXECABORT Transaction discarded because of previous errors." {
+		t.Errorf("EXEC after a redirect in MULTI = %v", r)
+	}
 
 	// CLUSTER SLOTS: three ranges, each with its node's ip, port and id.
 	//lint:ignore SA1019 CLUSTER SLOTS is what go-redis and older clients read
@@ -309,6 +332,9 @@ func TestClusterMigration(t *testing.T) {
 	if r := a0.do("CF.ADD", gone, "y"); r != ask {
 		t.Errorf("CF.ADD of a key not on the migrating node = %v, want %q", r, ask)
 	}
+	if r := a0.do("EXISTS", k, gone); r != "-TRYAGAIN Multiple keys request during rehashing of slot" {
+		t.Errorf("EXISTS of a key here and one gone, on the migrating node = %v", r)
+	}
 	moved := fmt.Sprintf("-MOVED %d %s", slot, c[0].addr)
 	if r := a1.do("CF.ADD", gone, "y"); r != moved {
 		t.Errorf("CF.ADD on the importing node without ASKING = %v, want %q", r, moved)
@@ -322,6 +348,23 @@ func TestClusterMigration(t *testing.T) {
 	if r := a1.do("CF.EXISTS", gone, "y"); r != moved {
 		t.Errorf("the second command after ASKING = %v, want %q", r, moved)
 	}
+	// ASKING before MULTI lasts the whole transaction.
+	for _, cmd := range [][]string{{"ASKING"}, {"MULTI"}} {
+		if r := a1.do(cmd...); r != "OK" {
+			t.Fatalf("%v = %v", cmd, r)
+		}
+	}
+	for _, cmd := range [][]string{{"CF.ADD", gone, "z"}, {"CF.EXISTS", gone, "z"}} {
+		if r := a1.do(cmd...); r != "QUEUED" {
+			t.Fatalf("%v in MULTI after ASKING = %v", cmd, r)
+		}
+	}
+	if r := fmt.Sprint(a1.do("EXEC")); r != "[1 1]" {
+		t.Errorf("EXEC after ASKING = %v", r)
+	}
+	if r := a1.do("CF.EXISTS", gone, "z"); r != moved {
+		t.Errorf("the command after the transaction = %v, want %q", r, moved)
+	}
 	nodes := a1.do("CLUSTER", "NODES").(string)
 	if want := fmt.Sprintf("[%d-<-%s]", slot, c[0].id); !strings.Contains(nodes, want) {
 		t.Errorf("CLUSTER NODES on the importing node lacks %q:\n%s", want, nodes)
@@ -333,7 +376,8 @@ func TestClusterMigration(t *testing.T) {
 }
 
 // TestClusterReadonlyReplica: a replica node sends reads to its primary
-// until READONLY, and writes always; READWRITE ends READONLY.
+// until READONLY, and writes always; READWRITE ends READONLY. With
+// REPLICAOF set too, reads on the replica find the primary's writes.
 func TestClusterReadonlyReplica(t *testing.T) {
 	c := startCluster(t, 2)
 	push(t, c, 1, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}}),
@@ -358,8 +402,42 @@ func TestClusterReadonlyReplica(t *testing.T) {
 	if got := r.do("CF.EXISTS", "foo", "x"); got != moved {
 		t.Errorf("a read after READWRITE = %v, want %q", got, moved)
 	}
+	// With the replication itself set (REPLICAOF), a READONLY read on
+	// the replica finds the primary's writes; go-redis's ClusterClient
+	// with ReadOnly sends its reads there.
+	ctx := context.Background()
+	replicaOf(t, client(t, c[1].addr), c[0].addr)
+	p := client(t, c[0].addr)
+	if err := p.CFAdd(ctx, "foo", "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.Do(ctx, "WAIT", 1, 5000).Int(); n != 1 || err != nil {
+		t.Fatalf("WAIT 1 = %d, %v", n, err)
+	}
+	if got := r.do("READONLY"); got != "OK" {
+		t.Fatalf("READONLY = %v", got)
+	}
+	if got := r.do("CF.EXISTS", "foo", "x"); got != int64(1) {
+		t.Errorf("a replicated item read on the replica after READONLY = %v", got)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c[0].addr}, ReadOnly: true})
+	defer cc.Close()
+	for i := range 100 {
+		if err := cc.CFAdd(ctx, "bar", fmt.Sprint(i)).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Do(ctx, "WAIT", 1, 5000)
+	for i := range 100 {
+		if ok, err := cc.CFExists(ctx, "bar", fmt.Sprint(i)).Result(); !ok || err != nil {
+			t.Fatalf("ClusterClient (ReadOnly) CF.EXISTS %d = %v, %v", i, ok, err)
+		}
+	}
+	if hits, _ := strconv.Atoi(infoFields(t, client(t, c[1].addr), "stats")["keyspace_hits"]); hits < 101 {
+		t.Errorf("the replica found %d keys: the ClusterClient's reads went elsewhere", hits)
+	}
 	//lint:ignore SA1019 CLUSTER SLOTS is what go-redis and older clients read
-	slots := client(t, c[0].addr).ClusterSlots(context.Background()).Val()
+	slots := client(t, c[0].addr).ClusterSlots(ctx).Val()
 	if len(slots) != 1 || len(slots[0].Nodes) != 2 || slots[0].Nodes[1].ID != c[1].id {
 		t.Errorf("CLUSTER SLOTS = %+v", slots)
 	}

@@ -363,7 +363,10 @@
 //     command reads, and the connection sent READONLY (until READWRITE);
 //   - a slot this node owns and is migrating answers -ASK <slot>
 //     <host>:<port> of the target for a key no longer here (-TRYAGAIN if a
-//     multi-key command finds some of its keys and not others).
+//     multi-key command finds some of its keys and not others);
+//   - a transaction's commands are checked as they are queued, and its keys
+//     together at EXEC (-CROSSSLOT discards it); ASKING before MULTI lasts
+//     the whole transaction.
 //
 // Without cluster mode none of this runs: one predictable branch in exec.
 //
@@ -400,7 +403,7 @@
 // moving slots. Not built yet: the `cuckoo cluster` tool that pushes one
 // topology to every node, and slot migration (move-slots: marking a slot
 // migrating and importing, moving its keys, then the new owner), which come
-// next; a transaction's commands are checked one by one, not together.
+// next.
 //
 // # Memory
 //

@@ -42,7 +42,13 @@ TLS, with redis.conf's names: --tls-port N serves TLS on the host of --addr
 and --tls-key-file; --tls-auth-clients yes (the default) requires a client
 certificate signed by a CA of --tls-ca-cert-file, optional verifies one if
 given, no asks for none. --port 0 turns the plain port off. Try:
-redis-cli --tls --cacert ca.crt --cert client.crt --key client.key -p 6380 PING`
+redis-cli --tls --cacert ca.crt --cert client.crt --key client.key -p 6380 PING
+
+Cluster mode: --cluster-enabled speaks the Redis Cluster protocol (slots,
+MOVED, ASK, CLUSTER SLOTS/SHARDS/NODES) for cluster clients; the node owns
+no slots until CUCKOO.CLUSTER SETCONFIG <json> gives it a topology, which it
+keeps in --dir (cluster.json). --cluster-emulated: one node owning every
+slot, for a cluster client against a single server. See go doc ./server.`
 
 // maxClientsLimit bounds --maxclients: each client is a file descriptor,
 // and no system gives a process a million of them by default.
