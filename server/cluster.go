@@ -35,6 +35,10 @@ import (
 // numSlots is Redis Cluster's number of hash slots.
 const numSlots = 16384
 
+// maxClusterNodes bounds a topology's nodes: one a slot at most (Redis
+// advises 1,000), and an index that fits topology.owner's int16.
+const maxClusterNodes = numSlots
+
 // clusterFile is the topology's file in the data directory.
 const clusterFile = "cluster.json"
 
@@ -285,6 +289,9 @@ func compileTopology(conf clusterConfig) (*topology, error) {
 	}
 	if !isNodeID(conf.Myself) {
 		return nil, fmt.Errorf("myself %q is not a node id (40 hex digits)", conf.Myself)
+	}
+	if len(conf.Nodes) > maxClusterNodes {
+		return nil, fmt.Errorf("%d nodes: at most %d", len(conf.Nodes), maxClusterNodes)
 	}
 	t := &topology{conf: conf, me: -1, migrating: map[int]int{}, importing: map[int]int{}}
 	for i := range t.owner {

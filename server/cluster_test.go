@@ -560,3 +560,49 @@ func TestClusterRedisCLIFollowsMoved(t *testing.T) {
 		t.Errorf("CF.EXISTS on the owner = %v", r)
 	}
 }
+
+// FuzzClusterTopology: any bytes given to SETCONFIG's decoder and checker
+// give an error or a topology, never a panic; a topology taken is taken
+// again in the form GETCONFIG returns, unchanged.
+func FuzzClusterTopology(f *testing.F) {
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	f.Add([]byte(`{"epoch":1,"myself":"` + a + `","nodes":[{"id":"` + a + `","host":"h","port":1,"role":"primary","slots":[[0,16383]],"migrating":{"5":"` + b + `"}},` +
+		`{"id":"` + b + `","host":"h","port":2,"role":"primary","importing":{"5":"` + a + `"}}]}`))
+	f.Add([]byte(`{"epoch":2,"myself":"` + b + `","nodes":[{"id":"` + a + `","host":"h","port":1,"role":"primary","slots":[[0,5],[7,9]]},` +
+		`{"id":"` + b + `","host":"h","port":2,"role":"replica","primary":"` + a + `"}]}`))
+	f.Add([]byte(`{"epoch":-1,"myself":"x","nodes":[{"slots":[[16384,0]],"migrating":{"-1":""}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := server.CheckTopology(data)
+		if err != nil {
+			return
+		}
+		again, err := server.CheckTopology(out)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("a topology taken, encoded again (%s), gives %s, %v", out, again, err)
+		}
+	})
+}
+
+// TestKeySlotUniform: the slots of a million keys are spread evenly (a
+// chi-square test over the 16384 slots, as CRC16 should give).
+func TestKeySlotUniform(t *testing.T) {
+	const n = 1 << 20
+	var counts [16384]int
+	for i := range n {
+		counts[server.KeySlot(fmt.Appendf(nil, "user:%d", i))]++
+	}
+	exp := float64(n) / 16384
+	chi := 0.0
+	for _, c := range counts {
+		d := float64(c) - exp
+		chi += d * d / exp
+	}
+	// 16383 degrees of freedom: mean 16383, sd sqrt(2*16383) = 181; 6 sd.
+	// Sequential keys come out more even than random ones would (14,017:
+	// CRC16 is linear, so keys that differ in their last digits spread
+	// over distinct slots); only too uneven a spread is an error.
+	t.Logf("chi-square %.0f over 16383 degrees of freedom", chi)
+	if chi > 16383+6*181 {
+		t.Errorf("chi-square %.0f: slots not uniform", chi)
+	}
+}
