@@ -368,7 +368,10 @@
 //     together at EXEC (-CROSSSLOT discards it); ASKING before MULTI lasts
 //     the whole transaction.
 //
-// Without cluster mode none of this runs: one predictable branch in exec.
+// The slots a node owns are served even while others have no owner (as
+// Redis with cluster-require-full-coverage no); CLUSTER INFO's
+// cluster_state is ok only when every slot has one. Without cluster mode
+// none of this runs: one predictable branch in exec.
 //
 // The topology is JSON, set by CUCKOO.CLUSTER SETCONFIG and read by
 // CUCKOO.CLUSTER GETCONFIG:
