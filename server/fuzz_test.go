@@ -128,7 +128,7 @@ func FuzzCommands(f *testing.F) {
 		"acl", "role", "publish", "pubsub", "config", "object", "memory", "ttl", "pexpire", "rename", "dump", "restore", "randomkey"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := server.NewHarness()
-		defer h.Close() // its sweeper and replication heartbeat stop
+		defer h.Close()   // its sweeper and replication heartbeat stop
 		var dump [][]byte // chunks seen, fed back to LOADCHUNK
 		for line := range bytes.SplitSeq(data, []byte("\n")) {
 			args := bytes.Fields(line)
