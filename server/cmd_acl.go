@@ -150,6 +150,33 @@ func (cl *client) userName() string {
 	return ""
 }
 
+// denial is why user u may not run cmd on args: "" if it may, else what
+// ACL LOG records as the reason ("command", "key" or "channel") and, for a
+// key or channel, which. Commands that need no authentication are never
+// denied.
+func denial(u *acl.User, cmd *bound, args [][]byte) (reason string, object []byte) {
+	switch {
+	case cmd.noAuth || u.Unrestricted():
+		return "", nil
+	case !u.CanRun(int(cmd.id)):
+		return "command", nil
+	}
+	cmd.spec.KeyAccess(args, func(pos int, read, write bool) bool {
+		if !u.CanAccess(args[pos], read, write) {
+			reason, object = "key", args[pos]
+			return false
+		}
+		return true
+	})
+	if reason != "" {
+		return reason, object
+	}
+	if ch, bad := deniedChannel(u, cmd.spec, args); bad {
+		return "channel", ch
+	}
+	return "", nil
+}
+
 // permitted returns the error that refuses cmd for cl, or "": NOAUTH before
 // authentication, NOPERM for a command or key the user may not touch.
 func (s *Server) permitted(cl *client, cmd *bound, args [][]byte) string {
@@ -161,25 +188,13 @@ func (s *Server) permitted(cl *client, cmd *bound, args [][]byte) string {
 	if u.Unrestricted() {
 		return ""
 	}
-	if !u.CanRun(int(cmd.id)) {
-		s.denied(cl, "command", cmd.spec.Name, u.Name)
+	switch reason, object := denial(u, cmd, args); reason {
+	case "command":
+		s.denied(cl, reason, cmd.spec.Name, u.Name)
 		return fmt.Sprintf("NOPERM User %s has no permissions to run the '%s' command", u.Name, cmd.spec.Name)
-	}
-	var key []byte
-	cmd.spec.KeyAccess(args, func(pos int, read, write bool) bool {
-		if !u.CanAccess(args[pos], read, write) {
-			key = args[pos]
-			return false
-		}
-		return true
-	})
-	if key != nil {
-		s.denied(cl, "key", string(key), u.Name)
-		return "NOPERM No permissions to access a key"
-	}
-	if ch, bad := deniedChannel(u, cmd.spec, args); bad {
-		s.denied(cl, "channel", string(ch), u.Name)
-		return "NOPERM No permissions to access a channel"
+	case "key", "channel":
+		s.denied(cl, reason, string(object), u.Name)
+		return "NOPERM No permissions to access a " + reason
 	}
 	return ""
 }
@@ -447,28 +462,13 @@ func aclDryrun(s *Server, cl *client, a [][]byte) {
 		return
 	}
 	u := ref.Load()
-	switch {
-	case cmd.noAuth || u.Unrestricted():
-	case !u.CanRun(int(cmd.id)):
+	switch reason, object := denial(u, cmd, req); reason {
+	case "command":
 		cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to run the '%s' command", u.Name, cmd.spec.Name))
 		return
-	default:
-		var denied []byte
-		cmd.spec.KeyAccess(req, func(pos int, read, write bool) bool {
-			if !u.CanAccess(req[pos], read, write) {
-				denied = req[pos]
-				return false
-			}
-			return true
-		})
-		if denied != nil {
-			cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to access the '%s' key", u.Name, denied))
-			return
-		}
-		if ch, bad := deniedChannel(u, cmd.spec, req); bad {
-			cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to access the '%s' channel", u.Name, ch))
-			return
-		}
+	case "key", "channel":
+		cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to access the '%s' %s", u.Name, object, reason))
+		return
 	}
 	cl.wr.WriteString("OK")
 }
