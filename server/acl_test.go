@@ -32,12 +32,12 @@ func TestACLPermissions(t *testing.T) {
 		if !r.CFExists(ctx, "cache:a", "x").Val() {
 			t.Error("reader cannot read cache:a")
 		}
-		dirty := infoInt(t, admin, "rdb_changes_since_last_save")
+		dirty := infoField(t, admin, "rdb_changes_since_last_save")
 		wantErr(t, r.CFAdd(ctx, "cache:a", "y").Err(), "NOPERM User reader has no permissions to run the 'cf.add' command")
 		wantErr(t, r.CFExists(ctx, "other", "x").Err(), "NOPERM No permissions to access a key")
 		wantErr(t, r.Do(ctx, "FLUSHALL").Err(), "NOPERM User reader has no permissions to run the 'flushall' command")
 		wantErr(t, r.Do(ctx, "CONFIG", "GET", "*").Err(), "NOPERM User reader has no permissions to run the 'config|get' command")
-		if got := infoInt(t, admin, "rdb_changes_since_last_save"); got != dirty || admin.CFExists(ctx, "cache:a", "y").Val() || admin.Exists(ctx, "cache:a").Val() != 1 {
+		if got := infoField(t, admin, "rdb_changes_since_last_save"); got != dirty || admin.CFExists(ctx, "cache:a", "y").Val() || admin.Exists(ctx, "cache:a").Val() != 1 {
 			t.Error("a denied command changed the data")
 		}
 		// Key access by kind: %W~ allows a delete (write only), not a read;

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/config"
 )
 
 // TIME, SHUTDOWN and MONITOR.
@@ -115,7 +116,7 @@ func (s *Server) feedMonitors(cl *client, spec *command.Spec, args [][]byte) {
 	line = append(line, ']')
 	for _, a := range args {
 		line = append(line, ' ')
-		line = appendRepr(line, a)
+		line = append(line, config.Quote(string(a))...) // as Redis's sdscatrepr
 	}
 	line = append(line, '\r', '\n')
 	s.mon.mu.Lock()
@@ -177,34 +178,4 @@ func (s *Server) serveMonitor(cl *client) {
 			return
 		}
 	}
-}
-
-// appendRepr appends b quoted as Redis's sdscatrepr does: printable bytes
-// as they are, the usual escapes, others as \xHH.
-func appendRepr(dst, b []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for _, c := range b {
-		switch c {
-		case '\\', '"':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\a':
-			dst = append(dst, '\\', 'a')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		default:
-			if c >= ' ' && c <= '~' {
-				dst = append(dst, c)
-			} else {
-				dst = append(dst, '\\', 'x', hex[c>>4], hex[c&15])
-			}
-		}
-	}
-	return append(dst, '"')
 }

@@ -88,7 +88,7 @@ func TestPubSubGoRedis(t *testing.T) {
 		if got := c.PubSubChannels(ctx, "news.*").Val(); !slices.Equal(got, []string{"news.sport"}) {
 			t.Errorf("PUBSUB CHANNELS news.* = %v", got)
 		}
-		if infoInt(t, c, "pubsub_channels") != 2 || infoInt(t, c, "pubsub_patterns") != 1 || infoInt(t, c, "pubsub_clients") != 1 {
+		if infoField(t, c, "pubsub_channels") != 2 || infoField(t, c, "pubsub_patterns") != 1 || infoField(t, c, "pubsub_clients") != 1 {
 			t.Error("INFO pubsub_channels, pubsub_patterns or pubsub_clients wrong")
 		}
 		list := c.ClientList(ctx).Val()

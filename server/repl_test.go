@@ -133,8 +133,8 @@ func TestReplicationPartialResync(t *testing.T) {
 		}
 	}
 	for round, n := range []int{100, 20_000} { // within the backlog, then far beyond it
-		full := infoInt(t, p, "sync_full")
-		partial := infoInt(t, p, "sync_partial_ok")
+		full := infoField(t, p, "sync_full")
+		partial := infoField(t, p, "sync_partial_ok")
 		kill()
 		for i := range n {
 			p.CFAdd(ctx, "k", fmt.Sprint(round, ":", i))
@@ -143,7 +143,7 @@ func TestReplicationPartialResync(t *testing.T) {
 			return infoFields(t, r, "replication")["master_repl_offset"] == infoFields(t, p, "replication")["master_repl_offset"] &&
 				infoFields(t, r, "replication")["master_link_status"] == "up"
 		})
-		gotFull, gotPartial := infoInt(t, p, "sync_full")-full, infoInt(t, p, "sync_partial_ok")-partial
+		gotFull, gotPartial := infoField(t, p, "sync_full")-full, infoField(t, p, "sync_partial_ok")-partial
 		if round == 0 && (gotPartial != 1 || gotFull != 0) {
 			t.Errorf("within the backlog: %d partial, %d full resyncs", gotPartial, gotFull)
 		}
@@ -176,8 +176,8 @@ func TestReplicationPromotion(t *testing.T) {
 		t.Fatalf("a write to the promoted replica: %v", err)
 	}
 	replicaOf(t, b, aaddr)
-	if got := infoInt(t, a, "sync_partial_ok"); got != 1 {
-		t.Errorf("the other replica's resync with the promoted one: %d partial (want 1), %d full", got, infoInt(t, a, "sync_full"))
+	if got := infoField(t, a, "sync_partial_ok"); got != 1 {
+		t.Errorf("the other replica's resync with the promoted one: %d partial (want 1), %d full", got, infoField(t, a, "sync_full"))
 	}
 	a.Do(ctx, "WAIT", 1, 5000)
 	if !b.CFExists(ctx, "k", "after promotion").Val() {
@@ -324,13 +324,13 @@ func TestReplicationCopyUnderWrites(t *testing.T) {
 	if err := rs.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	partial := infoInt(t, p, "sync_partial_ok")
+	partial := infoField(t, p, "sync_partial_ok")
 	_, raddr2 := start(t, server.Config{Dir: dir, ReplicaOf: "127.0.0.1 " + strings.Split(paddr, ":")[1]})
 	r2 := client(t, raddr2)
 	waitFor(t, "the restarted replica's link", func() bool {
 		return infoFields(t, r2, "replication")["master_link_status"] == "up"
 	})
-	if got := infoInt(t, p, "sync_partial_ok") - partial; got != 1 {
+	if got := infoField(t, p, "sync_partial_ok") - partial; got != 1 {
 		t.Errorf("the restarted replica: %d partial resyncs, want 1", got)
 	}
 	p.Do(ctx, "WAIT", 1, 5000)
