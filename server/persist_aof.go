@@ -98,10 +98,14 @@ func (m fsyncMode) String() string {
 func appendRecord(b, payload []byte) []byte {
 	var h [recordHeader]byte
 	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
-	crc := crc32.Update(0, castagnoli, h[0:4])
-	crc = crc32.Update(crc, castagnoli, payload)
-	binary.LittleEndian.PutUint32(h[4:], crc)
+	binary.LittleEndian.PutUint32(h[4:], recordCRC(h[0:4], payload))
 	return append(append(b, h[:]...), payload...)
+}
+
+// recordCRC is a record's checksum: CRC-32C of its length field and its
+// payload.
+func recordCRC(length, payload []byte) uint32 {
+	return crc32.Update(crc32.Update(0, castagnoli, length), castagnoli, payload)
 }
 
 // logName is the file of log generation gen.
@@ -514,9 +518,7 @@ func scanLog(name string, data []byte, apply func([]byte) error) (good int64, to
 		if end > len(rest) {
 			return int64(off), true, &logError{name, int64(off), fmt.Sprintf("torn record (%d of %d bytes)", len(rest), end)}
 		}
-		crc := crc32.Update(0, castagnoli, rest[:4])
-		crc = crc32.Update(crc, castagnoli, rest[recordHeader:end])
-		if crc != binary.LittleEndian.Uint32(rest[4:]) {
+		if recordCRC(rest[:4], rest[recordHeader:end]) != binary.LittleEndian.Uint32(rest[4:]) {
 			return int64(off), end == len(rest), &logError{name, int64(off), "checksum mismatch"}
 		}
 		if err := apply(rest[recordHeader:end]); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"net"
 	"strconv"
@@ -364,15 +363,14 @@ func readRecord(br *bufio.Reader, nc net.Conn) ([]byte, error) {
 		return nil, err
 	}
 	n := binary.LittleEndian.Uint32(h[:4])
-	if n > 1<<30 {
+	if n > maxRecord {
 		return nil, fmt.Errorf("a stream record of %d bytes", n)
 	}
 	p := make([]byte, n)
 	if _, err := io.ReadFull(br, p); err != nil {
 		return nil, err
 	}
-	crc := crc32.Update(0, castagnoli, h[:4])
-	if crc32.Update(crc, castagnoli, p) != binary.LittleEndian.Uint32(h[4:]) {
+	if recordCRC(h[:4], p) != binary.LittleEndian.Uint32(h[4:]) {
 		return nil, errors.New("a stream record fails its checksum")
 	}
 	return p, nil
