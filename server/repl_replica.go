@@ -380,52 +380,48 @@ func readRecord(br *bufio.Reader, nc net.Conn) ([]byte, error) {
 // server's log, feeds this server's backlog, and makes them as durable as
 // appendfsync says.
 func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
-	st := s.store
-	var lsn uint64
+	st, r := s.store, s.repl
 	if err := s.lockForLink(m); err != nil {
 		return err
 	}
+	// Only this goroutine moves a replica's offset (its clients cannot
+	// write, the heartbeat feeds a primary only), so the ops' offsets are
+	// counted here.
+	r.mu.Lock()
+	at := r.offset
+	r.mu.Unlock()
 	logged := make([][]byte, 0, len(ops)+1)
 	for _, op := range ops {
 		if len(op) > 0 && op[0] != opReplPing {
-			s.repl.mu.Lock()
-			at := s.repl.offset
-			s.repl.mu.Unlock()
+			// Within a full copy's positions (repl_copy.go) the ops the
+			// copy holds are skipped and nothing is logged.
+			var fz *fuzzyLog
 			if m.fz != nil && at < m.fzEnd {
-				// Still within the copy's positions (repl_copy.go):
-				// ops the copy holds are skipped; nothing is logged.
-				if err := st.replay(op, at, m.fz); err != nil {
-					st.gate.Unlock()
-					return err
-				}
+				fz = m.fz
 			} else {
-				if err := st.replay(op, 0, nil); err != nil {
-					st.gate.Unlock()
-					return err
-				}
 				logged = append(logged, op)
+			}
+			if err := st.replay(op, at, fz); err != nil {
+				st.gate.Unlock()
+				return err
 			}
 			st.dirty.Add(1)
 		}
-		s.repl.mu.Lock()
-		s.repl.feedLocked(op)
-		s.repl.mu.Unlock()
+		at += int64(recordHeader + len(op))
 	}
-	copied := false
-	if m.fz != nil {
-		s.repl.mu.Lock()
-		copied = s.repl.offset >= m.fzEnd
-		s.repl.mu.Unlock()
+	r.mu.Lock()
+	for _, op := range ops {
+		r.feedLocked(op)
 	}
+	id, offset := r.id, r.offset
+	r.mu.Unlock()
+	var lsn uint64
 	if st.aof != nil && m.fz == nil {
 		// The batch and the position after it, as one record
 		// (repl_position.go).
-		s.repl.mu.Lock()
-		logged = append(logged, encodeReplPos(s.repl.id, s.repl.offset))
-		s.repl.mu.Unlock()
-		lsn = st.aof.append(encodeMulti(logged))
+		lsn = st.aof.append(encodeMulti(append(logged, encodeReplPos(id, offset))))
 	}
-	if copied {
+	if m.fz != nil && offset >= m.fzEnd {
 		m.fz = nil
 		st.gate.Unlock()
 		return s.copyDone()
