@@ -105,7 +105,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.dirty.Load(),
 			"rdb_bgsave_in_progress", b2i(s.snapping.Load()), "rdb_last_save_time", s.lastSave.Load(),
 			"rdb_last_bgsave_status", saveStatus, "aof_enabled", 1, "aof_rewrite_in_progress", b2i(s.snapping.Load()),
-			"appendfsync", st.aof.mode, "aof_current_size", st.aof.size.Load(), "aof_generation", st.aof.gen,
+			"appendfsync", st.aof.mode, "aof_current_size", st.aof.size.Load(), "aof_generation", st.aof.generation(),
 			"aof_last_write_status", status(st.aof.err()))
 	} else {
 		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.dirty.Load(),

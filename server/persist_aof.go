@@ -94,6 +94,14 @@ func (m fsyncMode) String() string {
 	return [...]string{"everysec", "always", "no"}[m]
 }
 
+// generation is the current log generation, for INFO (gen is guarded by
+// wmu; rotate changes it).
+func (a *aof) generation() uint64 {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	return a.gen
+}
+
 // appendRecord appends the framed payload to b.
 func appendRecord(b, payload []byte) []byte {
 	var h [recordHeader]byte
