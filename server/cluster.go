@@ -130,7 +130,8 @@ type topology struct {
 	owner [numSlots]int16
 	// migrating and importing are myself's, by slot, to an index in nodes.
 	migrating, importing map[int]int
-	assigned             int // slots with an owner
+	assigned             int            // slots with an owner
+	byID                 map[string]int // index in nodes by id
 }
 
 // cluster is a cluster-enabled server's state.
@@ -140,6 +141,10 @@ type cluster struct {
 	path     string // cluster.json; "" without a data directory
 	mu       sync.Mutex
 	topo     atomic.Pointer[topology]
+	// slotLocks: a command on a key holds its slot's lock shared from its
+	// redirect check to its reply; MIGRATE holds it exclusively while it
+	// moves a key of the slot (cluster_migrate.go).
+	slotLocks [numSlots]sync.RWMutex
 }
 
 func init() {
@@ -311,6 +316,7 @@ func compileTopology(conf clusterConfig) (*topology, error) {
 		index[n.ID] = i
 	}
 	t.nodes = conf.Nodes
+	t.byID = index
 	if me, ok := index[conf.Myself]; ok {
 		t.me = me
 	} else {
@@ -407,17 +413,19 @@ func (t *topology) addr(i int, cl *client) string {
 func (t *topology) ok() bool { return t.assigned == numSlots }
 
 // clusterRedirect is the cluster check of exec: the error that sends cmd
-// elsewhere, or "" if this node runs it. ASKING lasts one command, or, sent
+// elsewhere, or "" if this node runs it; then, if slot >= 0, the caller
+// holds that slot's lock shared and releases it after the command has run.
+// MIGRATE is not checked: it takes its keys' slot locks itself. ASKING lasts one command, or, sent
 // before MULTI, the whole transaction. A transaction is checked command by
 // command as they are queued (a redirect makes EXEC answer EXECABORT, as
 // any refusal does), and as a whole when EXEC comes: its keys must share a
 // slot, or EXEC is refused and the transaction discarded; the queue EXEC
 // then runs is not checked again.
-func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) string {
-	if cl.txn != nil {
-		return "" // EXEC is running its queue
+func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (msg string, slot int) {
+	if cl.txn != nil || cmd.spec.Name == "migrate" {
+		return "", -1 // EXEC is running its queue, under its slot's lock
 	}
-	asking := cl.asking
+	asking := cl.asking || cmd.asking
 	if cmd.spec.Name != "multi" && (!cl.inMulti.Load() || cmd.inMulti) {
 		cl.asking = false
 	}
@@ -426,7 +434,7 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) string {
 	switch {
 	case cmd.spec.Name == "exec":
 		if !cl.inMulti.Load() || cl.multiErr {
-			return "" // EXEC answers
+			return "", -1 // EXEC answers
 		}
 		for _, q := range cl.queued {
 			if b, _ := lookup(q); b != nil && len(b.spec.Keys) > 0 {
@@ -437,33 +445,44 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) string {
 			}
 		}
 	case len(cmd.spec.Keys) == 0:
-		return ""
+		return "", -1
 	default:
 		for _, p := range cmd.spec.KeyPositions(args) {
 			keys = append(keys, args[p])
 		}
 	}
 	if len(keys) == 0 {
-		return ""
+		return "", -1
 	}
-	msg := s.clusterRoute(cl, keys, write, asking)
-	if msg != "" && cmd.spec.Name == "exec" {
+	slot = keySlot(keys[0])
+	for _, k := range keys[1:] {
+		if keySlot(k) != slot {
+			msg = "CROSSSLOT Keys in request don't hash to the same slot"
+			break
+		}
+	}
+	if msg == "" {
+		l := &s.cluster.slotLocks[slot]
+		l.RLock()
+		if msg = s.clusterRoute(cl, slot, keys, write, asking); msg != "" {
+			l.RUnlock()
+		}
+	}
+	if msg == "" {
+		return "", slot
+	}
+	if cmd.spec.Name == "exec" {
 		// As Redis does, a refused EXEC discards the transaction.
 		cl.endMulti()
 		cl.unwatch()
 	}
-	return msg
+	return msg, -1
 }
 
-// clusterRoute is where a command of keys goes (write: it writes), as
-// clusterRedirect's result.
-func (s *Server) clusterRoute(cl *client, keys [][]byte, write, asking bool) string {
-	slot := keySlot(keys[0])
-	for _, k := range keys[1:] {
-		if keySlot(k) != slot {
-			return "CROSSSLOT Keys in request don't hash to the same slot"
-		}
-	}
+// clusterRoute is where a command of keys, all in slot, goes (write: it
+// writes), as clusterRedirect's result. Preconditions: the slot's lock held
+// shared, so that a key found here stays until the command has run.
+func (s *Server) clusterRoute(cl *client, slot int, keys [][]byte, write, asking bool) string {
 	t := s.cluster.topo.Load()
 	owner := int(t.owner[slot])
 	switch {
@@ -474,27 +493,40 @@ func (s *Server) clusterRoute(cl *client, keys [][]byte, write, asking bool) str
 		if !migrating {
 			return ""
 		}
-		missing := 0
-		for _, k := range keys {
-			if !s.store.present(k) {
-				missing++
-			}
-		}
-		switch {
-		case missing == 0:
-			return ""
-		case missing < len(keys):
-			return "TRYAGAIN Multiple keys request during rehashing of slot"
-		}
-		return fmt.Sprintf("ASK %d %s", slot, t.addr(target, cl))
+		return s.askIfMoved(cl, t, slot, target, keys)
 	}
 	if _, importing := t.importing[slot]; importing && asking {
 		return ""
 	}
 	if cl.readonly && !write && t.nodes[t.me].Primary == t.nodes[owner].ID {
-		return "" // a replica's read, after READONLY
+		// A replica's read, after READONLY. While its primary migrates
+		// the slot, a key no longer here (its DEL replicated) is asked of
+		// the target, as the primary would.
+		if id, migrating := t.nodes[owner].Migrating[slot]; migrating {
+			return s.askIfMoved(cl, t, slot, t.byID[id], keys)
+		}
+		return ""
 	}
 	return fmt.Sprintf("MOVED %d %s", slot, t.addr(owner, cl))
+}
+
+// askIfMoved is the route of keys on a slot migrating to node target: here
+// if they all are, -ASK if none is, -TRYAGAIN if some are (a multi-key
+// command waits until they have all moved).
+func (s *Server) askIfMoved(cl *client, t *topology, slot, target int, keys [][]byte) string {
+	missing := 0
+	for _, k := range keys {
+		if !s.store.present(k) {
+			missing++
+		}
+	}
+	switch {
+	case missing == 0:
+		return ""
+	case missing < len(keys):
+		return "TRYAGAIN Multiple keys request during rehashing of slot"
+	}
+	return fmt.Sprintf("ASK %d %s", slot, t.addr(target, cl))
 }
 
 // present reports whether key is in the key space (and not expired),

@@ -400,13 +400,29 @@
 //
 // CLUSTER SLOTS, SHARDS, NODES (cport is port+10000), INFO, MYID, KEYSLOT,
 // COUNTKEYSINSLOT, GETKEYSINSLOT and HELP answer as Redis's do; INFO has a
-// Cluster section (cluster_enabled). COUNTKEYSINSLOT and GETKEYSINSLOT scan
+// Cluster section (cluster_enabled), and INFO filters (not in the default
+// sections: it scans the key space) gives the filters, their items and
+// bytes, which cuckoo cluster info reports per node. COUNTKEYSINSLOT and GETKEYSINSLOT scan
 // the key space, O(n) for n keys: a per-slot index would cost every key's
 // creation and drop a second update, for commands an operator runs while
-// moving slots. Not built yet: the `cuckoo cluster` tool that pushes one
-// topology to every node, and slot migration (move-slots: marking a slot
-// migrating and importing, moving its keys, then the new owner), which come
-// next.
+// moving slots.
+//
+// A slot moves as in Redis: the target is marked importing it and the owner
+// migrating it (two topologies pushed), the owner's keys of the slot go over
+// with MIGRATE, and a last topology names the new owner. MIGRATE has Redis's
+// syntax and replies (KEYS, COPY, REPLACE, AUTH, AUTH2, NOKEY, IOERR); it
+// sends each key's DUMP payload in a RESTORE-ASKING, which the target takes
+// on a slot it imports, and deletes the key here once the target has said
+// OK, each key atomically (cluster_migrate.go): a command on a key holds
+// its slot's lock shared from its redirect check to its reply, and MIGRATE
+// holds it exclusively while it moves a key of the slot. So during a move a
+// key is answered here until it has moved, and by the target (-ASK) after:
+// no acknowledged write is lost, and no lookup finds a present item absent.
+// A replica's READONLY reads on a slot its primary migrates ask the target
+// for keys no longer on the replica. MIGRATE dials the target in plain TCP
+// (not TLS) and keeps the connection ten seconds for the next one, as Redis
+// does. The cuckoo tool drives all of this: cuckoo cluster create, info,
+// add-node, move-slots and rebalance.
 //
 // # Memory
 //

@@ -37,6 +37,7 @@ type bound struct {
 	// inside MULTI.
 	noAuth, inMulti, noMulti bool
 	write                    bool // refused on a replica (READONLY)
+	asking                   bool // in cluster mode, as if after ASKING (RESTORE-ASKING)
 	dataArg                  int
 }
 
@@ -57,7 +58,8 @@ func bindCommands() {
 		bind := func(x *command.Spec, run handler) {
 			m[x.Name] = &bound{spec: x, run: run, id: int32(len(boundNames)),
 				noAuth: x.Flags&command.NoAuth != 0, inMulti: runsInMulti(x),
-				noMulti: x.Flags&command.NoMulti != 0, write: x.Flags&command.Write != 0, dataArg: x.DataArg}
+				noMulti: x.Flags&command.NoMulti != 0, write: x.Flags&command.Write != 0, dataArg: x.DataArg,
+				asking: x.Flags&command.Asking != 0}
 			boundNames = append(boundNames, x.Name)
 		}
 		for _, c := range command.All() {
@@ -140,7 +142,11 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		msg = subscribedRefusal(cl, cmd) // RESP2's subscribed mode
 	}
 	if msg == "" && s.cluster != nil {
-		msg = s.clusterRedirect(cl, cmd, args) // -MOVED, -ASK, ... (cluster.go)
+		var slot int
+		msg, slot = s.clusterRedirect(cl, cmd, args) // -MOVED, -ASK, ... (cluster.go)
+		if slot >= 0 {
+			defer s.cluster.slotLocks[slot].RUnlock()
+		}
 	}
 	if msg == "" && cmd.write && s.store.replica.Load() {
 		msg = "READONLY You can't write against a read only replica."

@@ -128,7 +128,8 @@ type Server struct {
 
 	tlsConf atomic.Pointer[tls.Config] // the TLS configuration in force (tls.go); nil if none
 
-	cluster *cluster // nil unless cluster mode is on (cluster.go); set once, by New
+	cluster *cluster     // nil unless cluster mode is on (cluster.go); set once, by New
+	migrate migrateConns // MIGRATE's connections to targets (cluster_migrate.go)
 
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
@@ -396,6 +397,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 		<-done
 	}
 	s.bg.Wait()
+	s.migrate.closeAll()
 	close(s.closed)
 	if s.store.aof == nil {
 		return nil

@@ -13,6 +13,17 @@ var (
 	keyArg      = Arg{Name: "key", Type: Key}
 )
 
+// restoreArgs are RESTORE's arguments, and RESTORE-ASKING's.
+var restoreArgs = []Arg{
+	keyArg,
+	{Name: "ttl", Type: Integer},
+	{Name: "serialized-value", Type: String},
+	{Name: "replace", Type: PureToken, Token: "REPLACE", Optional: true, Since: "3.0.0"},
+	{Name: "absttl", Type: PureToken, Token: "ABSTTL", Optional: true, Since: "5.0.0"},
+	{Name: "seconds", Type: Integer, Token: "IDLETIME", Optional: true, Since: "5.0.0"},
+	{Name: "frequency", Type: Integer, Token: "FREQ", Optional: true, Since: "5.0.0"},
+}
+
 // expireCondition is EXPIRE's NX|XX|GT|LT, added in 7.0.0.
 var expireCondition = Arg{Name: "condition", Type: OneOf, Optional: true, Since: "7.0.0", Args: []Arg{
 	{Name: "nx", Type: PureToken, Token: "NX"},
@@ -103,14 +114,43 @@ func init() {
 			DataArg: 3,
 			Summary: "Creates a key from a DUMP payload, with a time to live or none",
 			Since:   "2.6.0", Group: "generic", Complexity: "O(n) for n buckets of the payload",
+			Args: restoreArgs,
+		},
+		&Spec{
+			Name: "restore-asking", Arity: -4, Flags: Write | DenyOOM | Asking, ACL: "keyspace dangerous",
+			Keys:    []KeySpec{{Flags: []string{"OW", "update"}, Begin: 1, Step: 1}},
+			DataArg: 3,
+			Summary: "Creates a key from a DUMP payload on a slot being imported: what MIGRATE sends",
+			Since:   "3.0.0", Group: "server", Complexity: "O(n) for n buckets of the payload",
+			Args: restoreArgs,
+		},
+		&Spec{
+			Name: "migrate", Arity: -6, Flags: Write, ACL: "keyspace dangerous", Tips: nondet,
+			Keys: []KeySpec{
+				{Flags: []string{"RW", "access", "delete", "incomplete"}, Begin: 3, Step: 1},
+				{Flags: []string{"RW", "access", "delete", "incomplete"}, Begin: -2, Keyword: "KEYS", LastKey: -1, Step: 1},
+			},
+			Summary: "Moves keys to another server, atomically: each is restored there, then deleted here",
+			Since:   "2.6.0", Group: "generic", Complexity: "O(n) for the keys' n buckets, and a round trip a key",
 			Args: []Arg{
-				keyArg,
-				{Name: "ttl", Type: Integer},
-				{Name: "serialized-value", Type: String},
+				{Name: "host", Type: String},
+				{Name: "port", Type: Integer},
+				{Name: "key-selector", Type: OneOf, Args: []Arg{
+					{Name: "key", Type: Key},
+					{Name: "empty-string", Type: PureToken, Token: `""`},
+				}},
+				{Name: "destination-db", Type: Integer},
+				{Name: "timeout", Type: Integer},
+				{Name: "copy", Type: PureToken, Token: "COPY", Optional: true, Since: "3.0.0"},
 				{Name: "replace", Type: PureToken, Token: "REPLACE", Optional: true, Since: "3.0.0"},
-				{Name: "absttl", Type: PureToken, Token: "ABSTTL", Optional: true, Since: "5.0.0"},
-				{Name: "seconds", Type: Integer, Token: "IDLETIME", Optional: true, Since: "5.0.0"},
-				{Name: "frequency", Type: Integer, Token: "FREQ", Optional: true, Since: "5.0.0"},
+				{Name: "authentication", Type: OneOf, Optional: true, Args: []Arg{
+					{Name: "auth", Type: String, Token: "AUTH", Display: "password", Since: "4.0.7"},
+					{Name: "auth2", Type: Block, Token: "AUTH2", Since: "6.0.0", Args: []Arg{
+						{Name: "username", Type: String},
+						{Name: "password", Type: String},
+					}},
+				}},
+				{Name: "keys", Type: Key, KeySpec: 1, Token: "KEYS", Optional: true, Multiple: true, Since: "3.0.6"},
 			},
 		},
 		&Spec{

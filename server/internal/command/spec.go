@@ -24,11 +24,14 @@ const (
 	NoMulti
 	AllowBusy
 	Module
+	// Asking: in cluster mode, runs on a slot this node is importing as if
+	// ASKING came first (RESTORE-ASKING, which MIGRATE sends).
+	Asking
 )
 
 // flagOrder is the order in which COMMAND INFO lists the flags, Redis's
-// (module fourth; asking, no_async_loading and movablekeys, which Flag
-// lacks, would sit between them). May_replicate is not listed: Redis hides it.
+// (module fourth; no_async_loading and movablekeys, which Flag lacks, would
+// sit among them). May_replicate is not listed: Redis hides it.
 var flagOrder = []struct {
 	f    Flag
 	name string
@@ -36,7 +39,7 @@ var flagOrder = []struct {
 	{Write, "write"}, {ReadOnly, "readonly"}, {DenyOOM, "denyoom"}, {Module, "module"},
 	{Admin, "admin"}, {PubSub, "pubsub"}, {NoScript, "noscript"}, {Blocking, "blocking"},
 	{Loading, "loading"}, {Stale, "stale"}, {SkipMonitor, "skip_monitor"},
-	{SkipSlowlog, "skip_slowlog"}, {Fast, "fast"}, {NoAuth, "no_auth"},
+	{SkipSlowlog, "skip_slowlog"}, {Asking, "asking"}, {Fast, "fast"}, {NoAuth, "no_auth"},
 	{NoMandatoryKeys, "no_mandatory_keys"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
 }
 

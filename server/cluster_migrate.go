@@ -1,0 +1,334 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
+)
+
+// MIGRATE, as Redis's: it moves keys to another server, each atomically:
+// the key's filter is sent in a RESTORE-ASKING (the DUMP payload) and
+// deleted here once the target has answered OK. Slot migration (cuckoo
+// cluster move-slots) is made of it.
+//
+// Protocol. Each key is moved holding, in this order (every writer's order):
+//
+//  1. in cluster mode, its slot's lock exclusively (cluster.slotLocks):
+//     every command on a key of that slot holds the same lock shared from its
+//     redirect check to its reply, so none sees the key here and then finds
+//     it gone, or creates it again here after it moved: a lookup that found
+//     the key here answers from it, one that did not was sent to the target
+//     (-ASK) only after the key was there;
+//  2. the gate, shared, as every write;
+//  3. the key's writer lock, so no write slips in between the payload and
+//     the drop.
+//
+// The linearization point of a key's move is its drop here (logged, and
+// replicated as a DEL), which follows the target's OK: an acknowledged write
+// is in the payload or was made on the target. Holding the locks across a
+// round trip to the target is Redis's own trade (MIGRATE blocks its whole
+// server): the timeout argument bounds it.
+
+func init() {
+	handle("migrate", cmdMigrate)
+	handle("restore-asking", cmdRestore) // RESTORE, allowed on an importing slot (Asking flag)
+}
+
+// migrateIdle is how long a connection to a target is kept for the next
+// MIGRATE, as Redis keeps its cached sockets ten seconds.
+const migrateIdle = 10 * time.Second
+
+// migrateConn is a connection to a MIGRATE target.
+type migrateConn struct {
+	nc   net.Conn
+	br   *bufio.Reader
+	w    *resp.Writer
+	used time.Time
+}
+
+// migrateConns caches connections to targets by address. A connection is
+// taken out while one MIGRATE uses it, so two MIGRATEs never share one.
+type migrateConns struct {
+	mu sync.Mutex
+	m  map[string][]*migrateConn
+}
+
+// take returns a cached connection to addr, or dials one within timeout.
+func (mc *migrateConns) take(addr string, timeout time.Duration) (*migrateConn, error) {
+	mc.mu.Lock()
+	var c *migrateConn
+	now := time.Now()
+	for a, cs := range mc.m {
+		kept := cs[:0]
+		for _, x := range cs {
+			if now.Sub(x.used) > migrateIdle {
+				x.nc.Close()
+			} else {
+				kept = append(kept, x)
+			}
+		}
+		if len(kept) == 0 {
+			delete(mc.m, a)
+		} else {
+			mc.m[a] = kept
+		}
+	}
+	if cs := mc.m[addr]; len(cs) > 0 {
+		c, mc.m[addr] = cs[len(cs)-1], cs[:len(cs)-1]
+	}
+	mc.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	nc, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &migrateConn{nc: nc, br: bufio.NewReader(nc), w: resp.NewWriter(nc)}, nil
+}
+
+// put gives c back for the next MIGRATE to addr.
+func (mc *migrateConns) put(addr string, c *migrateConn) {
+	c.used = time.Now()
+	mc.mu.Lock()
+	if mc.m == nil {
+		mc.m = map[string][]*migrateConn{}
+	}
+	mc.m[addr] = append(mc.m[addr], c)
+	mc.mu.Unlock()
+}
+
+// closeAll closes the cached connections (at shutdown).
+func (mc *migrateConns) closeAll() {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	for _, cs := range mc.m {
+		for _, c := range cs {
+			c.nc.Close()
+		}
+	}
+	mc.m = nil
+}
+
+// errTarget is an error reply from the target: the connection is still
+// good, the MIGRATE fails with Redis's text.
+type errTarget string
+
+// call sends one command and reads its one-line reply within timeout.
+func (c *migrateConn) call(timeout time.Duration, args ...[]byte) error {
+	c.w.WriteArray(len(args))
+	for _, a := range args {
+		c.w.WriteBulk(a)
+	}
+	c.nc.SetDeadline(time.Now().Add(timeout))
+	if err := c.w.Flush(); err != nil {
+		return fmt.Errorf("IOERR error or timeout writing to target instance")
+	}
+	line, err := c.br.ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("IOERR error or timeout reading from target instance")
+	}
+	line = strings.TrimRight(line, "\r\n")
+	switch {
+	case strings.HasPrefix(line, "+"):
+		return nil
+	case strings.HasPrefix(line, "-"):
+		return errTarget(line[1:])
+	}
+	return fmt.Errorf("IOERR the target answered %q, not a status", printable([]byte(line), 64))
+}
+
+func (e errTarget) Error() string { return "ERR Target instance replied with error: " + string(e) }
+
+// migrateArgs is a parsed MIGRATE.
+type migrateArgs struct {
+	addr          string
+	db            int64
+	timeout       time.Duration
+	copy, replace bool
+	auth          [][]byte // AUTH's arguments, if any
+	keys          [][]byte
+}
+
+// parseMigrate parses MIGRATE host port key|"" destination-db timeout
+// [COPY] [REPLACE] [AUTH password | AUTH2 username password] [KEYS key...]
+// with Redis's errors.
+func parseMigrate(a [][]byte) (*migrateArgs, error) {
+	m := &migrateArgs{}
+	port, ok := parseInt(a[2])
+	if !ok || port < 1 || port > 65535 {
+		return nil, errNotInteger
+	}
+	m.addr = net.JoinHostPort(string(a[1]), strconv.FormatInt(port, 10))
+	var timeout int64
+	if m.db, ok = parseInt(a[4]); !ok {
+		return nil, errNotInteger
+	}
+	if timeout, ok = parseInt(a[5]); !ok {
+		return nil, errNotInteger
+	}
+	if timeout <= 0 {
+		timeout = 1000 // Redis's
+	}
+	m.timeout = time.Duration(timeout) * time.Millisecond
+	keysAt := 0
+	for j := 6; j < len(a) && keysAt == 0; j++ {
+		more := len(a) - j - 1
+		switch opt := strings.ToLower(string(a[j])); {
+		case opt == "copy":
+			m.copy = true
+		case opt == "replace":
+			m.replace = true
+		case opt == "auth" && more >= 1:
+			m.auth = [][]byte{[]byte("AUTH"), a[j+1]}
+			j++
+		case opt == "auth2" && more >= 2:
+			m.auth = [][]byte{[]byte("AUTH"), a[j+1], a[j+2]}
+			j += 2
+		case opt == "keys":
+			if len(a[3]) != 0 {
+				return nil, replyErr("ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
+			}
+			keysAt = j + 1
+		default:
+			return nil, replyErr("ERR syntax error")
+		}
+	}
+	if keysAt > 0 {
+		m.keys = a[keysAt:]
+	} else {
+		m.keys = a[3:4]
+	}
+	return m, nil
+}
+
+func cmdMigrate(s *Server, cl *client, a [][]byte) {
+	m, err := parseMigrate(a)
+	if err != nil {
+		s.writeErr(cl, err)
+		return
+	}
+	// Only keys that are here are moved: none is NOKEY, and no connection.
+	present := m.keys[:0:0]
+	for _, k := range m.keys {
+		if s.store.present(k) {
+			present = append(present, k)
+		}
+	}
+	if len(present) == 0 {
+		cl.wr.WriteString("NOKEY")
+		return
+	}
+	conn, err := s.migrate.take(m.addr, m.timeout)
+	if err != nil {
+		s.writeErr(cl, replyErr("IOERR error or timeout connecting to the client"))
+		return
+	}
+	err = s.migrateKeys(cl, conn, m, present)
+	var target errTarget
+	if err == nil || errors.As(err, &target) {
+		s.migrate.put(m.addr, conn) // still in step with the target
+	} else {
+		conn.nc.Close()
+	}
+	if err != nil {
+		s.writeErr(cl, err)
+		return
+	}
+	cl.wr.WriteString("OK")
+}
+
+// migrateKeys authenticates, selects the database, and moves keys one by
+// one (see the protocol above), stopping at the first error: the keys moved
+// before it stay moved, as Redis's.
+func (s *Server) migrateKeys(cl *client, conn *migrateConn, m *migrateArgs, keys [][]byte) error {
+	if m.auth != nil {
+		if err := conn.call(m.timeout, m.auth...); err != nil {
+			return err
+		}
+	}
+	if m.db != 0 {
+		if err := conn.call(m.timeout, []byte("SELECT"), []byte(strconv.FormatInt(m.db, 10))); err != nil {
+			return err
+		}
+	}
+	for _, k := range keys {
+		if err := s.migrateKey(cl, conn, m, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrateKey moves one key, if it is still here.
+func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key []byte) error {
+	if s.cluster != nil {
+		l := &s.cluster.slotLocks[keySlot(key)]
+		l.Lock()
+		defer l.Unlock()
+	}
+	st := s.store
+	st.rlockGate(cl)
+	defer st.runlockGate(cl)
+	if err := st.writable(); err != nil {
+		return err
+	}
+	k := string(key)
+	for {
+		c, ok := st.keys.Load(k)
+		if !ok {
+			return nil // gone since MIGRATE began: nothing to move
+		}
+		c.mu.Lock()
+		if !st.at(k, c) {
+			c.mu.Unlock()
+			continue
+		}
+		err := s.moveLocked(cl, conn, m, k, c)
+		c.mu.Unlock()
+		return err
+	}
+}
+
+// moveLocked sends c, key k's filter, to the target and, unless COPY, drops
+// it here. Preconditions: as drop's: c.mu held, the gate read-locked,
+// st.at(k, c).
+func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k string, c *cuckoo) error {
+	st := s.store
+	if st.expireLocked(cl, k, c) {
+		return nil
+	}
+	if c.load != nil {
+		return errLoading
+	}
+	ttl := int64(0)
+	if d := c.deadline.Load(); d != 0 {
+		ttl = max(d-nowMs(), 1) // not expired: a deadline now is still there
+	}
+	n := 2 * payloadBound(c)
+	if err := st.chargeChunk(n); err != nil {
+		return err
+	}
+	payload := dumpPayload(c)
+	args := [][]byte{[]byte("RESTORE-ASKING"), []byte(k), []byte(strconv.FormatInt(ttl, 10)), payload}
+	if m.replace {
+		args = append(args, []byte("REPLACE"))
+	}
+	err := conn.call(m.timeout, args...)
+	st.releaseChunk(n)
+	if err != nil {
+		return err
+	}
+	if !m.copy {
+		st.logOp(cl, encodeKeyOp(opDrop, []byte(k)))
+		st.dropLocked(k, c)
+	}
+	return nil
+}

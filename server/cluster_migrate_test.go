@@ -1,0 +1,346 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/server"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestMigrate: MIGRATE between two standalone servers, with Redis's
+// replies: a key, KEYS, COPY, REPLACE, a deadline kept, NOKEY, and the
+// target's errors.
+func TestMigrate(t *testing.T) {
+	_, src := start(t, server.Config{})
+	_, dst := start(t, server.Config{})
+	a, b := dialRaw(t, src), dialRaw(t, dst)
+	host, port, _ := net.SplitHostPort(dst)
+	for i := range 100 {
+		a.do("CF.ADD", "k1", "item"+strconv.Itoa(i))
+	}
+	a.do("CF.RESERVE", "k2", "1000")
+	a.do("CF.ADD", "k2", "x")
+	a.do("CF.ADD", "k3", "y")
+	a.do("PEXPIRE", "k3", "100000")
+
+	if r := a.do("MIGRATE", host, port, "k1", "0", "5000"); r != "OK" {
+		t.Fatalf("MIGRATE k1 = %v", r)
+	}
+	if r := a.do("EXISTS", "k1"); r != int64(0) {
+		t.Errorf("k1 is still on the source after MIGRATE: EXISTS = %v", r)
+	}
+	for i := range 100 {
+		if r := b.do("CF.EXISTS", "k1", "item"+strconv.Itoa(i)); r != int64(1) {
+			t.Fatalf("item%d on the target: CF.EXISTS = %v", i, r)
+		}
+	}
+	if r := a.do("MIGRATE", host, port, "", "0", "5000", "COPY", "KEYS", "k2", "k3", "missing"); r != "OK" {
+		t.Fatalf("MIGRATE COPY KEYS = %v", r)
+	}
+	if r := a.do("EXISTS", "k2", "k3"); r != int64(2) {
+		t.Errorf("COPY left %v of 2 keys on the source", r)
+	}
+	if r, ok := b.do("PTTL", "k3").(int64); !ok || r <= 0 || r > 100000 {
+		t.Errorf("the deadline on the target: PTTL = %v", r)
+	}
+	if r := b.do("PTTL", "k2"); r != int64(-1) {
+		t.Errorf("a key without a deadline: PTTL = %v", r)
+	}
+	if r := b.do("CF.INFO", "k2"); fmt.Sprint(r) != fmt.Sprint(a.do("CF.INFO", "k2")) {
+		t.Errorf("CF.INFO differs: target %v, source %v", r, a.do("CF.INFO", "k2"))
+	}
+	busy := a.do("MIGRATE", host, port, "k2", "0", "5000")
+	if s, _ := busy.(string); !strings.HasPrefix(s, "-ERR Target instance replied with error: BUSYKEY") {
+		t.Errorf("MIGRATE over an existing key = %v", busy)
+	}
+	if r := a.do("EXISTS", "k2"); r != int64(1) {
+		t.Errorf("a refused MIGRATE deleted the key")
+	}
+	a.do("CF.ADD", "k2", "z")
+	if r := a.do("MIGRATE", host, port, "k2", "0", "5000", "REPLACE"); r != "OK" {
+		t.Errorf("MIGRATE REPLACE = %v", r)
+	}
+	if r := b.do("CF.EXISTS", "k2", "z"); r != int64(1) {
+		t.Errorf("REPLACE did not replace: CF.EXISTS = %v", r)
+	}
+	if r := a.do("MIGRATE", host, port, "nokey", "0", "5000"); r != "NOKEY" {
+		t.Errorf("MIGRATE of a missing key = %v", r)
+	}
+	// The connection is cached: many MIGRATEs in a row reuse it.
+	for i := range 20 {
+		k := "many" + strconv.Itoa(i)
+		a.do("CF.ADD", k, "x")
+		if r := a.do("MIGRATE", host, port, k, "0", "5000"); r != "OK" {
+			t.Fatalf("MIGRATE %s = %v", k, r)
+		}
+	}
+	if r := b.do("DBSIZE"); r != int64(23) {
+		t.Errorf("the target holds %v keys, want 23", r)
+	}
+	// INFO filters: k1's 100 items, k2's 2, k3's 1 and one in each of 20.
+	info := b.do("INFO", "filters").(string)
+	for _, want := range []string{"# Filters\r\n", "filters:23\r\n", "filter_items:123\r\n", "filter_bytes:"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("INFO filters lacks %q:\n%s", want, info)
+		}
+	}
+	if info := b.do("INFO").(string); strings.Contains(info, "# Filters") {
+		t.Errorf("the default INFO scans the key space for its Filters section")
+	}
+}
+
+// TestMigrateErrors: every refusal answers Redis's text and moves nothing.
+func TestMigrateErrors(t *testing.T) {
+	_, src := start(t, server.Config{})
+	_, dst := start(t, server.Config{RequirePass: "secret"})
+	a := dialRaw(t, src)
+	a.do("CF.ADD", "k", "x")
+	host, port, _ := net.SplitHostPort(dst)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	// A target that accepts and never answers.
+	mute, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Close()
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	_, mutePort, _ := net.SplitHostPort(mute.Addr().String())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{host, "x", "k", "0", "1000"}, "-ERR value is not an integer or out of range"},
+		{[]string{host, "70000", "k", "0", "1000"}, "-ERR value is not an integer or out of range"},
+		{[]string{host, port, "k", "x", "1000"}, "-ERR value is not an integer or out of range"},
+		{[]string{host, port, "k", "0", "soon"}, "-ERR value is not an integer or out of range"},
+		{[]string{host, port, "k", "0", "1000", "KEYS", "k"}, "-ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"},
+		{[]string{host, port, "k", "0", "1000", "BOGUS"}, "-ERR syntax error"},
+		{[]string{host, port, "k", "0", "1000", "AUTH"}, "-ERR syntax error"},
+		{[]string{host, port, "k", "0", "1000"}, "-ERR Target instance replied with error: NOAUTH Authentication required."},
+		{[]string{host, port, "k", "0", "1000", "AUTH", "wrong"}, "-ERR Target instance replied with error: WRONGPASS invalid username-password pair or user is disabled."},
+		{[]string{host, port, "k", "3", "1000", "AUTH", "secret"}, "-ERR Target instance replied with error: ERR DB index is out of range"},
+		{[]string{"127.0.0.1", strconv.Itoa(closed), "k", "0", "1000"}, "-IOERR error or timeout connecting to the client"},
+		{[]string{"127.0.0.1", mutePort, "k", "0", "200"}, "-IOERR error or timeout reading from target instance"},
+	} {
+		r := a.do(append([]string{"MIGRATE"}, c.args...)...)
+		if r != c.want {
+			t.Errorf("MIGRATE %v = %v, want %q", c.args, r, c.want)
+		}
+		if r := a.do("CF.EXISTS", "k", "x"); r != int64(1) {
+			t.Fatalf("after MIGRATE %v the key is gone from the source", c.args)
+		}
+	}
+	if r := a.do("MIGRATE", host, port, "k", "0", "1000", "AUTH2", "default", "secret"); r != "OK" {
+		t.Errorf("MIGRATE AUTH2 = %v", r)
+	}
+	if r := dialRaw(t, src).do("EXISTS", "k"); r != int64(0) {
+		t.Errorf("after MIGRATE AUTH2 the key is still on the source")
+	}
+}
+
+// TestClusterMigrateSlot: in cluster mode the target takes RESTORE-ASKING
+// on a slot it imports (and nothing else without ASKING), and the source
+// then sends the moved key's commands there with -ASK.
+func TestClusterMigrateSlot(t *testing.T) {
+	c := startCluster(t, 2)
+	k, slot := keyInSlotRange(t, c[0].addr, 0, 16383)
+	a0, a1 := dialRaw(t, c[0].addr), dialRaw(t, c[1].addr)
+	push(t, c, 1, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}}), node(c[1], "primary", nil))
+	a0.do("CF.ADD", k, "x")
+	payload := a0.do("DUMP", k).(string)
+	moved := fmt.Sprintf("-MOVED %d %s", slot, c[0].addr)
+	if r := a1.do("RESTORE-ASKING", k, "0", payload); r != moved {
+		t.Errorf("RESTORE-ASKING on a slot not imported = %v, want %q", r, moved)
+	}
+	host, port := c[1].hostPort()
+	s := strconv.FormatInt(slot, 10)
+	push(t, c, 2,
+		node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}, "migrating": map[string]string{s: c[1].id}}),
+		node(c[1], "primary", map[string]any{"importing": map[string]string{s: c[0].id}}))
+	if r := a0.do("CLUSTER", "COUNTKEYSINSLOT", s); r != int64(1) {
+		t.Fatalf("COUNTKEYSINSLOT = %v", r)
+	}
+	if r := a0.do("MIGRATE", host, strconv.Itoa(port), "", "0", "5000", "KEYS", k); r != "OK" {
+		t.Fatalf("MIGRATE = %v", r)
+	}
+	if r := a0.do("CLUSTER", "COUNTKEYSINSLOT", s); r != int64(0) {
+		t.Errorf("COUNTKEYSINSLOT on the source after MIGRATE = %v", r)
+	}
+	ask := fmt.Sprintf("-ASK %d %s", slot, c[1].addr)
+	if r := a0.do("CF.EXISTS", k, "x"); r != ask {
+		t.Errorf("CF.EXISTS of the moved key on the source = %v, want %q", r, ask)
+	}
+	a1.do("ASKING")
+	if r := a1.do("CF.EXISTS", k, "x"); r != int64(1) {
+		t.Errorf("CF.EXISTS after ASKING on the target = %v", r)
+	}
+	// The end of the migration: the target owns the slot.
+	push(t, c, 3, node(c[0], "primary", map[string]any{"slots": slotsWithout(slot)}),
+		node(c[1], "primary", map[string]any{"slots": [][2]int64{{slot, slot}}}))
+	if r := a1.do("CF.EXISTS", k, "x"); r != int64(1) {
+		t.Errorf("CF.EXISTS on the new owner = %v", r)
+	}
+	if r, want := a0.do("CF.EXISTS", k, "x"), fmt.Sprintf("-MOVED %d %s", slot, c[1].addr); r != want {
+		t.Errorf("CF.EXISTS on the old owner = %v, want %q", r, want)
+	}
+}
+
+// slotsWithout is every slot but one, as ranges.
+func slotsWithout(slot int64) [][2]int64 {
+	var out [][2]int64
+	if slot > 0 {
+		out = append(out, [2]int64{0, slot - 1})
+	}
+	if slot < 16383 {
+		out = append(out, [2]int64{slot + 1, 16383})
+	}
+	return out
+}
+
+// TestClusterMigrateUnderLoad moves the keys of one slot, one MIGRATE at a
+// time, while go-redis ClusterClients write and read them (following -ASK).
+// Afterwards every acknowledged item is present on the target, and no
+// lookup of an item acknowledged before it began ever answered false.
+func TestClusterMigrateUnderLoad(t *testing.T) {
+	c := startCluster(t, 2)
+	_, slot := keyInSlotRange(t, c[0].addr, 0, 16383)
+	tag := ""
+	for i := 0; ; i++ { // a hash tag of that slot
+		tag = "t" + strconv.Itoa(i)
+		if int64(server.KeySlot([]byte(tag))) == slot {
+			break
+		}
+	}
+	s := strconv.FormatInt(slot, 10)
+	push(t, c, 1, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}}), node(c[1], "primary", nil))
+	ctx := context.Background()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c[0].addr}, MaxRedirects: 16})
+	defer cc.Close()
+	const nkeys = 200
+	key := func(i int) string { return fmt.Sprintf("{%s}:%d", tag, i) }
+	for i := range nkeys {
+		if err := cc.CFAdd(ctx, key(i), "seed").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push(t, c, 2,
+		node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}, "migrating": map[string]string{s: c[1].id}}),
+		node(c[1], "primary", map[string]any{"importing": map[string]string{s: c[0].id}}))
+
+	var (
+		stop     atomic.Bool
+		mu       sync.Mutex
+		acked    = map[string][]string{} // key -> items acknowledged
+		falseNeg atomic.Int64
+		wg       sync.WaitGroup
+	)
+	writers, readers := 4, 4
+	if testing.Short() {
+		writers, readers = 2, 2
+	}
+	for w := range writers {
+		wg.Go(func() {
+			for n := 0; !stop.Load(); n++ {
+				k, item := key((w*7919+n)%nkeys), fmt.Sprintf("w%d-%d", w, n)
+				if err := cc.CFAdd(ctx, k, item).Err(); err != nil {
+					if errors.Is(err, context.Canceled) {
+						return
+					}
+					t.Errorf("CF.ADD %s: %v", k, err)
+					return
+				}
+				mu.Lock()
+				acked[k] = append(acked[k], item)
+				mu.Unlock()
+			}
+		})
+	}
+	for r := range readers {
+		wg.Go(func() {
+			for n := 0; !stop.Load(); n++ {
+				k := key((r*104729 + n) % nkeys)
+				mu.Lock()
+				items := append([]string{"seed"}, acked[k]...)
+				mu.Unlock()
+				item := items[n%len(items)]
+				ok, err := cc.CFExists(ctx, k, item).Result()
+				if err != nil {
+					t.Errorf("CF.EXISTS %s: %v", k, err)
+					return
+				}
+				if !ok {
+					falseNeg.Add(1)
+					t.Errorf("CF.EXISTS %s %s = false, acknowledged before", k, item)
+				}
+			}
+		})
+	}
+	host, port := c[1].hostPort()
+	src := redis.NewClient(&redis.Options{Addr: c[0].addr})
+	defer src.Close()
+	time.Sleep(50 * time.Millisecond) // the load is running
+	if err := migrateSlot(ctx, src, slot, host, port); err != nil {
+		stop.Store(true)
+		wg.Wait()
+		t.Fatal(err)
+	}
+	push(t, c, 3, node(c[0], "primary", map[string]any{"slots": slotsWithout(slot)}),
+		node(c[1], "primary", map[string]any{"slots": [][2]int64{{slot, slot}}}))
+	time.Sleep(50 * time.Millisecond) // the load goes on against the new owner
+	stop.Store(true)
+	wg.Wait()
+	dst := redis.NewClient(&redis.Options{Addr: c[1].addr})
+	defer dst.Close()
+	total := 0
+	for k, items := range acked {
+		for _, item := range items {
+			total++
+			if ok, err := dst.CFExists(ctx, k, item).Result(); !ok || err != nil {
+				t.Errorf("acknowledged %s %s missing on the new owner: %v, %v", k, item, ok, err)
+			}
+		}
+	}
+	if n := dst.DBSize(ctx).Val(); n != nkeys {
+		t.Errorf("the new owner holds %d keys, want %d", n, nkeys)
+	}
+	t.Logf("%d acknowledged items checked; %d false negatives", total, falseNeg.Load())
+}
+
+// migrateSlot moves every key of slot from src to host:port, ten at a time.
+func migrateSlot(ctx context.Context, src *redis.Client, slot int64, host string, port int) error {
+	for {
+		keys, err := src.ClusterGetKeysInSlot(ctx, int(slot), 10).Result()
+		if err != nil || len(keys) == 0 {
+			return err
+		}
+		args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		if err := src.Do(ctx, args...).Err(); err != nil {
+			return fmt.Errorf("MIGRATE: %w", err)
+		}
+	}
+}
