@@ -49,7 +49,10 @@ func init() {
 				{Name: "cuckoo.cluster|setconfig", Arity: 3, Flags: Admin | NoScript | Stale,
 					Summary: "Replaces the node's cluster topology (JSON) unless its epoch is older, and persists it",
 					Since:   "1.0.0", Group: "cluster", Complexity: "O(n) for n nodes and slot ranges",
-					Args: []Arg{{Name: "json", Type: String}}},
+					// Bounded by proto-max-bulk-len, not max-item-size: a
+					// third of the slots migrating is 0.5 MB of JSON.
+					DataArg: 2,
+					Args:    []Arg{{Name: "json", Type: String}}},
 				{Name: "cuckoo.cluster|getconfig", Arity: 2, Flags: Admin | Stale,
 					Summary: "Returns the node's cluster topology (JSON)",
 					Since:   "1.0.0", Group: "cluster", Complexity: "O(n) for n nodes and slot ranges"},
