@@ -344,3 +344,41 @@ func migrateSlot(ctx context.Context, src *redis.Client, slot int64, host string
 		}
 	}
 }
+
+// TestClusterMigrateReplicaRead: a replica's READONLY read of a key its
+// primary has moved away (the DEL replicated) asks the target, as the
+// primary would, instead of answering that the key is absent.
+func TestClusterMigrateReplicaRead(t *testing.T) {
+	c := startCluster(t, 3) // a primary, its replica, and the target
+	k, slot := keyInSlotRange(t, c[0].addr, 0, 16383)
+	s := strconv.FormatInt(slot, 10)
+	ctx := context.Background()
+	replicaOf(t, client(t, c[1].addr), c[0].addr)
+	p := client(t, c[0].addr)
+	push(t, c, 1, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}}),
+		node(c[1], "replica", map[string]any{"primary": c[0].id}), node(c[2], "primary", nil))
+	if err := p.CFAdd(ctx, k, "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	p.Do(ctx, "WAIT", 1, 5000)
+	push(t, c, 2,
+		node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}, "migrating": map[string]string{s: c[2].id}}),
+		node(c[1], "replica", map[string]any{"primary": c[0].id}),
+		node(c[2], "primary", map[string]any{"importing": map[string]string{s: c[0].id}}))
+	r := dialRaw(t, c[1].addr)
+	r.do("READONLY")
+	if got := r.do("CF.EXISTS", k, "x"); got != int64(1) {
+		t.Fatalf("the replica's read before the move = %v", got)
+	}
+	host, port := c[2].hostPort()
+	if got := p.Do(ctx, "MIGRATE", host, port, k, 0, 5000).Val(); got != "OK" {
+		t.Fatalf("MIGRATE = %v", got)
+	}
+	if n, err := p.Do(ctx, "WAIT", 1, 5000).Int(); n != 1 || err != nil {
+		t.Fatalf("WAIT 1 = %d, %v", n, err)
+	}
+	ask := fmt.Sprintf("-ASK %d %s", slot, c[2].addr)
+	if got := r.do("CF.EXISTS", k, "x"); got != ask {
+		t.Errorf("the replica's read after the move = %v, want %q", got, ask)
+	}
+}
