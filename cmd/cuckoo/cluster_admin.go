@@ -270,8 +270,9 @@ func adminFlags(fs *flag.FlagSet) *clusterAdmin {
 }
 
 // client is the connection pool to the node at addr, made at first use.
-// Commands are not retried: an administrative step that fails is reported,
-// not repeated.
+// Neither commands nor dials are retried: an administrative step that
+// fails is reported, not repeated, and a node that refuses connections is
+// reported at once.
 func (a *clusterAdmin) client(addr string) *redis.Client {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -286,11 +287,21 @@ func (a *clusterAdmin) client(addr string) *redis.Client {
 	if pass == "" {
 		pass = os.Getenv("REDISCLI_AUTH")
 	}
+	quietRedis.Do(func() { redis.SetLogger(discardLogger{}) })
 	c := redis.NewClient(&redis.Options{Addr: addr, Username: a.user, Password: pass,
-		DialTimeout: d, ReadTimeout: d, WriteTimeout: d, MaxRetries: -1, PoolSize: 4, DisableIdentity: true})
+		DialTimeout: d, ReadTimeout: d, WriteTimeout: d, MaxRetries: -1, DialerRetries: 1,
+		PoolSize: 4, DisableIdentity: true})
 	a.clients[addr] = c
 	return c
 }
+
+// quietRedis silences go-redis's own log (a failed dial is printed there
+// as well as returned): the subcommands word every error themselves.
+var quietRedis sync.Once
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(context.Context, string, ...any) {}
 
 // close closes every connection.
 func (a *clusterAdmin) close() {
