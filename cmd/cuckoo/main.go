@@ -9,6 +9,7 @@
 //	cuckoo demo [flags]                  build a filter of synthetic URLs and measure it
 //	cuckoo eval [flags]                  run the classic experiments; write a report with plots
 //	cuckoo serve [flags]                 serve filters over the Redis protocol (RedisBloom's CF.*)
+//	cuckoo cluster SUBCOMMAND [args]     create, inspect and grow a cluster of serve --cluster-enabled nodes
 //	cuckoo version                       print the module version, VCS revision and Go version
 //	cuckoo help [COMMAND]                print usage
 //
@@ -17,8 +18,8 @@
 // "cuckoo help COMMAND" for the flags of each command.
 //
 // Each command lives in its own file (build.go, query.go, info.go, demo.go,
-// evalcmd.go, serve.go, version.go) and is listed in the commands table
-// below; main only dispatches.
+// evalcmd.go, serve.go, cluster.go, version.go) and is listed in the
+// commands table below; main only dispatches.
 package main
 
 import (
@@ -64,6 +65,7 @@ var commands = []command{
 	{"demo", "[--n N] [--fpr R] [--seed S] [--urls]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
 	{"eval", "[--out DIR] [--quick] [--only NAME,...]", "run the classic experiments and write a report with plots", runEval},
 	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory SIZE] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
+	{"cluster", "SUBCOMMAND [flags] [arguments]", "create, inspect and grow a cluster of cuckoo serve --cluster-enabled nodes (create, info, add-node)", runCluster},
 	{"version", "", "print the version: module, VCS revision and time, Go (also --version)", runVersion},
 	{"help", "[COMMAND]", "print this usage, or a command's flags", nil},
 }
