@@ -283,10 +283,7 @@ func (a *clusterAdmin) client(addr string) *redis.Client {
 		a.clients = map[string]*redis.Client{}
 	}
 	d := cmp.Or(a.timeout, clusterTimeout)
-	pass := a.password
-	if pass == "" {
-		pass = os.Getenv("REDISCLI_AUTH")
-	}
+	pass := a.secret()
 	quietRedis.Do(func() { redis.SetLogger(discardLogger{}) })
 	c := redis.NewClient(&redis.Options{Addr: addr, Username: a.user, Password: pass,
 		DialTimeout: d, ReadTimeout: d, WriteTimeout: d, MaxRetries: -1, DialerRetries: 1,
@@ -302,6 +299,10 @@ var quietRedis sync.Once
 type discardLogger struct{}
 
 func (discardLogger) Printf(context.Context, string, ...any) {}
+
+// secret is the password the tool authenticates with: --password, or
+// $REDISCLI_AUTH.
+func (a *clusterAdmin) secret() string { return cmp.Or(a.password, os.Getenv("REDISCLI_AUTH")) }
 
 // close closes every connection.
 func (a *clusterAdmin) close() {
