@@ -39,6 +39,10 @@ const numSlots = 16384
 // advises 1,000), and an index that fits topology.owner's int16.
 const maxClusterNodes = numSlots
 
+// maxTopologyJSON bounds the topology a replica reads from its primary:
+// every slot migrating and a thousand nodes take about 1.5 MB.
+const maxTopologyJSON = 64 << 20
+
 // clusterFile is the topology's file in the data directory.
 const clusterFile = "cluster.json"
 
@@ -489,6 +493,11 @@ func (s *Server) clusterRoute(cl *client, slot int, keys [][]byte, write, asking
 	case owner < 0:
 		return "CLUSTERDOWN Hash slot not served"
 	case owner == t.me:
+		if write && s.store.replica.Load() {
+			// Named the slot's primary while still replicating: a
+			// failover under way (cuckoo cluster failover); clients retry.
+			return "TRYAGAIN this node is taking over as primary of the slot: it is still a replica"
+		}
 		target, migrating := t.migrating[slot]
 		if !migrating {
 			return ""
@@ -553,27 +562,56 @@ func cmdClusterSetConfig(s *Server, cl *client, a [][]byte, _ *topology) {
 		s.writeErr(cl, replyErr(fmt.Sprintf("ERR the topology is for node %q; this is node %s", conf.Myself, c.myID)))
 		return
 	}
+	if err := s.setTopology(conf, false); err != nil {
+		s.writeErr(cl, err)
+		return
+	}
+	cl.wr.WriteString("OK")
+}
+
+// setTopology checks conf, persists it and puts it in force, unless its
+// epoch is older than the node's (or, if newer, not newer). Its errors are
+// replies.
+func (s *Server) setTopology(conf clusterConfig, newer bool) error {
+	c := s.cluster
 	t, err := compileTopology(conf)
 	if err != nil {
-		s.writeErr(cl, replyErr("ERR invalid topology: "+err.Error()))
-		return
+		return replyErr("ERR invalid topology: " + err.Error())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old := c.topo.Load(); conf.Epoch < old.conf.Epoch {
-		s.writeErr(cl, replyErr(fmt.Sprintf("ERR the topology's epoch %d is older than this node's, %d", conf.Epoch, old.conf.Epoch)))
-		return
+	if old := c.topo.Load(); conf.Epoch < old.conf.Epoch || newer && conf.Epoch == old.conf.Epoch {
+		return replyErr(fmt.Sprintf("ERR the topology's epoch %d is older than this node's, %d", conf.Epoch, old.conf.Epoch))
 	}
 	if c.path != "" {
 		if err := c.write(conf); err != nil {
 			s.log.Error("cluster: writing the topology failed; it is not applied", "err", err)
-			s.writeErr(cl, replyErr("ERR writing "+clusterFile+": "+err.Error()))
-			return
+			return replyErr("ERR writing " + clusterFile + ": " + err.Error())
 		}
 	}
 	c.topo.Store(t)
 	s.log.Info("cluster: topology set", "epoch", conf.Epoch, "nodes", len(conf.Nodes), "slots", t.assigned)
-	cl.wr.WriteString("OK")
+	return nil
+}
+
+// adoptPrimaryTopology takes the topology of this replica's primary, b (its
+// CUCKOO.CLUSTER GETCONFIG), if it is newer and lists this node: a node that
+// was down while the topology changed (a primary failed over, now made a
+// replica of the new one) learns it from the primary it replicates, the
+// one link it has. Not gossip: nothing else is asked or told.
+func (s *Server) adoptPrimaryTopology(b []byte) {
+	c := s.cluster
+	var conf clusterConfig
+	if err := json.Unmarshal(b, &conf); err != nil {
+		return
+	}
+	if !slices.ContainsFunc(conf.Nodes, func(n clusterNodeConfig) bool { return n.ID == c.myID }) {
+		return // not one of its nodes: the operator's to mend
+	}
+	conf.Myself = c.myID
+	if err := s.setTopology(conf, true); err == nil {
+		s.log.Info("cluster: took the primary's newer topology", "epoch", conf.Epoch)
+	}
 }
 
 // ranges are node i's slot ranges, first and last included, in order.

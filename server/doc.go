@@ -422,7 +422,17 @@
 // for keys no longer on the replica. MIGRATE dials the target in plain TCP
 // (not TLS) and keeps the connection ten seconds for the next one, as Redis
 // does. The cuckoo tool drives all of this: cuckoo cluster create, info,
-// add-node, move-slots and rebalance.
+// add-node, move-slots, rebalance and failover.
+//
+// A failover inside a shard is replication's (a replica promoted, by
+// Redis Sentinel or by hand) plus a topology pushed that names the new
+// primary (cuckoo cluster failover, which Sentinel's client-reconfig-script
+// can run). A node the topology names a slot's primary while it still
+// replicates answers writes -TRYAGAIN, which cluster clients retry: the
+// moment of a coordinated failover. A cluster node that connects to a
+// primary takes the primary's topology if it is newer and lists the node,
+// so a failed primary that comes back and is made a replica (as Sentinel
+// does) learns the topology it missed from its new primary.
 //
 // # Memory
 //

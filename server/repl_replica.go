@@ -250,6 +250,23 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	if err := call("+PONG", "PING"); err != nil {
 		return err
 	}
+	if s.cluster != nil && !s.cluster.emulated {
+		// A cluster node takes its primary's topology if newer (cluster.go).
+		if err := send("CUCKOO.CLUSTER", "GETCONFIG"); err != nil {
+			return err
+		}
+		l, err := line()
+		if err != nil {
+			return err
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(l, "$")); err == nil && l[0] == '$' && n >= 0 && n <= maxTopologyJSON {
+			b := make([]byte, n+2)
+			if _, err := io.ReadFull(br, b); err != nil {
+				return err
+			}
+			s.adoptPrimaryTopology(b[:n])
+		} // an error: the primary is not a cluster node; nothing to take
+	}
 	if err := call("+OK", "REPLCONF", "listening-port", strconv.Itoa(s.announcePort())); err != nil {
 		return err
 	}
