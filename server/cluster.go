@@ -493,9 +493,11 @@ func (s *Server) clusterRoute(cl *client, slot int, keys [][]byte, write, asking
 	case owner < 0:
 		return "CLUSTERDOWN Hash slot not served"
 	case owner == t.me:
-		if write && s.store.replica.Load() {
+		if s.store.replica.Load() && (write || !cl.readonly) {
 			// Named the slot's primary while still replicating: a
-			// failover under way (cuckoo cluster failover); clients retry.
+			// failover under way (cuckoo cluster failover). Clients retry
+			// until it has its old primary's every write and takes them;
+			// a READONLY read, stale by choice, is served.
 			return "TRYAGAIN this node is taking over as primary of the slot: it is still a replica"
 		}
 		target, migrating := t.migrating[slot]

@@ -44,7 +44,7 @@ func TestClusterReplicaAdoptsTopology(t *testing.T) {
 
 // TestClusterPromotingReplicaTryAgain: a node the topology names the
 // slots' primary while it still replicates (a failover under way) answers
-// writes -TRYAGAIN, which cluster clients retry, and serves reads.
+// -TRYAGAIN, which cluster clients retry, but to READONLY reads.
 func TestClusterPromotingReplicaTryAgain(t *testing.T) {
 	c := startCluster(t, 2)
 	replicaOf(t, client(t, c[1].addr), c[0].addr)
@@ -54,8 +54,12 @@ func TestClusterPromotingReplicaTryAgain(t *testing.T) {
 	if got := r.do("CF.ADD", "k", "x"); got != "-TRYAGAIN this node is taking over as primary of the slot: it is still a replica" {
 		t.Errorf("a write on the replica being promoted = %v", got)
 	}
-	if got := r.do("CF.EXISTS", "k", "x"); got != int64(0) {
+	if got := r.do("CF.EXISTS", "k", "x"); got != "-TRYAGAIN this node is taking over as primary of the slot: it is still a replica" {
 		t.Errorf("a read on the replica being promoted = %v", got)
+	}
+	r.do("READONLY")
+	if got := r.do("CF.EXISTS", "k", "x"); got != int64(0) {
+		t.Errorf("a READONLY read on the replica being promoted = %v", got)
 	}
 	if got := r.do("REPLICAOF", "NO", "ONE"); got != "OK" {
 		t.Fatalf("REPLICAOF NO ONE = %v", got)

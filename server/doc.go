@@ -428,8 +428,9 @@
 // Redis Sentinel or by hand) plus a topology pushed that names the new
 // primary (cuckoo cluster failover, which Sentinel's client-reconfig-script
 // can run). A node the topology names a slot's primary while it still
-// replicates answers writes -TRYAGAIN, which cluster clients retry: the
-// moment of a coordinated failover. A cluster node that connects to a
+// replicates answers -TRYAGAIN (but to READONLY reads), which cluster
+// clients retry: the moment of a coordinated failover, until it has every
+// write of its old primary. A cluster node that connects to a
 // primary takes the primary's topology if it is newer and lists the node,
 // so a failed primary that comes back and is made a replica (as Sentinel
 // does) learns the topology it missed from its new primary.

@@ -32,19 +32,30 @@ func freePort(t *testing.T) int {
 // primary at addr as "mymaster" with quorum 2.
 func startSentinel(t *testing.T, sentinel, primary string) string {
 	t.Helper()
-	host, port, _ := net.SplitHostPort(primary)
+	return startSentinelFor(t, sentinel, map[string]string{"mymaster": primary}, "")
+}
+
+// startSentinelFor runs Debian's redis-sentinel, unchanged, monitoring each
+// primary of shards (name to address) with quorum 2, down after 1 s, and
+// script, if any, as its client-reconfig-script.
+func startSentinelFor(t *testing.T, sentinel string, shards map[string]string, script string) string {
+	t.Helper()
 	dir := t.TempDir()
 	sport := freePort(t)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "port %d\nbind 127.0.0.1\ndir %s\n", sport, dir)
+	for name, addr := range shards {
+		host, port, _ := net.SplitHostPort(addr)
+		fmt.Fprintf(&sb, "sentinel monitor %s %s %s 2\n", name, host, port)
+		fmt.Fprintf(&sb, "sentinel down-after-milliseconds %s 1000\n", name)
+		fmt.Fprintf(&sb, "sentinel failover-timeout %s 5000\n", name)
+		fmt.Fprintf(&sb, "sentinel parallel-syncs %s 2\n", name)
+		if script != "" {
+			fmt.Fprintf(&sb, "sentinel client-reconfig-script %s %s\n", name, script)
+		}
+	}
 	conf := filepath.Join(dir, "sentinel.conf")
-	text := fmt.Sprintf(`port %d
-bind 127.0.0.1
-dir %s
-sentinel monitor mymaster %s %s 2
-sentinel down-after-milliseconds mymaster 1000
-sentinel failover-timeout mymaster 5000
-sentinel parallel-syncs mymaster 2
-`, sport, dir, host, port)
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(sb.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(sentinel, conf)
