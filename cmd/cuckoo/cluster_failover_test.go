@@ -191,8 +191,7 @@ type waitedWriters struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	waited map[string][]string
-	last   time.Time // when the last failover ended: writes after it count
-	after  atomic.Int64
+	after  atomic.Int64 // acknowledged since the last mark
 }
 
 func startWaitedWriters(cc *redis.ClusterClient, n int) *waitedWriters {
