@@ -15,13 +15,19 @@
 //     cmd_admin.go, cmd_config.go, ...);
 //   - keyspace*.go: the key space, its write protocol and memory
 //     accounting, and the filter every key holds;
-//   - persist_*.go: the log, snapshots, recovery, the dump format.
+//   - persist_*.go: the log, snapshots, recovery, the dump format;
+//   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
+//     replica (repl_replica.go, repl_position.go);
+//   - cluster*.go: cluster mode: slots, redirects and the topology
+//     (cluster.go), MIGRATE (cluster_migrate.go);
+//   - tls.go, limits.go, metrics.go: TLS, client limits, Prometheus.
 //
-// Three packages stand apart: internal/resp (the protocol: a request reader
+// Four packages stand apart: internal/resp (the protocol: a request reader
 // that checks sizes before allocating, a reply writer for RESP2 and RESP3),
 // internal/command (the one command table: arity, flags, ACL categories,
 // key specs and docs of every command, and the COMMAND replies built from
-// it), internal/config (redis.conf's syntax, read and rewritten).
+// it), internal/config (redis.conf's syntax, read and rewritten),
+// internal/acl (users, their rules, and the checks).
 //
 // # Shape
 //
@@ -402,13 +408,13 @@
 // COUNTKEYSINSLOT, GETKEYSINSLOT and HELP answer as Redis's do; INFO has a
 // Cluster section (cluster_enabled), and INFO filters (not in the default
 // sections: it scans the key space) gives the filters, their items and
-// bytes, which cuckoo cluster info reports per node. COUNTKEYSINSLOT and GETKEYSINSLOT scan
-// the key space, O(n) for n keys: a per-slot index would cost every key's
-// creation and drop a second update, for commands an operator runs while
-// moving slots.
+// bytes, which cuckoo cluster info reports per node. COUNTKEYSINSLOT and
+// GETKEYSINSLOT scan the key space, O(n) for n keys: a per-slot index would
+// cost every key's creation and drop a second update, for commands an
+// operator runs while moving slots.
 //
 // A slot moves as in Redis: the target is marked importing it and the owner
-// migrating it (two topologies pushed), the owner's keys of the slot go over
+// migrating it (one topology pushed), the owner's keys of the slot go over
 // with MIGRATE, and a last topology names the new owner. MIGRATE has Redis's
 // syntax and replies (KEYS, COPY, REPLACE, AUTH, AUTH2, NOKEY, IOERR); it
 // sends each key's DUMP payload in a RESTORE-ASKING, which the target takes
@@ -430,10 +436,12 @@
 // can run). A node the topology names a slot's primary while it still
 // replicates answers -TRYAGAIN (but to READONLY reads), which cluster
 // clients retry: the moment of a coordinated failover, until it has every
-// write of its old primary. A cluster node that connects to a
-// primary takes the primary's topology if it is newer and lists the node,
-// so a failed primary that comes back and is made a replica (as Sentinel
-// does) learns the topology it missed from its new primary.
+// write of its old primary. A cluster node that connects to a primary takes
+// the primary's topology if it is newer and lists the node, so a failed
+// primary that comes back and is made a replica (as Sentinel does) learns
+// the topology it missed from its new primary. Until then it serves its
+// old topology, as a returning Redis primary does until Sentinel demotes
+// it: a client that still routes to it may write there, and lose the write.
 //
 // # Memory
 //
