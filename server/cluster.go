@@ -433,9 +433,15 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (msg str
 	if cmd.spec.Name != "multi" && (!cl.inMulti.Load() || cmd.inMulti) {
 		cl.asking = false
 	}
+	var sole [1][]byte
 	var keys [][]byte
 	write := cmd.write
 	switch {
+	case cmd.soleKey > 0: // the common case, with no slice to build
+		if cmd.soleKey < len(args) {
+			sole[0] = args[cmd.soleKey]
+			keys = sole[:]
+		}
 	case cmd.spec.Name == "exec":
 		if !cl.inMulti.Load() || cl.multiErr {
 			return "", -1 // EXEC answers

@@ -38,6 +38,7 @@ type bound struct {
 	noAuth, inMulti, noMulti bool
 	write                    bool // refused on a replica (READONLY)
 	asking                   bool // in cluster mode, as if after ASKING (RESTORE-ASKING)
+	soleKey                  int  // the index of the only key, if one by index (Spec.SoleKey)
 	dataArg                  int
 }
 
@@ -59,7 +60,7 @@ func bindCommands() {
 			m[x.Name] = &bound{spec: x, run: run, id: int32(len(boundNames)),
 				noAuth: x.Flags&command.NoAuth != 0, inMulti: runsInMulti(x),
 				noMulti: x.Flags&command.NoMulti != 0, write: x.Flags&command.Write != 0, dataArg: x.DataArg,
-				asking: x.Flags&command.Asking != 0}
+				asking: x.Flags&command.Asking != 0, soleKey: x.SoleKey()}
 			boundNames = append(boundNames, x.Name)
 		}
 		for _, c := range command.All() {

@@ -11,7 +11,17 @@ import (
 // network): the path MULTI, RESP3, MONITOR and ACL hooks must not slow.
 // Compare commits side by side with -count and benchstat.
 func BenchmarkExec(b *testing.B) {
-	h := server.NewHarness()
+	benchExec(b, server.NewHarness())
+}
+
+// BenchmarkExecCluster is BenchmarkExec in cluster mode (one node owning
+// every slot): the cost of the cluster check (the key's slot, the
+// topology, the slot's lock) on every keyed command.
+func BenchmarkExecCluster(b *testing.B) {
+	benchExec(b, server.NewHarnessCluster())
+}
+
+func benchExec(b *testing.B, h *server.Harness) {
 	defer h.Close()
 	h.Exec([][]byte{[]byte("CF.RESERVE"), []byte("k"), []byte("20000000")})
 	items := make([][]byte, 1<<16)

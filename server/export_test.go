@@ -20,19 +20,21 @@ type Harness struct {
 }
 
 func NewHarness() *Harness {
-	s, err := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), MaxMemory: 64 << 20})
-	if err != nil {
-		panic(err)
-	}
-	h := &Harness{s: s}
-	h.cl = &client{wr: resp.NewWriter(&h.b)}
-	s.authDefault(h.cl)
-	return h
+	return newHarness(Config{MaxMemory: 64 << 20})
 }
 
 // NewHarnessDir is NewHarness persisting to dir.
-func NewHarnessDir(dir string) *Harness {
-	s, err := New(Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+func NewHarnessDir(dir string) *Harness { return newHarness(Config{Dir: dir}) }
+
+// NewHarnessCluster is NewHarness in cluster mode, owning every slot
+// (--cluster-emulated): every keyed command takes the cluster check.
+func NewHarnessCluster() *Harness {
+	return newHarness(Config{MaxMemory: 64 << 20, ClusterEnabled: true, ClusterEmulated: true})
+}
+
+func newHarness(cfg Config) *Harness {
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := New(cfg)
 	if err != nil {
 		panic(err)
 	}

@@ -633,3 +633,33 @@ func TestReplyCount(t *testing.T) {
 		t.Errorf("%d commands, want at least the 36 the server serves", n)
 	}
 }
+
+// TestSoleKey: the one-key fast path is taken exactly by commands whose
+// only key is one argument named by index, and agrees with KeyPositions.
+func TestSoleKey(t *testing.T) {
+	for name, want := range map[string]int{"cf.add": 1, "cf.exists": 1, "restore-asking": 1, "memory|usage": 2,
+		"del": 0, "exists": 0, "migrate": 0, "rename": 0, "ping": 0, "cuckoo.cluster|setconfig": 0} {
+		s := command.Find(name)
+		if s == nil {
+			t.Fatalf("%s is not in the table", name)
+		}
+		if got := s.SoleKey(); got != want {
+			t.Errorf("%s: SoleKey = %d, want %d", name, got, want)
+		}
+	}
+	for _, s := range command.All() {
+		for _, x := range append([]*command.Spec{s}, s.Subs...) {
+			k := x.SoleKey()
+			if k == 0 {
+				continue
+			}
+			args := make([][]byte, k+3)
+			for i := range args {
+				args[i] = []byte("a")
+			}
+			if pos := x.KeyPositions(args); len(pos) != 1 || pos[0] != k {
+				t.Errorf("%s: SoleKey %d, but KeyPositions %v", x.Name, k, pos)
+			}
+		}
+	}
+}

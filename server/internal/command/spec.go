@@ -329,6 +329,20 @@ func (s *Spec) KeyPositions(args [][]byte) []int {
 	return out
 }
 
+// SoleKey is the index of the command's only key, when it has one key
+// spec naming exactly one argument by index (most commands: CF.ADD key
+// ...); 0 otherwise. A request shorter than that has no key. It lets the
+// cluster check find the key without building KeyPositions' slice.
+func (s *Spec) SoleKey() int {
+	if len(s.Keys) != 1 {
+		return 0
+	}
+	if k := s.Keys[0]; k.Keyword == "" && k.Begin > 0 && k.LastKey == 0 && !k.has("not_key") {
+		return k.Begin
+	}
+	return 0
+}
+
 // hasKeys reports whether the command has a key spec not flagged not_key,
 // as Redis's doesCommandHaveKeys.
 func (s *Spec) hasKeys() bool {
