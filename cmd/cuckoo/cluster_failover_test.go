@@ -18,38 +18,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// shardNode is a node process of a failover test, which kills and
-// restarts some.
-type shardNode struct {
-	addr, dir string
-	cmd       *exec.Cmd
-	log       *syncBuf
-}
-
 // startShards starts 2n nodes and makes them n primaries with a replica
 // each; it returns the nodes and, for each primary i, the index of its
 // replica.
-func startShards(t *testing.T, n int) ([]*shardNode, map[int]int) {
+func startShards(t *testing.T, n int) ([]*clusterProc, map[int]int) {
 	t.Helper()
-	bin := cuckooBin(t)
-	nodes := make([]*shardNode, 2*n)
-	var addrs []string
-	for i := range nodes {
-		dir := t.TempDir()
-		cmd, addr, log := serveProc(t, bin, "--dir", dir, "--cluster-enabled", "--appendfsync", "always")
-		nodes[i] = &shardNode{addr: addr, dir: dir, cmd: cmd, log: log}
-		addrs = append(addrs, addr)
-	}
-	t.Cleanup(func() {
-		for _, nd := range nodes {
-			nd.cmd.Process.Kill()
-			nd.cmd.Wait()
-			if t.Failed() {
-				t.Logf("cuckoo serve %s:\n%s", nd.addr, nd.log)
-			}
-		}
-	})
-	if code, out, errOut := cuckoo(t, "", append([]string{"cluster", "create", "--replicas", "1"}, addrs...)...); code != 0 {
+	nodes := startClusterNodes(t, cuckooBin(t), 2*n, "--appendfsync", "always")
+	if code, out, errOut := cuckoo(t, "", append([]string{"cluster", "create", "--replicas", "1"}, addrsOf(nodes)...)...); code != 0 {
 		t.Fatalf("cluster create: exit %d\n%s%s", code, out, errOut)
 	}
 	replicaOf := map[int]int{}
@@ -58,7 +33,7 @@ func startShards(t *testing.T, n int) ([]*shardNode, map[int]int) {
 		port := infoField(c, "replication", "master_port")
 		c.Close()
 		for j := range n {
-			if strings.HasSuffix(nodes[j].addr, ":"+port) {
+			if nodes[j].port == port {
 				replicaOf[j] = i
 			}
 		}

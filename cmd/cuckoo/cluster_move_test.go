@@ -15,18 +15,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// startNodes starts n "cuckoo serve --cluster-enabled" processes, each with
-// a data directory of its own, stopped (by process id) when the test ends.
+// startNodes starts n "cuckoo serve --cluster-enabled" processes and
+// returns their addresses.
 func startNodes(t *testing.T, n int) []string {
 	t.Helper()
-	bin := cuckooBin(t)
-	addrs := make([]string, n)
-	for i := range addrs {
-		cmd, addr, _ := serveProc(t, bin, "--dir", t.TempDir(), "--cluster-enabled")
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		addrs[i] = addr
-	}
-	return addrs
+	return addrsOf(startClusterNodes(t, cuckooBin(t), n))
 }
 
 // clusterLoad is four writers and four readers on a cluster, through

@@ -15,11 +15,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// clusterProc is one cuckoo serve --cluster-enabled process of a test.
+// clusterProc is one cuckoo serve --cluster-enabled process of a test;
+// a test that restarts it on its dir sets cmd and log anew.
 type clusterProc struct {
 	cmd  *exec.Cmd
 	addr string
 	port string
+	dir  string
 	log  *syncBuf
 }
 
@@ -31,14 +33,16 @@ func startClusterNodes(t *testing.T, bin string, n int, args ...string) []*clust
 	t.Helper()
 	var nodes []*clusterProc
 	for range n {
-		cmd, addr, log := serveProc(t, bin, append([]string{"--cluster-enabled", "--dir", t.TempDir()}, args...)...)
+		dir := t.TempDir()
+		cmd, addr, log := serveProc(t, bin, append([]string{"--cluster-enabled", "--dir", dir}, args...)...)
 		_, port, _ := net.SplitHostPort(addr)
-		nodes = append(nodes, &clusterProc{cmd: cmd, addr: addr, port: port, log: log})
+		node := &clusterProc{cmd: cmd, addr: addr, port: port, dir: dir, log: log}
+		nodes = append(nodes, node)
 		t.Cleanup(func() {
-			cmd.Process.Kill()
-			cmd.Wait()
+			node.cmd.Process.Kill()
+			node.cmd.Wait()
 			if t.Failed() {
-				t.Logf("cuckoo serve %s:\n%s", addr, strings.Join(log.lines, "\n"))
+				t.Logf("cuckoo serve %s:\n%s", node.addr, strings.Join(node.log.lines, "\n"))
 			}
 		})
 	}
