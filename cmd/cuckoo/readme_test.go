@@ -1,13 +1,20 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // readme returns the repository's README.
@@ -249,4 +256,105 @@ func TestReadmeToolSection(t *testing.T) {
 			t.Errorf("the tool section does not show cuckoo %s", c.name)
 		}
 	}
+}
+
+// TestReadmeCluster runs the README's cluster sample on eight real nodes
+// on 127.0.0.1, its addresses 10.0.0.N:6379 mapped to theirs: every
+// cuckoo cluster line must succeed and redis-cli -c must follow the
+// redirect. With 1,000 filters of 100 items loaded after create, it logs
+// cluster info after create and after the rebalance (the README's spread).
+func TestReadmeCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs eight server processes; skipped with -short")
+	}
+	var block string
+	for _, b := range strings.Split(readme(t), "```sh\n")[1:] {
+		if b, _, _ = strings.Cut(b, "```"); strings.Contains(b, "cuckoo cluster create") {
+			block = b
+		}
+	}
+	if block == "" {
+		t.Fatal("README.md has no sh block with cuckoo cluster create")
+	}
+	addrs := startNodes(t, 8)
+	addrOf := func(n string) string { // "10.0.0.N" -> a node's 127.0.0.1:port
+		i, err := strconv.Atoi(strings.TrimPrefix(n, "10.0.0."))
+		if err != nil || i < 1 || i > len(addrs) {
+			t.Fatalf("README cluster sample: address %q", n)
+		}
+		return addrs[i-1]
+	}
+	addrRE := regexp.MustCompile(`10\.0\.0\.\d+:6379`)
+	ctx := context.Background()
+	for line := range strings.Lines(block) {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case f[0] == "cuckoo" && f[1] == "serve":
+			if !slices.Contains(f, "--cluster-enabled") {
+				t.Errorf("README cluster sample: serve without --cluster-enabled: %s", line)
+			}
+		case f[0] == "cuckoo" && f[1] == "cluster":
+			args := strings.Fields(addrRE.ReplaceAllStringFunc(line, func(a string) string { return addrOf(strings.TrimSuffix(a, ":6379")) }))
+			code, out, errOut := cuckoo(t, "", args[1:]...)
+			if code != 0 {
+				t.Fatalf("README: %s: exit %d\n%s%s", line, code, out, errOut)
+			}
+			switch f[2] {
+			case "create":
+				loadFilters(t, addrs[0], 1000, 100)
+				t.Logf("after create and 10^5 items in 1,000 filters:\n%s", clusterInfo(t, addrs[0]))
+			case "rebalance":
+				t.Logf("after add-node and rebalance:\n%s\n%s", out, clusterInfo(t, addrs[0]))
+			}
+		case f[0] == "redis-cli":
+			cli, err := exec.LookPath("redis-cli")
+			if err != nil {
+				t.Log("redis-cli not installed: the README's redis-cli line is not run")
+				continue
+			}
+			host, port, _ := net.SplitHostPort(addrOf(f[slices.Index(f, "-h")+1]))
+			f[slices.Index(f, "-h")+1], f[slices.Index(f, "-p")+1] = host, port
+			out, err := exec.CommandContext(ctx, cli, f[1:]...).CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != "1" {
+				t.Errorf("README: %s: %q, %v", line, out, err)
+			}
+		default:
+			t.Errorf("README cluster sample: a line the test does not know: %s", line)
+		}
+	}
+	if code, out := infoExit(t, addrs[0]); code != 0 {
+		t.Errorf("cluster info after the README's sample: exit %d\n%s", code, out)
+	}
+}
+
+// loadFilters adds items items to each of n filters through a
+// ClusterClient.
+func loadFilters(t *testing.T, seed string, n, items int) {
+	t.Helper()
+	ctx := context.Background()
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{seed}})
+	defer cc.Close()
+	for i := 0; i < n; i += 50 {
+		_, err := cc.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for k := i; k < min(i+50, n); k++ {
+				args := make([]any, items)
+				for j := range args {
+					args[j] = fmt.Sprintf("https://example.com/%d/%d", k, j)
+				}
+				p.CFInsert(ctx, "urls:"+strconv.Itoa(k), nil, args...)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// clusterInfo is cuckoo cluster info's report.
+func clusterInfo(t *testing.T, addr string) string {
+	_, out := infoExit(t, addr)
+	return out
 }
