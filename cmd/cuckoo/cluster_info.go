@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -84,13 +83,7 @@ func runClusterInfo(e *env, args []string) error {
 		return fmt.Errorf("cluster info: %w", err)
 	}
 	r := a.report(ctx, v)
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(r)
-	} else {
-		err = r.writeText(e.stdout)
-	}
+	err = writeReport(e.stdout, r, *asJSON)
 	switch {
 	case err != nil:
 		return fmt.Errorf("cluster info: %w", err)

@@ -77,18 +77,21 @@ func runInfo(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r := report(path, l)
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(r)
-	} else {
-		err = r.writeText(e.stdout)
-	}
-	if err != nil {
+	if err := writeReport(e.stdout, report(path, l), *asJSON); err != nil {
 		return fmt.Errorf("info: %w", err)
 	}
 	return nil
+}
+
+// writeReport prints r as indented JSON, or as text: info and cluster
+// info's --json.
+func writeReport(w io.Writer, r interface{ writeText(io.Writer) error }, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	return r.writeText(w)
 }
 
 func perItem(bytes, items uint64) *float64 {
