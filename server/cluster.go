@@ -419,8 +419,8 @@ func (t *topology) ok() bool { return t.assigned == numSlots }
 // clusterRedirect is the cluster check of exec: the error that sends cmd
 // elsewhere, or "" if this node runs it; then, if slot >= 0, the caller
 // holds that slot's lock shared and releases it after the command has run.
-// MIGRATE is not checked: it takes its keys' slot locks itself. ASKING lasts one command, or, sent
-// before MULTI, the whole transaction. A transaction is checked command by
+// MIGRATE is not checked: it takes its keys' slot locks itself. ASKING
+// lasts one command, or, sent before MULTI, the whole transaction. A transaction is checked command by
 // command as they are queued (a redirect makes EXEC answer EXECABORT, as
 // any refusal does), and as a whole when EXEC comes: its keys must share a
 // slot, or EXEC is refused and the transaction discarded; the queue EXEC

@@ -210,6 +210,12 @@ func parseMigrate(a [][]byte) (*migrateArgs, error) {
 }
 
 func cmdMigrate(s *Server, cl *client, a [][]byte) {
+	if s.cluster != nil && cl.txn != nil {
+		// EXEC holds its slot's lock shared, which a move takes
+		// exclusively: in a transaction it would wait for itself.
+		s.writeErr(cl, replyErr("ERR MIGRATE inside a transaction is not supported in cluster mode"))
+		return
+	}
 	m, err := parseMigrate(a)
 	if err != nil {
 		s.writeErr(cl, err)

@@ -175,6 +175,12 @@ func TestClusterMigrateSlot(t *testing.T) {
 		t.Errorf("RESTORE-ASKING on a slot not imported = %v, want %q", r, moved)
 	}
 	host, port := c[1].hostPort()
+	// In a transaction it would wait for the lock EXEC holds: refused.
+	a0.do("MULTI")
+	a0.do("MIGRATE", host, strconv.Itoa(port), k, "0", "5000")
+	if r := fmt.Sprint(a0.do("EXEC")); !strings.Contains(r, "MIGRATE inside a transaction is not supported in cluster mode") {
+		t.Errorf("MIGRATE in a transaction = %v", r)
+	}
 	s := strconv.FormatInt(slot, 10)
 	push(t, c, 2,
 		node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}, "migrating": map[string]string{s: c[1].id}}),
