@@ -399,6 +399,9 @@ func TestReplyGetKeys(t *testing.T) {
 		{req: "TYPE a b", err: "ERR Invalid number of arguments specified for command"},
 		{req: "DEL", err: "ERR Invalid number of arguments specified for command"},
 		{req: "CF.ADD k", err: "ERR Invalid number of arguments specified for command"},
+		{req: "MIGRATE h 1 k 0 1", want: bulks("k")},
+		{req: "MIGRATE h 1 k 0 1 COPY AUTH keys", want: bulks("k")},
+		{req: "MIGRATE h 1 k 0 1 AUTH2 u keys REPLACE", want: bulks("k")},
 	} {
 		args := split("COMMAND GETKEYS " + tc.req)
 		var msg string
@@ -660,6 +663,31 @@ func TestSoleKey(t *testing.T) {
 			if pos := x.KeyPositions(args); len(pos) != 1 || pos[0] != k {
 				t.Errorf("%s: SoleKey %d, but KeyPositions %v", x.Name, k, pos)
 			}
+		}
+	}
+}
+
+// TestMigrateKeys: MIGRATE's keys are those after KEYS when the key
+// argument is empty (Redis's migrateGetKeys), so COMMAND GETKEYS, the ACL
+// and the cluster see them, and never the empty key.
+func TestMigrateKeys(t *testing.T) {
+	s := command.Find("migrate")
+	for _, tc := range []struct {
+		req  []string
+		want []int
+	}{
+		{[]string{"MIGRATE", "h", "1", "k", "0", "1"}, []int{3}},
+		{[]string{"MIGRATE", "h", "1", "", "0", "1", "KEYS", "a", "b"}, []int{7, 8}},
+		{[]string{"MIGRATE", "h", "1", "", "0", "1", "AUTH", "KEYS", "KEYS", "a"}, []int{9}},
+		{[]string{"MIGRATE", "h", "1", "", "0", "1", "AUTH2", "u", "KEYS", "KEYS", "a", "b"}, []int{10, 11}},
+		{[]string{"MIGRATE", "h", "1", "", "0", "1", "KEYS"}, nil},
+	} {
+		args := make([][]byte, len(tc.req))
+		for i, a := range tc.req {
+			args[i] = []byte(a)
+		}
+		if got := s.KeyPositions(args); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%q: KeyPositions = %v, want %v", tc.req, got, tc.want)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package command
 
+import "strings"
+
 // The key-space commands beyond generic.go's: expiry (EXPIRE and its kin,
 // TTL, PERSIST, EXPIRETIME), RENAME, RANDOMKEY, DUMP and RESTORE, OBJECT and
 // MEMORY, with Redis 7.2's arity, flags, ACL categories, tips, key specs,
@@ -12,6 +14,33 @@ var (
 	keyROSub    = []KeySpec{{Flags: []string{"RO"}, Begin: 2, Step: 1}}
 	keyArg      = Arg{Name: "key", Type: Key}
 )
+
+// migrateKeys finds MIGRATE's keys as Redis's migrateGetKeys does: those
+// after KEYS (skipping AUTH's and AUTH2's passwords) if the key argument is
+// empty, else the key argument.
+func migrateKeys(args [][]byte) []int {
+	if len(args) < 6 {
+		return nil
+	}
+	for i := 6; i < len(args); i++ {
+		switch strings.ToLower(string(args[i])) {
+		case "auth":
+			i++
+		case "auth2":
+			i += 2
+		case "keys":
+			if len(args[3]) != 0 {
+				return []int{3}
+			}
+			var out []int
+			for j := i + 1; j < len(args); j++ {
+				out = append(out, j)
+			}
+			return out
+		}
+	}
+	return []int{3}
+}
 
 // restoreArgs are RESTORE's arguments, and RESTORE-ASKING's.
 var restoreArgs = []Arg{
@@ -130,8 +159,9 @@ func init() {
 				{Flags: []string{"RW", "access", "delete", "incomplete"}, Begin: 3, Step: 1},
 				{Flags: []string{"RW", "access", "delete", "incomplete"}, Begin: -2, Keyword: "KEYS", LastKey: -1, Step: 1},
 			},
-			Summary: "Moves keys to another server, atomically: each is restored there, then deleted here",
-			Since:   "2.6.0", Group: "generic", Complexity: "O(n) for the keys' n buckets, and a round trip a key",
+			KeysProc: migrateKeys,
+			Summary:  "Moves keys to another server, atomically: each is restored there, then deleted here",
+			Since:    "2.6.0", Group: "generic", Complexity: "O(n) for the keys' n buckets, and a round trip a key",
 			Args: []Arg{
 				{Name: "host", Type: String},
 				{Name: "port", Type: Integer},

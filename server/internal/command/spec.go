@@ -123,6 +123,11 @@ type Spec struct {
 	// (see Categories), space-separated, without '@'.
 	ACL  string
 	Keys []KeySpec
+	// KeysProc, if set, finds the keys where the key specs cannot (they
+	// are flagged incomplete), as Redis's getkeys_proc does: it returns
+	// their indexes in the request, and each takes the first key spec's
+	// flags. MIGRATE's is the one.
+	KeysProc func(args [][]byte) []int
 	// Tips are Redis's command tips ("nondeterministic_output", ...).
 	Tips []string
 	// DataArg, if not 0, is the index of an argument that is bulk data
@@ -264,6 +269,12 @@ type keyRef struct {
 // skipped (an incomplete one keeps the keys it found); otherwise it makes
 // the whole search fail (ok false).
 func (s *Spec) keyRefs(args [][]byte, partial bool) (refs []keyRef, ok bool) {
+	if s.KeysProc != nil {
+		for _, p := range s.KeysProc(args) {
+			refs = append(refs, keyRef{p, &s.Keys[0]})
+		}
+		return refs, true
+	}
 	argc := len(args)
 	for j := range s.Keys {
 		k := &s.Keys[j]
