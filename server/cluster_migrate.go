@@ -34,7 +34,8 @@ import (
 // replicated as a DEL), which follows the target's OK: an acknowledged write
 // is in the payload or was made on the target. Holding the locks across a
 // round trip to the target is Redis's own trade (MIGRATE blocks its whole
-// server): the timeout argument bounds it.
+// server): the timeout argument bounds it. With tls-cluster yes the
+// connection to the target is TLS (tls.go's dialNode).
 
 func init() {
 	handle("migrate", cmdMigrate)
@@ -60,8 +61,9 @@ type migrateConns struct {
 	m  map[string][]*migrateConn
 }
 
-// take returns a cached connection to addr, or dials one within timeout.
-func (mc *migrateConns) take(addr string, timeout time.Duration) (*migrateConn, error) {
+// take returns a cached connection to addr (key names the address and
+// whether it is TLS), or dials one with dial.
+func (mc *migrateConns) take(key string, dial func() (net.Conn, error)) (*migrateConn, error) {
 	mc.mu.Lock()
 	var c *migrateConn
 	now := time.Now()
@@ -80,28 +82,28 @@ func (mc *migrateConns) take(addr string, timeout time.Duration) (*migrateConn, 
 			mc.m[a] = kept
 		}
 	}
-	if cs := mc.m[addr]; len(cs) > 0 {
-		c, mc.m[addr] = cs[len(cs)-1], cs[:len(cs)-1]
+	if cs := mc.m[key]; len(cs) > 0 {
+		c, mc.m[key] = cs[len(cs)-1], cs[:len(cs)-1]
 	}
 	mc.mu.Unlock()
 	if c != nil {
 		return c, nil
 	}
-	nc, err := net.DialTimeout("tcp", addr, timeout)
+	nc, err := dial()
 	if err != nil {
 		return nil, err
 	}
 	return &migrateConn{nc: nc, br: bufio.NewReader(nc), w: resp.NewWriter(nc)}, nil
 }
 
-// put gives c back for the next MIGRATE to addr.
-func (mc *migrateConns) put(addr string, c *migrateConn) {
+// put gives c back for the next MIGRATE to key.
+func (mc *migrateConns) put(key string, c *migrateConn) {
 	c.used = time.Now()
 	mc.mu.Lock()
 	if mc.m == nil {
 		mc.m = map[string][]*migrateConn{}
 	}
-	mc.m[addr] = append(mc.m[addr], c)
+	mc.m[key] = append(mc.m[key], c)
 	mc.mu.Unlock()
 }
 
@@ -232,15 +234,21 @@ func cmdMigrate(s *Server, cl *client, a [][]byte) {
 		cl.wr.WriteString("NOKEY")
 		return
 	}
-	conn, err := s.migrate.take(m.addr, m.timeout)
+	_, useTLS := s.nodeTLS()
+	key := m.addr
+	if useTLS {
+		key = "tls " + key
+	}
+	conn, err := s.migrate.take(key, func() (net.Conn, error) { return s.dialNode(m.addr, useTLS, m.timeout) })
 	if err != nil {
+		s.log.Warn("MIGRATE: connecting to the target failed", "target", m.addr, "tls", useTLS, "err", err)
 		s.writeErr(cl, replyErr("IOERR error or timeout connecting to the client"))
 		return
 	}
 	err = s.migrateKeys(cl, conn, m, present)
 	var target errTarget
 	if err == nil || errors.As(err, &target) {
-		s.migrate.put(m.addr, conn) // still in step with the target
+		s.migrate.put(key, conn) // still in step with the target
 	} else {
 		conn.nc.Close()
 	}

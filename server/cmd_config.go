@@ -114,6 +114,14 @@ const defaultSave = "3600 1 300 100 60 10000"
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// yesNo is a boolean setting as redis.conf writes it.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
 var settingsTable = []*setting{
 	{name: "bind", kind: kindBind, def: "127.0.0.1",
 		get: func(s *Server, st *settings) string { h, _ := s.listenAddr(false); return h },
@@ -136,16 +144,23 @@ var settingsTable = []*setting{
 	{name: "tls-auth-clients", kind: kindEnum, enum: []string{"yes", "no", "optional"}, mutable: true, def: "yes",
 		get: func(s *Server, st *settings) string { return st.cfg.TLS.AuthClients },
 		set: func(st *settings, v value) { st.cfg.TLS.AuthClients = v.s }},
+	{name: "tls-client-cert-file", kind: kindString, mutable: true, def: "",
+		get: func(s *Server, st *settings) string { return st.cfg.TLS.ClientCertFile },
+		set: func(st *settings, v value) { st.cfg.TLS.ClientCertFile = v.s }},
+	{name: "tls-client-key-file", kind: kindString, mutable: true, def: "",
+		get: func(s *Server, st *settings) string { return st.cfg.TLS.ClientKeyFile },
+		set: func(st *settings, v value) { st.cfg.TLS.ClientKeyFile = v.s }},
+	{name: "tls-replication", kind: kindEnum, enum: []string{"yes", "no"}, mutable: true, def: "no",
+		get: func(s *Server, st *settings) string { return yesNo(st.cfg.TLS.Replication) },
+		set: func(st *settings, v value) { st.cfg.TLS.Replication = v.s == "yes" }},
+	{name: "tls-cluster", kind: kindEnum, enum: []string{"yes", "no"}, mutable: true, def: "no",
+		get: func(s *Server, st *settings) string { return yesNo(st.cfg.TLS.Cluster) },
+		set: func(st *settings, v value) { st.cfg.TLS.Cluster = v.s == "yes" }},
 	{name: "dir", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.Dir },
 		set: func(st *settings, v value) { st.cfg.Dir = v.s }},
 	{name: "appendonly", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
-		get: func(s *Server, st *settings) string {
-			if st.cfg.Dir != "" {
-				return "yes"
-			}
-			return "no"
-		},
+		get: func(s *Server, st *settings) string { return yesNo(st.cfg.Dir != "") },
 		set: func(st *settings, v value) {},
 		check: func(v value) string {
 			if v.s == "no" {
@@ -192,12 +207,7 @@ var settingsTable = []*setting{
 		get: func(s *Server, st *settings) string { return "yes" },
 		set: func(st *settings, v value) {}},
 	{name: "cluster-enabled", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
-		get: func(s *Server, st *settings) string {
-			if st.cfg.ClusterEnabled || st.cfg.ClusterEmulated {
-				return "yes"
-			}
-			return "no"
-		},
+		get: func(s *Server, st *settings) string { return yesNo(st.cfg.ClusterEnabled || st.cfg.ClusterEmulated) },
 		set: func(st *settings, v value) { st.cfg.ClusterEnabled = v.s == "yes" }},
 	{name: "aclfile", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.ACLFile },
@@ -481,7 +491,7 @@ func cmdConfigSet(s *Server, cl *client, a [][]byte) {
 		failed(name, why)
 		return
 	}
-	tlsConf, name, why := s.reloadTLS(xs, &next)
+	tlsConf, tlsClient, name, why := s.reloadTLS(xs, &next)
 	if why != "" {
 		failed(name, why)
 		return
@@ -492,7 +502,7 @@ func cmdConfigSet(s *Server, cl *client, a [][]byte) {
 	}
 	s.publish(&s.conf.st)
 	if tlsConf != nil {
-		s.setTLS(tlsConf, next.cfg.TLS.CertFile)
+		s.setTLS(tlsConf, tlsClient, next.cfg.TLS.CertFile)
 	}
 	cl.wr.WriteString("OK")
 }

@@ -169,6 +169,13 @@
 // leaves the old configuration in force. An expired certificate is loaded
 // with a warning in the log: clients refuse it.
 //
+// Between nodes, as in Redis: with tls-replication yes a replica connects
+// to its primary over TLS, and with tls-cluster yes MIGRATE connects to its
+// target over TLS; both verify the other node's certificate against
+// tls-ca-cert-file for the host they dial, and present
+// tls-client-cert-file and tls-client-key-file (by default the server's own
+// certificate, which must then be made for client authentication too).
+//
 // # Configuration
 //
 // One table (cmd_config.go) holds every setting CONFIG GET, CONFIG SET,
@@ -425,9 +432,9 @@
 // key is answered here until it has moved, and by the target (-ASK) after:
 // no acknowledged write is lost, and no lookup finds a present item absent.
 // A replica's READONLY reads on a slot its primary migrates ask the target
-// for keys no longer on the replica. MIGRATE dials the target in plain TCP
-// (not TLS) and keeps the connection ten seconds for the next one, as Redis
-// does. The cuckoo tool drives all of this: cuckoo cluster create, info,
+// for keys no longer on the replica. MIGRATE dials the target over TLS with
+// tls-cluster yes (in plain TCP otherwise) and keeps the connection ten
+// seconds for the next one, as Redis does. The cuckoo tool drives all of this: cuckoo cluster create, info,
 // add-node, move-slots, rebalance and failover.
 //
 // A failover inside a shard is replication's (a replica promoted, by

@@ -190,7 +190,8 @@ const replTimeout = 60 * time.Second
 func (s *Server) syncFromPrimary(m *masterLink) error {
 	m.state.Store("connecting")
 	addr := net.JoinHostPort(m.host, strconv.Itoa(m.port))
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	useTLS, _ := s.nodeTLS()
+	nc, err := s.dialNode(addr, useTLS, 5*time.Second)
 	if err != nil {
 		return err
 	}

@@ -126,7 +126,8 @@ type Server struct {
 	runID          string      // INFO's run_id
 	lastSaveFailed atomic.Bool // INFO's rdb_last_bgsave_status
 
-	tlsConf atomic.Pointer[tls.Config] // the TLS configuration in force (tls.go); nil if none
+	tlsConf   atomic.Pointer[tls.Config] // the TLS configuration in force (tls.go); nil if none
+	tlsClient atomic.Pointer[tls.Config] // the one connections to other nodes use (tls.go)
 
 	cluster *cluster     // nil unless cluster mode is on (cluster.go); set once, by New
 	migrate migrateConns // MIGRATE's connections to targets (cluster_migrate.go)

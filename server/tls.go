@@ -41,6 +41,17 @@ type TLS struct {
 	// certificate is verified if the client presents one) or "no" (none is
 	// asked for).
 	AuthClients string
+	// ClientCertFile and ClientKeyFile (tls-client-cert-file,
+	// tls-client-key-file) are the certificate, PEM, and its key that this
+	// server presents when it connects to another node over TLS; by
+	// default CertFile and KeyFile, as in Redis (a certificate made for
+	// both server and client authentication).
+	ClientCertFile, ClientKeyFile string
+	// Replication (tls-replication): a replica connects to its primary
+	// over TLS. Cluster (tls-cluster): MIGRATE connects to its target over
+	// TLS. Both verify the other node's certificate against CACertFile
+	// and present the client certificate.
+	Replication, Cluster bool
 }
 
 // handshakeTimeout bounds a TLS handshake: a client that connects and does
@@ -100,6 +111,68 @@ func TLSConfig(t TLS) (*tls.Config, error) {
 	return c, nil
 }
 
+// TLSClientConfig builds the configuration this server connects to other
+// nodes with (tls-replication, tls-cluster): it presents the client
+// certificate (ClientCertFile, or CertFile) and verifies the other node's
+// against CACertFile's CAs (the system's if none), TLS 1.2 and newer.
+func TLSClientConfig(t TLS) (*tls.Config, error) {
+	certFile, keyFile, certName, keyName := t.ClientCertFile, t.ClientKeyFile, "tls-client-cert-file", "tls-client-key-file"
+	if certFile == "" && keyFile == "" {
+		certFile, keyFile, certName, keyName = t.CertFile, t.KeyFile, "tls-cert-file", "tls-key-file"
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	switch {
+	case certFile == "" && keyFile == "":
+	case certFile == "" || keyFile == "":
+		return nil, fmt.Errorf("%s and %s: give both, or neither", certName, keyName)
+	default:
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s, %s %s: %w", certName, certFile, keyName, keyFile, err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	if t.CACertFile != "" {
+		pem, err := os.ReadFile(t.CACertFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls-ca-cert-file: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls-ca-cert-file %s: no PEM certificate in it", t.CACertFile)
+		}
+	}
+	return c, nil
+}
+
+// dialNode connects to another node at addr, over TLS if useTLS (with the
+// client configuration in force, verifying the node's certificate for the
+// host of addr), within timeout, handshake included.
+func (s *Server) dialNode(addr string, useTLS bool, timeout time.Duration) (net.Conn, error) {
+	if !useTLS {
+		return net.DialTimeout("tcp", addr, timeout)
+	}
+	c := s.tlsClient.Load()
+	if c == nil {
+		return nil, errors.New("TLS to other nodes needs tls-cert-file and tls-key-file (or tls-client-cert-file and tls-client-key-file)")
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	c = c.Clone()
+	c.ServerName = host
+	return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, c)
+}
+
+// nodeTLS is tls-replication and tls-cluster in force.
+func (s *Server) nodeTLS() (replication, cluster bool) {
+	s.conf.mu.Lock()
+	defer s.conf.mu.Unlock()
+	t := s.conf.st.cfg.TLS
+	return t.Replication, t.Cluster
+}
+
 // certValidity is why the server's certificate in c is unusable now ("" if
 // it is usable), for New's warning.
 func certValidity(c *tls.Config, now time.Time) string {
@@ -119,22 +192,31 @@ func certValidity(c *tls.Config, now time.Time) string {
 // a key; New calls it.
 func (s *Server) initTLS(t TLS) error {
 	if t.CertFile == "" && t.KeyFile == "" {
+		if t.Replication || t.Cluster {
+			return errors.New("server: tls-replication and tls-cluster need tls-cert-file and tls-key-file")
+		}
 		return nil
 	}
 	c, err := TLSConfig(t)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	s.setTLS(c, t.CertFile)
+	cc, err := TLSClientConfig(t)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.setTLS(c, cc, t.CertFile)
 	return nil
 }
 
-// setTLS puts c, built from certFile, in force for the next handshakes.
-func (s *Server) setTLS(c *tls.Config, certFile string) {
+// setTLS puts c, built from certFile, in force for the next handshakes,
+// and client for the next connections to other nodes.
+func (s *Server) setTLS(c, client *tls.Config, certFile string) {
 	if why := certValidity(c, time.Now()); why != "" {
 		s.log.Warn("the TLS certificate is not valid now; clients will refuse it", "file", certFile, "why", why)
 	}
 	s.tlsConf.Store(c)
+	s.tlsClient.Store(client)
 }
 
 // reloadTLS builds the configuration of next's tls-* settings for a CONFIG
@@ -143,20 +225,23 @@ func (s *Server) setTLS(c *tls.Config, certFile string) {
 // the settings are only stored, as Redis does); or the setting to blame and
 // why the files cannot be used. Setting a file to the name it had reloads
 // it, which is how a renewed certificate is put in force, as in Redis.
-func (s *Server) reloadTLS(xs []*setting, next *settings) (c *tls.Config, name, why string) {
+func (s *Server) reloadTLS(xs []*setting, next *settings) (c, client *tls.Config, name, why string) {
 	touched := false
 	for _, x := range xs {
 		touched = touched || strings.HasPrefix(x.name, "tls-")
 	}
 	if !touched || s.tlsConf.Load() == nil {
-		return nil, "", ""
+		return nil, nil, "", ""
 	}
 	c, err := TLSConfig(next.cfg.TLS)
+	if err == nil {
+		client, err = TLSClientConfig(next.cfg.TLS)
+	}
 	if err != nil {
 		name, _, _ := cutSetting(err.Error())
-		return nil, name, err.Error()
+		return nil, nil, name, err.Error()
 	}
-	return c, "", ""
+	return c, client, "", ""
 }
 
 // cutSetting returns the setting TLSConfig's error msg names first.

@@ -372,3 +372,84 @@ func TestTLSOnly(t *testing.T) {
 		t.Errorf("CLIENT LIST over TLS: %v %q; want the socket's fd", err, list)
 	}
 }
+
+// TestTLSBetweenNodes: with tls-replication a replica follows its primary
+// over TLS, and with tls-cluster MIGRATE reaches its target over TLS, each
+// verifying the other node's certificate and presenting its client
+// certificate (tls-auth-clients yes on both); a node without them cannot.
+func TestTLSBetweenNodes(t *testing.T) {
+	p := newPKI(t)
+	nodeTLS := p.settings("yes")
+	nodeTLS.ClientCertFile, nodeTLS.ClientKeyFile = p.client.CertFile, p.client.KeyFile
+	nodeTLS.Replication, nodeTLS.Cluster = true, true
+	_, _, primaryTLS := startTLS(t, server.Config{TLS: nodeTLS})
+	_, replicaPlain, _ := startTLS(t, server.Config{TLS: nodeTLS})
+	_, _, targetTLS := startTLS(t, server.Config{TLS: nodeTLS})
+	ctx := context.Background()
+	pc := tlsClient(t, primaryTLS, p.clientConfig(p.client.Cert))
+	if err := pc.CFAdd(ctx, "k", "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	replicaOf(t, client(t, replicaPlain), primaryTLS)
+	if n, err := pc.Do(ctx, "WAIT", 1, 5000).Int(); n != 1 || err != nil {
+		t.Fatalf("WAIT over a TLS replication link = %d, %v", n, err)
+	}
+	if ok, _ := client(t, replicaPlain).CFExists(ctx, "k", "x").Result(); !ok {
+		t.Error("the replica over TLS lacks the primary's item")
+	}
+	host, port, _ := net.SplitHostPort(targetTLS)
+	if r := pc.Do(ctx, "MIGRATE", host, port, "k", 0, 5000).Val(); r != "OK" {
+		t.Fatalf("MIGRATE over TLS = %v", r)
+	}
+	if ok, _ := tlsClient(t, targetTLS, p.clientConfig(p.client.Cert)).CFExists(ctx, "k", "x").Result(); !ok {
+		t.Error("the target lacks the key MIGRATE moved over TLS")
+	}
+	// tls-cluster no: a plain connection to a TLS port fails, and nothing
+	// moves.
+	pc.CFAdd(ctx, "k2", "y")
+	if err := pc.ConfigSet(ctx, "tls-cluster", "no").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Do(ctx, "MIGRATE", host, port, "k2", 0, 1000).Err(); err == nil || !strings.HasPrefix(err.Error(), "IOERR") {
+		t.Errorf("MIGRATE in plain TCP to a TLS port: %v", err)
+	}
+	if ok, _ := pc.CFExists(ctx, "k2", "y").Result(); !ok {
+		t.Error("a failed MIGRATE lost the key")
+	}
+	// A client certificate of another CA: the primary refuses the link.
+	stranger := p.settings("yes")
+	stranger.ClientCertFile, stranger.ClientKeyFile = p.stranger.CertFile, p.stranger.KeyFile
+	stranger.Replication = true
+	_, strangerPlain, _ := startTLS(t, server.Config{TLS: stranger})
+	sc := client(t, strangerPlain)
+	h, pt, _ := net.SplitHostPort(primaryTLS)
+	if err := sc.Do(ctx, "REPLICAOF", h, pt).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if st := infoFields(t, sc, "replication")["master_link_status"]; st == "up" {
+		t.Error("a replica presenting another CA's certificate got a link")
+	}
+}
+
+// TestTLSBetweenNodesConfig: the settings' names, defaults and errors.
+func TestTLSBetweenNodesConfig(t *testing.T) {
+	p := newPKI(t)
+	if _, err := server.New(server.Config{TLS: server.TLS{Replication: true}}); err == nil || !strings.Contains(err.Error(), "tls-replication and tls-cluster need tls-cert-file") {
+		t.Errorf("tls-replication without a certificate: %v", err)
+	}
+	half := p.settings("yes")
+	half.ClientCertFile = p.client.CertFile
+	if _, err := server.TLSClientConfig(half); err == nil || !strings.Contains(err.Error(), "tls-client-cert-file and tls-client-key-file: give both") {
+		t.Errorf("a client certificate without its key: %v", err)
+	}
+	_, plain, _ := startTLS(t, server.Config{TLS: p.settings("yes")})
+	c := client(t, plain)
+	got, err := c.ConfigGet(context.Background(), "tls-*").Result()
+	if err != nil || got["tls-replication"] != "no" || got["tls-cluster"] != "no" || got["tls-client-cert-file"] != "" {
+		t.Errorf("CONFIG GET tls-*: %v, %v", got, err)
+	}
+	if err := c.ConfigSet(context.Background(), "tls-client-key-file", p.client.KeyFile).Err(); err == nil || !strings.Contains(err.Error(), "give both") {
+		t.Errorf("CONFIG SET of a client key alone: %v", err)
+	}
+}

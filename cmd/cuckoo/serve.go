@@ -43,6 +43,10 @@ and --tls-key-file; --tls-auth-clients yes (the default) requires a client
 certificate signed by a CA of --tls-ca-cert-file, optional verifies one if
 given, no asks for none. --port 0 turns the plain port off. Try:
 redis-cli --tls --cacert ca.crt --cert client.crt --key client.key -p 6380 PING
+Between nodes: --tls-replication (a replica to its primary) and --tls-cluster
+(MIGRATE to its target) connect over TLS, verifying the other node against
+--tls-ca-cert-file and presenting --tls-client-cert-file (default
+--tls-cert-file, which must then allow client authentication too).
 
 Cluster mode: --cluster-enabled speaks the Redis Cluster protocol (slots,
 MOVED, ASK, CLUSTER SLOTS/SHARDS/NODES) for cluster clients; the node owns
@@ -68,6 +72,10 @@ func runServe(e *env, args []string) error {
 	tlsKey := fs.String("tls-key-file", "", "the private key of --tls-cert-file, PEM `file`")
 	tlsCA := fs.String("tls-ca-cert-file", "", "the CAs that sign clients' certificates, PEM `file`")
 	tlsAuth := fs.String("tls-auth-clients", "yes", "client certificates: yes (required), optional (verified if given) or no (not asked for)")
+	tlsClientCert := fs.String("tls-client-cert-file", "", "the certificate, PEM `file`, presented to other nodes (default --tls-cert-file)")
+	tlsClientKey := fs.String("tls-client-key-file", "", "the private key of --tls-client-cert-file, PEM `file`")
+	tlsRepl := fs.Bool("tls-replication", false, "a replica connects to its primary over TLS")
+	tlsCluster := fs.Bool("tls-cluster", false, "MIGRATE connects to its target node over TLS")
 	dir := fs.String("dir", "./cuckoo-data", "data directory (snapshot and append-only log); empty for none")
 	fsync := fs.String("appendfsync", "everysec", "always, everysec or no")
 	pass := fs.String("requirepass", "", "the default user's password, which clients must AUTH with")
@@ -135,6 +143,10 @@ func runServe(e *env, args []string) error {
 		"tls-key-file":              func(c *server.Config) { c.TLS.KeyFile = *tlsKey },
 		"tls-ca-cert-file":          func(c *server.Config) { c.TLS.CACertFile = *tlsCA },
 		"tls-auth-clients":          func(c *server.Config) { c.TLS.AuthClients = *tlsAuth },
+		"tls-client-cert-file":      func(c *server.Config) { c.TLS.ClientCertFile = *tlsClientCert },
+		"tls-client-key-file":       func(c *server.Config) { c.TLS.ClientKeyFile = *tlsClientKey },
+		"tls-replication":           func(c *server.Config) { c.TLS.Replication = *tlsRepl },
+		"tls-cluster":               func(c *server.Config) { c.TLS.Cluster = *tlsCluster },
 		"cluster-enabled":           func(c *server.Config) { c.ClusterEnabled = *clusterOn },
 	}
 	cfg := server.Config{Repair: *repair, ClusterEmulated: *clusterEmu}
