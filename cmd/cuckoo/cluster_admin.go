@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -244,6 +246,14 @@ func parseNodeAddr(s string) (host string, port int, err error) {
 // (no credentials); close it when done.
 type clusterAdmin struct {
 	user, password string
+	// tls: connect to the nodes over TLS, trusting caCert's CAs and
+	// presenting cert and key, if given (redis-cli's --tls, --cacert,
+	// --cert, --key).
+	tls                  bool
+	caCert, cert, keyPEM string
+	tlsOnce              sync.Once
+	tlsConf              *tls.Config
+	tlsErr               error
 	// timeout bounds each command on a node (and dialling one); zero
 	// means clusterTimeout. Slow commands (MIGRATE of a large slot) need
 	// more.
@@ -266,7 +276,51 @@ func adminFlags(fs *flag.FlagSet) *clusterAdmin {
 	a := &clusterAdmin{}
 	fs.StringVar(&a.user, "user", "", "the ACL `user` to authenticate to every node as (with --password)")
 	fs.StringVar(&a.password, "password", "", "the `password` to authenticate to every node with (default $REDISCLI_AUTH)")
+	fs.BoolVar(&a.tls, "tls", false, "connect to the nodes over TLS")
+	fs.StringVar(&a.caCert, "cacert", "", "with --tls: the CAs, PEM `file`, that sign the nodes' certificates (default: the system's)")
+	fs.StringVar(&a.cert, "cert", "", "with --tls: the client certificate, PEM `file`, the nodes ask for")
+	fs.StringVar(&a.keyPEM, "key", "", "with --tls: the private key, PEM `file`, of --cert")
 	return a
+}
+
+// tlsConfig is the TLS configuration of --tls, --cacert, --cert and --key,
+// loaded once; nil without --tls.
+func (a *clusterAdmin) tlsConfig() (*tls.Config, error) {
+	if !a.tls {
+		if a.caCert != "" || a.cert != "" || a.keyPEM != "" {
+			return nil, errors.New("--cacert, --cert and --key need --tls")
+		}
+		return nil, nil
+	}
+	a.tlsOnce.Do(func() {
+		c := &tls.Config{MinVersion: tls.VersionTLS12}
+		switch {
+		case (a.cert == "") != (a.keyPEM == ""):
+			a.tlsErr = errors.New("--cert and --key: give both, or neither")
+			return
+		case a.cert != "":
+			pair, err := tls.LoadX509KeyPair(a.cert, a.keyPEM)
+			if err != nil {
+				a.tlsErr = fmt.Errorf("--cert %s, --key %s: %w", a.cert, a.keyPEM, err)
+				return
+			}
+			c.Certificates = []tls.Certificate{pair}
+		}
+		if a.caCert != "" {
+			pem, err := os.ReadFile(a.caCert)
+			if err != nil {
+				a.tlsErr = fmt.Errorf("--cacert: %w", err)
+				return
+			}
+			c.RootCAs = x509.NewCertPool()
+			if !c.RootCAs.AppendCertsFromPEM(pem) {
+				a.tlsErr = fmt.Errorf("--cacert %s: no PEM certificate in it", a.caCert)
+				return
+			}
+		}
+		a.tlsConf = c
+	})
+	return a.tlsConf, a.tlsErr
 }
 
 // client is the connection pool to the node at addr, made at first use.
@@ -285,9 +339,16 @@ func (a *clusterAdmin) client(addr string) *redis.Client {
 	d := cmp.Or(a.timeout, clusterTimeout)
 	pass := a.secret()
 	quietRedis.Do(func() { redis.SetLogger(discardLogger{}) })
-	c := redis.NewClient(&redis.Options{Addr: addr, Username: a.user, Password: pass,
+	opt := &redis.Options{Addr: addr, Username: a.user, Password: pass,
 		DialTimeout: d, ReadTimeout: d, WriteTimeout: d, MaxRetries: -1, DialerRetries: 1,
-		PoolSize: 4, DisableIdentity: true})
+		PoolSize: 4, DisableIdentity: true}
+	if tc, err := a.tlsConfig(); err != nil {
+		// Every command reports it, naming the flag.
+		opt.Dialer = func(context.Context, string, string) (net.Conn, error) { return nil, err }
+	} else if tc != nil {
+		opt.TLSConfig = tc.Clone() // go-redis sets its ServerName from addr
+	}
+	c := redis.NewClient(opt)
 	a.clients[addr] = c
 	return c
 }
