@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -30,7 +29,9 @@ import (
 //  3. the key's writer lock, so no write slips in between the payload and
 //     the drop.
 //
-// The linearization point of a key's move is its drop here (logged, and
+// A filter larger than migrateWhole goes in CF.SCANDUMP's chunks instead of
+// one payload (moveChunked). The linearization point of a key's move is its
+// drop here (logged, and
 // replicated as a DEL), which follows the target's OK: an acknowledged write
 // is in the payload or was made on the target. Holding the locks across a
 // round trip to the target is Redis's own trade (MIGRATE blocks its whole
@@ -48,10 +49,11 @@ const migrateIdle = 10 * time.Second
 
 // migrateConn is a connection to a MIGRATE target.
 type migrateConn struct {
-	nc   net.Conn
-	br   *bufio.Reader
-	w    *resp.Writer
-	used time.Time
+	nc     net.Conn
+	br     *bufio.Reader
+	w      *resp.Writer
+	used   time.Time
+	broken bool // a read or write failed: not to be used again
 }
 
 // migrateConns caches connections to targets by address. A connection is
@@ -93,7 +95,11 @@ func (mc *migrateConns) take(key string, dial func() (net.Conn, error)) (*migrat
 	if err != nil {
 		return nil, err
 	}
-	return &migrateConn{nc: nc, br: bufio.NewReader(nc), w: resp.NewWriter(nc)}, nil
+	return newMigrateConn(nc), nil
+}
+
+func newMigrateConn(nc net.Conn) *migrateConn {
+	return &migrateConn{nc: nc, br: bufio.NewReader(nc), w: resp.NewWriter(nc)}
 }
 
 // put gives c back for the next MIGRATE to key.
@@ -123,7 +129,8 @@ func (mc *migrateConns) closeAll() {
 // good, the MIGRATE fails with Redis's text.
 type errTarget string
 
-// call sends one command and reads its one-line reply within timeout.
+// call sends one command and reads its one-line reply (a status or an
+// integer) within timeout.
 func (c *migrateConn) call(timeout time.Duration, args ...[]byte) error {
 	c.w.WriteArray(len(args))
 	for _, a := range args {
@@ -131,20 +138,23 @@ func (c *migrateConn) call(timeout time.Duration, args ...[]byte) error {
 	}
 	c.nc.SetDeadline(time.Now().Add(timeout))
 	if err := c.w.Flush(); err != nil {
+		c.broken = true
 		return fmt.Errorf("IOERR error or timeout writing to target instance")
 	}
 	line, err := c.br.ReadString('\n')
 	if err != nil {
+		c.broken = true
 		return fmt.Errorf("IOERR error or timeout reading from target instance")
 	}
 	line = strings.TrimRight(line, "\r\n")
 	switch {
-	case strings.HasPrefix(line, "+"):
+	case strings.HasPrefix(line, "+"), strings.HasPrefix(line, ":"): // a status, or DEL's and PEXPIRE's count
 		return nil
 	case strings.HasPrefix(line, "-"):
 		return errTarget(line[1:])
 	}
-	return fmt.Errorf("IOERR the target answered %q, not a status", printable([]byte(line), 64))
+	c.broken = true
+	return fmt.Errorf("IOERR the target answered %q, not a status or an integer", printable([]byte(line), 64))
 }
 
 func (e errTarget) Error() string { return "ERR Target instance replied with error: " + string(e) }
@@ -157,6 +167,7 @@ type migrateArgs struct {
 	copy, replace bool
 	auth          [][]byte // AUTH's arguments, if any
 	keys          [][]byte
+	tls           bool // tls-cluster, when MIGRATE began
 }
 
 // parseMigrate parses MIGRATE host port key|"" destination-db timeout
@@ -234,23 +245,22 @@ func cmdMigrate(s *Server, cl *client, a [][]byte) {
 		cl.wr.WriteString("NOKEY")
 		return
 	}
-	_, useTLS := s.nodeTLS()
+	_, m.tls = s.nodeTLS()
 	key := m.addr
-	if useTLS {
+	if m.tls {
 		key = "tls " + key
 	}
-	conn, err := s.migrate.take(key, func() (net.Conn, error) { return s.dialNode(m.addr, useTLS, m.timeout) })
+	conn, err := s.migrate.take(key, func() (net.Conn, error) { return s.dialNode(m.addr, m.tls, m.timeout) })
 	if err != nil {
-		s.log.Warn("MIGRATE: connecting to the target failed", "target", m.addr, "tls", useTLS, "err", err)
+		s.log.Warn("MIGRATE: connecting to the target failed", "target", m.addr, "tls", m.tls, "err", err)
 		s.writeErr(cl, replyErr("IOERR error or timeout connecting to the client"))
 		return
 	}
 	err = s.migrateKeys(cl, conn, m, present)
-	var target errTarget
-	if err == nil || errors.As(err, &target) {
-		s.migrate.put(key, conn) // still in step with the target
-	} else {
+	if conn.broken {
 		conn.nc.Close()
+	} else {
+		s.migrate.put(key, conn) // still in step with the target
 	}
 	if err != nil {
 		s.writeErr(cl, err)
@@ -263,20 +273,26 @@ func cmdMigrate(s *Server, cl *client, a [][]byte) {
 // one (see the protocol above), stopping at the first error: the keys moved
 // before it stay moved, as Redis's.
 func (s *Server) migrateKeys(cl *client, conn *migrateConn, m *migrateArgs, keys [][]byte) error {
-	if m.auth != nil {
-		if err := conn.call(m.timeout, m.auth...); err != nil {
-			return err
-		}
-	}
-	if m.db != 0 {
-		if err := conn.call(m.timeout, []byte("SELECT"), []byte(strconv.FormatInt(m.db, 10))); err != nil {
-			return err
-		}
+	if err := conn.prelude(m); err != nil {
+		return err
 	}
 	for _, k := range keys {
 		if err := s.migrateKey(cl, conn, m, k); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// prelude authenticates and selects the database, as MIGRATE asks.
+func (c *migrateConn) prelude(m *migrateArgs) error {
+	if m.auth != nil {
+		if err := c.call(m.timeout, m.auth...); err != nil {
+			return err
+		}
+	}
+	if m.db != 0 {
+		return c.call(m.timeout, []byte("SELECT"), []byte(strconv.FormatInt(m.db, 10)))
 	}
 	return nil
 }
@@ -326,6 +342,16 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 	if d := c.deadline.Load(); d != 0 {
 		ttl = max(d-nowMs(), 1) // not expired: a deadline now is still there
 	}
+	if payloadBound(c) > migrateWhole {
+		if err := s.moveChunked(conn, m, k, c, ttl); err != nil {
+			return err
+		}
+		if !m.copy {
+			st.logOp(cl, encodeKeyOp(opDrop, []byte(k)))
+			st.dropLocked(k, c)
+		}
+		return nil
+	}
 	n := 2 * payloadBound(c)
 	if err := st.chargeChunk(n); err != nil {
 		return err
@@ -343,6 +369,86 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 	if !m.copy {
 		st.logOp(cl, encodeKeyOp(opDrop, []byte(k)))
 		st.dropLocked(k, c)
+	}
+	return nil
+}
+
+// migrateWhole is the largest filter MIGRATE sends as one DUMP payload; a
+// larger one goes in CF.SCANDUMP's chunks (moveChunked), so that neither
+// side holds a second copy of it, nor meets proto-max-bulk-len (512 MiB)
+// or a log record's bound (1 GiB). A variable for tests.
+var migrateWhole uint64 = 64 << 20
+
+// moveChunked sends c, key k's filter, to the target as CF.SCANDUMP's
+// chunks, each in a CF.LOADCHUNK (after ASKING in cluster mode: the target
+// is importing the slot), then its deadline (ttl ms from now, 0 for none). The key is still
+// here, under its lock, so no client reaches the target for it meanwhile.
+// If a chunk fails, the partial key is deleted on the target. REPLACE
+// deletes the target's key first. Preconditions: as moveLocked's.
+func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *cuckoo, ttl int64) error {
+	key := []byte(k)
+	asking := func(args ...[]byte) error {
+		if s.cluster != nil { // a cluster node's target is one too
+			if err := conn.call(m.timeout, []byte("ASKING")); err != nil {
+				return err
+			}
+		}
+		return conn.call(m.timeout, args...)
+	}
+	if m.replace {
+		if err := asking([]byte("DEL"), key); err != nil {
+			return err
+		}
+	}
+	undo := func(err error) error {
+		if !conn.broken && asking([]byte("DEL"), key) == nil {
+			return err
+		}
+		// The connection failed (or the target closed it after its
+		// error): the partial key, refused to writes until its last
+		// chunk, is deleted through a new one (best effort).
+		nc, derr := s.dialNode(m.addr, m.tls, m.timeout)
+		if derr != nil {
+			s.log.Warn("MIGRATE: a partial key may remain on the target", "target", m.addr, "key", k, "err", derr)
+			return err
+		}
+		defer nc.Close()
+		conn = newMigrateConn(nc)
+		if conn.prelude(m) == nil {
+			asking([]byte("DEL"), key)
+		}
+		return err
+	}
+	for iter := int64(0); ; {
+		n := 2 * chunkBound(c, iter)
+		if iter == 0 {
+			n = 4 << 10 // the header: its stash holds at most 64 hashes
+		}
+		if err := s.store.chargeChunk(n); err != nil {
+			return undo(err)
+		}
+		next, chunk := scanDump(c, iter)
+		if next == 0 {
+			s.store.releaseChunk(n)
+			break
+		}
+		err := asking([]byte("CF.LOADCHUNK"), key, []byte(strconv.FormatInt(next, 10)), chunk)
+		s.store.releaseChunk(n)
+		if err != nil {
+			if iter > 0 {
+				return undo(err)
+			}
+			if strings.Contains(err.Error(), "item exists") {
+				return errTarget("BUSYKEY Target key name already exists.") // as RESTORE says it
+			}
+			return err // the header was refused: nothing to undo
+		}
+		iter = next
+	}
+	if ttl > 0 {
+		if err := asking([]byte("PEXPIRE"), key, []byte(strconv.FormatInt(ttl, 10))); err != nil {
+			return undo(err)
+		}
 	}
 	return nil
 }

@@ -228,8 +228,17 @@ func slotsWithout(slot int64) [][2]int64 {
 // TestClusterMigrateUnderLoad moves the keys of one slot, one MIGRATE at a
 // time, while go-redis ClusterClients write and read them (following -ASK).
 // Afterwards every acknowledged item is present on the target, and no
-// lookup of an item acknowledged before it began ever answered false.
+// lookup of an item acknowledged before it began ever answered false. The
+// filters go as one payload each, then (chunked) in CF.SCANDUMP's chunks.
 func TestClusterMigrateUnderLoad(t *testing.T) {
+	t.Run("whole", migrateUnderLoad)
+	t.Run("chunked", func(t *testing.T) {
+		t.Cleanup(server.SetMigrateWhole(0))
+		migrateUnderLoad(t)
+	})
+}
+
+func migrateUnderLoad(t *testing.T) {
 	c := startCluster(t, 2)
 	_, slot := keyInSlotRange(t, c[0].addr, 0, 16383)
 	tag := ""
@@ -386,5 +395,76 @@ func TestClusterMigrateReplicaRead(t *testing.T) {
 	ask := fmt.Sprintf("-ASK %d %s", slot, c[2].addr)
 	if got := r.do("CF.EXISTS", k, "x"); got != ask {
 		t.Errorf("the replica's read after the move = %v, want %q", got, ask)
+	}
+}
+
+// TestMigrateChunked: a filter larger than one payload may be goes in
+// CF.SCANDUMP's chunks: every item arrives, with the filter's shape and
+// deadline; a key on the target is refused as RESTORE refuses it, or
+// replaced with REPLACE; a failure leaves the source's key.
+func TestMigrateChunked(t *testing.T) {
+	t.Cleanup(server.SetMigrateWhole(1 << 10))
+	_, src := start(t, server.Config{})
+	_, dst := start(t, server.Config{})
+	ctx := context.Background()
+	a, b := client(t, src), client(t, dst)
+	host, port, _ := net.SplitHostPort(dst)
+	a.Do(ctx, "CF.RESERVE", "big", 100000)
+	items := make([]any, 20000)
+	for i := range items {
+		items[i] = "item" + strconv.Itoa(i)
+	}
+	if err := a.CFInsert(ctx, "big", nil, items...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	a.PExpire(ctx, "big", time.Hour)
+	a.CFAdd(ctx, "small", "x")
+	info := a.CFInfo(ctx, "big").Val()
+	b.CFAdd(ctx, "big", "already there")
+	if err := a.Do(ctx, "MIGRATE", host, port, "big", 0, 5000).Err(); err == nil || !strings.Contains(err.Error(), "BUSYKEY") {
+		t.Errorf("MIGRATE of a big filter over a key = %v", err)
+	}
+	if ok, _ := b.CFExists(ctx, "big", "already there").Result(); !ok {
+		t.Error("a refused chunked MIGRATE changed the target's key")
+	}
+	if err := a.Do(ctx, "MIGRATE", host, port, "", 0, 5000, "REPLACE", "KEYS", "big", "small").Err(); err != nil {
+		t.Fatalf("MIGRATE REPLACE of a big filter: %v", err)
+	}
+	if n := a.Exists(ctx, "big", "small").Val(); n != 0 {
+		t.Errorf("%d keys left on the source", n)
+	}
+	got, err := b.CFMExists(ctx, "big", items...).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range got {
+		if !ok {
+			t.Fatalf("%s missing on the target", items[i])
+		}
+	}
+	if ok, _ := b.CFExists(ctx, "big", "already there").Result(); ok {
+		t.Error("REPLACE kept the target's old filter")
+	}
+	if got := b.CFInfo(ctx, "big").Val(); got != info {
+		t.Errorf("CF.INFO on the target %+v, on the source %+v", got, info)
+	}
+	if d := b.PTTL(ctx, "big").Val(); d <= 0 || d > time.Hour {
+		t.Errorf("the deadline on the target: PTTL %v", d)
+	}
+	// A target that refuses a chunk midway (longer than its
+	// proto-max-bulk-len: it closes the connection): the source keeps its
+	// key, the target holds no part of it.
+	_, small := start(t, server.Config{Limits: server.Limits{MaxBulk: 4 << 10}})
+	a.Do(ctx, "CF.RESERVE", "big2", 100000)
+	a.CFInsert(ctx, "big2", nil, items...)
+	h2, p2, _ := net.SplitHostPort(small)
+	if err := a.Do(ctx, "MIGRATE", h2, p2, "big2", 0, 5000).Err(); err == nil {
+		t.Error("MIGRATE to a target refusing its chunks succeeded")
+	}
+	if ok, _ := a.CFExists(ctx, "big2", "item1").Result(); !ok {
+		t.Error("a failed chunked MIGRATE lost the source's key")
+	}
+	if n := client(t, small).Exists(ctx, "big2").Val(); n != 0 {
+		t.Error("a failed chunked MIGRATE left a partial key on the target")
 	}
 }

@@ -425,8 +425,10 @@
 // with MIGRATE, and a last topology names the new owner. MIGRATE has Redis's
 // syntax and replies (KEYS, COPY, REPLACE, AUTH, AUTH2, NOKEY, IOERR); it
 // sends each key's DUMP payload in a RESTORE-ASKING, which the target takes
-// on a slot it imports, and deletes the key here once the target has said
-// OK, each key atomically (cluster_migrate.go): a command on a key holds
+// on a slot it imports (a filter over 64 MiB goes in CF.SCANDUMP's chunks,
+// each in a CF.LOADCHUNK, so that neither side holds a second copy of it
+// and no request meets proto-max-bulk-len), and deletes the key here once
+// the target has said OK, each key atomically (cluster_migrate.go): a command on a key holds
 // its slot's lock shared from its redirect check to its reply, and MIGRATE
 // holds it exclusively while it moves a key of the slot. So during a move a
 // key is answered here until it has moved, and by the target (-ASK) after:

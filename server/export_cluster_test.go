@@ -18,3 +18,11 @@ func CheckTopology(b []byte) ([]byte, error) {
 
 // KeySlot is keySlot.
 func KeySlot(key []byte) int { return keySlot(key) }
+
+// SetMigrateWhole sets the largest filter MIGRATE sends in one payload,
+// until restore is called.
+func SetMigrateWhole(n uint64) (restore func()) {
+	old := migrateWhole
+	migrateWhole = n
+	return func() { migrateWhole = old }
+}
