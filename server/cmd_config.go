@@ -209,6 +209,12 @@ var settingsTable = []*setting{
 	{name: "cluster-enabled", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
 		get: func(s *Server, st *settings) string { return yesNo(st.cfg.ClusterEnabled || st.cfg.ClusterEmulated) },
 		set: func(st *settings, v value) { st.cfg.ClusterEnabled = v.s == "yes" }},
+	// cluster-emulated is this server's own (--cluster-emulated): without it
+	// CONFIG REWRITE of an emulated node would write cluster-enabled alone,
+	// and the node would come back owning no slots.
+	{name: "cluster-emulated", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
+		get: func(s *Server, st *settings) string { return yesNo(st.cfg.ClusterEmulated) },
+		set: func(st *settings, v value) { st.cfg.ClusterEmulated = v.s == "yes" }},
 	{name: "aclfile", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.ACLFile },
 		set: func(st *settings, v value) { st.cfg.ACLFile = v.s }},

@@ -418,3 +418,22 @@ func TestConfigItemAndArgLimits(t *testing.T) {
 		t.Errorf("CONFIG GET max-*: %v", got)
 	}
 }
+
+// TestConfigRewriteEmulatedCluster: CONFIG REWRITE of a node emulating a
+// cluster alone writes cluster-emulated too, so that the file starts the
+// same node again, not a cluster node owning no slots.
+func TestConfigRewriteEmulatedCluster(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cuckoo.conf")
+	_, addr := start(t, server.Config{ConfigFile: file, ClusterEnabled: true, ClusterEmulated: true})
+	if r := dialRaw(t, addr).do("CONFIG", "REWRITE"); r != "OK" {
+		t.Fatalf("CONFIG REWRITE = %v", r)
+	}
+	var cfg server.Config
+	if _, err := server.ReadConfigFile(file, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.ClusterEmulated {
+		b, _ := os.ReadFile(file)
+		t.Errorf("the rewritten file does not start an emulated cluster node:\n%s", b)
+	}
+}

@@ -190,10 +190,12 @@
 //     cf-initial-size (4..2^32, at least twice the bucket size),
 //     cf-expansion-factor (0..32768), cf-max-expansions (1..65536) and
 //     cf-max-iterations (1..65535), the parameters of filters created
-//     without them, replaced as a whole;
+//     without them, replaced as a whole; the tls-* files (reloaded for new
+//     connections), tls-auth-clients, tls-replication and tls-cluster;
 //   - at startup only: bind and port (the listener), dir, appendonly (yes
 //     whenever dir is set: every write is logged), appendfsync, save,
-//     snapshot-log-size, max-filter-memory, databases (1). A snapshot is
+//     snapshot-log-size, max-filter-memory, databases (1), cluster-enabled
+//     and this server's cluster-emulated. A snapshot is
 //     taken when the log passes snapshot-log-size, not on a schedule:
 //     save "" turns that off, any schedule turns it on.
 //
