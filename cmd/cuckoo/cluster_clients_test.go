@@ -8,8 +8,8 @@ import (
 
 // TestClusterOtherTools: tools made for Redis Cluster read a cuckoo cluster
 // as they read Redis's: redis-cli --cluster check finds every slot covered
-// and the nodes agreeing (and, during a move, the open slots), and
-// redis-py's RedisCluster routes CF.ADD and CF.EXISTS by slot. Each part is
+// and the nodes agreeing, and redis-py's RedisCluster routes CF.ADD and
+// CF.EXISTS by slot. Each part is
 // skipped if its tool is not installed (.ci/run installs both: Debian's
 // redis-tools and python3-redis).
 func TestClusterOtherTools(t *testing.T) {
