@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -324,4 +325,59 @@ func topologyPrimary(t *testing.T, addr string) bool {
 	defer c.Close()
 	nodes, err := c.ClusterNodes(context.Background()).Result()
 	return err == nil && strings.Contains(nodes, "myself,master")
+}
+
+// TestClusterFix: after a forced failover, the old primary comes back with
+// its old topology and as a primary; fix pushes the newest topology to all
+// and makes it a replica of the new primary, and cluster info finds all
+// well. A node given a newer topology alone (a push stopped half-way) is
+// mended the same way.
+func TestClusterFix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four server processes; skipped with -short")
+	}
+	nodes, replicaOf := startShards(t, 2)
+	p, r := nodes[0], nodes[replicaOf[0]]
+	p.cmd.Process.Kill()
+	p.cmd.Wait()
+	if code, out, errOut := cuckoo(t, "", "cluster", "failover", "--force", r.addr); code != 0 {
+		t.Fatalf("failover --force: exit %d\n%s%s", code, out, errOut)
+	}
+	cmd, _, log := serveProc(t, cuckooBin(t), "--dir", p.dir, "--cluster-enabled", "--addr", p.addr)
+	p.cmd, p.log = cmd, log
+	if code, out := infoExit(t, r.addr); code == 0 {
+		t.Errorf("cluster info with the old primary back and stale: exit 0\n%s", out)
+	}
+	if code, out, errOut := cuckoo(t, "", "cluster", "move-slots", "--from", r.addr, "--to", nodes[1].addr, "--slots", "0"); code == 0 || !strings.Contains(errOut, "cuckoo cluster fix") {
+		t.Errorf("move-slots on nodes that disagree: exit %d, %s%s", code, out, errOut)
+	}
+	code, out, errOut := cuckoo(t, "", "cluster", "fix", r.addr)
+	if code != 0 || !strings.Contains(out, p.addr+") now replicates") {
+		t.Fatalf("cluster fix: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out := infoExit(t, p.addr); code != 0 {
+		t.Errorf("cluster info after fix: exit %d\n%s", code, out)
+	}
+	if code, out, _ := cuckoo(t, "", "cluster", "fix", p.addr); code != 0 || !strings.Contains(out, "nothing to fix") {
+		t.Errorf("fix of a cluster in one piece: exit %d\n%s", code, out)
+	}
+	// A newer topology on one node alone.
+	c := redis.NewClient(&redis.Options{Addr: nodes[1].addr})
+	defer c.Close()
+	b, _ := c.Do(context.Background(), "CUCKOO.CLUSTER", "GETCONFIG").Text()
+	var topo clusterTopology
+	if err := json.Unmarshal([]byte(b), &topo); err != nil {
+		t.Fatal(b, err)
+	}
+	topo.Epoch += 5
+	nb, _ := json.Marshal(topo)
+	if err := c.Do(context.Background(), "CUCKOO.CLUSTER", "SETCONFIG", string(nb)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := cuckoo(t, "", "cluster", "fix", r.addr); code != 0 || !strings.Contains(out, "is now on 4 nodes") {
+		t.Errorf("fix of a push stopped half-way: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out := infoExit(t, r.addr); code != 0 {
+		t.Errorf("cluster info after the second fix: exit %d\n%s", code, out)
+	}
 }

@@ -127,7 +127,7 @@ func (a *clusterAdmin) fetchAll(ctx context.Context, seed string) (*clusterView,
 		return nil, err
 	}
 	if len(v.Warnings) > 0 {
-		return nil, fmt.Errorf("the cluster is not in one piece: %s (see cuckoo cluster info; nothing was changed)", strings.Join(v.Warnings, "; "))
+		return nil, fmt.Errorf("the cluster is not in one piece: %s (nothing was changed; cuckoo cluster fix makes the nodes agree once they can be reached)", strings.Join(v.Warnings, "; "))
 	}
 	return v, nil
 }
@@ -155,7 +155,7 @@ func (m *slotMove) run(ctx context.Context) error {
 	}
 	// Each slot must be the source's, or already moved (a move run again).
 	owners := m.topo.owners()
-	var todo [][2]int
+	move := make([]bool, clusterSlots)
 	for _, r := range m.slots {
 		for s := r[0]; s <= r[1]; s++ {
 			switch owners[s] {
@@ -163,13 +163,14 @@ func (m *slotMove) run(ctx context.Context) error {
 				if t, ok := src.Migrating[s]; ok && t != m.to {
 					return fmt.Errorf("slot %d is migrating to another node, %s: finish that move first", s, shortID(t))
 				}
-				todo = addSlots(todo, [][2]int{{s, s}})
+				move[s] = true
 			case m.to:
 			default:
 				return fmt.Errorf("slot %d is owned by %s, not by %s", s, dash(shortID(owners[s])), src.name())
 			}
 		}
 	}
+	todo := slotRangesOf(func(s int) bool { return move[s] })
 	if len(todo) == 0 {
 		fmt.Fprintf(m.out, "slots %s: already on %s\n", formatSlotRanges(m.slots), dst.name())
 		return nil

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Fix makes the nodes agree again after a change stopped half-way (a push
+// that some nodes missed, a node that was down) or a failed primary came
+// back: the newest topology any node holds (the highest epoch) is pushed to
+// every node that answers, with a new epoch, and every replica it names is
+// made to replicate its primary if it does not. It is what the other
+// subcommands tell the operator to run when they find the nodes disagreeing.
+
+func init() {
+	clusterSubcommands = append(clusterSubcommands,
+		clusterSubcommand{"fix", "[--user U] [--password P] [--tls ...] HOST:PORT",
+			"make the nodes agree: the newest topology pushed to all, replicas repointed", runClusterFix})
+}
+
+const clusterFixDescribe = `
+Fix makes the nodes of the cluster HOST:PORT belongs to agree, after a
+change that stopped half-way (a push some nodes missed) or a node that was
+down: it takes the newest topology any node holds (the highest epoch),
+pushes it to every node that answers with a new epoch, and sends REPLICAOF
+to each replica it names that does not replicate its primary (a failed
+primary that came back, for one). Nodes that cannot be reached are named;
+run fix again once they are back. Slots left open by a stopped move stay
+open: finish the move with move-slots.`
+
+func runClusterFix(e *env, args []string) error {
+	fs := e.flags(clusterFixDescribe)
+	a := adminFlags(fs)
+	if err := e.parse(fs, args, []string{"HOST:PORT"}, 1); err != nil {
+		return err
+	}
+	defer a.close()
+	ctx := context.Background()
+	v, err := a.fetch(ctx, fs.Arg(0))
+	if err != nil {
+		return fmt.Errorf("cluster fix: %w", err)
+	}
+	// The newest topology: the seed's, or a node's of a higher epoch.
+	best := v.Topo
+	for _, st := range v.Nodes {
+		if st.Topo.Epoch > best.Epoch {
+			best = st.Topo
+		}
+	}
+	// Every node of it that answers (the newest may list nodes the seed's
+	// does not), and whether each already holds it.
+	var order, down []string
+	agree := true
+	for i := range best.Nodes {
+		n := &best.Nodes[i]
+		st, err := a.status(ctx, n.addr())
+		switch {
+		case err != nil:
+			down = append(down, n.name())
+			continue
+		case st.ID != n.ID:
+			return fmt.Errorf("cluster fix: the node at %s is %s, not %s: mend the topology by hand", n.addr(), shortID(st.ID), shortID(n.ID))
+		}
+		order = append(order, n.ID)
+		agree = agree && st.Topo.Epoch == best.Epoch && st.Topo.sameNodes(&best)
+	}
+	epoch := best.Epoch
+	if !agree {
+		if epoch, err = a.push(ctx, best, order); err != nil {
+			return fmt.Errorf("cluster fix: %w", err)
+		}
+		fmt.Fprintf(e.stdout, "the topology of epoch %d is now on %d nodes, as epoch %d\n", best.Epoch, len(order), epoch)
+	}
+	best.Epoch = epoch
+	// Replicas that do not replicate their primary.
+	var repoint []string
+	for _, id := range order {
+		n := best.node(id)
+		if n.Role != roleReplica {
+			continue
+		}
+		p := best.node(n.Primary)
+		f := infoFields(ctx, a.client(n.addr()), "replication")
+		if f["role"] != "slave" || f["master_host"] != p.Host || f["master_port"] != strconv.Itoa(p.Port) {
+			repoint = append(repoint, id)
+		}
+	}
+	if len(repoint) > 0 {
+		if err := a.replicate(ctx, &best, repoint); err != nil {
+			return fmt.Errorf("cluster fix: %w", err)
+		}
+		for _, id := range repoint {
+			n := best.node(id)
+			fmt.Fprintf(e.stdout, "%s now replicates %s\n", n.name(), best.node(n.Primary).name())
+		}
+	}
+	if agree && len(repoint) == 0 {
+		fmt.Fprintf(e.stdout, "the %d nodes that answer agree (epoch %d): nothing to fix\n", len(order), epoch)
+	}
+	if len(down) > 0 {
+		return fmt.Errorf("cluster fix: %s cannot be reached: run fix again once back", strings.Join(down, ", "))
+	}
+	if err := a.waitReady(ctx, &best, clusterWait); err != nil {
+		return fmt.Errorf("cluster fix: %w", err)
+	}
+	return nil
+}
