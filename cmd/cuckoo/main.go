@@ -9,7 +9,7 @@
 //	cuckoo demo [flags]                  build a filter of synthetic URLs and measure it
 //	cuckoo eval [flags]                  run the classic experiments; write a report with plots
 //	cuckoo serve [flags]                 serve filters over the Redis protocol (RedisBloom's CF.*)
-//	cuckoo cluster SUBCOMMAND [args]     create, inspect and grow a cluster of serve --cluster-enabled nodes
+//	cuckoo cluster SUBCOMMAND [args]     create, inspect, grow, rebalance and fail over a cluster of serve nodes
 //	cuckoo version                       print the module version, VCS revision and Go version
 //	cuckoo help [COMMAND]                print usage
 //
@@ -65,7 +65,7 @@ var commands = []command{
 	{"demo", "[--n N] [--fpr R] [--seed S] [--urls]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
 	{"eval", "[--out DIR] [--quick] [--only NAME,...]", "run the classic experiments and write a report with plots", runEval},
 	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory SIZE] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
-	{"cluster", "SUBCOMMAND [flags] [arguments]", "create, inspect and grow a cluster of cuckoo serve --cluster-enabled nodes (create, info, add-node)", runCluster},
+	{"cluster", "SUBCOMMAND [flags] [arguments]", "run a cluster of cuckoo serve --cluster-enabled nodes (create, info, add-node, move-slots, rebalance, failover, fix)", runCluster},
 	{"version", "", "print the version: module, VCS revision and time, Go (also --version)", runVersion},
 	{"help", "[COMMAND]", "print this usage, or a command's flags", nil},
 }
