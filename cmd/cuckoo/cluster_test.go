@@ -704,7 +704,8 @@ func TestClusterUsage(t *testing.T) {
 			t.Errorf("cuckoo %q: exit %d\n%s", args, code, stdout)
 		}
 	}
-	for _, sub := range []string{"create", "info", "add-node"} {
+	for _, s := range clusterSubcommands {
+		sub := s.name
 		for _, args := range [][]string{{"cluster", sub, "-h"}, {"cluster", "help", sub}} {
 			code, stdout, _ := cuckoo(t, "", args...)
 			if code != 0 || !strings.HasPrefix(stdout, "usage: cuckoo cluster "+sub+" ") || !strings.Contains(stdout, "-password") {
