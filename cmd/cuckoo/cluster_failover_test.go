@@ -331,7 +331,7 @@ func topologyPrimary(t *testing.T, addr string) bool {
 // its old topology and as a primary; fix pushes the newest topology to all
 // and makes it a replica of the new primary, and cluster info finds all
 // well. A node given a newer topology alone (a push stopped half-way) is
-// mended the same way.
+// mended the same way, and so is a replica promoted by replication alone.
 func TestClusterFix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four server processes; skipped with -short")
@@ -379,5 +379,30 @@ func TestClusterFix(t *testing.T) {
 	}
 	if code, out := infoExit(t, r.addr); code != 0 {
 		t.Errorf("cluster info after the second fix: exit %d\n%s", code, out)
+	}
+	// The other shard's primary dies and its replica is promoted by
+	// replication alone (as Sentinel with no reconfig script does): fix
+	// puts it in its primary's place, and clients write to it.
+	p1, r1 := nodes[1], nodes[replicaOf[1]]
+	p1.cmd.Process.Kill()
+	p1.cmd.Wait()
+	rc1 := redis.NewClient(&redis.Options{Addr: r1.addr})
+	defer rc1.Close()
+	if err := rc1.Do(context.Background(), "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cuckoo(t, "", "cluster", "fix", r.addr)
+	if code != exitError || !strings.Contains(out, r1.addr+") was promoted") || !strings.Contains(errOut, p1.addr+") cannot be reached") {
+		t.Errorf("fix after a promotion behind the topology's back: exit %d\n%s%s", code, out, errOut)
+	}
+	if !topologyPrimary(t, r1.addr) {
+		t.Error("the promoted replica is not a primary in its topology")
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{r.addr}})
+	defer cc.Close()
+	for i := range 50 {
+		if err := cc.CFAdd(context.Background(), fmt.Sprintf("k%d", i), "x").Err(); err != nil {
+			t.Fatalf("CF.ADD after fix: %v", err)
+		}
 	}
 }
