@@ -332,6 +332,8 @@ func topologyPrimary(t *testing.T, addr string) bool {
 // and makes it a replica of the new primary, and cluster info finds all
 // well. A node given a newer topology alone (a push stopped half-way) is
 // mended the same way, and so is a replica promoted by replication alone.
+// Then del-node removes the dead node, and a live replica (shut down), and
+// refuses a primary owning slots.
 func TestClusterFix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs four server processes; skipped with -short")
@@ -404,5 +406,25 @@ func TestClusterFix(t *testing.T) {
 		if err := cc.CFAdd(context.Background(), fmt.Sprintf("k%d", i), "x").Err(); err != nil {
 			t.Fatalf("CF.ADD after fix: %v", err)
 		}
+	}
+	// The dead node goes for good, then a live replica (shut down);
+	// a primary owning slots stays.
+	if code, out, errOut := cuckoo(t, "", "cluster", "del-node", r.addr, p.addr); code != exitError || !strings.Contains(errOut, "owns slots") {
+		t.Errorf("del-node of a primary owning slots: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := cuckoo(t, "", "cluster", "del-node", p1.addr, r.addr); code != 0 || !strings.Contains(out, "no longer in the cluster") {
+		t.Errorf("del-node of a dead replica: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out := infoExit(t, r.addr); code != 0 {
+		t.Errorf("cluster info after del-node: exit %d\n%s", code, out)
+	}
+	if code, out, errOut := cuckoo(t, "", "cluster", "del-node", p.addr, r.addr); code != 0 || !strings.Contains(out, "it was shut down") {
+		t.Errorf("del-node of a live replica: exit %d\n%s%s", code, out, errOut)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("the removed node's process: %v", err)
+	}
+	if code, out := infoExit(t, r.addr); code != 0 || strings.Contains(out, p.addr) {
+		t.Errorf("cluster info after the second del-node: exit %d\n%s", code, out)
 	}
 }

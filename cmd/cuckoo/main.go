@@ -65,7 +65,7 @@ var commands = []command{
 	{"demo", "[--n N] [--fpr R] [--seed S] [--urls]", "build a filter of synthetic URLs and compare it with a Go map", runDemo},
 	{"eval", "[--out DIR] [--quick] [--only NAME,...]", "run the classic experiments and write a report with plots", runEval},
 	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory SIZE] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
-	{"cluster", "SUBCOMMAND [flags] [arguments]", "run a cluster of cuckoo serve --cluster-enabled nodes (create, info, add-node, move-slots, rebalance, failover, fix)", runCluster},
+	{"cluster", "SUBCOMMAND [flags] [arguments]", "run a cluster of cuckoo serve --cluster-enabled nodes (create, info, add-node, del-node, move-slots, rebalance, failover, fix)", runCluster},
 	{"version", "", "print the version: module, VCS revision and time, Go (also --version)", runVersion},
 	{"help", "[COMMAND]", "print this usage, or a command's flags", nil},
 }
