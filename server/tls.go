@@ -99,16 +99,25 @@ func TLSConfig(t TLS) (*tls.Config, error) {
 	}
 	c := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: mode, MinVersion: tls.VersionTLS12}
 	if t.CACertFile != "" {
-		pem, err := os.ReadFile(t.CACertFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls-ca-cert-file: %w", err)
-		}
-		c.ClientCAs = x509.NewCertPool()
-		if !c.ClientCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls-ca-cert-file %s: no PEM certificate in it", t.CACertFile)
+		var err error
+		if c.ClientCAs, err = loadCAs(t.CACertFile); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// loadCAs reads the CA certificates of tls-ca-cert-file, path.
+func loadCAs(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tls-ca-cert-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("tls-ca-cert-file %s: no PEM certificate in it", path)
+	}
+	return pool, nil
 }
 
 // TLSClientConfig builds the configuration this server connects to other
@@ -133,13 +142,9 @@ func TLSClientConfig(t TLS) (*tls.Config, error) {
 		c.Certificates = []tls.Certificate{cert}
 	}
 	if t.CACertFile != "" {
-		pem, err := os.ReadFile(t.CACertFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls-ca-cert-file: %w", err)
-		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls-ca-cert-file %s: no PEM certificate in it", t.CACertFile)
+		var err error
+		if c.RootCAs, err = loadCAs(t.CACertFile); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
