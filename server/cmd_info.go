@@ -134,11 +134,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	if w.want["filters"] || w.want["everything"] {
 		// Not a default section: it scans the key space, O(n) for n keys
 		// (Sentinel reads INFO every 10 s). cuckoo cluster info reads it.
-		keys, items := 0, int64(0)
-		for _, c := range st.keys.All() {
-			keys++
-			items += c.inserted.Load()
-		}
+		keys, items := st.itemCount()
 		w.section("Filters", "filters", keys, "filter_items", items, "filter_bytes", st.filterBytes())
 	}
 	if n := st.keys.Len(); n > 0 {

@@ -127,6 +127,16 @@ func (s *store) releaseChunk(n uint64) {
 	s.release(n)
 }
 
+// itemCount is the number of filters and of items in them all (inserted
+// minus deleted): a scan of the key space, O(n) for n keys.
+func (s *store) itemCount() (keys int, items int64) {
+	for _, c := range s.keys.All() {
+		keys++
+		items += c.inserted.Load()
+	}
+	return keys, items
+}
+
 // filterBytes is used_memory_filters: mem without the chunks in flight.
 func (s *store) filterBytes() int64 { return s.mem.Load() - s.inflight.Load() }
 

@@ -59,10 +59,7 @@ func (m *Metrics) attach(s *Server) {
 	}
 	gauge("cuckoo_keys", "Keys (filters) in the key space.", func() float64 { return float64(s.store.keys.Len()) })
 	gauge("cuckoo_items", "Items in all filters (inserted minus deleted).", func() float64 {
-		var n int64
-		for _, c := range s.store.keys.All() {
-			n += c.inserted.Load()
-		}
+		_, n := s.store.itemCount()
 		return float64(n)
 	})
 	gauge("cuckoo_filter_memory_bytes", "Bytes of all filters' stages.", func() float64 { return float64(s.store.filterBytes()) })
