@@ -311,20 +311,12 @@ func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key [
 		return err
 	}
 	k := string(key)
-	for {
-		c, ok := st.keys.Load(k)
-		if !ok {
-			return nil // gone since MIGRATE began: nothing to move
-		}
-		c.mu.Lock()
-		if !st.at(k, c) {
-			c.mu.Unlock()
-			continue
-		}
-		err := s.moveLocked(cl, conn, m, k, c)
-		c.mu.Unlock()
-		return err
+	c := st.lockLive(k)
+	if c == nil {
+		return nil // gone since MIGRATE began: nothing to move
 	}
+	defer c.mu.Unlock()
+	return s.moveLocked(cl, conn, m, k, c)
 }
 
 // moveLocked sends c, key k's filter, to the target and, unless COPY, drops

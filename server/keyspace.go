@@ -288,25 +288,34 @@ func (s *store) drop(cl *client, key []byte) (bool, error) {
 		return false, err
 	}
 	k := string(key)
+	c := s.lockLive(k)
+	if c == nil {
+		return false, nil
+	}
+	defer c.mu.Unlock()
+	if s.expireLocked(cl, k, c) {
+		return false, nil // Redis's DEL of an expired key: 0
+	}
+	// Log first, then unpublish: see the protocol above.
+	s.logOp(cl, encodeKeyOp(opDrop, key))
+	s.dropLocked(k, c)
+	return true, nil
+}
+
+// lockLive returns key k's filter with its writer lock held, still k's
+// (s.at), or nil if k is absent. A filter dropped or renamed away while
+// its lock was awaited is passed over for the one now under k.
+func (s *store) lockLive(k string) *cuckoo {
 	for {
 		c, ok := s.keys.Load(k)
 		if !ok {
-			return false, nil
+			return nil
 		}
 		c.mu.Lock()
-		if !s.at(k, c) {
-			c.mu.Unlock()
-			continue
+		if s.at(k, c) {
+			return c
 		}
-		if s.expireLocked(cl, k, c) {
-			c.mu.Unlock()
-			return false, nil // Redis's DEL of an expired key: 0
-		}
-		// Log first, then unpublish: see the protocol above.
-		s.logOp(cl, encodeKeyOp(opDrop, key))
-		s.dropLocked(k, c)
 		c.mu.Unlock()
-		return true, nil
 	}
 }
 
