@@ -31,9 +31,8 @@ import (
 //
 // A filter larger than migrateWhole goes in CF.SCANDUMP's chunks instead of
 // one payload (moveChunked). The linearization point of a key's move is its
-// drop here (logged, and
-// replicated as a DEL), which follows the target's OK: an acknowledged write
-// is in the payload or was made on the target. Holding the locks across a
+// drop here (logged, and replicated as a DEL), which follows the target's
+// OK: an acknowledged write is in the payload or was made on the target. Holding the locks across a
 // round trip to the target is Redis's own trade (MIGRATE blocks its whole
 // server): the timeout argument bounds it. With tls-cluster yes the
 // connection to the target is TLS (tls.go's dialNode).
@@ -125,8 +124,8 @@ func (mc *migrateConns) closeAll() {
 	mc.m = nil
 }
 
-// errTarget is an error reply from the target: the connection is still
-// good, the MIGRATE fails with Redis's text.
+// errTarget is an error reply from the target: the MIGRATE fails with
+// Redis's text (the connection may still be good: migrateConn.broken says).
 type errTarget string
 
 // call sends one command and reads its one-line reply (a status or an
@@ -334,28 +333,11 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 	if d := c.deadline.Load(); d != 0 {
 		ttl = max(d-nowMs(), 1) // not expired: a deadline now is still there
 	}
+	send := s.moveWhole
 	if payloadBound(c) > migrateWhole {
-		if err := s.moveChunked(conn, m, k, c, ttl); err != nil {
-			return err
-		}
-		if !m.copy {
-			st.logOp(cl, encodeKeyOp(opDrop, []byte(k)))
-			st.dropLocked(k, c)
-		}
-		return nil
+		send = s.moveChunked
 	}
-	n := 2 * payloadBound(c)
-	if err := st.chargeChunk(n); err != nil {
-		return err
-	}
-	payload := dumpPayload(c)
-	args := [][]byte{[]byte("RESTORE-ASKING"), []byte(k), []byte(strconv.FormatInt(ttl, 10)), payload}
-	if m.replace {
-		args = append(args, []byte("REPLACE"))
-	}
-	err := conn.call(m.timeout, args...)
-	st.releaseChunk(n)
-	if err != nil {
+	if err := send(conn, m, k, c, ttl); err != nil {
 		return err
 	}
 	if !m.copy {
@@ -363,6 +345,22 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 		st.dropLocked(k, c)
 	}
 	return nil
+}
+
+// moveWhole sends c, key k's filter, to the target as one DUMP payload in
+// a RESTORE-ASKING, with its deadline (ttl ms from now, 0 for none).
+// Preconditions: as moveLocked's.
+func (s *Server) moveWhole(conn *migrateConn, m *migrateArgs, k string, c *cuckoo, ttl int64) error {
+	n := 2 * payloadBound(c)
+	if err := s.store.chargeChunk(n); err != nil {
+		return err
+	}
+	defer s.store.releaseChunk(n)
+	args := [][]byte{[]byte("RESTORE-ASKING"), []byte(k), []byte(strconv.FormatInt(ttl, 10)), dumpPayload(c)}
+	if m.replace {
+		args = append(args, []byte("REPLACE"))
+	}
+	return conn.call(m.timeout, args...)
 }
 
 // migrateWhole is the largest filter MIGRATE sends as one DUMP payload; a
@@ -373,8 +371,9 @@ var migrateWhole uint64 = 64 << 20
 
 // moveChunked sends c, key k's filter, to the target as CF.SCANDUMP's
 // chunks, each in a CF.LOADCHUNK (after ASKING in cluster mode: the target
-// is importing the slot), then its deadline (ttl ms from now, 0 for none). The key is still
-// here, under its lock, so no client reaches the target for it meanwhile.
+// is importing the slot), then its deadline (ttl ms from now, 0 for none).
+// The key is still here, under its lock, so no client reaches the target
+// for it meanwhile.
 // If a chunk fails, the partial key is deleted on the target. REPLACE
 // deletes the target's key first. Preconditions: as moveLocked's.
 func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *cuckoo, ttl int64) error {
