@@ -391,6 +391,7 @@ func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *cuc
 			return err
 		}
 	}
+	// undo deletes the partial key a failure after the header leaves.
 	undo := func(err error) error {
 		if !conn.broken && asking([]byte("DEL"), key) == nil {
 			return err
@@ -416,7 +417,10 @@ func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *cuc
 			n = 4 << 10 // the header: its stash holds at most 64 hashes
 		}
 		if err := s.store.chargeChunk(n); err != nil {
-			return undo(err)
+			if iter > 0 {
+				return undo(err)
+			}
+			return err // nothing sent yet
 		}
 		next, chunk := scanDump(c, iter)
 		if next == 0 {

@@ -468,3 +468,31 @@ func TestMigrateChunked(t *testing.T) {
 		t.Error("a failed chunked MIGRATE left a partial key on the target")
 	}
 }
+
+// TestMigrateChunkedNoMemory: a chunked MIGRATE that cannot charge its
+// first chunk (maxmemory reached here) fails before it sends anything, and
+// leaves the target's key of that name alone.
+func TestMigrateChunkedNoMemory(t *testing.T) {
+	t.Cleanup(server.SetMigrateWhole(1 << 10))
+	_, src := start(t, server.Config{})
+	_, dst := start(t, server.Config{})
+	ctx := context.Background()
+	a, b := client(t, src), client(t, dst)
+	a.Do(ctx, "CF.RESERVE", "big", 100000)
+	a.CFAdd(ctx, "big", "x")
+	b.CFAdd(ctx, "big", "theirs")
+	used := infoFields(t, a, "memory")["used_memory_filters"]
+	if err := a.ConfigSet(ctx, "maxmemory", used).Err(); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(dst)
+	if err := a.Do(ctx, "MIGRATE", host, port, "big", 0, 5000).Err(); err == nil || !strings.Contains(err.Error(), "Insufficient memory") {
+		t.Errorf("MIGRATE with no memory for its chunks = %v", err)
+	}
+	if ok, _ := b.CFExists(ctx, "big", "theirs").Result(); !ok {
+		t.Error("the failed MIGRATE deleted the target's key")
+	}
+	if ok, _ := a.CFExists(ctx, "big", "x").Result(); !ok {
+		t.Error("the failed MIGRATE lost the source's key")
+	}
+}
