@@ -304,11 +304,7 @@ func runClusterAddNode(e *env, args []string) error {
 	topo := v.Topo.clone()
 	topo.Nodes = append(topo.Nodes, node)
 	// The new node first: the others may then name it to clients.
-	order := []string{node.ID}
-	for _, n := range v.Topo.Nodes {
-		order = append(order, n.ID)
-	}
-	epoch, err := a.push(ctx, topo, order)
+	epoch, err := a.push(ctx, topo, topo.pushOrder(nil, node.ID))
 	if err != nil {
 		return fmt.Errorf("cluster add-node: %w", err)
 	}

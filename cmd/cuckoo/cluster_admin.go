@@ -585,7 +585,7 @@ func (a *clusterAdmin) waitReady(ctx context.Context, topo *clusterTopology, d t
 			if n.Role == roleReplica {
 				if p := topo.node(n.Primary); p != nil {
 					f := infoFields(ctx, c, "replication")
-					if f["master_link_status"] != "up" || f["master_host"] != p.Host || f["master_port"] != strconv.Itoa(p.Port) {
+					if f["master_link_status"] != "up" || !replicating(f, p) {
 						waiting = append(waiting, fmt.Sprintf("replica %s's link to %s is not up", n.name(), p.addr()))
 					}
 				}
@@ -604,6 +604,24 @@ func (a *clusterAdmin) waitReady(ctx context.Context, topo *clusterTopology, d t
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// replicating reports whether f, a node's INFO replication, says it
+// replicates p (its link may be down).
+func replicating(f map[string]string, p *clusterNode) bool {
+	return f["role"] == "slave" && f["master_host"] == p.Host && f["master_port"] == strconv.Itoa(p.Port)
+}
+
+// pushOrder is an order for push to topo: the ids of first, then every
+// other node of topo, in its order, but those in skip (unreachable).
+func (t *clusterTopology) pushOrder(skip map[string]error, first ...string) []string {
+	order := slices.Clone(first)
+	for i := range t.Nodes {
+		if id := t.Nodes[i].ID; !slices.Contains(first, id) && skip[id] == nil {
+			order = append(order, id)
+		}
+	}
+	return order
 }
 
 // infoFields is INFO of the given sections as a map of field to value;

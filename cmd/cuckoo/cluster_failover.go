@@ -135,18 +135,12 @@ func (f *failover) run(ctx context.Context, replicaAddr string, force bool) erro
 	case primaryDown && !force:
 		return fmt.Errorf("its primary %s cannot be reached (%v): give --force to promote %s without it", p.name(), v.Errs[p.ID], r.name())
 	case !primaryDown && !force:
-		if f := infoFields(ctx, f.a.client(r.addr()), "replication"); f["master_link_status"] != "up" ||
-			f["master_host"] != p.Host || f["master_port"] != strconv.Itoa(p.Port) {
+		if f := infoFields(ctx, f.a.client(r.addr()), "replication"); f["master_link_status"] != "up" || !replicating(f, p) {
 			return fmt.Errorf("%s is not replicating %s with its link up (master_link_status %q): a coordinated failover needs it", r.name(), p.name(), f["master_link_status"])
 		}
 	}
 	next := promoted(&v.Topo, r.ID)
-	reachable := []string{r.ID}
-	for i := range next.Nodes {
-		if id := next.Nodes[i].ID; id != r.ID && v.Errs[id] == nil {
-			reachable = append(reachable, id)
-		}
-	}
+	reachable := next.pushOrder(v.Errs, r.ID)
 	start := time.Now()
 	if force {
 		if err := f.a.client(r.addr()).Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
@@ -272,13 +266,7 @@ func sentinelReconfig(ctx context.Context, e *env, a *clusterAdmin, args []strin
 		return fmt.Errorf("cluster failover --sentinel: %s replicates %s in the topology, not %s", r.name(), shortID(r.Primary), from)
 	}
 	next := promoted(&v.Topo, r.ID)
-	order := []string{r.ID}
-	for i := range next.Nodes {
-		if id := next.Nodes[i].ID; id != r.ID && v.Errs[id] == nil {
-			order = append(order, id)
-		}
-	}
-	epoch, err := a.push(ctx, next, order)
+	epoch, err := a.push(ctx, next, next.pushOrder(v.Errs, r.ID))
 	if err != nil {
 		return retry(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -96,9 +95,7 @@ func runClusterFix(e *env, args []string) error {
 		if n.Role != roleReplica {
 			continue
 		}
-		p := best.node(n.Primary)
-		f := infoFields(ctx, a.client(n.addr()), "replication")
-		if f["role"] != "slave" || f["master_host"] != p.Host || f["master_port"] != strconv.Itoa(p.Port) {
+		if !replicating(infoFields(ctx, a.client(n.addr()), "replication"), best.node(n.Primary)) {
 			repoint = append(repoint, id)
 		}
 	}
@@ -141,11 +138,8 @@ func promotedReplicas(ctx context.Context, a *clusterAdmin, topo *clusterTopolog
 			continue
 		}
 		r := masters[0]
-		if up[p.ID] != nil {
-			f := infoFields(ctx, a.client(p.addr()), "replication")
-			if f["role"] != "slave" || f["master_host"] != r.Host || f["master_port"] != strconv.Itoa(r.Port) {
-				continue
-			}
+		if up[p.ID] != nil && !replicating(infoFields(ctx, a.client(p.addr()), "replication"), r) {
+			continue
 		}
 		out = append(out, r.ID)
 	}

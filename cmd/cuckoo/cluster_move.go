@@ -190,19 +190,10 @@ func (m *slotMove) run(ctx context.Context) error {
 	return nil
 }
 
-// pushOrder is the order of a push: the target, the source, then the rest.
-func (m *slotMove) pushOrder() []string {
-	order := []string{m.to, m.from}
-	for i := range m.topo.Nodes {
-		if id := m.topo.Nodes[i].ID; id != m.to && id != m.from {
-			order = append(order, id)
-		}
-	}
-	return order
-}
-
+// push sets t on every node: the target first, then the source, then the
+// rest.
 func (m *slotMove) push(ctx context.Context, t clusterTopology) error {
-	epoch, err := m.o.admin.push(ctx, t, m.pushOrder())
+	epoch, err := m.o.admin.push(ctx, t, t.pushOrder(nil, m.to, m.from))
 	if err != nil {
 		return err
 	}
