@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -342,7 +343,7 @@ func runClusterRebalance(e *env, args []string) error {
 	if err := e.parse(fs, args, []string{"HOST:PORT"}, 1); err != nil {
 		return err
 	}
-	if *threshold < 0 {
+	if !(*threshold >= 0) || math.IsInf(*threshold, 1) { // NaN too
 		return e.usageErrorf("--threshold %v: want a percentage >= 0", *threshold)
 	}
 	o.admin.timeout = o.timeout

@@ -268,6 +268,8 @@ func TestClusterMoveSlotsRefusals(t *testing.T) {
 		{[]string{"move-slots", "--from", addrs[0], "--to", addrs[3], "--slots", "0"}, "no node of the cluster is at " + addrs[3]},
 		{[]string{"move-slots", "--from", "abc", "--to", "def", "--slots", "0"}, "must be a HOST:PORT"},
 		{[]string{"rebalance", "--threshold", "-1", addrs[0]}, "--threshold -1"},
+		{[]string{"rebalance", "--threshold", "NaN", addrs[0]}, "--threshold NaN"},
+		{[]string{"rebalance", "--threshold", "+Inf", addrs[0]}, "--threshold +Inf"},
 		{[]string{"rebalance", addrs[3]}, "in no cluster yet"},
 	} {
 		code, out, errOut := cuckoo(t, "", append([]string{"cluster"}, c.args...)...)
