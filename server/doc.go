@@ -282,7 +282,7 @@
 //     (an item that is a false positive of a newer stage than its own is
 //     deleted there, taking another item's only copy): rebuild those keys
 //     from their items to be rid of it.
-
+//
 // # Persistence
 //
 // A server holds an exclusive flock on its data directory's LOCK file from
