@@ -29,18 +29,25 @@ type Filter struct {
 	words  []atomic.Uint64 // one per bucket
 	m      uint64
 	l      layout
-	cfg    filter.Config // as given, for snapshots
+	cfg    filter.Config // as New built it (BucketSize filled in if New chose it), for snapshots
 	layout filter.Layout
 	count  lenCount
 	paths  sync.Pool // *[]node, path-search scratch
 }
 
-// New returns an empty filter with the same sizing as filter.New(cfg). It
-// returns an error for a Config that filter.New refuses and for shapes whose
-// b·f fingerprint bits leave fewer than 15 bits of a 63-bit word for the
-// migration counter (with b = 4: f <= 12; b = 2: f <= 24; b = 8: f <= 6).
+// New returns an empty filter with the sizing filter.New(cfg) gives, for
+// every Config filter.New takes down to a false-positive rate of 2^-22
+// (about 2.4e-7). A bucket and its migration counter share one 64-bit word,
+// which holds 4 fingerprints of at most 12 bits: when cfg leaves BucketSize
+// 0 and its rate (below 2^-9, about 0.002) or FingerprintBits needs wider
+// fingerprints, New takes buckets of 2 slots, as filter.New(cfg) with
+// BucketSize 2 would (BucketSize then reports 2; see doc.go, "Bucket
+// sizes"). It returns an error for a Config that filter.New refuses, for a
+// lower rate or fingerprints wider than 24 bits, and for an explicit
+// BucketSize whose fingerprints leave fewer than 15 bits of the word to the
+// counter (with b = 4: f <= 12; b = 2: f <= 24; b = 8: f <= 6).
 func New(cfg filter.Config) (*Filter, error) {
-	lay, err := layoutOf(cfg)
+	cfg, lay, err := layoutOf(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +70,9 @@ func New(cfg filter.Config) (*Filter, error) {
 // returns an error wrapping ErrFull in the rare case that g's victim slot is
 // used and no room can be made for that fingerprint.
 func FromFilter(g *filter.Filter) (*Filter, error) {
+	if err := fromFilterFits(g); err != nil {
+		return nil, err
+	}
 	f, err := New(configOf(g))
 	if err != nil {
 		return nil, err
@@ -88,29 +98,6 @@ func FromFilter(g *filter.Filter) (*Filter, error) {
 		}
 	}
 	return f, nil
-}
-
-// layoutOf returns cfg's layout, or why New refuses cfg.
-func layoutOf(cfg filter.Config) (filter.Layout, error) {
-	lay, err := cfg.Layout()
-	if err != nil {
-		return lay, fmt.Errorf("lockfree: %w", err)
-	}
-	if fpBits := lay.BucketSize * lay.FingerprintBits; 63-fpBits < minCounterBits {
-		return lay, fmt.Errorf("lockfree: %d slots of %d bits leave %d bits of a bucket word for the migration counter, fewer than %d: use at most %d-bit fingerprints",
-			lay.BucketSize, lay.FingerprintBits, 63-fpBits, minCounterBits, (63-minCounterBits)/lay.BucketSize)
-	}
-	return lay, nil
-}
-
-func configOf(g *filter.Filter) filter.Config {
-	return filter.Config{
-		Capacity:        g.Capacity(),
-		FingerprintBits: g.FingerprintBits(),
-		BucketSize:      g.BucketSize(),
-		MaxKicks:        g.MaxKicks(),
-		Seed:            g.Seed(),
-	}
 }
 
 func (f *Filter) locate(h uint64) (uint64, uint32) {

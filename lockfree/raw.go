@@ -16,7 +16,7 @@ import (
 // returns, without allocating them: a server charges them against its
 // memory limit first. It fails exactly when New(cfg) fails.
 func Size(cfg filter.Config) (uint64, error) {
-	lay, err := layoutOf(cfg)
+	_, lay, err := layoutOf(cfg)
 	if err != nil {
 		return 0, err
 	}

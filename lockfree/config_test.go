@@ -1,0 +1,237 @@
+package lockfree_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/lockfree"
+)
+
+// filterConfigs are Configs filter.New takes, in each shape a user writes
+// them: capacity only, a rate from the README's 0.03 down to 0.0001, and
+// explicit fields. want is the bucket size and fingerprint width New must
+// pick: the filter's own for rates down to 2^-9, 2 slots below.
+var filterConfigs = []struct {
+	name string
+	cfg  filter.Config
+	b, f int
+}{
+	{"capacity-only", filter.Config{Capacity: 20000}, 4, 10},
+	{"rate=0.03", filter.Config{Capacity: 20000, FalsePositiveRate: 0.03}, 4, 9},
+	{"rate=0.01", filter.Config{Capacity: 20000, FalsePositiveRate: 0.01}, 4, 10},
+	{"rate=0.002", filter.Config{Capacity: 20000, FalsePositiveRate: 0.002}, 4, 12},
+	{"rate=0.001", filter.Config{Capacity: 20000, FalsePositiveRate: 0.001}, 2, 12},
+	{"rate=0.0001", filter.Config{Capacity: 20000, FalsePositiveRate: 0.0001}, 2, 16},
+	{"rate=1e-6", filter.Config{Capacity: 20000, FalsePositiveRate: 1e-6}, 2, 22},
+	{"rate=2^-22", filter.Config{Capacity: 20000, FalsePositiveRate: math.Ldexp(1, -22)}, 2, 24},
+	{"rate=0.001/seed/kicks", filter.Config{Capacity: 20000, FalsePositiveRate: 0.001, MaxKicks: 200, Seed: 99}, 2, 12},
+	{"fingerprint=16", filter.Config{Capacity: 20000, FingerprintBits: 16}, 2, 16},
+	{"fingerprint=12", filter.Config{Capacity: 20000, FingerprintBits: 12}, 4, 12},
+	{"bucket=2/rate=0.0001", filter.Config{Capacity: 20000, BucketSize: 2, FalsePositiveRate: 0.0001}, 2, 16},
+	{"bucket=2/fingerprint=20", filter.Config{Capacity: 20000, BucketSize: 2, FingerprintBits: 20}, 2, 20},
+	{"bucket=8/rate=0.3", filter.Config{Capacity: 20000, BucketSize: 8, FalsePositiveRate: 0.3}, 8, 6},
+}
+
+// TestNewTakesFilterConfigs builds each Config with filter.New and New:
+// New picks the expected shape, and a single goroutine inserts Capacity
+// distinct keys, all found, the table's invariants intact, and the
+// snapshot a filter.Filter of the same shape holding them.
+func TestNewTakesFilterConfigs(t *testing.T) {
+	for _, c := range filterConfigs {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := filter.New(c.cfg); err != nil {
+				t.Fatalf("filter.New: %v", err)
+			}
+			f, err := lockfree.New(c.cfg)
+			if err != nil {
+				t.Fatalf("lockfree.New(%+v): %v", c.cfg, err)
+			}
+			if f.BucketSize() != c.b || f.FingerprintBits() != c.f {
+				t.Errorf("%d slots of %d bits, want %d of %d", f.BucketSize(), f.FingerprintBits(), c.b, c.f)
+			}
+			if f.Capacity() != c.cfg.Capacity {
+				t.Errorf("Capacity %d, want %d", f.Capacity(), c.cfg.Capacity)
+			}
+			if n, err := lockfree.Size(c.cfg); err != nil || n != f.SizeInBytes() {
+				t.Errorf("Size = %d, %v; SizeInBytes %d", n, err, f.SizeInBytes())
+			}
+			ks := keys(int(c.cfg.Capacity), 100)
+			for i, k := range ks {
+				if err := f.Insert(k); err != nil {
+					t.Fatalf("insert %d of %d (load %.4f): %v", i, len(ks), f.LoadFactor(), err)
+				}
+			}
+			if err := f.CheckInvariants(); err != nil {
+				t.Fatal(err)
+			}
+			g := f.Snapshot()
+			if g.BucketSize() != c.b || g.FingerprintBits() != c.f || g.Buckets() != f.Buckets() || g.Len() != f.Len() {
+				t.Errorf("snapshot: %d buckets of %d slots of %d bits holding %d, want %d of %d of %d holding %d",
+					g.Buckets(), g.BucketSize(), g.FingerprintBits(), g.Len(), f.Buckets(), c.b, c.f, f.Len())
+			}
+			back, err := lockfree.FromFilter(g)
+			if err != nil {
+				t.Fatalf("FromFilter(Snapshot): %v", err)
+			}
+			for i, k := range ks {
+				if !f.Contains(k) || !g.Contains(k) || !back.Contains(k) {
+					t.Fatalf("key %d missing (filter %v, snapshot %v, reloaded %v)", i, f.Contains(k), g.Contains(k), back.Contains(k))
+				}
+			}
+			t.Logf("%d buckets of %d×%d bits, load %.3f, %.1f bits an item", f.Buckets(), c.b, c.f,
+				f.LoadFactor(), float64(8*f.SizeInBytes())/float64(c.cfg.Capacity))
+		})
+	}
+}
+
+// TestCapacityAtNarrowBuckets checks the capacity promise of the 2-slot
+// layout New picks for low rates over table sizes and seeds, small tables
+// included (filter's sizing adds room there): Capacity distinct keys fit.
+func TestCapacityAtNarrowBuckets(t *testing.T) {
+	capacities := []uint64{1, 2, 3, 10, 100, 1000, 10000, 100000}
+	seeds := 6
+	if testing.Short() {
+		capacities, seeds = capacities[:7], 3
+	}
+	for _, rate := range []float64{0.001, 0.0001} {
+		for _, n := range capacities {
+			for seed := range uint64(seeds) {
+				cfg := filter.Config{Capacity: n, FalsePositiveRate: rate, Seed: seed}
+				f := mustNew(t, cfg)
+				for i, k := range keys(int(n), 200+seed) {
+					if err := f.Insert(k); err != nil {
+						t.Fatalf("rate %v capacity %d seed %d: insert %d (load %.4f of %d buckets): %v",
+							rate, n, seed, i, f.LoadFactor(), f.Buckets(), err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFalsePositiveRateMeetsRequest fills a filter of each rate to its
+// Capacity and looks up keys never inserted. The measured rate must not
+// exceed the requested one by more than 4 standard deviations of the
+// count (a binomial of q lookups at the requested rate), and must lie
+// within 4 standard deviations plus 15% of the rate FalsePositiveRate
+// predicts at the filter's load.
+func TestFalsePositiveRateMeetsRequest(t *testing.T) {
+	const n = 100000
+	for _, rate := range []float64{0.03, 0.01, 0.001, 0.0001} {
+		t.Run(fmt.Sprintf("rate=%v", rate), func(t *testing.T) {
+			// Enough lookups for about 200 false positives at the
+			// requested rate (20 under -short).
+			q := int(200 / rate)
+			if testing.Short() {
+				q /= 10
+			}
+			f := mustNew(t, filter.Config{Capacity: n, FalsePositiveRate: rate, Seed: 3})
+			for _, k := range keys(n, 300) {
+				if err := f.Insert(k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fp := 0
+			for _, k := range keys(q, 301) {
+				if f.Contains(k) {
+					fp++
+				}
+			}
+			measured, theory := float64(fp)/float64(q), f.FalsePositiveRate()
+			limit := rate + 4*math.Sqrt(rate*(1-rate)/float64(q))
+			sd := math.Sqrt(theory * (1 - theory) / float64(q))
+			t.Logf("requested %v: %d of %d absent keys found, measured %.3g (limit %.3g), expected %.3g at load %.3f, %d slots of %d bits, %.1f bits an item",
+				rate, fp, q, measured, limit, theory, f.LoadFactor(), f.BucketSize(), f.FingerprintBits(), float64(8*f.SizeInBytes())/n)
+			if measured > limit {
+				t.Errorf("measured rate %.3g exceeds the requested %v (limit %.3g)", measured, rate, limit)
+			}
+			if math.Abs(measured-theory) > 4*sd+0.15*theory {
+				t.Errorf("measured rate %.3g, expected %.3g ± %.3g", measured, theory, 4*sd+0.15*theory)
+			}
+		})
+	}
+}
+
+// TestNewRefusals checks each refusal's message: it names the fields the
+// caller set and, for a rate, the lowest one supported; a Config that did
+// not set FingerprintBits hears nothing of fingerprints. Size refuses with
+// the same message.
+func TestNewRefusals(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  filter.Config
+		want []string
+		not  []string
+	}{
+		{"rate=1e-8", filter.Config{Capacity: 1000, FalsePositiveRate: 1e-8},
+			[]string{"lockfree: a false-positive rate below 2.384185791015625e-07 is not supported", "Config.FalsePositiveRate is 1e-08"},
+			[]string{"ingerprint", "slots", "BucketSize"}},
+		{"rate=2.38e-7", filter.Config{Capacity: 1000, FalsePositiveRate: 2.38e-7},
+			[]string{"below 2.384185791015625e-07 is not supported"}, []string{"ingerprint"}},
+		{"fingerprint=28", filter.Config{Capacity: 1000, FingerprintBits: 28},
+			[]string{"Config.FingerprintBits 28 is not supported", "at most 24 bits"}, []string{"BucketSize"}},
+		{"bucket=4/rate=0.001", filter.Config{Capacity: 1000, BucketSize: 4, FalsePositiveRate: 0.001},
+			[]string{"with Config.BucketSize 4, a false-positive rate below 0.001953125 is not supported", "Config.FalsePositiveRate is 0.001", "leave BucketSize 0"},
+			[]string{"ingerprint"}},
+		{"bucket=8/default-rate", filter.Config{Capacity: 1000, BucketSize: 8},
+			[]string{"with Config.BucketSize 8, a false-positive rate below 0.25 is not supported", "Config.FalsePositiveRate is 0, which means 0.01", "leave BucketSize 0"},
+			[]string{"ingerprint"}},
+		{"bucket=2/rate=1e-8", filter.Config{Capacity: 1000, BucketSize: 2, FalsePositiveRate: 1e-8},
+			[]string{"with Config.BucketSize 2, a false-positive rate below 2.384185791015625e-07 is not supported"},
+			[]string{"ingerprint", "leave BucketSize 0"}},
+		{"bucket=4/fingerprint=13", filter.Config{Capacity: 1000, BucketSize: 4, FingerprintBits: 13},
+			[]string{"Config.BucketSize 4 with Config.FingerprintBits 13", "migration counter", "FingerprintBits may be at most 12"}, nil},
+		{"capacity-past-2^32-narrow-buckets", filter.Config{Capacity: 10_000_000_000, FalsePositiveRate: 0.001},
+			[]string{"lockfree: a false-positive rate below 0.001953125 takes buckets of 2 slots", "more than the 2^32 supported"}, nil},
+		{"filter-refusal", filter.Config{Capacity: 1000, FalsePositiveRate: 1.5},
+			[]string{"lockfree: filter: Config.FalsePositiveRate is 1.5"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := lockfree.New(c.cfg)
+			if err == nil {
+				t.Fatalf("New(%+v) succeeded", c.cfg)
+			}
+			msg := err.Error()
+			t.Log(msg)
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("the error lacks %q", w)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(msg, w) {
+					t.Errorf("the error mentions %q, which the caller did not set", w)
+				}
+			}
+			if _, serr := lockfree.Size(c.cfg); serr == nil || serr.Error() != msg {
+				t.Errorf("Size error %v, New error %v", serr, err)
+			}
+		})
+	}
+}
+
+// TestFromFilterRefusesWideBuckets checks that a filter whose buckets do
+// not fit a word (filter.New's default 4 slots of 13 bits at rate 0.001)
+// is refused with what to build instead, and that the advice works.
+func TestFromFilterRefusesWideBuckets(t *testing.T) {
+	g, err := filter.New(filter.Config{Capacity: 1000, FalsePositiveRate: 0.001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lockfree.FromFilter(g)
+	for _, w := range []string{"lockfree: FromFilter: the filter's buckets of 4 slots of 13 bits", "at least 0.001953125", "BucketSize 2"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("FromFilter error %v, want it to say %q", err, w)
+		}
+	}
+	g, err = filter.New(filter.Config{Capacity: 1000, FalsePositiveRate: 0.001, BucketSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockfree.FromFilter(g); err != nil {
+		t.Errorf("FromFilter of a 2-slot filter: %v", err)
+	}
+}
