@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +12,13 @@ import (
 	"github.com/cuckoohash/cuckoo/filter"
 )
 
-// maxURL is the longest line read; a longer one is an error.
-const maxURL = 1 << 20
+// defaultMaxURL is the longest line read by default (-max-url): 1 MiB,
+// far beyond any URL a browser or server accepts, so that a longer line is
+// most likely a file that is not one URL a line.
+const defaultMaxURL = 1 << 20
+
+// maxMaxURL bounds -max-url: a line is held whole in memory.
+const maxMaxURL = 1 << 30
 
 // fprBlock is how many lines share one reading of the filter's expected
 // false-positive rate, which changes slowly as the filter fills.
@@ -38,9 +44,9 @@ type filterPass struct {
 // dedupeFilter streams the URLs of path through a new Scalable filter: a URL
 // it may contain is skipped as seen, the others are inserted (InsertUnique
 // does both in one call), as a crawler's frontier does before enqueueing.
-func dedupeFilter(path string, cfg filter.ScalableConfig) (*filterPass, error) {
+func dedupeFilter(path string, cfg filter.ScalableConfig, maxURL int) (*filterPass, error) {
 	p := &filterPass{seen: new(bitset)}
-	sc, f, err := scanner(path)
+	sc, f, err := scanner(path, maxURL)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +61,9 @@ func dedupeFilter(path string, cfg filter.ScalableConfig) (*filterPass, error) {
 		if p.lines%fprBlock == 0 {
 			p.fpr = append(p.fpr, s.FalsePositiveRate())
 		}
+		if len(sc.Bytes()) > maxURL {
+			return nil, errTooLong(path, p.lines+1, maxURL)
+		}
 		inserted, err := s.InsertUnique(sc.Bytes())
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", p.lines+1, err)
@@ -66,7 +75,7 @@ func dedupeFilter(path string, cfg filter.ScalableConfig) (*filterPass, error) {
 		}
 		p.lines++
 	}
-	if err := sc.Err(); err != nil {
+	if err := scanErr(sc, path, p.lines, maxURL); err != nil {
 		return nil, err
 	}
 	p.elapsed = time.Since(start)
@@ -102,9 +111,9 @@ type mapPass struct {
 // the live heap grew by, after a GC, from before the first URL to after the
 // last, with the map still reachable: the map's table and the URL strings
 // it keeps.
-func dedupeMap(path string, fp *filterPass) (*mapPass, error) {
+func dedupeMap(path string, fp *filterPass, maxURL int) (*mapPass, error) {
 	p := &mapPass{}
-	sc, f, err := scanner(path)
+	sc, f, err := scanner(path, maxURL)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +123,9 @@ func dedupeMap(path string, fp *filterPass) (*mapPass, error) {
 	seen := map[string]struct{}{}
 	for sc.Scan() {
 		line := sc.Bytes()
+		if len(line) > maxURL {
+			return nil, errTooLong(path, p.lines+1, maxURL)
+		}
 		filterSeen := fp.seen.get(p.lines)
 		if _, ok := seen[string(line)]; ok {
 			if !filterSeen {
@@ -129,7 +141,7 @@ func dedupeMap(path string, fp *filterPass) (*mapPass, error) {
 		}
 		p.lines++
 	}
-	if err := sc.Err(); err != nil {
+	if err := scanErr(sc, path, p.lines, maxURL); err != nil {
 		return nil, err
 	}
 	p.elapsed = time.Since(start)
@@ -139,14 +151,33 @@ func dedupeMap(path string, fp *filterPass) (*mapPass, error) {
 	return p, nil
 }
 
-func scanner(path string) (*bufio.Scanner, io.Closer, error) {
+// scanner reads path a line at a time, lines of up to maxURL bytes.
+func scanner(path string, maxURL int) (*bufio.Scanner, io.Closer, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), maxURL)
+	// +2: room for the line's "\r\n", which the scanner holds with it; a
+	// line of maxURL+1 bytes then fits too, and the loops refuse it.
+	sc.Buffer(make([]byte, 0, min(64<<10, maxURL+2)), maxURL+2)
 	return sc, f, nil
+}
+
+// scanErr is sc's error after lines lines of path were read, in the user's
+// terms: a line over the limit is named, with the limit and the flag that
+// raises it, rather than bufio's "token too long".
+func scanErr(sc *bufio.Scanner, path string, lines, maxURL int) error {
+	err := sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		return errTooLong(path, lines+1, maxURL)
+	}
+	return err
+}
+
+// errTooLong says that line of path is longer than maxURL bytes.
+func errTooLong(path string, line, maxURL int) error {
+	return fmt.Errorf("%s: line %d is longer than %d bytes, the longest URL read (-max-url raises it)", path, line, maxURL)
 }
 
 // heapAlloc returns the bytes of live heap objects, after two collections

@@ -22,6 +22,7 @@ func main() {
 	flag.IntVar(&cfg.Generate, "n", cfg.Generate, "URLs to generate")
 	flag.Float64Var(&cfg.Repeat, "repeat", cfg.Repeat, "fraction of the generated URLs that repeat an earlier one")
 	flag.Float64Var(&cfg.Filter.FalsePositiveRate, "fpr", cfg.Filter.FalsePositiveRate, "the filter's false-positive bound")
+	flag.IntVar(&cfg.MaxURL, "max-url", cfg.MaxURL, "the longest line of -urls, in `bytes`; a longer line is an error")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

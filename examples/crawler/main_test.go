@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
@@ -133,5 +136,54 @@ func TestGenerate(t *testing.T) {
 	}
 	if a == c {
 		t.Error("seeds 1 and 2 wrote the same file")
+	}
+}
+
+// TestRunLongLine: a line longer than -max-url is an error that names the
+// file, the line, the limit and the flag that raises it, from both passes
+// and whether or not it overflows the scanner's buffer (issue 24: a long
+// line printed bufio's bare "bufio.Scanner: token too long"). A line of
+// exactly the limit, with or without "\r", is read.
+func TestRunLongLine(t *testing.T) {
+	const limit = 16
+	exact := "https://a.ex/abc" // 16 bytes
+	if len(exact) != limit {
+		t.Fatalf("len(%q) = %d", exact, len(exact))
+	}
+	for _, tc := range []struct {
+		name, urls string
+		wantLine   int
+	}{
+		{"exact", exact + "\n" + exact + "\r\nhttps://b.ex/\n", 0},
+		{"one over", "https://b.ex/\n" + exact + "\n" + exact + "x\n", 3},
+		{"one over, CRLF", exact + "x\r\n", 1},
+		{"past the buffer", "https://b.ex/\n" + strings.Repeat("x", 10*limit) + "\nhttps://c.ex/\n", 2},
+		{"past the buffer, last line", "https://b.ex/\n" + strings.Repeat("x", 10*limit), 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "urls.txt")
+			if err := os.WriteFile(path, []byte(tc.urls), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := config{URLs: path, MaxURL: limit, Filter: filter.ScalableConfig{InitialCapacity: 2, FalsePositiveRate: 0.001}}
+			_, err := run(context.Background(), cfg, io.Discard)
+			if tc.wantLine == 0 {
+				if err != nil {
+					t.Fatalf("lines of at most %d bytes: %v", limit, err)
+				}
+				return
+			}
+			want := fmt.Sprintf("%s: line %d is longer than %d bytes, the longest URL read (-max-url raises it)", path, tc.wantLine, limit)
+			if err == nil || err.Error() != want {
+				t.Errorf("error %v, want %q", err, want)
+			}
+		})
+	}
+	for _, bad := range []int{-1, maxMaxURL + 1} {
+		_, err := run(context.Background(), config{URLs: "unused", MaxURL: bad}, io.Discard)
+		want := fmt.Sprintf("-max-url %d: want 1 to %d bytes", bad, maxMaxURL)
+		if err == nil || err.Error() != want {
+			t.Errorf("MaxURL %d: error %v, want %q", bad, err, want)
+		}
 	}
 }

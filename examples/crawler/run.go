@@ -24,6 +24,9 @@ type config struct {
 	// purpose, so that the filter grows bucket by bucket as URLs come in, as a
 	// crawl's frontier must when it cannot know how much it will find.
 	Filter filter.ScalableConfig
+	// MaxURL is the longest line read, in bytes; a longer one is an error
+	// that names it. 0 means defaultMaxURL.
+	MaxURL int
 }
 
 func defaultConfig() config {
@@ -32,6 +35,7 @@ func defaultConfig() config {
 		Repeat:   0.3,
 		Seed:     1,
 		Filter:   filter.ScalableConfig{InitialCapacity: 1 << 14, FalsePositiveRate: 0.001},
+		MaxURL:   defaultMaxURL,
 	}
 }
 
@@ -62,6 +66,13 @@ var errFalseNegative = errors.New("the filter forgot a URL")
 // the filter's every answer, and writes the report to out.
 func run(ctx context.Context, cfg config, out io.Writer) (Report, error) {
 	rep := Report{Path: cfg.URLs}
+	maxURL := cfg.MaxURL
+	if maxURL == 0 {
+		maxURL = defaultMaxURL
+	}
+	if maxURL < 1 || maxURL > maxMaxURL {
+		return rep, fmt.Errorf("-max-url %d: want 1 to %d bytes", maxURL, maxMaxURL)
+	}
 	if rep.Path == "" {
 		if cfg.Generate < 1 || !(cfg.Repeat >= 0 && cfg.Repeat < 1) {
 			return rep, fmt.Errorf("generate %d URLs, %v repeats: want at least 1 URL and a fraction in [0, 1)", cfg.Generate, cfg.Repeat)
@@ -86,13 +97,13 @@ func run(ctx context.Context, cfg config, out io.Writer) (Report, error) {
 		rep.Generated = &g
 	}
 	var err error
-	if rep.Filter, err = dedupeFilter(rep.Path, cfg.Filter); err != nil {
+	if rep.Filter, err = dedupeFilter(rep.Path, cfg.Filter, maxURL); err != nil {
 		return rep, err
 	}
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
-	if rep.Map, err = dedupeMap(rep.Path, rep.Filter); err != nil {
+	if rep.Map, err = dedupeMap(rep.Path, rep.Filter, maxURL); err != nil {
 		return rep, err
 	}
 	if rep.Map.unique == 0 {
