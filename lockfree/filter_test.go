@@ -82,8 +82,10 @@ func TestNewRejectsWideShapes(t *testing.T) {
 	}
 }
 
-func TestFullReturnsErrFull(t *testing.T) {
-	f := mustNew(t, filter.Config{Capacity: 1000, FingerprintBits: 12})
+func TestFullReturnsErrFull(t *testing.T) { forShapes(t, fullReturnsErrFull) }
+
+func fullReturnsErrFull(t *testing.T, s shape) {
+	f := mustNew(t, s.config(1000, 0))
 	k := []byte("same")
 	n := 0
 	for ; n < 100; n++ {
@@ -94,8 +96,8 @@ func TestFullReturnsErrFull(t *testing.T) {
 			break
 		}
 	}
-	if n != 8 && n != 4 {
-		t.Fatalf("%d copies fit, want 2b = 8 (or b = 4 if both buckets coincide)", n)
+	if n != 2*s.b && n != s.b {
+		t.Fatalf("%d copies fit, want 2b = %d (or b = %d if both buckets coincide)", n, 2*s.b, s.b)
 	}
 	if f.Count(k) != n {
 		t.Fatalf("Count = %d, want %d", f.Count(k), n)
@@ -148,15 +150,17 @@ func TestRoundTripThroughFilter(t *testing.T) {
 	}
 }
 
-// TestConcurrentReadersNeverMiss fills a filter to 95% load from several
+// TestConcurrentReadersNeverMiss fills a filter to Capacity from several
 // writers (heavy migration) while readers check that every key whose
 // Insert has returned is found.
-func TestConcurrentReadersNeverMiss(t *testing.T) {
+func TestConcurrentReadersNeverMiss(t *testing.T) { forShapes(t, concurrentReadersNeverMiss) }
+
+func concurrentReadersNeverMiss(t *testing.T, s shape) {
 	n := 40000
 	if testing.Short() {
 		n = 10000
 	}
-	f := mustNew(t, filter.Config{Capacity: uint64(n), FingerprintBits: 12, Seed: 5})
+	f := mustNew(t, s.config(uint64(n), 5))
 	ks := keys(n, 3)
 	const writers = 4
 	var inserted [writers][]int // indexes, appended by each writer

@@ -14,7 +14,6 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
@@ -25,9 +24,10 @@ import (
 // fingerprint: each key's copies are then the only ones its lookups can see,
 // so the model is exact (no false positive is possible) and the keys are
 // independent, which lets porcupine check each key's sub-history apart.
-// The filter is small and kept at about 88% load by a goroutine that
-// deletes and re-inserts other keys, so that inserts keep migrating
-// fingerprints during the histories.
+// The filter is small and kept at about 88% load (78% with 2 slots a
+// bucket) by a goroutine that deletes and re-inserts other keys, so that
+// inserts keep migrating fingerprints during the histories. The test runs
+// once per bucket layout New builds (shapes_test.go).
 
 type linOp uint8
 
@@ -113,12 +113,12 @@ type linFixture struct {
 	keys   [][]byte // the histories' keys, absent between histories
 }
 
-func newLinFixture(t *testing.T, nKeys int) *linFixture {
-	f := mustNew(t, filter.Config{Capacity: 200, FingerprintBits: 12, Seed: 17})
+func newLinFixture(t *testing.T, s shape, nKeys int) *linFixture {
+	f := mustNew(t, s.config(200, 17))
 	slots := int(f.Buckets() * uint64(f.BucketSize()))
 	fx := &linFixture{f: f}
 	taken := map[pair]bool{}
-	for _, k := range keys(int(0.88*float64(slots)), 61) {
+	for _, k := range keys(int(s.load(0.88)*float64(slots)), 61) {
 		if err := f.Insert(k); err != nil {
 			t.Fatal(err)
 		}
@@ -315,13 +315,15 @@ func (fx *linFixture) clear() {
 // TestLinearizable records many short histories (4 goroutines, 30
 // operations each, on 6 keys) while another goroutine churns other keys,
 // and checks each with porcupine.
-func TestLinearizable(t *testing.T) {
+func TestLinearizable(t *testing.T) { forShapes(t, linearizable) }
+
+func linearizable(t *testing.T, s shape) {
 	const clients, opsPer, nKeys = 4, 30, 6
 	histories := 2000
 	if testing.Short() {
 		histories = 150
 	}
-	fx := newLinFixture(t, nKeys)
+	fx := newLinFixture(t, s, nKeys)
 	rec := newRecorder(t, fx, clients, opsPer, histories)
 	defer rec.stop()
 	model := multisetModel()

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
@@ -54,8 +53,10 @@ func slotOf(slots []uint32, fp uint32) int {
 // TestContainsDuringMigration moves one key's fingerprint between its two
 // buckets as fast as a goroutine can, with the K-CAS of a displacement
 // step, while another looks the key up: every lookup must find it.
-func TestContainsDuringMigration(t *testing.T) {
-	f := mustNew(t, filter.Config{Capacity: 64, FingerprintBits: 12, Seed: 3})
+func TestContainsDuringMigration(t *testing.T) { forShapes(t, containsDuringMigration) }
+
+func containsDuringMigration(t *testing.T, s shape) {
+	f := mustNew(t, s.config(64, 3))
 	key, i1, i2, fp := keyWithBuckets(t, f)
 	if err := f.Insert(key); err != nil {
 		t.Fatal(err)
@@ -68,9 +69,9 @@ func TestContainsDuringMigration(t *testing.T) {
 		defer wg.Done()
 		moves = shuttle(f, i1, i2, fp, &stop)
 	}()
-	d := 2 * time.Second
+	d := 1500 * time.Millisecond
 	if testing.Short() {
-		d = 500 * time.Millisecond
+		d = 300 * time.Millisecond
 	}
 	misses, lookups := 0, 0
 	for deadline := time.Now().Add(d); time.Now().Before(deadline) && misses == 0; {

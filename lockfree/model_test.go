@@ -54,6 +54,16 @@ func content(f *lockfree.Filter) map[pair]int {
 // fingerprints must leave 15 of 63 bits for the migration counter.
 var maxBits = map[int]int{2: 24, 4: 12, 8: 6}
 
+// modelWidths returns the fingerprint widths the model tests run with b
+// slots: the narrowest, the widest, and for 2 slots the widths New picks
+// for rates 0.001 and 0.0001.
+func modelWidths(b int) []int {
+	if b == 2 {
+		return []int{4, 12, 16, maxBits[b]}
+	}
+	return []int{4, maxBits[b]}
+}
+
 func FuzzModel(f *testing.F) {
 	f.Add([]byte{0x01, 8, 20, 1, 0, 1, 0, 1, 3, 1, 2, 1, 4, 1})
 	f.Add([]byte{0x00, 0, 0, 0, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 3, 7, 3, 7})
@@ -80,7 +90,7 @@ func TestModel(t *testing.T) {
 		ops = 1500
 	}
 	for _, b := range []int{2, 4, 8} {
-		for _, fb := range []int{4, maxBits[b]} {
+		for _, fb := range modelWidths(b) {
 			t.Run(fmt.Sprintf("b=%d/f=%d", b, fb), func(t *testing.T) {
 				runRandomModel(t, filter.Config{Capacity: 100, BucketSize: b, FingerprintBits: fb, Seed: 1}, ops, 250)
 			})
@@ -138,7 +148,7 @@ func TestDegenerateModel(t *testing.T) {
 	for _, h := range degenerateHashes {
 		withHash(t, h.fn, func(t *testing.T) {
 			for _, b := range []int{2, 4, 8} {
-				for _, fb := range []int{4, maxBits[b]} {
+				for _, fb := range modelWidths(b) {
 					t.Run(fmt.Sprintf("hash=%s/b=%d/f=%d", h.name, b, fb), func(t *testing.T) {
 						runRandomModel(t, filter.Config{Capacity: 60, BucketSize: b, FingerprintBits: fb, MaxKicks: 50, Seed: 1}, ops, 200)
 					})
@@ -155,42 +165,44 @@ func TestDegenerateFillAndDrain(t *testing.T) {
 	for _, h := range degenerateHashes {
 		withHash(t, h.fn, func(t *testing.T) {
 			t.Run("hash="+h.name, func(t *testing.T) {
-				f := mustNew(t, filter.Config{Capacity: 500, FingerprintBits: 12, Seed: 2})
-				ks := keys(600, 8)
-				var in [][]byte
-				for _, k := range ks {
-					err := f.Insert(k)
-					if errors.Is(err, lockfree.ErrFull) {
-						continue
+				forShapes(t, func(t *testing.T, s shape) {
+					f := mustNew(t, s.config(500, 2))
+					ks := keys(600, 8)
+					var in [][]byte
+					for _, k := range ks {
+						err := f.Insert(k)
+						if errors.Is(err, lockfree.ErrFull) {
+							continue
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						in = append(in, k)
 					}
-					if err != nil {
+					if err := f.CheckInvariants(); err != nil {
 						t.Fatal(err)
 					}
-					in = append(in, k)
-				}
-				if err := f.CheckInvariants(); err != nil {
-					t.Fatal(err)
-				}
-				if f.Len() != uint64(len(in)) {
-					t.Fatalf("Len = %d after %d accepted inserts", f.Len(), len(in))
-				}
-				for _, k := range in {
-					if !f.Contains(k) {
-						t.Fatalf("accepted key %x not found", k)
+					if f.Len() != uint64(len(in)) {
+						t.Fatalf("Len = %d after %d accepted inserts", f.Len(), len(in))
 					}
-				}
-				for _, k := range in {
-					if !f.Delete(k) {
-						t.Fatalf("Delete of accepted key %x failed", k)
+					for _, k := range in {
+						if !f.Contains(k) {
+							t.Fatalf("accepted key %x not found", k)
+						}
 					}
-				}
-				if err := f.CheckInvariants(); err != nil {
-					t.Fatal(err)
-				}
-				if f.Len() != 0 {
-					t.Fatalf("Len = %d after deleting every key", f.Len())
-				}
-				t.Logf("%d of %d keys accepted", len(in), len(ks))
+					for _, k := range in {
+						if !f.Delete(k) {
+							t.Fatalf("Delete of accepted key %x failed", k)
+						}
+					}
+					if err := f.CheckInvariants(); err != nil {
+						t.Fatal(err)
+					}
+					if f.Len() != 0 {
+						t.Fatalf("Len = %d after deleting every key", f.Len())
+					}
+					t.Logf("%d of %d keys accepted", len(in), len(ks))
+				})
 			})
 		})
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
@@ -65,25 +64,29 @@ type published struct {
 	done    atomic.Int64
 }
 
-// TestStressFillWhileReading fills a filter to about 95% load from several
-// writers, so that most late inserts migrate chains, while readers look up
-// random keys whose Insert has returned: none may be missing.
+// TestStressFillWhileReading fills a filter to about 95% load (84% with 2
+// slots a bucket) from several writers, so that most late inserts migrate
+// chains, while readers look up random keys whose Insert has returned: none
+// may be missing.
 func TestStressFillWhileReading(t *testing.T) {
-	const writers, readers = 3, 2
-	n := scale(60000, 6)
-	for round := range scale(5, 2) {
-		f := mustNew(t, filter.Config{Capacity: uint64(n), FingerprintBits: 12, Seed: 11 + uint64(round)})
-		if !fillWhileReading(t, f, writers, readers, uint64(round)) {
-			return
+	forShapes(t, func(t *testing.T, s shape) {
+		const writers, readers = 3, 2
+		n := scale(60000, 6)
+		for round := range scale(5, 2) {
+			f := mustNew(t, s.config(uint64(n), 11+uint64(round)))
+			if !fillWhileReading(t, f, s.full, writers, readers, uint64(round)) {
+				return
+			}
 		}
-	}
+	})
 }
 
-// fillWhileReading runs one round of TestStressFillWhileReading and
-// reports whether it passed.
-func fillWhileReading(t *testing.T, f *lockfree.Filter, writers, readers int, seed uint64) bool {
-	// Fill to 95% of the slots: Capacity keys may leave the table lighter.
-	target := int(0.95 * float64(f.Buckets()*uint64(f.BucketSize())))
+// fillWhileReading runs one round of TestStressFillWhileReading, filling f
+// to load full, and reports whether it passed.
+func fillWhileReading(t *testing.T, f *lockfree.Filter, full float64, writers, readers int, seed uint64) bool {
+	// Fill to the full load of the slots: Capacity keys may leave the
+	// table lighter.
+	target := int(full * float64(f.Buckets()*uint64(f.BucketSize())))
 	all := keys(target, 21+seed)
 	pubs := make([]*published, writers)
 	for w := range pubs {
@@ -180,17 +183,19 @@ func pairsOf(f *lockfree.Filter, ks [][]byte) map[pair]int {
 }
 
 // TestStressDisjointDeletes has goroutines each delete their own disjoint
-// set of keys from a filter at about 93% load, each delete followed by an
-// insert of a new key so that the load stays high and inserts keep
-// migrating the neighbours of the keys being deleted, while a reader checks
-// the keys that stay. At the end the filter must hold exactly the kept keys
+// set of keys from a filter at about 93% load (82% with 2 slots), each
+// delete followed by an insert of a new key so that the load stays high and
+// inserts keep migrating the neighbours of the keys being deleted, while a
+// reader checks the keys that stay. At the end the filter must hold exactly the kept keys
 // and the new ones: no delete removed a neighbour, no move lost one.
-func TestStressDisjointDeletes(t *testing.T) {
+func TestStressDisjointDeletes(t *testing.T) { forShapes(t, stressDisjointDeletes) }
+
+func stressDisjointDeletes(t *testing.T, s shape) {
 	const workers = 3
 	n := scale(40000, 5)
-	f := mustNew(t, filter.Config{Capacity: uint64(n), FingerprintBits: 12, Seed: 12})
+	f := mustNew(t, s.config(uint64(n), 12))
 	slots := int(f.Buckets() * uint64(f.BucketSize()))
-	initial := keys(int(0.93*float64(slots)), 31)
+	initial := keys(int(s.load(0.93)*float64(slots)), 31)
 	for _, k := range initial {
 		if err := f.Insert(k); err != nil {
 			t.Fatal(err)
@@ -280,10 +285,12 @@ func TestStressDisjointDeletes(t *testing.T) {
 // an Insert may be refused only when the key's two buckets hold 2b copies
 // (or b if they coincide) at some moment. At the end Count must equal the
 // successful inserts minus the deletes.
-func TestStressHotKey(t *testing.T) {
+func TestStressHotKey(t *testing.T) { forShapes(t, stressHotKey) }
+
+func stressHotKey(t *testing.T, s shape) {
 	const workers = 4
 	ops := scale(40000, 8)
-	f := mustNew(t, filter.Config{Capacity: 1000, FingerprintBits: 12, Seed: 13})
+	f := mustNew(t, s.config(1000, 13))
 	hot := []byte("hot")
 	i1, fp := f.Locate(hot)
 	limit := 2 * f.BucketSize()
@@ -360,21 +367,24 @@ func TestStressHotKey(t *testing.T) {
 }
 
 // TestStressMigrationChurn runs the K-CAS migration path hard: a 64-key
-// filter kept at about 90% load, goroutines that delete one of their keys
-// and insert another (most inserts displace a chain), and readers that
-// check keys that are never deleted.
-func TestStressMigrationChurn(t *testing.T) {
+// filter kept at about 90% load (80% with 2 slots), goroutines that delete
+// one of their keys and insert another (most inserts displace a chain), and
+// readers that check keys that are never deleted.
+func TestStressMigrationChurn(t *testing.T) { forShapes(t, stressMigrationChurn) }
+
+func stressMigrationChurn(t *testing.T, s shape) {
 	const churners = 3
-	d := 3 * time.Second
+	d := 2 * time.Second
 	if testing.Short() {
-		d = time.Second
+		d = time.Second / 2
 	}
-	f := mustNew(t, filter.Config{Capacity: 64, FingerprintBits: 12, Seed: 14})
+	f := mustNew(t, s.config(64, 14))
 	slots := int(f.Buckets() * uint64(f.BucketSize()))
 	pool := keys(1000, 51)
-	// Stable keys, then each churner's initial keys, to ~90% of the slots.
+	// Stable keys, then each churner's initial keys, to ~90% of the slots
+	// (80% with 2 slots).
 	nStable := slots / 3
-	perChurner := (int(0.9*float64(slots)) - nStable) / churners
+	perChurner := (int(s.load(0.9)*float64(slots)) - nStable) / churners
 	stable, pool := pool[:nStable], pool[nStable:]
 	for _, k := range stable {
 		if err := f.Insert(k); err != nil {
