@@ -17,10 +17,11 @@ import (
 //     half present keys and half absent, reporting the measured
 //     false-positive rate of the absent half (fpr) and the memory over
 //     Capacity (bits/item).
+//
 //   - op=insert: inserts into empty filters of Capacity 1e5 until each
 //     holds Capacity keys.
 //
-//	go test -run '^$' -bench Rate -count 3 ./lockfree
+//     go test -run '^$' -bench Rate -count 3 ./lockfree
 func BenchmarkRate(b *testing.B) {
 	for _, rate := range []float64{0.01, 0.002, 0.001, 0.0001} {
 		cfg := filter.Config{Capacity: 1e6, FalsePositiveRate: rate, Seed: 1}
