@@ -11,17 +11,15 @@ import (
 // BenchmarkRate measures what a requested false-positive rate costs in one
 // goroutine. New keeps the default 4 slots a bucket down to rate 2^-9 and
 // takes 2 below it (doc.go, "Bucket sizes"); the sub-benchmarks are named
-// rate=/layout=bxf/op=.
+// rate=/layout=bxf/op=:
 //
-//   - op=contains: lookups in a filter of Capacity 1e6 filled to Capacity,
-//     half present keys and half absent, reporting the measured
-//     false-positive rate of the absent half (fpr) and the memory over
-//     Capacity (bits/item).
+//	go test -run '^$' -bench Rate -count 3 ./lockfree
 //
-//   - op=insert: inserts into empty filters of Capacity 1e5 until each
-//     holds Capacity keys.
-//
-//     go test -run '^$' -bench Rate -count 3 ./lockfree
+// op=contains looks up keys in a filter of Capacity 1e6 filled to
+// Capacity, present and absent keys in turn, and reports the measured
+// false-positive rate of the absent ones (fpr) and the memory over Capacity
+// (bits/item). op=insert inserts into empty filters of Capacity 1e5 until
+// each holds Capacity keys.
 func BenchmarkRate(b *testing.B) {
 	for _, rate := range []float64{0.01, 0.002, 0.001, 0.0001} {
 		cfg := filter.Config{Capacity: 1e6, FalsePositiveRate: rate, Seed: 1}
