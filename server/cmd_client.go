@@ -164,10 +164,16 @@ func (s *Server) clientLine(c *client) string {
 	if c.inMulti.Load() {
 		multi = int(c.nqueued.Load())
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
+	// The memory fields (clientmem.go): qbuf the requests received and not
+	// yet run when the client last waited, omem its replies being written
+	// and pushes waiting, tot-mem what maxmemory-clients counts.
+	qbuf, qcap, omem := c.mem.qlen.Load(), c.mem.qbuf.Load(), c.mem.output()
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d qbuf=%d qbuf-free=%d multi-mem=%d omem=%d tot-mem=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.fd, str(c.name.Load()),
 		int(now.Sub(c.created).Seconds()), int(now.Sub(time.Unix(0, c.lastActive.Load())).Seconds()),
-		flags, c.nsub.Load(), c.npsub.Load(), c.nssub.Load(), multi, c.watching.Load(), cmd, c.userName(), c.proto.Load(), str(c.libName.Load()), str(c.libVer.Load()))
+		flags, c.nsub.Load(), c.npsub.Load(), c.nssub.Load(), multi, c.watching.Load(),
+		qbuf, max(qcap-qbuf, 0), c.mem.multi.Load(), omem, qcap+omem+c.mem.multi.Load(),
+		cmd, c.userName(), c.proto.Load(), str(c.libName.Load()), str(c.libVer.Load()))
 }
 
 // clientList returns the connected clients, by id, but those killed.

@@ -49,6 +49,8 @@ const (
 	kindString             // any string
 	kindSave               // "" or pairs of seconds and changes
 	kindBind               // one address
+	kindOutput             // client-output-buffer-limit's classes (OutputBufferLimits)
+	kindMemoryPercent      // bytes or a percentage (MemoryOrPercent)
 )
 
 // setting is one row of the table.
@@ -236,6 +238,12 @@ var settingsTable = []*setting{
 	{name: "client-query-buffer-limit", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultQueryBuffer),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.QueryBuffer)) },
 		set: func(st *settings, v value) { st.cfg.Limits.QueryBuffer = int(v.n) }},
+	{name: "client-output-buffer-limit", kind: kindOutput, mutable: true, def: (&OutputBufferLimits{}).configGet(),
+		get: func(s *Server, st *settings) string { return st.cfg.Limits.OutputBuffer.configGet() },
+		set: func(st *settings, v value) { st.cfg.Limits.OutputBuffer.Set(v.s) }},
+	{name: "maxmemory-clients", kind: kindMemoryPercent, mutable: true, def: "0",
+		get: func(s *Server, st *settings) string { return st.cfg.Limits.MaxMemoryClients.String() },
+		set: func(st *settings, v value) { st.cfg.Limits.MaxMemoryClients = MemoryOrPercent(v.n) }},
 	{name: "maxmemory", kind: kindMemory, lo: 0, hi: math.MaxInt64, mutable: true, def: "0",
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.MaxMemory) },
 		set: func(st *settings, v value) { st.cfg.MaxMemory = v.n }},
@@ -317,6 +325,18 @@ func (x *setting) parse(v string) (value, string) {
 			return out, "this server listens on one address"
 		}
 		out.s = strings.TrimSpace(v)
+	case kindOutput:
+		var probe OutputBufferLimits
+		if err := probe.Set(v); err != nil {
+			return out, err.Error()
+		}
+		out.s = v
+	case kindMemoryPercent:
+		var m MemoryOrPercent
+		if err := m.Set(v); err != nil {
+			return out, err.Error()
+		}
+		out.n = int64(m)
 	default:
 		out.s = v
 	}
@@ -341,6 +361,21 @@ func (x *setting) line(v string) string {
 	case kindSave:
 		if v == "" {
 			return `save ""`
+		}
+	case kindOutput:
+		// One line a class, as Redis writes them (with "replica").
+		var l OutputBufferLimits
+		if l.Set(v) == nil {
+			l = l.withDefaults()
+			lines := make([]string, numClasses)
+			for c := range numClasses {
+				lines[c] = x.name + " " + (*l.class(c)).line(c)
+			}
+			return strings.Join(lines, "\n")
+		}
+	case kindMemoryPercent:
+		if n, ok := config.ParseMemory(v); ok {
+			return x.name + " " + config.FormatMemory(n)
 		}
 	}
 	return x.name + " " + v
@@ -396,13 +431,17 @@ func (s *Server) publish(st *settings) {
 	s.conf.pass.Store(&pass)
 	lim := st.cfg.Limits.withDefaults()
 	s.conf.limits.Store(&lim)
+	s.cmem.evictAt.Store(lim.MaxMemoryClients.bytes(st.cfg.MaxMemory))
+	s.wakeCron() // a lower maxmemory-clients evicts at once
 	d := st.cfg.FilterDefaults.withDefaults()
 	s.cfDefaults.Store(&d)
 }
 
 // clientLimits are the client limits in force. maxclients applies to the
 // next connection accepted, timeout to the next read, proto-max-bulk-len and
-// client-query-buffer-limit to the connections made after they change.
+// client-query-buffer-limit to the connections made after they change,
+// client-output-buffer-limit to each connection's next read (and at once to
+// the clients clientsCron checks), maxmemory-clients at once.
 func (s *Server) clientLimits() *Limits { return s.conf.limits.Load() }
 
 // listenAddr returns the host and port of a listener Serve (or ServeTLS,
@@ -550,7 +589,8 @@ func (s *Server) rewriteConfig() error {
 
 // CONFIG RESETSTAT: INFO's stats counters back to zero.
 func cmdConfigResetstat(s *Server, cl *client, a [][]byte) {
-	for _, c := range []*atomic.Int64{&s.stats.conns, &s.stats.rejected, &s.stats.cmds, &s.stats.errors, &s.stats.hits, &s.stats.misses} {
+	for _, c := range []*atomic.Int64{&s.stats.conns, &s.stats.rejected, &s.stats.cmds, &s.stats.errors, &s.stats.hits, &s.stats.misses,
+		&s.cmem.evicted, &s.cmem.outputClosed, &s.cmem.queryClosed} {
 		c.Store(0)
 	}
 	cl.wr.WriteString("OK")
@@ -600,7 +640,7 @@ func ReadConfigFile(path string, cfg *Config) (Listen, error) {
 		}
 		var arg string
 		switch {
-		case x.kind == kindSave || x.kind == kindBind:
+		case x.kind == kindSave || x.kind == kindBind || x.kind == kindOutput:
 			arg = strings.Join(d.Args, " ")
 		case len(d.Args) != 1:
 			return Listen{}, &config.Error{File: path, Line: d.Line, Msg: fmt.Sprintf("%s: wrong number of arguments (want one value)", d.Name)}

@@ -77,10 +77,12 @@ func (cl *client) queue(args [][]byte) {
 	}
 	cl.queued = append(cl.queued, q)
 	cl.nqueued.Store(int32(len(cl.queued)))
+	cl.mem.queued += int64(n) // published at the pipeline's end (clientmem.go)
 }
 
 func (cl *client) endMulti() {
 	cl.queued = nil
+	cl.mem.queued = 0
 	cl.nqueued.Store(0)
 	cl.multiErr = false
 	cl.inMulti.Store(false)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/tidwall/match"
@@ -34,12 +35,17 @@ import (
 // flushed, and endPipeline then clears hold and writes them. So no message
 // of a channel reaches a client before its subscription's confirmation.
 //
-// Bound. The bytes a subscriber has pending or being written are bounded by
-// pubsubLimit (Redis's client-output-buffer-limit for pubsub, hard limit
-// 32mb): a PUBLISH that would pass it drops the subscriber's messages, marks
-// it dead and closes its connection instead of waiting, as Redis closes a
-// client over its limit. A PUBLISH waits for nothing but the registry's read
-// lock and each subscriber's short append.
+// Bound. The bytes a subscriber has pending or being written, with its
+// replies being flushed, are its output, bounded by client-output-buffer-limit
+// for the pubsub class (Redis's default: hard 32mb, soft 8mb for 60 s;
+// clientmem.go): a PUBLISH that would take it to the hard limit, or find it
+// at the soft limit for longer than allowed, drops the subscriber's
+// messages, marks it dead and closes its connection instead of waiting, as
+// Redis closes a client over its limit; clientsCron closes one that stays at
+// the soft limit with nothing more published. A PUBLISH waits for nothing
+// but the registry's read lock and each subscriber's short append. The
+// pending bytes count as the client's memory (maxmemory-clients), published
+// under the subscriber's lock in steps of trackOutput.
 
 func init() {
 	handle("subscribe", cmdSubscribe(nsPlain, false))
@@ -86,11 +92,6 @@ const (
 	nsShard = 1
 )
 
-// pubsubLimit bounds the bytes waiting for one subscriber (pending, or
-// taken and being written): Redis's default hard client-output-buffer-limit
-// for pubsub clients. A variable so tests can lower it.
-var pubsubLimit = 32 << 20
-
 // maxIdlePushBuf is the largest write buffer a subscriber keeps between
 // writes; a larger one (a burst) is left to the collector.
 const maxIdlePushBuf = 64 << 10
@@ -107,6 +108,7 @@ type pubsub struct {
 // subscriber is a connection's pub/sub state, made at its first subscription
 // and kept until the connection ends.
 type subscriber struct {
+	s  *Server
 	cl *client
 	// The connection's subscriptions: changed by its goroutine only, with
 	// the registry write-locked; its counts are in client (nsub...).
@@ -142,7 +144,7 @@ func (s *Server) subscriberOf(cl *client) *subscriber {
 	if cl.sub != nil {
 		return cl.sub
 	}
-	sub := &subscriber{cl: cl, patterns: map[string]struct{}{},
+	sub := &subscriber{s: s, cl: cl, patterns: map[string]struct{}{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
 	for i := range sub.channels {
 		sub.channels[i] = map[string]struct{}{}
@@ -309,6 +311,9 @@ func (s *Server) dropSubscriber(cl *client) {
 	sub.mu.Unlock()
 	close(sub.done)
 	<-sub.exited
+	sub.mu.Lock()
+	s.setPush(sub, 0)
+	sub.mu.Unlock()
 }
 
 // closeUnpermittedSubscribers closes the connections subscribed to a
@@ -414,28 +419,27 @@ func appendBulk(b, p []byte) []byte {
 	return b
 }
 
-// push queues one encoded message for sub, or, if that would pass
-// pubsubLimit, drops sub: its pending messages go and its connection is
-// closed (in another goroutine: a TLS close may write). Never blocks on the
-// connection.
+// push queues one encoded message for sub, or, if that would take sub past
+// its client-output-buffer-limit, drops sub: its pending messages go and
+// its connection is closed (in another goroutine: a TLS close may write).
+// Never blocks on the connection.
 func (s *Server) push(sub *subscriber, msg []byte) {
 	sub.mu.Lock()
 	if sub.dead {
 		sub.mu.Unlock()
 		return
 	}
-	if len(sub.pending)+sub.inflight+len(msg) > pubsubLimit {
+	out := int64(len(sub.pending)+sub.inflight+len(msg)) + sub.cl.mem.obuf.Load()
+	lim := s.clientLimits().OutputBuffer.get(classPubSub)
+	if lim.Hard > 0 && out >= lim.Hard || lim.Soft > 0 && out >= lim.Soft && s.softExpired(sub.cl, lim, time.Now()) {
 		sub.dead, sub.pending = true, nil
+		s.setPush(sub, int64(sub.inflight))
 		sub.mu.Unlock()
-		s.log.Warn("closing a subscriber that fell behind (client-output-buffer-limit pubsub)",
-			"client", sub.cl.id, "limit", pubsubLimit)
-		sub.cl.killed.Store(true)
-		if nc := sub.cl.nc; nc != nil {
-			go nc.Close()
-		}
+		s.closeForOutput(sub.cl, classPubSub, out, true)
 		return
 	}
 	sub.pending = append(sub.pending, msg...)
+	s.setPush(sub, int64(len(sub.pending)+sub.inflight))
 	hold := sub.hold
 	sub.mu.Unlock()
 	if !hold {
@@ -484,6 +488,7 @@ func (sub *subscriber) drain() error {
 		if err != nil {
 			sub.dead, sub.pending = true, nil
 		}
+		sub.s.setPush(sub, int64(len(sub.pending)))
 		sub.mu.Unlock()
 		if err != nil {
 			return err

@@ -40,7 +40,7 @@ func TestConfigGet(t *testing.T) {
 		}
 		// Several patterns; a setting matched twice is listed once.
 		m, err := c.ConfigGet(ctx, "max*").Result()
-		if err != nil || len(m) != 5 || m["maxclients"] != "50" || m["max-filter-memory"] != "0" || m["max-item-size"] != "65536" {
+		if err != nil || len(m) != 6 || m["maxclients"] != "50" || m["maxmemory-clients"] != "0" || m["max-filter-memory"] != "0" || m["max-item-size"] != "65536" {
 			t.Errorf("CONFIG GET max* = %v, %v", m, err)
 		}
 		raw, err := c.Do(ctx, "CONFIG", "GET", "max*", "maxclients", "appendonly", "databases", "nosuch").Result()
@@ -51,8 +51,8 @@ func TestConfigGet(t *testing.T) {
 		case map[any]any:
 			n = len(r)
 		}
-		if err != nil || n != 7 {
-			t.Errorf("CONFIG GET max* maxclients appendonly databases nosuch = %v (%d settings), %v; want 7", raw, n, err)
+		if err != nil || n != 8 {
+			t.Errorf("CONFIG GET max* maxclients appendonly databases nosuch = %v (%d settings), %v; want 8", raw, n, err)
 		}
 		all, err := c.ConfigGet(ctx, "*").Result()
 		if err != nil || all["appendonly"] != "no" || all["databases"] != "1" || all["requirepass"] != "pw" ||

@@ -66,6 +66,9 @@ type client struct {
 	// inflight is the bytes of dump chunks this pipeline charged: released
 	// once its replies are sent.
 	inflight uint64
+	// mem is what the connection holds, published for the totals and the
+	// limits (clientmem.go).
+	mem clientMem
 	// asking is set by ASKING for the next command only; readonly by
 	// READONLY until READWRITE: reads on a replica node (cluster.go).
 	asking, readonly bool
@@ -88,6 +91,7 @@ func (s *Server) serveConn(cl *client) {
 	defer func() {
 		cl.nc.Close()
 		s.dropSubscriber(cl)
+		s.dropClientMem(cl)
 		s.releaseInflight(cl)
 		s.mu.Lock()
 		delete(s.clients, cl)
@@ -96,6 +100,8 @@ func (s *Server) serveConn(cl *client) {
 	}()
 	lim := s.clientLimits().read()
 	rd := resp.NewReader(cl.nc)
+	rd.OnResize = func(n int) { s.setQbuf(cl, n) }
+	s.armOutput(cl)
 	for {
 		args, err := rd.Next(s.mayProceed(cl), lim)
 		if err != nil {
@@ -117,6 +123,7 @@ func (s *Server) serveConn(cl *client) {
 				return
 			}
 			if cl.replStart {
+				s.becomeReplica(cl)
 				s.serveReplica(cl)
 				return
 			}
@@ -124,15 +131,21 @@ func (s *Server) serveConn(cl *client) {
 				s.snapshotAsync()
 			}
 			s.armTimeout(cl)
+			cl.mem.qlen.Store(int64(rd.Buffered()))
 			err := rd.Fill(lim)
 			cl.lastActive.Store(time.Now().UnixNano())
 			if err != nil {
 				if errors.Is(err, resp.ErrQueryBufferLimit) {
+					s.cmem.queryClosed.Add(1)
 					s.log.Warn("closing a client whose pending requests passed the query buffer limit",
 						"client", cl.id, "addr", cl.nc.RemoteAddr().String(), "limit", lim.QueryBuffer)
 				}
 				return
 			}
+			if cl.killed.Load() {
+				return // evicted, or killed, while it waited
+			}
+			s.armOutput(cl)
 			continue
 		}
 		start, lsn := cl.wr.Len(), cl.lsn
@@ -143,6 +156,9 @@ func (s *Server) serveConn(cl *client) {
 			cl.wr.Truncate(start) // muted: CLIENT REPLY OFF or SKIP
 		} else if cl.lsn != lsn {
 			cl.logged = append(cl.logged, replySpan{start, cl.wr.Len()})
+		}
+		if cl.wr.Len() >= cl.mem.outCheck && s.overOutput(cl) {
+			return // client-output-buffer-limit: closed, nothing sent
 		}
 		if cl.quit {
 			s.endPipeline(cl)
@@ -181,7 +197,17 @@ func (s *Server) endPipeline(cl *client) bool {
 		cl.lsn = 0
 	}
 	cl.logged = cl.logged[:0]
+	s.setMulti(cl)
+	// The replies count as the client's memory while they are written
+	// (a client that does not read blocks the flush), then no longer.
+	published := cl.wr.Len() >= cl.mem.publishAt
+	if published {
+		s.setOutput(cl, int64(cl.wr.Len()))
+	}
 	err := s.flush(cl)
+	if published {
+		s.setOutput(cl, 0)
+	}
 	s.releaseInflight(cl)
 	return err == nil
 }

@@ -57,6 +57,9 @@ type store struct {
 	inflight  atomic.Int64 // of mem, the dump chunks built and not yet sent
 	maxmem    atomic.Int64 // 0: no limit; CONFIG SET maxmemory stores it
 	maxFilter uint64       // the most one filter may take
+	// clients is what clients hold, less the dump chunks mem counts
+	// already (clientmem.go): --maxmemory bounds mem and clients together.
+	clients atomic.Int64
 
 	dirty       atomic.Int64 // ops since the last snapshot
 	expiredKeys atomic.Int64 // dropped because their deadline passed (INFO)
@@ -93,7 +96,7 @@ func (s *store) charge(have, n uint64) error {
 	}
 	for {
 		cur := s.mem.Load()
-		if limit := s.maxmem.Load(); limit > 0 && cur+int64(n) > limit {
+		if limit := s.maxmem.Load(); limit > 0 && cur+s.clients.Load()+int64(n) > limit {
 			return errOOM
 		}
 		if s.mem.CompareAndSwap(cur, cur+int64(n)) {

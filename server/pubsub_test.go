@@ -259,10 +259,14 @@ func TestPubSubRESP3Raw(t *testing.T) {
 }
 
 // TestPubSubSlowSubscriber: a subscriber that reads nothing is disconnected
-// once its pending messages pass the limit, and no PUBLISH waits for it.
+// once its pending messages reach client-output-buffer-limit pubsub's hard
+// limit, and no PUBLISH waits for it.
 func TestPubSubSlowSubscriber(t *testing.T) {
-	t.Cleanup(server.SetPubsubLimit(1 << 20))
-	_, addr := start(t, server.Config{})
+	var lim server.Limits
+	if err := lim.OutputBuffer.Set("pubsub 1mb 0 0"); err != nil {
+		t.Fatal(err)
+	}
+	_, addr := start(t, server.Config{Limits: lim})
 	sub := dialRaw(t, addr)
 	slowID := sub.do("CLIENT", "ID").(int64)
 	wantReply(t, sub.do("SUBSCRIBE", "slow"), "[subscribe slow 1]")

@@ -47,8 +47,10 @@ type Config struct {
 	// (replica-priority: the lowest is promoted first, 0 never). 0 means
 	// the default, 100; a negative value means 0.
 	ReplicaPriority int
-	// MaxMemory bounds the bytes of all filters; 0 means no limit. A write
-	// that would exceed it answers "ERR Insufficient memory".
+	// MaxMemory bounds the bytes of all filters and of what clients hold
+	// (their requests, replies and transactions, as Redis's used_memory
+	// counts them; replicas' links aside); 0 means no limit. A write that
+	// would exceed it answers "ERR Insufficient memory".
 	MaxMemory int64
 	// MaxFilterMemory bounds the bytes of one filter, so that no single
 	// command (a CF.RESERVE, a CF.LOADCHUNK header) can ask for more than
@@ -114,7 +116,8 @@ type Server struct {
 	cfDefaults atomic.Pointer[FilterDefaults]
 	conf       liveConfig // the settings CONFIG GET and SET read and change (cmd_config.go)
 	mon        monitors
-	ps         pubsub // channels and patterns to subscribers (cmd_pubsub.go)
+	ps         pubsub       // channels and patterns to subscribers (cmd_pubsub.go)
+	cmem       clientMemory // what clients hold, and its bounds (clientmem.go)
 	// finalSave is SHUTDOWN's choice: -1 NOSAVE, 1 SAVE, 0 a snapshot if
 	// anything changed.
 	finalSave atomic.Int32
@@ -168,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 		clients: map[*client]struct{}{},
 		closed:  make(chan struct{}),
 	}
+	s.cmem.wake = make(chan struct{}, 1)
 	s.lastSave.Store(time.Now().Unix())
 	s.users = acl.NewRegistry(aclCatalog)
 	s.aclLog = acl.NewLog(aclLogMax)
@@ -213,6 +217,7 @@ func New(cfg Config) (*Server, error) {
 	s.repl = newReplication(cfg.ReplBacklogSize)
 	s.store.repl = s.repl
 	go s.heartbeat()
+	go s.clientsCron()
 	s.adoptPosition(cfg.ReplicaOf != "")
 	if cfg.ReplicaOf != "" {
 		host, port, ok := parseHostPort(cfg.ReplicaOf)

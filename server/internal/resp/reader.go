@@ -62,6 +62,12 @@ type Reader struct {
 	bulk    int   // length of the argument being read; -1 while its "$n" header is awaited
 	scanned int   // bytes from pos already searched for '\n'
 	args    [][]byte
+
+	// OnResize, if set, is called with the buffer's new capacity each time
+	// Fill allocates one (to grow it, or to shrink it after a large request
+	// was consumed), before it reads into it: a server counts what its
+	// clients hold (maxmemory-clients) without a call per read.
+	OnResize func(size int)
 }
 
 // NewReader returns a Reader of src.
@@ -350,6 +356,7 @@ func (rd *Reader) Fill(lim Limits) error {
 		nb := make([]byte, max(2*pending, readChunk))
 		copy(nb, rd.buf[rd.r:rd.w])
 		rd.buf, rd.r, rd.w = nb, 0, pending
+		rd.resized()
 	}
 	if len(rd.buf)-rd.w < readChunk/2 {
 		if rd.r > 0 && len(rd.buf)-pending >= readChunk {
@@ -358,6 +365,7 @@ func (rd *Reader) Fill(lim Limits) error {
 			nb := make([]byte, max(min(2*len(rd.buf), lim.QueryBuffer), readChunk))
 			copy(nb, rd.buf[rd.r:rd.w])
 			rd.buf = nb
+			rd.resized()
 		}
 		rd.r, rd.w = 0, pending
 	}
@@ -372,6 +380,15 @@ func (rd *Reader) Fill(lim Limits) error {
 	}
 	return err
 }
+
+func (rd *Reader) resized() {
+	if rd.OnResize != nil {
+		rd.OnResize(cap(rd.buf))
+	}
+}
+
+// Size is the capacity of the buffer: the memory the Reader holds.
+func (rd *Reader) Size() int { return cap(rd.buf) }
 
 // printable returns c, or '?' for a control character.
 func printable(c byte) string {

@@ -325,6 +325,39 @@ func TestReaderReleasesBuffer(t *testing.T) {
 	}
 }
 
+// TestReaderOnResize: OnResize is told every buffer Fill allocates, growing
+// and shrinking, so that what it last reported is what the Reader holds.
+func TestReaderOnResize(t *testing.T) {
+	lim := defaultLimits
+	big := fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", 1<<20, strings.Repeat("y", 1<<20))
+	src := &chunkReader{data: []byte(big + "*1\r\n$4\r\nPING\r\n"), sizes: []int{4096}}
+	rd := NewReader(src)
+	var sizes []int
+	rd.OnResize = func(n int) { sizes = append(sizes, n) }
+	peak := 0
+	for {
+		args, err := rd.Next(true, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if args != nil {
+			continue
+		}
+		if err := rd.Fill(lim); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(sizes) == 0 || sizes[len(sizes)-1] != cap(rd.buf) {
+			t.Fatalf("buffer of %d bytes, OnResize last told %v", cap(rd.buf), sizes)
+		}
+		peak = max(peak, cap(rd.buf))
+	}
+	if peak < 1<<20 || sizes[len(sizes)-1] > idleBufCap {
+		t.Errorf("sizes reported %v: want growth past 1 MiB, then a small buffer", sizes)
+	}
+}
+
 func TestSplitArgs(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`a b  c`, `["a" "b" "c"]`},
