@@ -150,7 +150,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		}
 	}
 	if msg == "" && cmd.write && s.store.replica.Load() {
-		msg = "READONLY You can't write against a read only replica."
+		msg = errReadonly.Error()
 	}
 	if msg == "" {
 		maxItem := s.clientLimits().MaxItem

@@ -180,8 +180,20 @@ func (s *store) logOp(cl *client, payload []byte) {
 	}
 }
 
-// writable returns the error that refuses writes, if the log failed.
+// errReadonly refuses a client's write on a replica, in Redis's words.
+var errReadonly = replyErr("READONLY You can't write against a read only replica.")
+
+// writable returns the error that refuses writes: on a replica, whose data
+// only its primary's stream changes (replay, which does not come here), and
+// after the log failed. The dispatcher refuses commands flagged write on a
+// replica first; this is the key space's own guard, so that a command whose
+// flags are wrong cannot change a replica's data and silently part it from
+// its primary. Preconditions: the gate read-locked (replicaOf flips the
+// role with it held exclusively).
 func (s *store) writable() error {
+	if s.replica.Load() {
+		return errReadonly
+	}
 	if s.aof != nil {
 		return s.aof.err()
 	}

@@ -51,7 +51,9 @@ func init() {
 			"Counts the entries that match an item in a cuckoo filter (an upper bound on its copies)", lookup, cfKey, cfItem),
 		cf("cf.del", 3, Write|Fast|Module, "write", cfKeyRW,
 			"Deletes one copy of an item from a cuckoo filter", lookup, cfKey, cfItem),
-		cf("cf.compact", 2, cfRead, "read", cfKeyRO,
+		// Write, where RedisBloom says readonly: it changes the filter and
+		// is logged, so a replica and a read-only user must be refused it.
+		cf("cf.compact", 2, Write|Module, "write", cfKeyRW,
 			"Drops the empty stages of a filter loaded from an old dump", "O(n) for n buckets", cfKey),
 		cf("cf.info", 2, cfRead, "read fast", cfKeyRO,
 			"Returns a cuckoo filter's figures", "O(1)", cfKey),
