@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"slices"
@@ -78,6 +79,17 @@ type replication struct {
 	// answered with a copy (after asking to continue, for the last), or
 	// continued.
 	syncFull, syncPartialOK, syncPartialErr atomic.Int64
+
+	// followed: as a replica, (id, offset) is a position its primary's
+	// stream reached (a copy loaded, a continue, or one recovered from the
+	// log), so a primary's refusal to continue from it is worth a warning.
+	followed bool
+	// A replica's INFO master_full_syncs (copies loaded), and the times it
+	// found itself parted from its primary and took a full copy:
+	// master_position_refused (a PSYNC from a followed position answered
+	// with a copy) and master_stream_errors (a stream record that failed
+	// its checksum or could not be applied).
+	fullSyncs, positionRefused, streamErrors atomic.Int64
 }
 
 // replicaLink is a replica connected to this primary.
@@ -116,27 +128,68 @@ func (r *replication) feedLocked(payload []byte) {
 	r.buf = appendRecord(r.buf, payload)
 	r.offset += int64(len(r.buf) - n)
 	if over := int64(len(r.buf)) - r.size; over > r.size {
-		// Keep the last size bytes; trimming at twice the size keeps the
-		// copying amortized. A copy in progress pins its start, while
-		// the backlog stays within pinLimit.
+		// Keep about the last size bytes; trimming at twice the size
+		// keeps the copying amortized. A copy in progress pins its start,
+		// while the backlog stays within pinLimit. The cut falls between
+		// records, so that the backlog starts with one (atRecord).
 		if int64(len(r.buf)) <= max(pinLimit, 2*r.size) {
 			for _, p := range r.pins {
 				over = min(over, p-r.start)
 			}
 		}
-		if over > 0 {
-			r.buf = append(r.buf[:0:0], r.buf[over:]...)
-			r.start += over
+		cut := int64(0)
+		for cut < over {
+			next := cut + recordHeader + int64(binary.LittleEndian.Uint32(r.buf[cut:]))
+			if next > over {
+				break
+			}
+			cut = next
+		}
+		if cut > 0 {
+			r.buf = append(r.buf[:0:0], r.buf[cut:]...)
+			r.start += cut
 		}
 	}
 	r.cond.Broadcast()
 }
 
 // canContinue reports whether a replica at (id, offset) can continue from
-// the backlog. Preconditions: mu held.
+// the backlog: the id is this history's, and the offset one this primary
+// had, at a record's start, still in the backlog. Preconditions: mu held.
 func (r *replication) canContinue(id string, offset int64) bool {
 	known := id == r.id || (id == r.id2 && offset <= r.off2)
-	return known && r.active.Load() && offset >= r.start && offset <= r.offset
+	return known && r.active.Load() && offset >= r.start && offset <= r.offset && r.atRecord(offset)
+}
+
+// neverHad says why a replica's position in this primary's history, (id,
+// offset), is one this primary never had, or "" if it had it (or does not
+// know the id): a replica that applied something its primary did not send.
+// Preconditions: mu held.
+func (r *replication) neverHad(id string, offset int64) string {
+	switch {
+	case id != r.id && id != r.id2:
+		return ""
+	case id == r.id2 && offset > r.off2, id == r.id && offset > r.offset:
+		return "past the end of this primary's stream"
+	case offset >= r.start && offset <= r.offset && r.active.Load() && !r.atRecord(offset):
+		return "inside a record of this primary's stream"
+	}
+	return ""
+}
+
+// atRecord reports whether offset, within the backlog, is where a record
+// starts (or the end). An offset inside a record was never a replica's
+// position in this stream: the replica applied something its primary did
+// not send, and continuing would feed it the middle of a record. The backlog
+// always starts with a record (feedLocked cuts between records; a copy or a
+// promotion starts it empty). Preconditions: mu held, start <= offset <=
+// r.offset.
+func (r *replication) atRecord(offset int64) bool {
+	at := r.start
+	for at < offset {
+		at += recordHeader + int64(binary.LittleEndian.Uint32(r.buf[at-r.start:]))
+	}
+	return at == offset
 }
 
 // PSYNC replid offset: this connection becomes a replica link; the reply and
@@ -167,6 +220,10 @@ func cmdPsync(s *Server, cl *client, a [][]byte) {
 	case string(a[1]) != "?":
 		r.syncPartialErr.Add(1)
 		r.syncFull.Add(1)
+		if why := r.neverHad(string(a[1]), off); why != "" {
+			s.log.Warn("a replica's position was never this primary's; it takes a full copy",
+				"replica", cl.nc.RemoteAddr().String(), "replid", printable(a[1], 64), "offset", off, "why", why)
+		}
 	default:
 		r.syncFull.Add(1)
 	}
@@ -445,7 +502,8 @@ func (s *Server) replicationInfo() []any {
 			"master_link_status", status, "master_last_io_seconds_ago", ago,
 			"master_sync_in_progress", b2i(m.syncing.Load()), "slave_read_repl_offset", r.offset,
 			"slave_repl_offset", r.offset, "slave_priority", s.replicaPriority(), "slave_read_only", 1,
-			"replica_announced", 1)
+			"replica_announced", 1, "master_full_syncs", r.fullSyncs.Load(),
+			"master_position_refused", r.positionRefused.Load(), "master_stream_errors", r.streamErrors.Load())
 		if status == "down" {
 			kv = append(kv, "master_link_down_since_seconds", max(ago, 0))
 		}

@@ -100,6 +100,12 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 		// no valid position: a restart then takes a full copy again.
 		st.aof.append(encodeMulti([][]byte{encodeReplPos("", -1), {opFlush}}))
 	}
+	// Nor does memory: a link that breaks mid-copy must not continue
+	// from the old position over a key space the copy emptied.
+	r := s.repl
+	r.mu.Lock()
+	r.id, r.offset, r.followed = "?", -1, false
+	r.mu.Unlock()
 	st.gate.Unlock()
 	fz := &fuzzyLog{positions: map[string]uint64{}}
 	end := offset
@@ -136,9 +142,8 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 			if n := rd.uvarint(); rd.err != nil || n != keys {
 				return fmt.Errorf("full copy: %d keys received, the primary sent %d", keys, n)
 			}
-			r := s.repl
 			r.mu.Lock()
-			r.id, r.id2, r.off2 = id, strings.Repeat("0", 40), -1
+			r.id, r.id2, r.off2, r.followed = id, strings.Repeat("0", 40), -1, true
 			r.offset, r.start, r.buf = offset, offset, nil
 			r.active.Store(true)
 			r.mu.Unlock()

@@ -66,6 +66,7 @@ func (s *Server) adoptPosition(replica bool) {
 	}
 	r.mu.Lock()
 	r.id, r.offset, r.start, r.buf = st.replID, st.replOffset, st.replOffset, nil
+	r.followed = true
 	r.mu.Unlock()
 	s.log.Info("replication position recovered", "replid", st.replID, "offset", st.replOffset)
 }

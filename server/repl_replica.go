@@ -100,7 +100,7 @@ func cmdReplicaof(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR Invalid master port"))
 		return
 	}
-	if s.replicaOf(string(a[1]), port) {
+	if s.replicaOf(cl, string(a[1]), port) {
 		cl.wr.WriteString("OK Already connected to specified master")
 		return
 	}
@@ -108,8 +108,11 @@ func cmdReplicaof(s *Server, cl *client, a [][]byte) {
 }
 
 // replicaOf makes the server a replica of host:port, and reports whether it
-// already was.
-func (s *Server) replicaOf(host string, port int) (already bool) {
+// already was. The role flips with the gate held exclusively (by cl's EXEC,
+// or taken here), so no client's write is between its check (writable) and
+// its log append when it does: such a write would move the replica's
+// offset past anything its primary sent.
+func (s *Server) replicaOf(cl *client, host string, port int) (already bool) {
 	r := s.repl
 	r.mu.Lock()
 	old := r.master
@@ -123,6 +126,10 @@ func (s *Server) replicaOf(host string, port int) (already bool) {
 	}
 	m := &masterLink{host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
 	m.state.Store("connect")
+	if !cl.holdsGate() {
+		s.store.gate.Lock()
+		defer s.store.gate.Unlock()
+	}
 	r.mu.Lock()
 	r.master = m
 	s.store.replica.Store(true)
@@ -151,6 +158,7 @@ func (s *Server) promote() {
 	s.logPosition("", -1) // writes as a primary follow: the position no longer describes the data
 	r.mu.Lock()
 	r.master = nil
+	r.followed = false
 	r.id2, r.off2 = r.id, r.offset
 	r.id = newRunID()
 	r.active.Store(true)
@@ -276,7 +284,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	}
 	r := s.repl
 	r.mu.Lock()
-	id, off := r.id, r.offset
+	id, off, followed := r.id, r.offset, r.followed
 	r.mu.Unlock()
 	if err := send("PSYNC", id, strconv.FormatInt(off, 10)); err != nil {
 		return err
@@ -292,11 +300,21 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 		if err != nil {
 			return fmt.Errorf("PSYNC: %q", reply)
 		}
+		if followed {
+			r.positionRefused.Add(1)
+			why := "the primary's backlog no longer holds it, or it is not a position of the primary's stream"
+			if f[1] == id && off > newOff {
+				why = "it is past the primary's stream: this replica applied writes its primary never sent"
+			}
+			s.log.Warn("the primary cannot continue from this replica's position; taking a full copy",
+				"replid", id, "offset", off, "primary_replid", f[1], "primary_offset", newOff, "why", why)
+		}
 		m.syncing.Store(true)
 		if err := s.readCopy(m, br, nc, f[1], newOff); err != nil {
 			return err
 		}
 		m.syncing.Store(false)
+		r.fullSyncs.Add(1)
 	case len(f) >= 1 && f[0] == "+CONTINUE":
 		r.mu.Lock()
 		if !r.current(m) {
@@ -306,6 +324,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 		if len(f) == 2 && f[1] != id {
 			r.id2, r.off2, r.id = r.id, r.offset, f[1]
 		}
+		r.followed = true
 		r.mu.Unlock()
 		s.log.Info("replication continues from the backlog", "offset", off)
 	default:
@@ -342,7 +361,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 		batch = batch[:0]
 		p, err := readRecord(br, nc)
 		if err != nil {
-			return err
+			return s.parted(err)
 		}
 		batch = append(batch, p)
 		for len(batch) < 1024 && br.Buffered() >= recordHeader {
@@ -352,7 +371,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 			}
 			p, err := readRecord(br, nc)
 			if err != nil {
-				return err
+				return s.parted(err)
 			}
 			batch = append(batch, p)
 		}
@@ -361,17 +380,18 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 			if errors.Is(err, errStaleLink) {
 				return err
 			}
-			// The data and the stream disagree: start over from a copy.
-			r.mu.Lock()
-			r.id, r.offset = "?", -1
-			r.mu.Unlock()
-			return fmt.Errorf("applying the stream: %w", err)
+			return s.parted(fmt.Errorf("%w: %w", errBadStream, err))
 		}
 		if err := ack(); err != nil {
 			return err
 		}
 	}
 }
+
+// errBadStream is a stream that does not fit this replica's position or
+// data: a record too long or failing its checksum, or one that cannot be
+// applied.
+var errBadStream = errors.New("the primary's stream does not match this replica")
 
 // readRecord reads one stream record and checks its CRC.
 func readRecord(br *bufio.Reader, nc net.Conn) ([]byte, error) {
@@ -382,16 +402,35 @@ func readRecord(br *bufio.Reader, nc net.Conn) ([]byte, error) {
 	}
 	n := binary.LittleEndian.Uint32(h[:4])
 	if n > maxRecord {
-		return nil, fmt.Errorf("a stream record of %d bytes", n)
+		return nil, fmt.Errorf("%w: a record of %d bytes", errBadStream, n)
 	}
 	p := make([]byte, n)
 	if _, err := io.ReadFull(br, p); err != nil {
 		return nil, err
 	}
 	if recordCRC(h[:4], p) != binary.LittleEndian.Uint32(h[4:]) {
-		return nil, errors.New("a stream record fails its checksum")
+		return nil, fmt.Errorf("%w: a record fails its checksum", errBadStream)
 	}
 	return p, nil
+}
+
+// parted handles err, which ended the stream: if it says the stream does
+// not match the replica (errBadStream), the replica forgets its position,
+// so that the next PSYNC takes a full copy, and says so; a network error
+// keeps the position, to continue from it.
+func (s *Server) parted(err error) error {
+	if !errors.Is(err, errBadStream) {
+		return err
+	}
+	r := s.repl
+	r.mu.Lock()
+	id, off := r.id, r.offset
+	r.id, r.offset, r.followed = "?", -1, false
+	r.mu.Unlock()
+	r.streamErrors.Add(1)
+	s.log.Error("the replication stream does not match this replica's data; taking a full copy",
+		"replid", id, "offset", off, "err", err)
+	return err
 }
 
 // applyStream applies a batch of the primary's ops, logs them to this

@@ -136,9 +136,15 @@ func TestReplicationPartialResync(t *testing.T) {
 		full := infoField(t, p, "sync_full")
 		partial := infoField(t, p, "sync_partial_ok")
 		kill()
-		for i := range n {
-			p.CFAdd(ctx, "k", fmt.Sprint(round, ":", i))
-		}
+		// One pipeline: the writes pass the backlog before the replica's
+		// retry a second later (one request at a time, under -race and a
+		// busy machine, they did not, and the replica continued).
+		p.Pipelined(ctx, func(pp redis.Pipeliner) error {
+			for i := range n {
+				pp.CFAdd(ctx, "k", fmt.Sprint(round, ":", i))
+			}
+			return nil
+		})
 		waitFor(t, "the replica to catch up", func() bool {
 			return infoFields(t, r, "replication")["master_repl_offset"] == infoFields(t, p, "replication")["master_repl_offset"] &&
 				infoFields(t, r, "replication")["master_link_status"] == "up"

@@ -224,7 +224,7 @@ func New(cfg Config) (*Server, error) {
 		if !ok {
 			return nil, fmt.Errorf("server: replicaof %q: want \"host port\"", cfg.ReplicaOf)
 		}
-		s.replicaOf(host, port)
+		s.replicaOf(nil, host, port)
 	}
 	return s, nil
 }

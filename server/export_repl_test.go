@@ -1,0 +1,19 @@
+package server
+
+// ShiftReplicationOffset moves a replica's offset n bytes on and logs the
+// position, as a replica that applied a write of its own once did: a
+// position its primary's stream never had. n below a record header's 8
+// bytes can never land on a record boundary.
+func ShiftReplicationOffset(s *Server, n int64) error {
+	st, r := s.store, s.repl
+	st.gate.Lock()
+	defer st.gate.Unlock()
+	r.mu.Lock()
+	r.offset += n
+	id, off := r.id, r.offset
+	r.mu.Unlock()
+	if lsn := s.logPosition(id, off); lsn > 0 {
+		return st.aof.commit(lsn)
+	}
+	return nil
+}
