@@ -360,6 +360,17 @@
 // TestSentinelFailover). repl.go and repl_replica.go state the protocol.
 // Not supported: chained replicas (a replica of a replica).
 //
+// A replica never parts from its primary silently. Only the stream changes
+// a replica's data or moves its offset: a client's write is refused by the
+// dispatcher (a command flagged write) and again by the key space (any
+// command). A primary continues only from an offset it had, at a record's
+// start; any other position gets a full copy and a warning in the primary's
+// log. A replica refused a continue from a position it had followed, or
+// sent a record that fails its checksum or cannot be applied, says so in
+// its log and in INFO replication (master_position_refused,
+// master_stream_errors; master_full_syncs counts the copies it loaded), and
+// takes a full copy.
+//
 // # Cluster
 //
 // With cluster-enabled (--cluster-enabled) a node speaks the Redis Cluster
