@@ -48,4 +48,20 @@
 //
 // The stash, the keys that found no place even after splitting, is an
 // immutable slice behind an atomic pointer, replaced on every change.
+//
+// # Ever-written marks
+//
+// Segments are allocated with make and never written until a key lands in
+// them: the kernel supplies a page only when it is first touched, so a
+// table reserved far beyond its keys takes almost no memory. To keep dumps
+// and snapshots from touching it either (reading a page commits it too),
+// each segment has a bit for each block of 512 buckets (4 KiB, a page:
+// package internal/written) that says the block was ever written.
+// Invariant: every non-zero bucket word lies in a marked block. The one
+// store of a word (write.go's store) marks the block before it stores a
+// non-zero word over a zero one; both are atomic, so a reader that finds a
+// block unmarked missed nothing stored before it looked. NextWritten
+// returns the runs of marked blocks, and the server's dumps read only
+// those. Marks are cleared only with the table (Reset); Restore keeps the
+// segments New allocated, empty, rather than allocating them again.
 package growing

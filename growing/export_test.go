@@ -5,6 +5,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/internal/bipartite"
 	"github.com/cuckoohash/cuckoo/internal/linhash"
+	"github.com/cuckoohash/cuckoo/internal/written"
 )
 
 // Words returns the table's bucket words and stash, for tests that check an
@@ -52,6 +53,9 @@ func (f *Filter) CheckInvariants() error {
 			byTail[f.shape.TailLen(e)]++
 		}
 	}
+	if err := f.checkWritten(d); err != nil {
+		return err
+	}
 	if entries != f.entries.Load() {
 		return fmt.Errorf("%d entries counted, %d in the slots", f.entries.Load(), entries)
 	}
@@ -64,6 +68,42 @@ func (f *Filter) CheckInvariants() error {
 		return fmt.Errorf("%d keys, %d entries, %d stashed", f.items.Load(), entries, s)
 	}
 	return nil
+}
+
+// checkWritten checks the ever-written marks: each segment has its marks,
+// and every non-zero word lies in a run NextWritten reports, runs that are
+// in order, inside the table and never empty.
+func (f *Filter) checkWritten(d *directory) error {
+	if len(d.marks) != len(d.segs) {
+		return fmt.Errorf("%d segments, %d sets of marks", len(d.segs), len(d.marks))
+	}
+	var bytes uint64
+	for i, seg := range d.segs {
+		bytes += segmentBytes(uint64(len(seg)))
+		if uint64(len(d.marks[i])) != written.Words(uint64(len(seg))) {
+			return fmt.Errorf("segment %d: %d buckets, %d words of marks", i, len(seg), len(d.marks[i]))
+		}
+	}
+	if bytes != d.bytes {
+		return fmt.Errorf("segments of %d bytes, %d counted", bytes, d.bytes)
+	}
+	n := f.Buckets()
+	var at uint64
+	for from := uint64(0); ; {
+		lo, hi := f.NextWritten(from)
+		if lo < from || hi > n || lo > hi || lo == hi && lo != n {
+			return fmt.Errorf("NextWritten(%d) = [%d, %d) in %d buckets", from, lo, hi, n)
+		}
+		for ; at < lo; at++ {
+			if w := d.word(at).Load(); w != 0 {
+				return fmt.Errorf("word %d is %#x, outside every run written", at, w)
+			}
+		}
+		if lo == n {
+			return nil
+		}
+		at, from = hi, hi
+	}
 }
 
 // CheckMatching checks that each copy of each key in held (key -> copies)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/internal/hashing"
 	"github.com/cuckoohash/cuckoo/internal/linhash"
+	"github.com/cuckoohash/cuckoo/internal/written"
 )
 
 // Config describes a Filter.
@@ -69,11 +70,16 @@ type Filter struct {
 }
 
 // directory is the table's segments, placed by linhash.Segments: never
-// moved or merged, so the directory only grows, a segment at a time.
+// moved or merged, so the directory only grows, a segment at a time. Each
+// segment has its ever-written marks (package internal/written), allocated
+// alongside it: a bucket's word is non-zero only in a marked block
+// (write.go's store sets the mark first).
 type directory struct {
 	layout  *linhash.Segments
 	segs    [][]atomic.Uint64
-	buckets uint64 // the buckets the segments hold
+	marks   []written.Marks // of each segment, its buckets numbered from 0
+	buckets uint64          // the buckets the segments hold
+	bytes   uint64          // the bytes of the segments and their marks
 }
 
 func (d *directory) word(j uint64) *atomic.Uint64 {
@@ -83,7 +89,35 @@ func (d *directory) word(j uint64) *atomic.Uint64 {
 
 // grown returns d with one more segment, of n words.
 func (d *directory) grown(n uint64) *directory {
-	return &directory{layout: d.layout, segs: append(slices.Clip(d.segs), make([]atomic.Uint64, n)), buckets: d.buckets + n}
+	words, marks := newSegment(n)
+	return &directory{
+		layout:  d.layout,
+		segs:    append(slices.Clip(d.segs), words),
+		marks:   append(slices.Clip(d.marks), marks),
+		buckets: d.buckets + n,
+		bytes:   d.bytes + segmentBytes(n),
+	}
+}
+
+// newSegment allocates a segment of n buckets and its marks. Nothing
+// touches the segment: make's fresh pages stay unresident until a bucket of
+// theirs is written. The marks are an allocation of their own: appended to
+// the segment's, they would push its power-of-two size into the next size
+// class of the runtime's allocator, an eighth more.
+func newSegment(n uint64) ([]atomic.Uint64, written.Marks) {
+	return make([]atomic.Uint64, n), make(written.Marks, written.Words(n))
+}
+
+// segmentBytes is the memory of a segment of n buckets and its marks.
+func segmentBytes(n uint64) uint64 { return 8 * (n + written.Words(n)) }
+
+// segmentsBytes is the memory of the first n segments of layout.
+func segmentsBytes(layout *linhash.Segments, n uint64) uint64 {
+	var b uint64
+	for i := range n {
+		b += segmentBytes(layout.Size(layout.First(i)))
+	}
+	return b
 }
 
 // New returns an empty filter sized for cfg.InitialCapacity keys.
@@ -114,7 +148,7 @@ func New(cfg Config) (*Filter, error) {
 	f := &Filter{shape: shape, lanes: shape.Lanes(), cfg: cfg, initial: buckets, maxKicks: cfg.MaxKicks}
 	g := linhash.NewGeometry(f.initial)
 	f.level0, f.layout = g.Level, linhash.NewSegments(g.Level)
-	f.reset(g, false) // cannot fail: nothing is charged
+	f.reset(g, false, false) // cannot fail: nothing is charged
 	return f, nil
 }
 
@@ -129,27 +163,37 @@ func Size(cfg Config) (uint64, error) {
 	buckets, _ := linhash.InitialBuckets(cfg.InitialCapacity, uint(cfg.BucketSize))
 	g := linhash.NewGeometry(buckets)
 	layout := linhash.NewSegments(g.Level)
-	return layout.First(layout.Count(g.Buckets()))*8 + fixedBytes, nil
+	return segmentsBytes(&layout, layout.Count(g.Buckets())) + fixedBytes, nil
 }
 
-// reset empties the filter and gives it geometry g, with fresh segments;
-// with charge, those beyond what it had are charged through Reserve first.
-// Writers only.
-func (f *Filter) reset(g linhash.Geometry, charge bool) error {
+// reset empties the filter and gives it geometry g, with fresh segments,
+// or with keep the segments it has, which must be empty (Restore): only
+// those beyond are allocated, so that a filter restored to a saved geometry
+// is allocated once, never twice over (the second time in memory the first
+// had freed and the runtime then zeroes, page by page). With charge, the
+// bytes beyond what it had are charged through Reserve first. Writers only.
+func (f *Filter) reset(g linhash.Geometry, charge, keep bool) error {
 	n := f.layout.Count(g.Buckets())
-	need := f.layout.First(n) // the buckets n segments hold
+	need := segmentsBytes(&f.layout, n)
+	old := f.dir.Load()
 	var have uint64
-	if d := f.dir.Load(); d != nil {
-		have = d.buckets
+	if old != nil {
+		have = old.bytes
 	}
 	if charge && f.cfg.Reserve != nil && need > have {
-		if err := f.cfg.Reserve((need - have) * 8); err != nil {
+		if err := f.cfg.Reserve(need - have); err != nil {
 			return err
 		}
 	}
-	d := &directory{layout: &f.layout, segs: make([][]atomic.Uint64, n), buckets: need}
-	for i := range d.segs {
-		d.segs[i] = make([]atomic.Uint64, f.layout.Size(f.layout.First(uint64(i))))
+	d := &directory{layout: &f.layout, segs: make([][]atomic.Uint64, n), marks: make([]written.Marks, n),
+		buckets: f.layout.First(n), bytes: need}
+	kept := 0
+	if keep && old != nil {
+		kept = copy(d.segs, old.segs)
+		copy(d.marks, old.marks)
+	}
+	for i := kept; i < len(d.segs); i++ {
+		d.segs[i], d.marks[i] = newSegment(f.layout.Size(f.layout.First(uint64(i))))
 	}
 	// The geometry first: a reader checks that its directory holds it.
 	f.geom.Store(pack(g))
@@ -299,12 +343,13 @@ func (f *Filter) Config() Config { return f.cfg }
 // Reserve was asked for.
 const fixedBytes = 1024
 
-// SizeInBytes returns the memory of the filter: its bucket words and a
-// fixed part. It grows only by the bytes passed to Reserve, and shrinks
-// only on Reset.
+// SizeInBytes returns the memory of the filter: its bucket words, their
+// ever-written marks (a word for every 2^15 buckets, at least one a
+// segment) and a fixed part. It grows only by the bytes passed to Reserve,
+// and shrinks only on Reset.
 func (f *Filter) SizeInBytes() uint64 {
 	d := f.dir.Load()
-	return fixedBytes + d.buckets*8
+	return fixedBytes + d.bytes
 }
 
 // FalsePositiveRate returns the expected rate at the current load.
@@ -329,5 +374,5 @@ func (f *Filter) Tails() []uint64 {
 func (f *Filter) Reset() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.reset(linhash.NewGeometry(f.initial), false)
+	return f.reset(linhash.NewGeometry(f.initial), false, false)
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // Raw access to the table, for the server's dumps and snapshots: a table is
-// its geometry, its bucket words in order, its stash and its key count.
+// its geometry, its bucket words in order (0 outside the runs NextWritten
+// reports), its stash and its key count.
 // Reads are lock-free like lookups and see one moment of each word; the
 // server reads under the key's writer lock, so that they see one moment of
 // the whole table.
@@ -21,6 +22,29 @@ func (f *Filter) Geometry() (level uint, split uint64) {
 
 // Word returns bucket j's word, j < Buckets().
 func (f *Filter) Word(j uint64) uint64 { return f.dir.Load().word(j).Load() }
+
+// NextWritten returns the buckets [lo, hi) of the first run at or after
+// bucket from, below Buckets(), whose words may be non-zero: the run's
+// blocks of 512 buckets are marked ever written (package internal/written),
+// and every bucket outside such runs is 0. With none, lo = hi = Buckets().
+// Runs do not cross segments: the next may start at hi. A dump that reads
+// only these runs touches none of the pages a reserved, sparse table never
+// wrote, which stay unresident. Like Word it takes no lock; a block it
+// reports unwritten held nothing when it looked (written's Ordering).
+func (f *Filter) NextWritten(from uint64) (lo, hi uint64) {
+	d := f.dir.Load()
+	n := min(f.Buckets(), d.buckets)
+	for from < n {
+		seg, off := d.layout.Locate(from)
+		start := from - off
+		end := min(uint64(len(d.segs[seg])), n-start)
+		if lo, hi := d.marks[seg].Next(off, end); lo < end {
+			return start + lo, start + hi
+		}
+		from = start + end
+	}
+	return n, n
+}
 
 // Stash returns the stashed keys' hashes.
 func (f *Filter) Stash() []uint64 { return append([]uint64(nil), *f.stash.Load()...) }
@@ -58,7 +82,7 @@ func (f *Filter) Restore(level uint, split uint64, stash []uint64, items uint64)
 	case f.items.Load() != 0 || f.entries.Load() != 0:
 		return fmt.Errorf("growing: Restore of a filter in use")
 	}
-	if err := f.reset(linhash.At(level, split), true); err != nil {
+	if err := f.reset(linhash.At(level, split), true, true); err != nil {
 		return err
 	}
 	s := append([]uint64{}, stash...)

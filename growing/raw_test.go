@@ -3,6 +3,7 @@ package growing_test
 import (
 	"encoding/binary"
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/growing"
@@ -108,5 +109,70 @@ func TestRawErrors(t *testing.T) {
 	// It grew within its first segment (8 buckets), which needed nothing.
 	if g.Buckets() != 8 {
 		t.Errorf("%d buckets after refused growth, want the first segment's 8", g.Buckets())
+	}
+}
+
+// TestNextWrittenSparse reserves a table of 2^24 keys (4.7 million buckets,
+// 37 MB never touched) and inserts a few keys: NextWritten reports only the
+// blocks of 512 buckets they went to, so that a dump reads those and not
+// the table; deleting them leaves the blocks marked (marks are never
+// cleared but by Reset) and their words 0.
+func TestNextWrittenSparse(t *testing.T) {
+	f := mustNew(t, growing.Config{InitialCapacity: 1 << 24, Seed: 3})
+	if lo, hi := f.NextWritten(0); lo != f.Buckets() || hi != lo {
+		t.Fatalf("an empty table: NextWritten(0) = [%d, %d), want none of %d", lo, hi, f.Buckets())
+	}
+	for i := range 3 {
+		if err := f.Insert(key(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var covered, runs uint64
+	for from := uint64(0); ; runs++ {
+		lo, hi := f.NextWritten(from)
+		if lo == f.Buckets() {
+			break
+		}
+		covered += hi - lo
+		from = hi
+	}
+	if runs < 1 || runs > 3 || covered != runs*512 {
+		t.Fatalf("3 keys: %d runs covering %d buckets, want 1 to 3 blocks of 512", runs, covered)
+	}
+	for i := range 3 {
+		f.Delete(key(i))
+	}
+	if err := f.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if lo, _ := f.NextWritten(0); lo != f.Buckets() {
+		t.Fatalf("after Reset, bucket %d is marked written", lo)
+	}
+}
+
+// TestRestoreAllocatesOnce restores a table of 2^22 keys' geometry into a
+// filter New built for the same capacity: Restore keeps New's segments
+// rather than allocating the table again (issue 24: a snapshot's load
+// allocated every filter twice, and INFO's used_memory read twice
+// used_memory_filters until the next collection).
+func TestRestoreAllocatesOnce(t *testing.T) {
+	cfg := growing.Config{InitialCapacity: 1 << 22, Seed: 1}
+	size, _ := growing.Size(cfg)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f := mustNew(t, cfg)
+	level, split := f.Geometry()
+	if err := f.Restore(level, split, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > size+size/8 {
+		t.Fatalf("New and Restore allocated %d bytes for a table of %d", got, size)
+	}
+	if f.SizeInBytes() != size {
+		t.Fatalf("SizeInBytes %d, Size %d", f.SizeInBytes(), size)
 	}
 }

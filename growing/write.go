@@ -83,9 +83,17 @@ func (f *Filter) insert(h uint64) error {
 	return nil
 }
 
-// store writes bucket j's word and keeps the counts: old was its value.
+// store writes bucket j's word and keeps the counts: old is its value (read
+// under mu, so current). A word that was 0 and will not be has its block
+// marked first (package internal/written): every non-zero word lies in a
+// marked block, and a raw reader that finds a block unmarked (NextWritten)
+// missed nothing stored before it looked.
 func (f *Filter) store(d *directory, j uint64, old, w uint64) {
-	d.word(j).Store(w)
+	seg, off := d.layout.Locate(j)
+	if old == 0 && w != 0 {
+		d.marks[seg].Mark(off)
+	}
+	d.segs[seg][off].Store(w)
 	for i := range f.shape.Slots {
 		if e := w >> (i * f.shape.Bits) & f.shape.SlotMask; e != 0 {
 			f.entries.Add(1)
@@ -237,7 +245,7 @@ func (f *Filter) splitOne() error {
 func (f *Filter) addSegment(d *directory) (*directory, error) {
 	n := f.layout.Size(d.buckets)
 	if f.cfg.Reserve != nil {
-		if err := f.cfg.Reserve(8 * n); err != nil {
+		if err := f.cfg.Reserve(segmentBytes(n)); err != nil {
 			return d, err
 		}
 	}
