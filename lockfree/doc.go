@@ -106,4 +106,22 @@
 // successive collections agree (double collect): the copy is then the state
 // at one instant. Under writes that never pause it gives up after 4
 // collections and returns a fuzzy copy; its doc says what that may miss.
+//
+// # Ever-written marks
+//
+// New allocates the table with make and touches none of it: the kernel
+// supplies a page when it is first touched, so a filter reserved far
+// beyond its keys takes almost no memory. To keep dumps from touching it
+// either (reading a page commits it too), a bit for each block of 512
+// buckets (4 KiB, a page: package internal/written) says the block was
+// ever written. Invariant: every bucket holding a fingerprint lies in a
+// marked block. A writer that read a bucket with no fingerprint and is
+// about to put one in marks its block first, then does its CAS (addTo) or
+// K-CAS (shift: only the chain's tail bucket can be empty; every other
+// bucket of a chain holds the fingerprint that leaves it, so its block is
+// marked already); SetBucketBits and FromFilter do the same. A bucket
+// read non-empty needs no mark: the write that filled it marked it. Marks
+// and words are atomic, so a reader that finds a block unmarked missed no
+// fingerprint stored before it looked. NextWritten returns the runs of
+// marked blocks; Reset clears only those, then the marks.
 package lockfree

@@ -22,11 +22,15 @@ func SetHash(fn func(key []byte, seed uint64) uint64) (restore func()) {
 //     (the mark bit clear);
 //   - every slot holds 0 or an f-bit fingerprint;
 //   - alt is an involution on every stored fingerprint, within [0, m);
-//   - the occupied slots add up to Len.
+//   - the occupied slots add up to Len;
+//   - every bucket holding a fingerprint lies in a block marked written.
 func (f *Filter) CheckInvariants() error {
 	var used uint64
 	for i := range f.m {
 		v := f.words[i].Load()
+		if f.l.fingerprints(v) != 0 && !f.marks.Marked(i) {
+			return fmt.Errorf("bucket %d holds %#x in a block never marked written", i, f.l.fingerprints(v))
+		}
 		if kcas.IsMarked(v) {
 			return fmt.Errorf("bucket %d: word %#x still marked at quiescence", i, v)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/cuckoohash/cuckoo/internal/hashing"
 	"github.com/cuckoohash/cuckoo/internal/kcas"
+	"github.com/cuckoohash/cuckoo/internal/written"
 )
 
 // ErrFull is the error Insert returns when it cannot store a key; it is
@@ -26,7 +27,13 @@ var (
 // with no lock: see the package documentation. Its zero value is not usable;
 // call New or FromFilter.
 type Filter struct {
-	words  []atomic.Uint64 // one per bucket
+	words []atomic.Uint64 // one per bucket
+	// marks are the buckets' ever-written marks (package internal/written):
+	// a bucket holds a fingerprint only in a marked block. A writer marks a
+	// bucket it read empty before the CAS or K-CAS that fills it (addTo,
+	// shift, SetBucketBits, FromFilter), so a raw reader that finds a block
+	// unmarked (NextWritten) missed no fingerprint stored before it looked.
+	marks  written.Marks
 	m      uint64
 	l      layout
 	cfg    filter.Config // as New built it (BucketSize filled in if New chose it), for snapshots
@@ -53,6 +60,7 @@ func New(cfg filter.Config) (*Filter, error) {
 	}
 	f := &Filter{
 		words:  make([]atomic.Uint64, lay.Buckets),
+		marks:  make(written.Marks, written.Words(lay.Buckets)),
 		m:      lay.Buckets,
 		l:      newLayout(uint(lay.BucketSize), uint(lay.FingerprintBits)),
 		cfg:    cfg,
@@ -89,8 +97,13 @@ func FromFilter(g *filter.Filter) (*Filter, error) {
 				n++
 			}
 		}
-		f.words[i].Store(v)
-		f.count.add(int64(n))
+		if v != 0 {
+			// Only the buckets that hold something are written: the
+			// others' pages stay untouched, as New left them.
+			f.marks.Mark(i)
+			f.words[i].Store(v)
+			f.count.add(int64(n))
+		}
 	}
 	if bucket, fp, ok := g.Victim(); ok {
 		if err := f.insert(bucket, fp); err != nil {
@@ -276,10 +289,10 @@ func (f *Filter) LoadFactor() float64 {
 	return float64(f.Len()) / float64(f.m*uint64(f.l.slots))
 }
 
-// SizeInBytes returns the memory the filter occupies: 8 bytes a bucket and
-// the fixed header.
+// SizeInBytes returns the memory the filter occupies: 8 bytes a bucket,
+// the ever-written marks (8 bytes a 2^15 buckets) and the fixed header.
 func (f *Filter) SizeInBytes() uint64 {
-	return 8*f.m + uint64(unsafe.Sizeof(*f))
+	return 8*(f.m+uint64(len(f.marks))) + uint64(unsafe.Sizeof(*f))
 }
 
 // FalsePositiveRate returns the expected rate at the current load.
@@ -288,10 +301,15 @@ func (f *Filter) FalsePositiveRate() float64 {
 }
 
 // Reset empties the filter. It must not run concurrently with other methods.
+// It clears the blocks ever written only, touching none of the pages a
+// sparse filter never used.
 func (f *Filter) Reset() {
-	for i := range f.words {
-		f.words[i].Store(0)
+	for lo, hi := f.NextWritten(0); lo < f.m; lo, hi = f.NextWritten(hi) {
+		for i := lo; i < hi; i++ {
+			f.words[i].Store(0)
+		}
 	}
+	f.marks.Clear()
 	f.count.reset()
 }
 

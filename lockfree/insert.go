@@ -60,6 +60,9 @@ func (f *Filter) addTo(i uint64, fp uint32) bool {
 		if j < 0 {
 			return false
 		}
+		if f.l.fingerprints(v) == 0 {
+			f.marks.Mark(i) // before the CAS that fills it (filter.go, marks)
+		}
 		if f.words[i].CompareAndSwap(v, f.l.bump(f.l.setSlot(v, uint(j), fp))) {
 			f.added(1)
 			return true
@@ -180,6 +183,11 @@ func (f *Filter) shift(steps []step, newFP uint32) bool {
 				}
 			} else if slot = f.l.find(v, 0); slot < 0 {
 				return false
+			} else if f.l.fingerprints(v) == 0 {
+				// The tail bucket, read empty: marked before the K-CAS
+				// that fills it. Every other bucket of the chain holds
+				// a fingerprint, so its block is marked already.
+				f.marks.Mark(st.to)
 			}
 			es[len(steps)-j] = f.entry(st.to, v, f.l.setSlot(v, uint(slot), st.fp))
 		}

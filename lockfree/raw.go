@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/written"
 )
 
 // Raw bucket access, for streaming a filter out and in without copying its
@@ -20,8 +21,18 @@ func Size(cfg filter.Config) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 8*lay.Buckets + uint64(unsafe.Sizeof(Filter{})), nil
+	return 8*(lay.Buckets+written.Words(lay.Buckets)) + uint64(unsafe.Sizeof(Filter{})), nil
 }
+
+// NextWritten returns the buckets [lo, hi) of the first run at or after
+// bucket from whose fingerprints may be non-zero: the run's blocks of 512
+// buckets are marked ever written (package internal/written), and every
+// bucket outside such runs is empty. With none, lo = hi = Buckets(). A dump
+// that reads only these runs touches none of the pages a reserved, sparse
+// filter never wrote, which stay unresident. It takes no lock and may run
+// with any operation: a block it reports unwritten held no fingerprint when
+// it looked (the mark is set before the CAS that fills a bucket).
+func (f *Filter) NextWritten(from uint64) (lo, hi uint64) { return f.marks.Next(from, f.m) }
 
 // BucketBits returns the fingerprints of bucket i, slot j at bits
 // [j·f, (j+1)·f), 0 for an empty slot: the bucket's word without its
@@ -41,6 +52,9 @@ func (f *Filter) SetBucketBits(i, v uint64) error {
 		return fmt.Errorf("lockfree: bucket bits %#x exceed %d slots of %d bits", v, f.l.slots, f.l.bits)
 	}
 	old := f.settle(i)
+	if v != 0 && f.l.fingerprints(old) == 0 {
+		f.marks.Mark(i)
+	}
 	f.count.add(int64(f.occupied(v)) - int64(f.occupied(old)))
 	// Keep the counter moving, so that a lookup that read the old word
 	// sees the bucket changed (doc.go).
