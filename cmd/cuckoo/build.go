@@ -57,7 +57,7 @@ func runBuild(e *env, args []string) error {
 	fs := e.flags(buildHelp)
 	out := fs.String("o", "", "write the filter to `FILE` (required)")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive `rate`, in (0, 1)")
-	capacity := countVar(fs, "capacity", 0, 0, math.MaxInt64, "keys the filter is sure to hold (`N`: 1000000, 1_000_000 or 1e6), not a limit; 0 counts INPUT's keys")
+	capacity := capacityVar(fs, "capacity", "keys the filter is sure to hold (`N`: 1000000, 1_000_000 or 1e6), not a limit; 0 counts INPUT's keys")
 	bucketSize := fs.Int("bucket-size", 4, "slots per bucket: 2, 4 or 8")
 	bits := fs.Int("fingerprint-bits", 0, "fingerprint width, 4..32; 0 derives it from --fpr")
 	seed := fs.Uint64("seed", 0, "hash seed")
@@ -80,6 +80,13 @@ func runBuild(e *env, args []string) error {
 		return e.usageErrorf("give --fpr or --fingerprint-bits, not both")
 	case *bits != 0 && *scalable:
 		return e.usageErrorf("--fingerprint-bits does not apply to --scalable (its slots are sized from --fpr)")
+	}
+	shape := filter.Config{BucketSize: *bucketSize, FingerprintBits: *bits}
+	if *bits == 0 {
+		shape.FalsePositiveRate = *fpr
+	}
+	if err := capacity.check(shape); err != nil {
+		return e.usageErrorf("%v", err)
 	}
 
 	if err := refuseInputAsOutput(e, *out, input); err != nil {

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/cuckoohash/cuckoo/filter"
 )
 
 // decimalRE is a decimal number with an optional fraction and exponent,
@@ -136,4 +139,80 @@ func formatSize(n int64) string {
 		}
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// capacityFlag is build's --capacity. A filter's table has at most 2^32
+// buckets (filter.New enforces it), so the most keys it may be built for
+// depends on its bucket size and fingerprint width, which other flags give,
+// possibly after this one. So Set only parses the count, and check, once
+// every flag is parsed, holds it to the limit of the filter's shape.
+type capacityFlag struct {
+	n    int64  // the count, saturated to int64's range
+	text string // as the user wrote it, for the error
+}
+
+func (v *capacityFlag) String() string { return strconv.FormatInt(v.n, 10) }
+
+func (v *capacityFlag) Set(s string) error {
+	n, err := parseCount(s, math.MinInt64, math.MaxInt64)
+	switch {
+	case errors.Is(err, errNotCount):
+		return err
+	case err != nil: // beyond int64: out of range either way
+		n = math.MaxInt64
+		if strings.HasPrefix(s, "-") {
+			n = math.MinInt64
+		}
+	}
+	v.n, v.text = n, s
+	return nil
+}
+
+// check returns an error if the count is negative or more than a filter of
+// shape's bucket size and fingerprint width may be built for.
+func (v *capacityFlag) check(shape filter.Config) error {
+	hi := maxCapacity(shape)
+	if v.n < 0 || uint64(v.n) > hi {
+		slots := shape.BucketSize
+		if slots == 0 {
+			slots = 4
+		}
+		return fmt.Errorf("--capacity %s: out of range: it must be in 0..%d, the most keys that 2^32 buckets of %d slots hold (0 counts INPUT's keys)",
+			v.text, hi, slots)
+	}
+	return nil
+}
+
+// capacityVar defines build's --capacity on fs, 0 by default.
+func capacityVar(fs *flag.FlagSet, name, usage string) *capacityFlag {
+	v := &capacityFlag{text: "0"}
+	fs.Var(v, name, usage)
+	return v
+}
+
+// maxCapacity returns the largest Config.Capacity that filter.New accepts
+// for shape's bucket size and fingerprint width (or rate); shape.Capacity
+// is ignored. filter.New refuses tables of more than 2^32 buckets, and how
+// many keys those hold depends on the shape's design load: the answer is
+// found by asking Config.Layout, where the limit is enforced, so that the
+// two cannot disagree. It returns 0 for a shape that is itself invalid.
+func maxCapacity(shape filter.Config) uint64 {
+	fits := func(c uint64) bool {
+		shape.Capacity = c
+		_, err := shape.Layout()
+		return err == nil
+	}
+	if !fits(1) {
+		return 0
+	}
+	lo, hi := uint64(1), uint64(8)<<32 // at most 2^32 buckets of at most 8 slots
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cuckoohash/cuckoo/filter"
 )
 
 func TestParseCount(t *testing.T) {
@@ -75,7 +80,7 @@ func TestCountFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"build", "-o", out, "--capacity", "-5", in}, `build: invalid value "-5" for flag -capacity: out of range: it must be in 0..9223372036854775807`},
+		{[]string{"build", "-o", out, "--capacity", "-5", in}, `build: --capacity -5: out of range: it must be in 0..16320770867, the most keys that 2^32 buckets of 4 slots hold`},
 		{[]string{"build", "-o", out, "--capacity", "1.5e0", in}, `build: invalid value "1.5e0" for flag -capacity: not a whole number`},
 		{[]string{"demo", "--n", "0"}, `demo: invalid value "0" for flag -n: out of range: it must be in 1..100000000`},
 		{[]string{"demo", "--n", "1e9"}, `demo: invalid value "1e9" for flag -n: out of range: it must be in 1..100000000`},
@@ -132,5 +137,69 @@ func TestParseSize(t *testing.T) {
 		if got := formatSize(n); got != want {
 			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestCapacityLimit: build's --capacity is held to the limit filter.New
+// enforces, 2^32 buckets, for the shape the other flags give, and the error
+// names that limit (issue 24: --capacity -1 named 0..9223372036854775807,
+// and 2e10 passed the flag to fail later in filter.New's terms).
+func TestCapacityLimit(t *testing.T) {
+	for _, shape := range []filter.Config{
+		{BucketSize: 4, FalsePositiveRate: 0.01},
+		{BucketSize: 2, FalsePositiveRate: 0.01},
+		{BucketSize: 8, FalsePositiveRate: 0.01},
+		{BucketSize: 4, FingerprintBits: 6},
+		{BucketSize: 4, FingerprintBits: 32},
+	} {
+		hi := maxCapacity(shape)
+		at, over := shape, shape
+		at.Capacity, over.Capacity = hi, hi+1
+		l, err := at.Layout()
+		if err != nil || l.Buckets > 1<<32 {
+			t.Errorf("%+v: maxCapacity %d: Layout %+v, %v", shape, hi, l, err)
+		}
+		if _, err := over.Layout(); err == nil || !strings.Contains(err.Error(), "2^32") {
+			t.Errorf("%+v: maxCapacity %d, but %d is accepted too (%v)", shape, hi, hi+1, err)
+		}
+		t.Logf("b=%d f=%d rate=%v: at most %d keys", shape.BucketSize, shape.FingerprintBits, shape.FalsePositiveRate, hi)
+	}
+	if got := maxCapacity(filter.Config{BucketSize: 3}); got != 0 {
+		t.Errorf("maxCapacity of 3-slot buckets = %d, want 0", got)
+	}
+
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "keys.txt", keys("k", 10))
+	out := filepath.Join(dir, "f.ckoo")
+	limit := func(b int) uint64 { return maxCapacity(filter.Config{BucketSize: b, FalsePositiveRate: 0.01}) }
+	for _, tc := range []struct {
+		args  []string
+		value string
+		hi    uint64
+		slots int
+	}{
+		{[]string{"--capacity", "-1"}, "-1", limit(4), 4},
+		{[]string{"--capacity", "2e10"}, "2e10", limit(4), 4},
+		{[]string{"--capacity", fmt.Sprint(limit(4) + 1)}, fmt.Sprint(limit(4) + 1), limit(4), 4},
+		{[]string{"--capacity", "1e30"}, "1e30", limit(4), 4},
+		{[]string{"--capacity", "-1e30"}, "-1e30", limit(4), 4},
+		{[]string{"--capacity", "4e10", "--bucket-size", "8"}, "4e10", limit(8), 8},
+		{[]string{"--bucket-size", "2", "--capacity", "-1"}, "-1", limit(2), 2},
+		{[]string{"--scalable", "--capacity", "-1"}, "-1", limit(4), 4},
+	} {
+		args := append(append([]string{"build", "-o", out}, tc.args...), in)
+		code, stdout, stderr := cuckoo(t, "", args...)
+		want := fmt.Sprintf("cuckoo: build: --capacity %s: out of range: it must be in 0..%d, the most keys that 2^32 buckets of %d slots hold (0 counts INPUT's keys)\n",
+			tc.value, tc.hi, tc.slots)
+		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, want) {
+			t.Errorf("cuckoo %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, stdout, stderr, want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused --capacity left %s: %v", out, err)
+	}
+	// Within the limit, the count is used as before.
+	if code, _, stderr := cuckoo(t, "", "build", "-o", out, "--capacity", "0", in); code != 0 {
+		t.Errorf("--capacity 0: exit %d: %s", code, stderr)
 	}
 }
