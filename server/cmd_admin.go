@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
-	"github.com/cuckoohash/cuckoo/server/internal/config"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // TIME, SHUTDOWN and MONITOR.
@@ -116,7 +116,7 @@ func (s *Server) feedMonitors(cl *client, spec *command.Spec, args [][]byte) {
 	line = append(line, ']')
 	for _, a := range args {
 		line = append(line, ' ')
-		line = append(line, config.Quote(string(a))...) // as Redis's sdscatrepr
+		line = append(line, quoted.Quote(string(a))...) // as Redis's sdscatrepr
 	}
 	line = append(line, '\r', '\n')
 	s.mon.mu.Lock()

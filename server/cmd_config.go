@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/config"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 	"github.com/tidwall/match"
 )
 
@@ -43,14 +44,14 @@ func init() {
 type kind uint8
 
 const (
-	kindInt    kind = iota // a decimal integer in [lo, hi]
-	kindMemory             // bytes in [lo, hi], with redis.conf's units (100mb)
-	kindEnum               // one of enum
-	kindString             // any string
-	kindSave               // "" or pairs of seconds and changes
-	kindBind               // one address
-	kindOutput             // client-output-buffer-limit's classes (OutputBufferLimits)
-	kindMemoryPercent      // bytes or a percentage (MemoryOrPercent)
+	kindInt           kind = iota // a decimal integer in [lo, hi]
+	kindMemory                    // bytes in [lo, hi], with redis.conf's units (100mb)
+	kindEnum                      // one of enum
+	kindString                    // any string
+	kindSave                      // "" or pairs of seconds and changes
+	kindBind                      // one address
+	kindOutput                    // client-output-buffer-limit's classes (OutputBufferLimits)
+	kindMemoryPercent             // bytes or a percentage (MemoryOrPercent)
 )
 
 // setting is one row of the table.
@@ -357,7 +358,7 @@ func (x *setting) line(v string) string {
 			return x.name + " " + config.FormatMemory(n)
 		}
 	case kindString:
-		return x.name + " " + config.Quote(v)
+		return x.name + " " + quoted.Quote(v)
 	case kindSave:
 		if v == "" {
 			return `save ""`

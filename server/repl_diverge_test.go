@@ -193,7 +193,7 @@ func TestPsyncOffsets(t *testing.T) {
 		{off, "+CONTINUE"},
 		{off - 1, "+FULLRESYNC"},
 		{off + 1, "+FULLRESYNC"},
-		{off + 1 << 20, "+FULLRESYNC"},
+		{off + 1<<20, "+FULLRESYNC"},
 	} {
 		nc, err := net.Dial("tcp", paddr)
 		if err != nil {

@@ -7,7 +7,7 @@
 // A file is a list of lines. Blank lines and lines whose first non-blank
 // character is '#' are comments. Any other line is a directive: a name and
 // its arguments, separated by blanks, split as Redis splits them
-// (sdssplitargs): an argument may be quoted with "..." (escapes \" \\ \n \r
+// (sdssplitargs, package quoted): an argument may be quoted with "..." (escapes \" \\ \n \r
 // \t \a \b and \xHH) or '...' (escape \' only), and a closing quote must be
 // followed by a blank or the end of the line. Names are case-insensitive.
 // "include" is refused: a file is read alone, so that CONFIG REWRITE can
@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // Directive is one setting line of a file.
@@ -53,12 +55,16 @@ func Parse(file string, data []byte) ([]Directive, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		args, err := Split(line)
+		words, err := quoted.Split([]byte(line))
 		if err != nil {
 			return nil, &Error{file, i + 1, err.Error()}
 		}
-		if len(args) == 0 {
+		if len(words) == 0 {
 			continue
+		}
+		args := make([]string, len(words))
+		for j, w := range words {
+			args[j] = string(w)
 		}
 		d := Directive{Name: strings.ToLower(args[0]), Args: args[1:], Line: i + 1}
 		if d.Name == "include" {
@@ -67,136 +73,6 @@ func Parse(file string, data []byte) ([]Directive, error) {
 		out = append(out, d)
 	}
 	return out, nil
-}
-
-// Split splits a line into arguments as Redis's sdssplitargs does (see the
-// package documentation).
-func Split(line string) ([]string, error) {
-	var out []string
-	i := 0
-	for {
-		for i < len(line) && isBlank(line[i]) {
-			i++
-		}
-		if i == len(line) {
-			return out, nil
-		}
-		var cur []byte
-		inq, insq := false, false
-		for done := false; !done; {
-			switch {
-			case inq:
-				switch {
-				case i == len(line):
-					return nil, fmt.Errorf("unbalanced quotes")
-				case line[i] == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					cur = append(cur, unhex(line[i+2])<<4|unhex(line[i+3]))
-					i += 3
-				case line[i] == '\\' && i+1 < len(line):
-					i++
-					switch c := line[i]; c {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, c)
-					}
-				case line[i] == '"':
-					if i+1 < len(line) && !isBlank(line[i+1]) {
-						return nil, fmt.Errorf("a closing quote must be followed by a blank")
-					}
-					done = true
-				default:
-					cur = append(cur, line[i])
-				}
-			case insq:
-				switch {
-				case i == len(line):
-					return nil, fmt.Errorf("unbalanced quotes")
-				case line[i] == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					i++
-					cur = append(cur, '\'')
-				case line[i] == '\'':
-					if i+1 < len(line) && !isBlank(line[i+1]) {
-						return nil, fmt.Errorf("a closing quote must be followed by a blank")
-					}
-					done = true
-				default:
-					cur = append(cur, line[i])
-				}
-			default:
-				switch {
-				case i == len(line) || isBlank(line[i]):
-					done = true
-				case line[i] == '"':
-					inq = true
-				case line[i] == '\'':
-					insq = true
-				default:
-					cur = append(cur, line[i])
-				}
-			}
-			if i < len(line) {
-				i++
-			}
-		}
-		out = append(out, string(cur))
-	}
-}
-
-func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	}
-	return c - 'a' + 10
-}
-
-// Quote returns s in double quotes, escaped so that Split reads it back as
-// one argument equal to s (Redis's sdscatrepr).
-func Quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\', '"':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\a':
-			b.WriteString(`\a`)
-		case '\b':
-			b.WriteString(`\b`)
-		default:
-			if c < ' ' || c >= 0x7f {
-				fmt.Fprintf(&b, `\x%02x`, c)
-			} else {
-				b.WriteByte(c)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // memoryUnits are redis.conf's units, as Redis reads them (memtoull): k, m

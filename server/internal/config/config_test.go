@@ -52,34 +52,6 @@ func TestConfigParseErrors(t *testing.T) {
 	}
 }
 
-func TestConfigSplit(t *testing.T) {
-	for _, tc := range []struct {
-		line string
-		want []string
-	}{
-		{"a b  c", []string{"a", "b", "c"}},
-		{`x "" y`, []string{"x", "", "y"}},
-		{`foo"bar baz"`, []string{"foobar baz"}},
-		{`"\x4a\x4B\xZZ"`, []string{"JKxZZ"}},
-		{`'a\\b'`, []string{`a\\b`}},
-		{"", nil},
-	} {
-		got, err := config.Split(tc.line)
-		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("Split(%q) = %q, %v; want %q", tc.line, got, err, tc.want)
-		}
-	}
-}
-
-func TestConfigQuote(t *testing.T) {
-	for _, s := range []string{"", "plain", "a b", `"q"`, `back\slash`, "\x00\x01\xff\n\r\t\a\b", "'"} {
-		got, err := config.Split("x " + config.Quote(s))
-		if err != nil || len(got) != 2 || got[1] != s {
-			t.Errorf("Split(Quote(%q)) = %q, %v", s, got, err)
-		}
-	}
-}
-
 func TestConfigMemory(t *testing.T) {
 	for _, tc := range []struct {
 		s  string

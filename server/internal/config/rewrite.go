@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // Setting is one setting's line for Rewrite.
@@ -35,8 +37,8 @@ func Rewrite(data []byte, settings []Setting) []byte {
 		for _, line := range strings.Split(text, "\n") {
 			trimmed := strings.Trim(line, " \t\r")
 			marked = marked || trimmed == Marker
-			if args, err := Split(trimmed); err == nil && len(args) > 0 && trimmed[0] != '#' {
-				name := strings.ToLower(args[0])
+			if args, err := quoted.Split([]byte(trimmed)); err == nil && len(args) > 0 && trimmed[0] != '#' {
+				name := strings.ToLower(string(args[0]))
 				if s := byName[name]; s != nil {
 					if !written[name] {
 						written[name] = true

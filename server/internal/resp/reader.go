@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // Redis's limits for a client that has not authenticated (since 6.2.6): a
@@ -232,111 +234,14 @@ func (rd *Reader) inline() (args [][]byte, consumed bool, err error) {
 	ln := trimCR(rd.buf[rd.r : rd.r+end])
 	rd.r += end + 1
 	rd.reset()
-	args, err = splitArgs(ln)
+	args, err = quoted.Split(ln)
+	if err != nil {
+		return nil, true, errUnbalancedQuotes
+	}
 	if len(args) == 0 {
 		args = nil
 	}
-	return args, true, err
-}
-
-// splitArgs splits an inline request into words: separated by spaces or
-// tabs, a word in double quotes may hold the escapes \n \r \t \b \a \\ \"
-// and \xHH, one in single quotes only \'; a closing quote must be followed
-// by a space or the end. The words are copies.
-func splitArgs(line []byte) ([][]byte, error) {
-	var args [][]byte
-	i := 0
-	for {
-		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-			i++
-		}
-		if i == len(line) {
-			return args, nil
-		}
-		var word []byte
-		switch line[i] {
-		case '"':
-			i++
-			for {
-				if i == len(line) {
-					return nil, errUnbalancedQuotes
-				}
-				c := line[i]
-				if c == '"' {
-					i++
-					break
-				}
-				if c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]) {
-					word = append(word, unhex(line[i+2])<<4|unhex(line[i+3]))
-					i += 4
-					continue
-				}
-				if c == '\\' && i+1 < len(line) {
-					i++
-					switch c = line[i]; c {
-					case 'n':
-						c = '\n'
-					case 'r':
-						c = '\r'
-					case 't':
-						c = '\t'
-					case 'b':
-						c = '\b'
-					case 'a':
-						c = '\a'
-					}
-				}
-				word = append(word, c)
-				i++
-			}
-		case '\'':
-			i++
-			for {
-				if i == len(line) {
-					return nil, errUnbalancedQuotes
-				}
-				c := line[i]
-				if c == '\'' {
-					i++
-					break
-				}
-				if c == '\\' && i+1 < len(line) && line[i+1] == '\'' {
-					c = '\''
-					i++
-				}
-				word = append(word, c)
-				i++
-			}
-		default:
-			for i < len(line) && line[i] != ' ' && line[i] != '\t' {
-				word = append(word, line[i])
-				i++
-			}
-			args = append(args, word)
-			continue
-		}
-		if i < len(line) && line[i] != ' ' && line[i] != '\t' {
-			return nil, errUnbalancedQuotes
-		}
-		if word == nil {
-			word = []byte{}
-		}
-		args = append(args, word)
-	}
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c <= 'F':
-		return c - 'A' + 10
-	}
-	return c - 'a' + 10
+	return args, true, nil
 }
 
 // fill reads once from the source into the buffer. It drops the consumed

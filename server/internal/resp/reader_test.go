@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // chunkReader returns data in the chunks given by sizes (cycled), at most
@@ -84,9 +86,9 @@ func modelParse(data []byte, authed bool, lim Limits) (reqs [][][]byte, err erro
 				return reqs, err
 			}
 			data = data[n:]
-			args, err := splitArgs(ln)
+			args, err := quoted.Split(ln)
 			if err != nil {
-				return reqs, err
+				return reqs, errUnbalancedQuotes
 			}
 			if len(args) > 0 {
 				reqs = append(reqs, args)
@@ -355,31 +357,5 @@ func TestReaderOnResize(t *testing.T) {
 	}
 	if peak < 1<<20 || sizes[len(sizes)-1] > idleBufCap {
 		t.Errorf("sizes reported %v: want growth past 1 MiB, then a small buffer", sizes)
-	}
-}
-
-func TestSplitArgs(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{`a b  c`, `["a" "b" "c"]`},
-		{"\ta\t", `["a"]`},
-		{`"a b" 'c d'`, `["a b" "c d"]`},
-		{`"\x41\n\t\"" '\''`, `["A\n\t\"" "'"]`},
-		{`"" ''`, `["" ""]`},
-		{`"\xZZ"`, `["xZZ"]`},
-		{``, `[]`},
-	} {
-		args, err := splitArgs([]byte(tc.in))
-		if err != nil {
-			t.Errorf("%q: %v", tc.in, err)
-			continue
-		}
-		if got := fmt.Sprintf("%q", args); got != tc.want {
-			t.Errorf("%q: %s, want %s", tc.in, got, tc.want)
-		}
-	}
-	for _, in := range []string{`"a`, `'a`, `"a"b`, `'a'b`} {
-		if _, err := splitArgs([]byte(in)); err != errUnbalancedQuotes {
-			t.Errorf("%q: %v, want unbalanced quotes", in, err)
-		}
 	}
 }
