@@ -90,9 +90,9 @@ func (f *Filter) checkWritten(d *directory) error {
 	n := f.Buckets()
 	var at uint64
 	for from := uint64(0); ; {
-		lo, hi := f.NextWritten(from)
+		lo, hi := f.NextWritten(from, n)
 		if lo < from || hi > n || lo > hi || lo == hi && lo != n {
-			return fmt.Errorf("NextWritten(%d) = [%d, %d) in %d buckets", from, lo, hi, n)
+			return fmt.Errorf("NextWritten(%d, %d) = [%d, %d)", from, n, lo, hi)
 		}
 		for ; at < lo; at++ {
 			if w := d.word(at).Load(); w != 0 {

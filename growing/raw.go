@@ -23,25 +23,26 @@ func (f *Filter) Geometry() (level uint, split uint64) {
 // Word returns bucket j's word, j < Buckets().
 func (f *Filter) Word(j uint64) uint64 { return f.dir.Load().word(j).Load() }
 
-// NextWritten returns the buckets [lo, hi) of the first run at or after
-// bucket from, below Buckets(), whose words may be non-zero: the run's
+// NextWritten returns the buckets [lo, hi) of the first run in buckets
+// [from, end) whose words may be non-zero, clipped to them: the run's
 // blocks of 512 buckets are marked ever written (package internal/written),
-// and every bucket outside such runs is 0. With none, lo = hi = Buckets().
-// Runs do not cross segments: the next may start at hi. A dump that reads
-// only these runs touches none of the pages a reserved, sparse table never
-// wrote, which stay unresident. Like Word it takes no lock; a block it
-// reports unwritten held nothing when it looked (written's Ordering).
-func (f *Filter) NextWritten(from uint64) (lo, hi uint64) {
+// and every bucket outside such runs is 0. With none, lo = hi = end (end is
+// taken as Buckets() if greater). Runs do not cross segments: the next may
+// start at hi. A dump that reads only these runs touches none of the pages
+// a reserved, sparse table never wrote, which stay unresident. Like Word it
+// takes no lock; a block it reports unwritten held nothing when it looked
+// (written's Ordering).
+func (f *Filter) NextWritten(from, end uint64) (lo, hi uint64) {
 	d := f.dir.Load()
-	n := min(f.Buckets(), d.buckets)
+	n := min(end, f.Buckets(), d.buckets)
 	for from < n {
 		seg, off := d.layout.Locate(from)
-		start := from - off
-		end := min(uint64(len(d.segs[seg])), n-start)
-		if lo, hi := d.marks[seg].Next(off, end); lo < end {
+		start := from - off // the segment's first bucket
+		stop := min(uint64(len(d.segs[seg])), n-start)
+		if lo, hi := d.marks[seg].Next(off, stop); lo < stop {
 			return start + lo, start + hi
 		}
-		from = start + end
+		from = start + stop
 	}
 	return n, n
 }

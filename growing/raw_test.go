@@ -119,7 +119,7 @@ func TestRawErrors(t *testing.T) {
 // cleared but by Reset) and their words 0.
 func TestNextWrittenSparse(t *testing.T) {
 	f := mustNew(t, growing.Config{InitialCapacity: 1 << 24, Seed: 3})
-	if lo, hi := f.NextWritten(0); lo != f.Buckets() || hi != lo {
+	if lo, hi := f.NextWritten(0, f.Buckets()); lo != f.Buckets() || hi != lo {
 		t.Fatalf("an empty table: NextWritten(0) = [%d, %d), want none of %d", lo, hi, f.Buckets())
 	}
 	for i := range 3 {
@@ -129,7 +129,7 @@ func TestNextWrittenSparse(t *testing.T) {
 	}
 	var covered, runs uint64
 	for from := uint64(0); ; runs++ {
-		lo, hi := f.NextWritten(from)
+		lo, hi := f.NextWritten(from, f.Buckets())
 		if lo == f.Buckets() {
 			break
 		}
@@ -148,7 +148,7 @@ func TestNextWrittenSparse(t *testing.T) {
 	if err := f.Reset(); err != nil {
 		t.Fatal(err)
 	}
-	if lo, _ := f.NextWritten(0); lo != f.Buckets() {
+	if lo, _ := f.NextWritten(0, f.Buckets()); lo != f.Buckets() {
 		t.Fatalf("after Reset, bucket %d is marked written", lo)
 	}
 }

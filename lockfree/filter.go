@@ -304,7 +304,7 @@ func (f *Filter) FalsePositiveRate() float64 {
 // It clears the blocks ever written only, touching none of the pages a
 // sparse filter never used.
 func (f *Filter) Reset() {
-	for lo, hi := f.NextWritten(0); lo < f.m; lo, hi = f.NextWritten(hi) {
+	for lo, hi := f.NextWritten(0, f.m); lo < f.m; lo, hi = f.NextWritten(hi, f.m) {
 		for i := lo; i < hi; i++ {
 			f.words[i].Store(0)
 		}

@@ -24,15 +24,18 @@ func Size(cfg filter.Config) (uint64, error) {
 	return 8*(lay.Buckets+written.Words(lay.Buckets)) + uint64(unsafe.Sizeof(Filter{})), nil
 }
 
-// NextWritten returns the buckets [lo, hi) of the first run at or after
-// bucket from whose fingerprints may be non-zero: the run's blocks of 512
-// buckets are marked ever written (package internal/written), and every
-// bucket outside such runs is empty. With none, lo = hi = Buckets(). A dump
-// that reads only these runs touches none of the pages a reserved, sparse
-// filter never wrote, which stay unresident. It takes no lock and may run
-// with any operation: a block it reports unwritten held no fingerprint when
-// it looked (the mark is set before the CAS that fills a bucket).
-func (f *Filter) NextWritten(from uint64) (lo, hi uint64) { return f.marks.Next(from, f.m) }
+// NextWritten returns the buckets [lo, hi) of the first run in buckets
+// [from, end) whose fingerprints may be non-zero, clipped to them: the
+// run's blocks of 512 buckets are marked ever written (package
+// internal/written), and every bucket outside such runs is empty. With
+// none, lo = hi = end (end is taken as Buckets() if greater). A dump that
+// reads only these runs touches none of the pages a reserved, sparse filter
+// never wrote, which stay unresident. It takes no lock and may run with any
+// operation: a block it reports unwritten held no fingerprint when it
+// looked (the mark is set before the CAS that fills a bucket).
+func (f *Filter) NextWritten(from, end uint64) (lo, hi uint64) {
+	return f.marks.Next(from, min(end, f.m))
+}
 
 // BucketBits returns the fingerprints of bucket i, slot j at bits
 // [j·f, (j+1)·f), 0 for an empty slot: the bucket's word without its

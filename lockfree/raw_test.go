@@ -89,7 +89,7 @@ func TestSetBucketBitsErrors(t *testing.T) {
 // written returns the buckets NextWritten reports, run by run, and the
 // runs.
 func written(f *lockfree.Filter) (buckets, runs uint64) {
-	for lo, hi := f.NextWritten(0); lo < f.Buckets(); lo, hi = f.NextWritten(hi) {
+	for lo, hi := f.NextWritten(0, f.Buckets()); lo < f.Buckets(); lo, hi = f.NextWritten(hi, f.Buckets()) {
 		if hi <= lo || hi > f.Buckets() {
 			panic(fmt.Sprintf("NextWritten: [%d, %d) of %d", lo, hi, f.Buckets()))
 		}
@@ -128,7 +128,7 @@ func TestNextWrittenSparse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for lo, hi := f.NextWritten(0); lo < f.Buckets(); lo, hi = f.NextWritten(hi) {
+	for lo, hi := f.NextWritten(0, f.Buckets()); lo < f.Buckets(); lo, hi = f.NextWritten(hi, f.Buckets()) {
 		for i := lo; i < hi; i++ {
 			if err := g.SetBucketBits(i, f.BucketBits(i)); err != nil {
 				t.Fatal(err)
@@ -204,7 +204,7 @@ func TestNextWrittenConcurrent(t *testing.T) {
 		}
 		finished = int(in[0]+in[1]) == n
 		seen := map[uint64]uint64{}
-		for lo, hi := f.NextWritten(0); lo < f.Buckets(); lo, hi = f.NextWritten(hi) {
+		for lo, hi := f.NextWritten(0, f.Buckets()); lo < f.Buckets(); lo, hi = f.NextWritten(hi, f.Buckets()) {
 			for i := lo; i < hi; i++ {
 				if v := f.BucketBits(i); v != 0 {
 					seen[i] = v
