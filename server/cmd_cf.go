@@ -12,12 +12,13 @@ import (
 
 func init() {
 	handle("cf.reserve", cfReserve)
-	handle("cf.add", cfAdd)
-	handle("cf.addnx", cfAdd)
-	handle("cf.insert", cfInsert)
-	handle("cf.insertnx", cfInsert)
-	handle("cf.exists", cfExists)
-	handle("cf.mexists", cfExists)
+	// Each variant is bound to its own handler, by its spec's name.
+	handle("cf.add", cfAdd(false))
+	handle("cf.addnx", cfAdd(true))
+	handle("cf.insert", cfInsert(false))
+	handle("cf.insertnx", cfInsert(true))
+	handle("cf.exists", cfExists(false))
+	handle("cf.mexists", cfExists(true))
 	handle("cf.count", cfCount)
 	handle("cf.del", cfDel)
 	handle("cf.info", cfInfo)
@@ -165,9 +166,12 @@ func checkExpansions(c *cuckoo, d *FilterDefaults) error {
 	return nil
 }
 
-// CF.ADD key item, CF.ADDNX key item. RESP3: a boolean, as RedisBloom.
-func cfAdd(s *Server, cl *client, args [][]byte) {
-	nx := len(args[0]) == len("cf.addnx")
+// CF.ADD key item, CF.ADDNX key item (nx). RESP3: a boolean, as RedisBloom.
+func cfAdd(nx bool) handler {
+	return func(s *Server, cl *client, args [][]byte) { cfAddItem(s, cl, args, nx) }
+}
+
+func cfAddItem(s *Server, cl *client, args [][]byte, nx bool) {
 	d := s.filterDefaults()
 	var added bool
 	err := s.store.write(cl, args[1], d.create(uint64(d.InitialSize)), func(c *cuckoo, _ bool) error {
@@ -188,10 +192,14 @@ func cfAdd(s *Server, cl *client, args [][]byte) {
 	cl.wr.WriteBool(added)
 }
 
-// CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item..., CF.INSERTNX. An item
-// that does not fit answers -1 (RESP3: false for CF.INSERT), as RedisBloom.
-func cfInsert(s *Server, cl *client, args [][]byte) {
-	nx := len(args[0]) == len("cf.insertnx")
+// CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item..., CF.INSERTNX (nx). An
+// item that does not fit answers -1 (RESP3: false for CF.INSERT), as
+// RedisBloom.
+func cfInsert(nx bool) handler {
+	return func(s *Server, cl *client, args [][]byte) { cfInsertItems(s, cl, args, nx) }
+}
+
+func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 	d := s.filterDefaults()
 	create := d.create(uint64(d.InitialSize))
 	wrongArity := replyErr("ERR wrong number of arguments for '" + strings.ToLower(string(args[0])) + "' command")
@@ -296,14 +304,17 @@ func (s *Server) lookup(key []byte) *cuckoo {
 	return c
 }
 
-// CF.EXISTS key item, CF.MEXISTS key item...: lock-free. RESP3: booleans.
-func cfExists(s *Server, cl *client, args [][]byte) {
-	c := s.lookup(args[1])
-	if len(args[0]) == len("cf.mexists") {
-		cl.wr.WriteArray(len(args) - 2)
-	}
-	for _, it := range args[2:] {
-		cl.wr.WriteBool(c != nil && c.exists(it))
+// CF.EXISTS key item, CF.MEXISTS key item... (multi: an array): lock-free.
+// RESP3: booleans.
+func cfExists(multi bool) handler {
+	return func(s *Server, cl *client, args [][]byte) {
+		c := s.lookup(args[1])
+		if multi {
+			cl.wr.WriteArray(len(args) - 2)
+		}
+		for _, it := range args[2:] {
+			cl.wr.WriteBool(c != nil && c.exists(it))
+		}
 	}
 }
 

@@ -27,8 +27,8 @@ func init() {
 	handle("dbsize", cmdDbsize)
 	handle("flushall", cmdFlush)
 	handle("flushdb", cmdFlush)
-	handle("rename", cmdRename)
-	handle("renamenx", cmdRename)
+	handle("rename", cmdRename(false))
+	handle("renamenx", cmdRename(true))
 	handle("randomkey", cmdRandomKey)
 }
 
@@ -44,9 +44,13 @@ func (s *store) liveKeys() iter.Seq2[string, *cuckoo] {
 	}
 }
 
-// RENAME key newkey: OK; RENAMENX key newkey: 1, or 0 if newkey exists.
-func cmdRename(s *Server, cl *client, a [][]byte) {
-	nx := len(a[0]) == len("renamenx")
+// RENAME key newkey: OK; RENAMENX key newkey (nx): 1, or 0 if newkey
+// exists.
+func cmdRename(nx bool) handler {
+	return func(s *Server, cl *client, a [][]byte) { renameKey(s, cl, a, nx) }
+}
+
+func renameKey(s *Server, cl *client, a [][]byte, nx bool) {
 	moved, err := s.store.rename(cl, a[1], a[2], nx)
 	switch {
 	case err != nil:
