@@ -112,7 +112,8 @@ func runClusterCreate(e *env, args []string) error {
 		plan = append(plan, plannedNode{host: host, port: port})
 	}
 	if per := int(replicas.n) + 1; len(addrs)%per != 0 {
-		return e.usageErrorf("%d nodes are not a multiple of --replicas %d plus 1: each primary needs %d replicas", len(addrs), replicas.n, replicas.n)
+		return e.usageErrorf("%s %s not a multiple of --replicas %d plus 1: each primary needs %s", count(len(addrs), "node", "nodes"),
+			plural(len(addrs), "is", "are"), replicas.n, count(int(replicas.n), "replica", "replicas"))
 	}
 	ctx := context.Background()
 	// Check every node before changing any.
@@ -140,8 +141,8 @@ func runClusterCreate(e *env, args []string) error {
 	if err := a.waitReady(ctx, &topo, clusterWait); err != nil {
 		return fmt.Errorf("cluster create: the topology is set (epoch %d), but %w", epoch, err)
 	}
-	fmt.Fprintf(e.stdout, "created a cluster of %d primaries and %d replicas, epoch %d:\n\n",
-		len(topo.primaries()), len(topo.Nodes)-len(topo.primaries()), epoch)
+	fmt.Fprintf(e.stdout, "created a cluster of %s and %s, epoch %d:\n\n",
+		count(len(topo.primaries()), "primary", "primaries"), count(len(topo.Nodes)-len(topo.primaries()), "replica", "replicas"), epoch)
 	return writeTopology(e.stdout, &topo)
 }
 
@@ -164,7 +165,7 @@ func (a *clusterAdmin) checkNew(ctx context.Context, addr string) (*nodeStatus, 
 		return nil, nodeError(addr, err)
 	}
 	if keys > 0 {
-		return nil, fmt.Errorf("node %s holds %d keys: only an empty node can join a cluster", addr, keys)
+		return nil, fmt.Errorf("node %s holds %s: only an empty node can join a cluster", addr, count(int(keys), "key", "keys"))
 	}
 	if f := infoFields(ctx, c, "replication"); f["role"] != "master" {
 		return nil, fmt.Errorf("node %s is a replica of %s:%s: send it REPLICAOF NO ONE first", addr, f["master_host"], f["master_port"])
@@ -275,7 +276,8 @@ func runClusterAddNode(e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "cuckoo: cluster add-node: warning: %s\n", w)
 	}
 	if len(v.Errs) > 0 {
-		return fmt.Errorf("cluster add-node: %d of the cluster's %d nodes are unreachable (above): the new topology must reach every node; no node was changed", len(v.Errs), len(v.Topo.Nodes))
+		return fmt.Errorf("cluster add-node: %d of the cluster's %d nodes %s unreachable (above): the new topology must reach every node; no node was changed",
+			len(v.Errs), len(v.Topo.Nodes), plural(len(v.Errs), "is", "are"))
 	}
 	st, err := a.status(ctx, newAddr)
 	if err != nil {

@@ -85,7 +85,7 @@ func runClusterFix(e *env, args []string) error {
 		if epoch, err = a.push(ctx, best, order); err != nil {
 			return fmt.Errorf("cluster fix: %w", err)
 		}
-		fmt.Fprintf(e.stdout, "the topology of epoch %d is now on %d nodes, as epoch %d\n", best.Epoch, len(order), epoch)
+		fmt.Fprintf(e.stdout, "the topology of epoch %d is now on %s, as epoch %d\n", best.Epoch, count(len(order), "node", "nodes"), epoch)
 	}
 	best.Epoch = epoch
 	// Replicas that do not replicate their primary.
@@ -109,7 +109,7 @@ func runClusterFix(e *env, args []string) error {
 		}
 	}
 	if agree && len(repoint) == 0 {
-		fmt.Fprintf(e.stdout, "the %d nodes that answer agree (epoch %d): nothing to fix\n", len(order), epoch)
+		fmt.Fprintf(e.stdout, "the %s (epoch %d): nothing to fix\n", count(len(order), "node that answers is alone", "nodes that answer agree"), epoch)
 	}
 	if len(down) > 0 {
 		return fmt.Errorf("cluster fix: %s cannot be reached: run fix again once back", strings.Join(down, ", "))

@@ -88,7 +88,7 @@ func runClusterInfo(e *env, args []string) error {
 	case err != nil:
 		return fmt.Errorf("cluster info: %w", err)
 	case r.unreachable > 0:
-		return fmt.Errorf("cluster info: %d of %d nodes are unreachable", r.unreachable, len(r.Nodes))
+		return fmt.Errorf("cluster info: %d of %d nodes %s unreachable", r.unreachable, len(r.Nodes), plural(r.unreachable, "is", "are"))
 	case len(r.Problems) > 0:
 		return exitStatus(1)
 	}
@@ -144,8 +144,8 @@ func (a *clusterAdmin) report(ctx context.Context, v *clusterView) *clusterRepor
 		}
 	}
 	if len(r.Uncovered) > 0 {
-		r.Problems = append(r.Problems, fmt.Sprintf("%d of %d slots have no owner: %s",
-			countSlots(r.Uncovered), clusterSlots, formatSlotRanges(r.Uncovered)))
+		r.Problems = append(r.Problems, fmt.Sprintf("%d of %d slots %s no owner: %s",
+			countSlots(r.Uncovered), clusterSlots, plural(countSlots(r.Uncovered), "has", "have"), formatSlotRanges(r.Uncovered)))
 	}
 	return r
 }
@@ -198,8 +198,8 @@ func (r *clusterReport) nodeName(id string) string {
 }
 
 func (r *clusterReport) writeText(w io.Writer) error {
-	fmt.Fprintf(w, "cluster of %d nodes (%d primaries), epoch %d, through %s\n\n",
-		len(r.Nodes), len(r.topo.primaries()), r.Epoch, r.Seed)
+	fmt.Fprintf(w, "cluster of %s (%s), epoch %d, through %s\n\n",
+		count(len(r.Nodes), "node", "nodes"), count(len(r.topo.primaries()), "primary", "primaries"), r.Epoch, r.Seed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ADDRESS\tID\tROLE\tPRIMARY\tSLOTS\tCOUNT\tKEYS\tITEMS\tMEMORY\tLINK")
 	for _, n := range r.Nodes {

@@ -186,8 +186,8 @@ func (m *slotMove) run(ctx context.Context) error {
 	if err := m.close(ctx, todo); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.out, "moved %d slots (%s) and %d keys from %s to %s in %v\n", countSlots(todo),
-		formatSlotRanges(todo), m.keys, src.name(), dst.name(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(m.out, "moved %s (%s) and %s from %s to %s in %v\n", count(countSlots(todo), "slot", "slots"),
+		formatSlotRanges(todo), count(m.keys, "key", "keys"), src.name(), dst.name(), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -360,11 +360,12 @@ func runClusterRebalance(e *env, args []string) error {
 	}
 	moves := planRebalance(&v.Topo, *threshold)
 	if len(moves) == 0 {
-		fmt.Fprintf(e.stdout, "the %d primaries are balanced (within %v%% of their share): nothing to move\n", len(v.Topo.primaries()), *threshold)
+		fmt.Fprintf(e.stdout, "the %s balanced (within %v%% of a share each): nothing to move\n",
+			count(len(v.Topo.primaries()), "primary is", "primaries are"), *threshold)
 		return nil
 	}
 	for _, mv := range moves {
-		fmt.Fprintf(e.stdout, "move %d slots (%s) from %s to %s\n", countSlots(mv.slots), formatSlotRanges(mv.slots),
+		fmt.Fprintf(e.stdout, "move %s (%s) from %s to %s\n", count(countSlots(mv.slots), "slot", "slots"), formatSlotRanges(mv.slots),
 			v.Topo.node(mv.from).name(), v.Topo.node(mv.to).name())
 	}
 	if *dry {

@@ -278,8 +278,26 @@ func TestClusterMoveSlotsRefusals(t *testing.T) {
 		}
 	}
 	code, out, _ := cuckoo(t, "", "cluster", "rebalance", addrs[0])
-	if code != 0 || !strings.Contains(out, "balanced") {
+	if code != 0 || !strings.Contains(out, "the 3 primaries are balanced") {
 		t.Errorf("rebalance of a balanced cluster: exit %d\n%s", code, out)
+	}
+
+	// One slot holding one key: counts of one are singular (issue 24: "1
+	// keys").
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: addrs[0]})
+	defer c.Close()
+	key, slot := "", int64(-1)
+	for i := 0; slot < 0 || slot > 5461; i++ { // create gives addrs[0] slots 0-5461
+		key = fmt.Sprintf("k%d", i)
+		slot = c.ClusterKeySlot(ctx, key).Val()
+	}
+	if err := c.Do(ctx, "CF.ADD", key, "item").Err(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cuckoo(t, "", "cluster", "move-slots", "--from", addrs[0], "--to", addrs[1], "--slots", fmt.Sprint(slot))
+	if want := fmt.Sprintf("moved 1 slot (%d) and 1 key from ", slot); code != 0 || !strings.HasPrefix(out, want) {
+		t.Errorf("move-slots of one slot holding one key: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
 	}
 }
 

@@ -645,7 +645,7 @@ func TestClusterAddNode(t *testing.T) {
 	nodes[3].cmd.Process.Kill()
 	nodes[3].cmd.Wait()
 	r, code, stderr = clusterReportOf(t, first)
-	if code != 2 || !strings.Contains(stderr, "cluster info: 1 of 4 nodes are unreachable") {
+	if code != 2 || !strings.Contains(stderr, "cluster info: 1 of 4 nodes is unreachable") {
 		t.Errorf("cluster info with a node down: exit %d, %s", code, stderr)
 	}
 	for _, n := range r.Nodes {
@@ -662,7 +662,7 @@ func TestClusterAddNode(t *testing.T) {
 		t.Errorf("cluster info (text) with a node down: exit %d\n%s", code, stdout)
 	}
 	code, _, stderr = cuckoo(t, "", "cluster", "add-node", spare, first)
-	if code != 2 || !strings.Contains(stderr, "1 of the cluster's 4 nodes are unreachable (above): the new topology must reach every node; no node was changed") {
+	if code != 2 || !strings.Contains(stderr, "1 of the cluster's 4 nodes is unreachable (above): the new topology must reach every node; no node was changed") {
 		t.Errorf("add-node with a node down: exit %d, %s", code, stderr)
 	}
 }
@@ -677,7 +677,8 @@ func TestClusterUsage(t *testing.T) {
 		{nil, "cuckoo: cluster: missing subcommand\nusage: cuckoo cluster SUBCOMMAND"},
 		{[]string{"frobnicate"}, `cuckoo: cluster: unknown subcommand "frobnicate"`},
 		{[]string{"create"}, "cuckoo: cluster create: missing HOST:PORT\nusage: cuckoo cluster create [--replicas N]"},
-		{[]string{"create", "--replicas", "1", "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}, "cluster create: 3 nodes are not a multiple of --replicas 1 plus 1: each primary needs 1 replicas"},
+		{[]string{"create", "--replicas", "1", "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}, "cluster create: 3 nodes are not a multiple of --replicas 1 plus 1: each primary needs 1 replica"},
+		{[]string{"create", "--replicas", "2", "127.0.0.1:1"}, "cluster create: 1 node is not a multiple of --replicas 2 plus 1: each primary needs 2 replicas"},
 		{[]string{"create", "--replicas", "-1", "127.0.0.1:1"}, `cluster create: invalid value "-1" for flag -replicas: out of range`},
 		{[]string{"create", "127.0.0.1"}, `cluster create: node address "127.0.0.1": want host:port`},
 		{[]string{"create", "127.0.0.1:99999"}, `cluster create: node address "127.0.0.1:99999": want host:port with a port in 1..65535`},

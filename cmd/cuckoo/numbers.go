@@ -216,3 +216,13 @@ func maxCapacity(shape filter.Config) uint64 {
 	}
 	return lo
 }
+
+// plural returns one if n is 1 and many otherwise, for the verb or noun
+// that goes with a count: "1 of 4 nodes is", "2 of 4 nodes are". count
+// (build.go) writes the count and its noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
