@@ -187,3 +187,26 @@ func TestRunLongLine(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOneURL: a file of one URL is reported in the singular (issue 24:
+// "1 keys").
+func TestRunOneURL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "urls.txt")
+	if err := os.WriteFile(path, []byte("https://a.example/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config{URLs: path, Filter: filter.ScalableConfig{InitialCapacity: 1, FalsePositiveRate: 0.001}}
+	var out bytes.Buffer
+	if _, err := run(context.Background(), cfg, &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"1 URL streamed from ", "grew 0 doublings from 1 key, to 1 bucket of ", "wrongly skipped: 0 new URLs"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, " 1 URLs") || strings.Contains(text, " 1 keys") || strings.Contains(text, " 1 buckets") {
+		t.Errorf("a plural after 1:\n%s", text)
+	}
+}

@@ -121,10 +121,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (Report, error) {
 func (r Report) print(out io.Writer, cfg config) error {
 	f, m := r.Filter, r.Map
 	if g := r.Generated; g != nil {
-		fmt.Fprintf(out, "%d URLs generated (%d distinct, %.0f%% repeats, %.1f MB), streamed from %s\n\n",
-			g.lines, g.distinct, 100*float64(g.lines-g.distinct)/float64(g.lines), float64(g.bytes)/1e6, r.Path)
+		fmt.Fprintf(out, "%s generated (%d distinct, %.0f%% repeats, %.1f MB), streamed from %s\n\n",
+			count(g.lines, "URL", "URLs"), g.distinct, 100*float64(g.lines-g.distinct)/float64(g.lines), float64(g.bytes)/1e6, r.Path)
 	} else {
-		fmt.Fprintf(out, "%d URLs streamed from %s\n\n", m.lines, r.Path)
+		fmt.Fprintf(out, "%s streamed from %s\n\n", count(m.lines, "URL", "URLs"), r.Path)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tnew URLs\tskipped as seen\twrongly skipped\tmemory\tbytes/URL\tURLs/s\t")
@@ -136,15 +136,12 @@ func (r Report) print(out io.Writer, cfg config) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	doublings := "doublings"
-	if f.stages == 2 {
-		doublings = "doubling"
-	}
-	fmt.Fprintf(out, "\nthe filter grew %d %s from %d keys, to %d buckets of %d-bit slots;\n",
-		f.stages-1, doublings, cfg.Filter.InitialCapacity, f.buckets, f.slotBits)
+	fmt.Fprintf(out, "\nthe filter grew %s from %s, to %s of %d-bit slots;\n",
+		count(f.stages-1, "doubling", "doublings"), count(int(cfg.Filter.InitialCapacity), "key", "keys"),
+		count(int(f.buckets), "bucket", "buckets"), f.slotBits)
 	fmt.Fprintf(out, "the heap grew by %s while it was built (SizeInBytes: %s)\n", mib(f.heapBytes), mib(int64(f.bytes)))
-	fmt.Fprintf(out, "wrongly skipped: %d new URLs the filter took for seen, %.1f expected from its rate as it grew (configured bound %.3f%% of new URLs)\n",
-		m.wronglySkipped, m.expectedSkipped, 100*cfg.Filter.FalsePositiveRate)
+	fmt.Fprintf(out, "wrongly skipped: %s the filter took for seen, %.1f expected from its rate as it grew (configured bound %.3f%% of new URLs)\n",
+		count(m.wronglySkipped, "new URL", "new URLs"), m.expectedSkipped, 100*cfg.Filter.FalsePositiveRate)
 	fmt.Fprintf(out, "repeats the filter missed: %d (a cuckoo filter has no false negatives)\n", m.missedRepeats)
 	share, note := fmt.Sprintf("1/%.0f of", r.MapBytesPerURL()/r.FilterBytesPerURL()), ""
 	if r.FilterBytesPerURL() > r.MapBytesPerURL() {
@@ -156,3 +153,11 @@ func (r Report) print(out io.Writer, cfg config) error {
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20)) }
+
+// count formats n and the noun, singular for 1: "1 URL", "2 URLs".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
