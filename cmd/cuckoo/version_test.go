@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -33,8 +35,10 @@ func TestVersionLine(t *testing.T) {
 		info *debug.BuildInfo
 		want string
 	}{
-		{nil, "cuckoo (unknown) " + runtime.Version() + osArch},
-		{&debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}}, "cuckoo (devel) go1.26.0" + osArch},
+		{nil, "cuckoo (unknown) (" + noRevision + ") " + runtime.Version() + osArch},
+		{&debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}}, "cuckoo (devel) (" + noRevision + ") go1.26.0" + osArch},
+		// A released module's build names its version and needs no revision.
+		{&debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.0"}}, "cuckoo v1.2.0 go1.26.0" + osArch},
 		{&debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.0"}, Settings: []debug.BuildSetting{
 			{Key: "vcs", Value: "git"},
 			{Key: "vcs.revision", Value: "8466b02c1f3e0123456789abcdef012345678901"},
@@ -47,6 +51,48 @@ func TestVersionLine(t *testing.T) {
 	} {
 		if got := versionLine(tc.info); got != tc.want {
 			t.Errorf("versionLine = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestVersionRevision: a binary built in the repository's git checkout, as
+// the README's go install builds it, prints the checkout's revision, and
+// one built with -buildvcs=false says it has none and why (issue 24: the
+// help promised a revision that a build with GOFLAGS=-buildvcs=false, as
+// this machine's go env sets, does not record, and said nothing).
+func TestVersionRevision(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary twice; skipped with -short")
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout (git rev-parse HEAD: %v): no revision to record", err)
+	}
+	dir := t.TempDir()
+	for _, vcs := range []string{"true", "false"} {
+		bin := filepath.Join(dir, "cuckoo-buildvcs-"+vcs)
+		// -buildvcs on the command line overrides GOFLAGS, as the help says.
+		if out, err := exec.Command("go", "build", "-buildvcs="+vcs, "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go build -buildvcs=%s: %v\n%s", vcs, err, out)
+		}
+		out, err := exec.Command(bin, "version").Output()
+		if err != nil {
+			t.Fatalf("cuckoo version (-buildvcs=%s): %v", vcs, err)
+		}
+		line := string(out)
+		want := "(revision " + strings.TrimSpace(string(head))[:12]
+		if vcs == "false" {
+			want = "cuckoo (devel) (" + noRevision + ") "
+		}
+		if !strings.Contains(line, want) {
+			t.Errorf("built with -buildvcs=%s, cuckoo version prints %q; want it to contain %q", vcs, line, want)
+		}
+	}
+	// The help says when the revision is recorded.
+	_, stdout, _ := cuckoo(t, "", "version", "-h")
+	for _, want := range []string{"go build or go install in a git checkout record it", "-buildvcs=false", "go run never does"} {
+		if !strings.Contains(strings.Join(strings.Fields(stdout), " "), want) {
+			t.Errorf("cuckoo version -h does not say %q:\n%s", want, stdout)
 		}
 	}
 }
