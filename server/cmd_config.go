@@ -65,6 +65,12 @@ type setting struct {
 	// shows it: CONFIG REWRITE appends the setting to a file that lacks it
 	// when its value differs, or CONFIG SET changed it.
 	def string
+	// doc is its line in docs/settings.md and cuckoo serve's -h; a word
+	// in backquotes names the value, as package flag reads usage.
+	doc string
+	// noFlag keeps it off cuckoo serve's flags: the listener's settings,
+	// which serve's --addr and --port give, and the fixed ones.
+	noFlag bool
 	// get returns the value in force, as CONFIG GET shows it.
 	get func(s *Server, st *settings) string
 	// set applies a checked value to st; check, if not nil, refuses a value
@@ -126,43 +132,43 @@ func yesNo(b bool) string {
 }
 
 var settingsTable = []*setting{
-	{name: "bind", kind: kindBind, def: "127.0.0.1",
+	{name: "bind", doc: "the address to listen on (cuckoo serve's flag: --addr)", noFlag: true, kind: kindBind, def: "127.0.0.1",
 		get: func(s *Server, st *settings) string { h, _ := s.listenAddr(false); return h },
 		set: func(st *settings, v value) { st.bind = v.s }},
-	{name: "port", kind: kindInt, lo: 0, hi: 65535, def: "6379",
+	{name: "port", doc: "the plain listener's port; 0 turns it off (cuckoo serve's flag: --port, or the port of --addr)", noFlag: true, kind: kindInt, lo: 0, hi: 65535, def: "6379",
 		get: func(s *Server, st *settings) string { _, p := s.listenAddr(false); return p },
 		set: func(st *settings, v value) { st.port = v.n }},
-	{name: "tls-port", kind: kindInt, lo: 0, hi: 65535, def: "0",
+	{name: "tls-port", doc: "the TLS listener's port; 0 for none (cuckoo serve's flags: --tls-port, --tls-addr)", noFlag: true, kind: kindInt, lo: 0, hi: 65535, def: "0",
 		get: func(s *Server, st *settings) string { _, p := s.listenAddr(true); return p },
 		set: func(st *settings, v value) { st.tlsPort = v.n }},
-	{name: "tls-cert-file", kind: kindString, mutable: true, def: "",
+	{name: "tls-cert-file", doc: "the server's certificate chain, PEM `file`", kind: kindString, mutable: true, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.TLS.CertFile },
 		set: func(st *settings, v value) { st.cfg.TLS.CertFile = v.s }},
-	{name: "tls-key-file", kind: kindString, mutable: true, def: "",
+	{name: "tls-key-file", doc: "the private key of tls-cert-file, PEM `file`", kind: kindString, mutable: true, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.TLS.KeyFile },
 		set: func(st *settings, v value) { st.cfg.TLS.KeyFile = v.s }},
-	{name: "tls-ca-cert-file", kind: kindString, mutable: true, def: "",
+	{name: "tls-ca-cert-file", doc: "the CAs that sign clients' certificates, PEM `file`", kind: kindString, mutable: true, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.TLS.CACertFile },
 		set: func(st *settings, v value) { st.cfg.TLS.CACertFile = v.s }},
-	{name: "tls-auth-clients", kind: kindEnum, enum: []string{"yes", "no", "optional"}, mutable: true, def: "yes",
+	{name: "tls-auth-clients", doc: "client certificates: `yes` (required), optional (verified if given) or no (not asked for)", kind: kindEnum, enum: []string{"yes", "no", "optional"}, mutable: true, def: "yes",
 		get: func(s *Server, st *settings) string { return st.cfg.TLS.AuthClients },
 		set: func(st *settings, v value) { st.cfg.TLS.AuthClients = v.s }},
-	{name: "tls-client-cert-file", kind: kindString, mutable: true, def: "",
+	{name: "tls-client-cert-file", doc: "the certificate, PEM `file`, presented to other nodes (default tls-cert-file)", kind: kindString, mutable: true, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.TLS.ClientCertFile },
 		set: func(st *settings, v value) { st.cfg.TLS.ClientCertFile = v.s }},
-	{name: "tls-client-key-file", kind: kindString, mutable: true, def: "",
+	{name: "tls-client-key-file", doc: "the private key of tls-client-cert-file, PEM `file`", kind: kindString, mutable: true, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.TLS.ClientKeyFile },
 		set: func(st *settings, v value) { st.cfg.TLS.ClientKeyFile = v.s }},
-	{name: "tls-replication", kind: kindEnum, enum: []string{"yes", "no"}, mutable: true, def: "no",
+	{name: "tls-replication", doc: "a replica connects to its primary over TLS", kind: kindEnum, enum: []string{"yes", "no"}, mutable: true, def: "no",
 		get: func(s *Server, st *settings) string { return yesNo(st.cfg.TLS.Replication) },
 		set: func(st *settings, v value) { st.cfg.TLS.Replication = v.s == "yes" }},
-	{name: "tls-cluster", kind: kindEnum, enum: []string{"yes", "no"}, mutable: true, def: "no",
+	{name: "tls-cluster", doc: "MIGRATE connects to its target node over TLS", kind: kindEnum, enum: []string{"yes", "no"}, mutable: true, def: "no",
 		get: func(s *Server, st *settings) string { return yesNo(st.cfg.TLS.Cluster) },
 		set: func(st *settings, v value) { st.cfg.TLS.Cluster = v.s == "yes" }},
-	{name: "dir", kind: kindString, def: "",
+	{name: "dir", doc: "data `directory` (snapshot and append-only log); empty for none", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.Dir },
 		set: func(st *settings, v value) { st.cfg.Dir = v.s }},
-	{name: "appendonly", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
+	{name: "appendonly", doc: "yes whenever dir is set: every write is logged (fixed; no flag)", noFlag: true, kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
 		get: func(s *Server, st *settings) string { return yesNo(st.cfg.Dir != "") },
 		set: func(st *settings, v value) {},
 		check: func(v value) string {
@@ -171,99 +177,113 @@ var settingsTable = []*setting{
 			}
 			return ""
 		}},
-	{name: "appendfsync", kind: kindEnum, enum: []string{"always", "everysec", "no"}, def: "everysec",
+	{name: "appendfsync", doc: "when the log is flushed to disk: `always` (before each reply), everysec or no", kind: kindEnum, enum: []string{"always", "everysec", "no"}, def: "everysec",
 		get: func(s *Server, st *settings) string { return st.cfg.AppendFsync },
 		set: func(st *settings, v value) { st.cfg.AppendFsync = v.s }},
-	{name: "save", kind: kindSave, def: defaultSave,
+	{name: "save", doc: "`schedule`: \"\" turns automatic snapshots off; any schedule turns them on (taken when the log passes snapshot-log-size)", kind: kindSave, def: defaultSave,
 		get: func(s *Server, st *settings) string { return st.save },
 		set: func(st *settings, v value) { st.save = v.s }},
-	{name: "snapshot-log-size", kind: kindMemory, lo: 1, hi: math.MaxInt64, def: itoa(defaultSnapshotLogSize),
+	{name: "snapshot-log-size", doc: "snapshot and truncate the log when it exceeds this many `bytes` (-1: never)", kind: kindMemory, lo: -1, hi: math.MaxInt64, def: itoa(defaultSnapshotLogSize),
 		get: func(s *Server, st *settings) string {
 			if st.cfg.SnapshotLogSize <= 0 {
 				return itoa(defaultSnapshotLogSize)
 			}
 			return itoa(st.cfg.SnapshotLogSize)
 		},
-		set: func(st *settings, v value) { st.cfg.SnapshotLogSize = v.n }},
-	{name: "databases", kind: kindInt, lo: 1, hi: 1, def: "1",
+		set: func(st *settings, v value) {
+			st.cfg.SnapshotLogSize = v.n
+			switch {
+			case v.n < 0:
+				st.save = "" // never, as save "" says
+			case st.save == "":
+				st.save = defaultSave // a size turns snapshots on
+			}
+		},
+		check: func(v value) string {
+			if v.n == 0 {
+				return "give a size (such as 64mb), or -1 for never"
+			}
+			return ""
+		}},
+	{name: "databases", doc: "1: the server has one database (fixed; no flag)", noFlag: true, kind: kindInt, lo: 1, hi: 1, def: "1",
 		get: func(s *Server, st *settings) string { return "1" },
 		set: func(st *settings, v value) {}},
-	{name: "requirepass", kind: kindString, mutable: true, def: "",
+	{name: "requirepass", doc: "the default user's `password`, which clients must AUTH with", kind: kindString, mutable: true, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.RequirePass },
 		set: func(st *settings, v value) { st.cfg.RequirePass = v.s }},
-	{name: "replicaof", kind: kindString, def: "",
+	{name: "replicaof", doc: "start as a replica of this primary: \"`host port`\" (REPLICAOF at runtime)", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return s.replicaOfSetting() },
 		set: func(st *settings, v value) { st.cfg.ReplicaOf = v.s }},
-	{name: "masteruser", kind: kindString, mutable: true, def: "",
+	{name: "masteruser", doc: "the `user` a replica authenticates to its primary as (with masterauth)", kind: kindString, mutable: true, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.MasterUser },
 		set: func(st *settings, v value) { st.cfg.MasterUser = v.s }},
-	{name: "masterauth", kind: kindString, mutable: true, def: "",
+	{name: "masterauth", doc: "the `password` a replica authenticates to its primary with", kind: kindString, mutable: true, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.MasterAuth },
 		set: func(st *settings, v value) { st.cfg.MasterAuth = v.s }},
-	{name: "repl-backlog-size", kind: kindMemory, lo: 16 << 10, hi: math.MaxInt64, def: itoa(defaultBacklog),
+	{name: "repl-backlog-size", doc: "`bytes` of the replication stream kept for replicas that reconnect", kind: kindMemory, lo: 16 << 10, hi: math.MaxInt64, def: itoa(defaultBacklog),
 		get: func(s *Server, st *settings) string { return itoa(s.repl.size) },
 		set: func(st *settings, v value) { st.cfg.ReplBacklogSize = v.n }},
-	{name: "replica-priority", kind: kindInt, lo: 0, hi: math.MaxInt32, mutable: true, def: "100",
+	{name: "replica-priority", doc: "`priority`: Sentinel promotes the replica of lowest priority first; 0: never", kind: kindInt, lo: 0, hi: math.MaxInt32, mutable: true, def: "100",
 		get: func(s *Server, st *settings) string { return itoa(int64(max(st.cfg.ReplicaPriority, 0))) },
 		set: func(st *settings, v value) { st.cfg.ReplicaPriority = priorityConfig(v.n) }},
-	{name: "replica-read-only", kind: kindEnum, enum: []string{"yes"}, def: "yes",
+	{name: "replica-read-only", doc: "yes: a replica refuses writes (fixed; no flag)", noFlag: true, kind: kindEnum, enum: []string{"yes"}, def: "yes",
 		get: func(s *Server, st *settings) string { return "yes" },
 		set: func(st *settings, v value) {}},
-	{name: "cluster-enabled", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
+	{name: "cluster-enabled", doc: "cluster mode: the Redis Cluster protocol (slots, MOVED, ASK, CLUSTER SLOTS), with the topology set by CUCKOO.CLUSTER SETCONFIG and kept in dir; starts owning no slots", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
 		get: func(s *Server, st *settings) string { return yesNo(st.cfg.ClusterEnabled || st.cfg.ClusterEmulated) },
 		set: func(st *settings, v value) { st.cfg.ClusterEnabled = v.s == "yes" }},
 	// cluster-emulated is this server's own (--cluster-emulated): without it
 	// CONFIG REWRITE of an emulated node would write cluster-enabled alone,
 	// and the node would come back owning no slots.
-	{name: "cluster-emulated", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
+	{name: "cluster-emulated", doc: "cluster mode with this node owning all 16384 slots alone, so that cluster clients work against one server", kind: kindEnum, enum: []string{"yes", "no"}, def: "no",
 		get: func(s *Server, st *settings) string { return yesNo(st.cfg.ClusterEmulated) },
 		set: func(st *settings, v value) { st.cfg.ClusterEmulated = v.s == "yes" }},
-	{name: "aclfile", kind: kindString, def: "",
+	{name: "aclfile", doc: "the `file` of the users (ACL SETUSER's rules, one user a line): loaded at start if it exists, written by ACL SAVE", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.ACLFile },
 		set: func(st *settings, v value) { st.cfg.ACLFile = v.s }},
-	{name: "maxclients", kind: kindInt, lo: 1, hi: 1_000_000, mutable: true, def: itoa(defaultMaxClients),
+	{name: "maxclients", doc: "`N` connections at most", kind: kindInt, lo: 1, hi: 1_000_000, mutable: true, def: itoa(defaultMaxClients),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.MaxClients)) },
 		set: func(st *settings, v value) { st.cfg.Limits.MaxClients = int(v.n) }},
-	{name: "timeout", kind: kindInt, lo: 0, hi: math.MaxInt32, mutable: true, def: "0",
+	{name: "timeout", doc: "close a client idle (or stuck mid-request) for this many `seconds` (0: never)", kind: kindInt, lo: 0, hi: math.MaxInt32, mutable: true, def: "0",
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.Timeout / time.Second)) },
 		set: func(st *settings, v value) { st.cfg.Limits.Timeout = time.Duration(v.n) * time.Second }},
-	{name: "proto-max-bulk-len", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultMaxBulk),
+	{name: "proto-max-bulk-len", doc: "longest argument of a request, in `bytes`", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultMaxBulk),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.MaxBulk)) },
 		set: func(st *settings, v value) { st.cfg.Limits.MaxBulk = int(v.n) }},
-	{name: "max-item-size", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultMaxItem),
+	{name: "max-item-size", doc: "longest item or key a command takes, in `bytes` (dump chunks: proto-max-bulk-len)", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultMaxItem),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.MaxItem)) },
 		set: func(st *settings, v value) { st.cfg.Limits.MaxItem = int(v.n) }},
-	{name: "max-args", kind: kindInt, lo: 1, hi: math.MaxInt32, mutable: true, def: itoa(defaultMaxArgs),
+	{name: "max-args", doc: "`N` arguments at most in one request", kind: kindInt, lo: 1, hi: math.MaxInt32, mutable: true, def: itoa(defaultMaxArgs),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.MaxArgs)) },
 		set: func(st *settings, v value) { st.cfg.Limits.MaxArgs = int(v.n) }},
-	{name: "client-query-buffer-limit", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultQueryBuffer),
+	{name: "client-query-buffer-limit", doc: "`bytes` of pending requests a client may buffer", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultQueryBuffer),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.QueryBuffer)) },
 		set: func(st *settings, v value) { st.cfg.Limits.QueryBuffer = int(v.n) }},
-	{name: "client-output-buffer-limit", kind: kindOutput, mutable: true, def: (&OutputBufferLimits{}).configGet(),
+	{name: "client-output-buffer-limit", doc: "\"`class hard soft seconds` ...\": a client of the class (normal, replica, pubsub) past hard bytes of pending replies, or past soft for seconds, is closed", kind: kindOutput, mutable: true, def: (&OutputBufferLimits{}).configGet(),
 		get: func(s *Server, st *settings) string { return st.cfg.Limits.OutputBuffer.configGet() },
 		set: func(st *settings, v value) { st.cfg.Limits.OutputBuffer.Set(v.s) }},
-	{name: "maxmemory-clients", kind: kindMemoryPercent, mutable: true, def: "0",
+	{name: "maxmemory-clients", doc: "`bytes` (or a percentage of maxmemory) all clients may hold together; past it the clients holding the most are closed (0: no limit)", kind: kindMemoryPercent, mutable: true, def: "0",
 		get: func(s *Server, st *settings) string { return st.cfg.Limits.MaxMemoryClients.String() },
 		set: func(st *settings, v value) { st.cfg.Limits.MaxMemoryClients = MemoryOrPercent(v.n) }},
-	{name: "maxmemory", kind: kindMemory, lo: 0, hi: math.MaxInt64, mutable: true, def: "0",
+	{name: "maxmemory", doc: "`bytes` of filters and clients at most, as redis.conf writes sizes: 100mb, 2gb (0: no limit)", kind: kindMemory, lo: 0, hi: math.MaxInt64, mutable: true, def: "0",
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.MaxMemory) },
 		set: func(st *settings, v value) { st.cfg.MaxMemory = v.n }},
-	{name: "max-filter-memory", kind: kindMemory, lo: 0, hi: math.MaxInt64, def: "0",
+	{name: "max-filter-memory", doc: "`bytes` one filter may take at most, so that no single command reserves more (0: the machine's memory)", kind: kindMemory, lo: 0, hi: math.MaxInt64, def: "0",
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.MaxFilterMemory) },
 		set: func(st *settings, v value) { st.cfg.MaxFilterMemory = v.n }},
-	{name: "cf-bucket-size", kind: kindInt, lo: 1, hi: maxBucketSize, mutable: true, def: "2",
+	{name: "cf-bucket-size", doc: "`slots`: BUCKETSIZE of filters created without one", kind: kindInt, lo: 1, hi: maxBucketSize, mutable: true, def: "2",
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.rangeBucket()) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.BucketSize = v.n }},
-	{name: "cf-initial-size", kind: kindInt, lo: 4, hi: maxCapacity, mutable: true, def: itoa(defaultCapacity),
+	{name: "cf-initial-size", doc: "`items`: CAPACITY of filters CF.ADD and CF.INSERT create (at least twice cf-bucket-size)", kind: kindInt, lo: 4, hi: maxCapacity, mutable: true, def: itoa(defaultCapacity),
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.InitialSize) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.InitialSize = v.n }},
-	{name: "cf-expansion-factor", kind: kindInt, lo: 0, hi: maxExpansion, mutable: true, def: itoa(defaultExpansion),
+	{name: "cf-expansion-factor", doc: "`factor`: EXPANSION of filters created without one (0: they never grow)", kind: kindInt, lo: 0, hi: maxExpansion, mutable: true, def: itoa(defaultExpansion),
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.Expansion) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.Expansion = v.n }},
-	{name: "cf-max-expansions", kind: kindInt, lo: 1, hi: 65536, mutable: true, def: itoa(defaultMaxExpansions),
+	{name: "cf-max-expansions", doc: "`N`: inserts are refused once a filter has this many sub-filters", kind: kindInt, lo: 1, hi: 65536, mutable: true, def: itoa(defaultMaxExpansions),
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.MaxExpansions) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.MaxExpansions = v.n }},
-	{name: "cf-max-iterations", kind: kindInt, lo: 1, hi: maxIterationsMax, mutable: true, def: itoa(defaultMaxIter),
+	{name: "cf-max-iterations", doc: "`N`: MAXITERATIONS of filters created without one", kind: kindInt, lo: 1, hi: maxIterationsMax, mutable: true, def: itoa(defaultMaxIter),
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.MaxIterations) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.MaxIterations = v.n }},
 }
@@ -290,8 +310,8 @@ func (x *setting) parse(v string) (value, string) {
 		if x.kind == kindInt {
 			n, err := strconv.ParseInt(v, 10, 64)
 			out.n, ok = n, err == nil
-		} else {
-			out.n, ok = config.ParseMemory(v)
+		} else if out.n, ok = config.ParseMemory(v); !ok && v == "-1" && x.lo < 0 {
+			out.n, ok = -1, true // a size's "never" (snapshot-log-size)
 		}
 		switch {
 		case !ok && x.kind == kindInt:

@@ -178,26 +178,19 @@
 //
 // # Configuration
 //
-// One table (cmd_config.go) holds every setting CONFIG GET, CONFIG SET,
-// CONFIG REWRITE and `cuckoo serve --config FILE` know, each with its Redis
-// name, type, range and whether it may change at runtime:
-//
-//   - at runtime: maxmemory (redis.conf's sizes: 100mb, 1gb), requirepass
-//     (new connections must AUTH; a connection made while there was no
-//     password stays in, as in Redis), maxclients, timeout,
-//     proto-max-bulk-len and client-query-buffer-limit (for the connections
-//     made after the change), and RedisBloom's cf-bucket-size (1..255),
-//     cf-initial-size (4..2^32, at least twice the bucket size),
-//     cf-expansion-factor (0..32768), cf-max-expansions (1..65536) and
-//     cf-max-iterations (1..65535), the parameters of filters created
-//     without them, replaced as a whole; the tls-* files (reloaded for new
-//     connections), tls-auth-clients, tls-replication and tls-cluster;
-//   - at startup only: bind and port (the listener), dir, appendonly (yes
-//     whenever dir is set: every write is logged), appendfsync, save,
-//     snapshot-log-size, max-filter-memory, databases (1), cluster-enabled
-//     and this server's cluster-emulated. A snapshot is
-//     taken when the log passes snapshot-log-size, not on a schedule:
-//     save "" turns that off, any schedule turns it on.
+// One table (cmd_config.go) holds every setting: its Redis name, type,
+// range, default, whether CONFIG SET may change it at runtime, and its doc.
+// CONFIG GET, SET and REWRITE, `cuckoo serve --config FILE`, cuckoo serve's
+// flags (AddSettingFlags) and docs/settings.md (WriteSettingsDoc, kept
+// current by TestSettingsDoc) are all made from it: docs/settings.md lists
+// them. Changes at runtime apply as follows: requirepass to new connections
+// (a connection made while there was no password stays in, as in Redis);
+// maxclients, timeout, proto-max-bulk-len and client-query-buffer-limit to
+// the connections made after the change; the cf-* settings, the parameters
+// of filters created without them, as a whole; the tls-* files for new
+// connections. A snapshot is taken when the log passes snapshot-log-size,
+// not on a schedule: save "" (or snapshot-log-size -1) turns that off, any
+// schedule turns it on.
 //
 // CONFIG SET of several settings applies all or none, as Redis 7's does,
 // with Redis's error texts. CONFIG GET takes glob patterns and answers a map

@@ -84,8 +84,8 @@ func TestCountFlags(t *testing.T) {
 		{[]string{"build", "-o", out, "--capacity", "1.5e0", in}, `build: invalid value "1.5e0" for flag -capacity: not a whole number`},
 		{[]string{"demo", "--n", "0"}, `demo: invalid value "0" for flag -n: out of range: it must be in 1..100000000`},
 		{[]string{"demo", "--n", "1e9"}, `demo: invalid value "1e9" for flag -n: out of range: it must be in 1..100000000`},
-		{[]string{"serve", "--maxclients", "0"}, `serve: invalid value "0" for flag -maxclients: out of range: it must be in 1..1000000`},
-		{[]string{"serve", "--timeout", "-1"}, `serve: invalid value "-1" for flag -timeout: out of range: it must be in 0..2147483647`},
+		{[]string{"serve", "--maxclients", "0"}, `serve: invalid value "0" for flag -maxclients: argument must be between 1 and 1000000 inclusive`},
+		{[]string{"serve", "--timeout", "-1"}, `serve: invalid value "-1" for flag -timeout: argument must be between 0 and 2147483647 inclusive`},
 	} {
 		code, stdout, stderr := cuckoo(t, "", tc.args...)
 		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "cuckoo: "+tc.want) {

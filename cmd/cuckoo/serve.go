@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -33,9 +32,9 @@ bound, before the data directory is created or touched.
 
 --config FILE reads the settings from a file in redis.conf's syntax (one
 "name value" a line: port, bind, dir, appendfsync, requirepass, maxmemory,
-maxclients, timeout, proto-max-bulk-len, client-query-buffer-limit, save,
-cf-initial-size, ...; see go doc ./server); flags given on the command line
-override it, and CONFIG REWRITE writes the settings in force back to it.
+...); flags given on the command line override it, and CONFIG REWRITE
+writes the settings in force back to it. Every setting is also a flag of
+the same name below; docs/settings.md lists them all.
 
 TLS, with redis.conf's names: --tls-port N serves TLS on the host of --addr
 (--tls-addr HOST:PORT instead: :0 picks a free port) with --tls-cert-file
@@ -54,104 +53,32 @@ no slots until CUCKOO.CLUSTER SETCONFIG <json> gives it a topology, which it
 keeps in --dir (cluster.json). --cluster-emulated: one node owning every
 slot, for a cluster client against a single server. See go doc ./server.`
 
-// maxClientsLimit bounds --maxclients: each client is a file descriptor,
-// and no system gives a process a million of them by default.
-const maxClientsLimit = 1_000_000
-
 // gcPercent is the server's GOGC unless the environment sets one.
 const gcPercent = 20
 
 // runServe is "cuckoo serve".
 func runServe(e *env, args []string) error {
 	fs := e.flags(serveDescribe)
+	// The listener's flags and the tool's own; every other flag is a
+	// setting of the server's table, named as in redis.conf.
 	addr := fs.String("addr", "127.0.0.1:6379", "listen address")
 	port := countVar(fs, "port", 6379, 0, 65535, "the `port` of --addr; 0: no plain listener, only TLS (--addr HOST:0 picks a free port)")
 	tlsPort := countVar(fs, "tls-port", 0, 0, 65535, "serve TLS on this `port`, on the host of --addr (0: no TLS listener)")
 	tlsAddr := fs.String("tls-addr", "", "serve TLS on this `address` (HOST:0 picks a free port); overrides --tls-port")
-	tlsCert := fs.String("tls-cert-file", "", "the server's certificate chain, PEM `file`")
-	tlsKey := fs.String("tls-key-file", "", "the private key of --tls-cert-file, PEM `file`")
-	tlsCA := fs.String("tls-ca-cert-file", "", "the CAs that sign clients' certificates, PEM `file`")
-	tlsAuth := fs.String("tls-auth-clients", "yes", "client certificates: yes (required), optional (verified if given) or no (not asked for)")
-	tlsClientCert := fs.String("tls-client-cert-file", "", "the certificate, PEM `file`, presented to other nodes (default --tls-cert-file)")
-	tlsClientKey := fs.String("tls-client-key-file", "", "the private key of --tls-client-cert-file, PEM `file`")
-	tlsRepl := fs.Bool("tls-replication", false, "a replica connects to its primary over TLS")
-	tlsCluster := fs.Bool("tls-cluster", false, "MIGRATE connects to its target node over TLS")
-	dir := fs.String("dir", "./cuckoo-data", "data directory (snapshot and append-only log); empty for none")
-	fsync := fs.String("appendfsync", "everysec", "always, everysec or no")
-	pass := fs.String("requirepass", "", "the default user's password, which clients must AUTH with")
-	replicaOf := fs.String("replicaof", "", "start as a replica of this primary: \"`host port`\" (REPLICAOF at runtime)")
-	masterAuth := fs.String("masterauth", "", "the password a replica authenticates to its primary with")
-	masterUser := fs.String("masteruser", "", "the user a replica authenticates to its primary as (with --masterauth)")
-	backlog := sizeVar(fs, "repl-backlog-size", 1<<20, 16<<10, math.MaxInt64, "`bytes` of the replication stream kept for replicas that reconnect")
-	priority := countVar(fs, "replica-priority", 100, 0, math.MaxInt32, "Sentinel promotes the replica of lowest priority first; 0: never")
-	aclFile := fs.String("aclfile", "", "the users (ACL SETUSER's rules, one user a line): loaded at start if it exists, written by ACL SAVE")
-	maxmem := sizeVar(fs, "maxmemory", 0, 0, math.MaxInt64, "`bytes` of filters at most, as redis.conf writes sizes: 100mb, 2gb (0: no limit)")
-	maxFilter := sizeVar(fs, "max-filter-memory", 0, 0, math.MaxInt64, "`bytes` one filter may take at most, so that no single command reserves more (0: the machine's memory)")
-	maxclients := countVar(fs, "maxclients", 10000, 1, maxClientsLimit, "`N` connections at most, 1..1000000")
-	maxBulk := sizeVar(fs, "proto-max-bulk-len", 512<<20, 1, math.MaxInt, "longest argument of a request, in `bytes`")
-	queryBuf := sizeVar(fs, "client-query-buffer-limit", 1<<30, 1, math.MaxInt, "`bytes` of pending requests a client may buffer")
-	maxItem := sizeVar(fs, "max-item-size", 64<<10, 1, math.MaxInt, "longest item or key a command takes, in `bytes` (dump chunks: --proto-max-bulk-len)")
-	maxArgs := countVar(fs, "max-args", 1<<20, 1, math.MaxInt32, "most arguments of one request")
-	timeout := countVar(fs, "timeout", 0, 0, math.MaxInt32, "close a client idle (or stuck mid-request) for this many `seconds` (0: never)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
-	clusterOn := fs.Bool("cluster-enabled", false, "cluster mode: the Redis Cluster protocol (slots, MOVED, ASK, CLUSTER SLOTS), with the topology set by CUCKOO.CLUSTER SETCONFIG and kept in --dir; starts owning no slots")
-	clusterEmu := fs.Bool("cluster-emulated", false, "cluster mode with this node owning all 16384 slots alone, so that cluster clients work against one server")
 	repair := fs.Bool("repair", false, "start even if a file is damaged: cut a log at its first bad record, or replace a damaged snapshot by the previous one and its logs (the refusal says which)")
-	snapSize := sizeVar(fs, "snapshot-log-size", 64<<20, -1, math.MaxInt64, "snapshot and truncate the log when it exceeds this many `bytes` (-1: never)")
 	confFile := fs.String("config", "", "read the settings from this `file` (redis.conf's syntax); flags given explicitly override it")
+	settings := server.AddSettingFlags(fs, map[string]string{"dir": "./cuckoo-data"})
 	if err := e.parse(fs, args, nil, 0); err != nil {
 		return err
 	}
 	// Every check comes before anything is created: the data directory,
-	// a listener.
-	switch {
-	case *fsync != "always" && *fsync != "everysec" && *fsync != "no":
-		return e.usageErrorf("--appendfsync %q: want always, everysec or no", *fsync)
-	case snapSize.n == 0:
-		return e.usageErrorf("--snapshot-log-size 0: give a size (such as 64mb), or -1 for never")
-	case *tlsAuth != "yes" && *tlsAuth != "no" && *tlsAuth != "optional":
-		return e.usageErrorf("--tls-auth-clients %q: want yes, no or optional", *tlsAuth)
-	}
-	// The flags' values, defaults included; with --config, the file's
-	// settings replace them, then the flags given explicitly win again, as
-	// redis-server's command line overrides its file.
-	flagged := map[string]func(c *server.Config){
-		"dir":               func(c *server.Config) { c.Dir = *dir },
-		"appendfsync":       func(c *server.Config) { c.AppendFsync = *fsync },
-		"requirepass":       func(c *server.Config) { c.RequirePass = *pass },
-		"aclfile":           func(c *server.Config) { c.ACLFile = *aclFile },
-		"replicaof":         func(c *server.Config) { c.ReplicaOf = *replicaOf },
-		"masterauth":        func(c *server.Config) { c.MasterAuth = *masterAuth },
-		"masteruser":        func(c *server.Config) { c.MasterUser = *masterUser },
-		"repl-backlog-size": func(c *server.Config) { c.ReplBacklogSize = backlog.n },
-		"replica-priority": func(c *server.Config) {
-			c.ReplicaPriority = int(priority.n)
-			if priority.n == 0 {
-				c.ReplicaPriority = -1 // Config's zero value is the default, 100
-			}
-		},
-		"max-item-size":             func(c *server.Config) { c.Limits.MaxItem = int(maxItem.n) },
-		"max-args":                  func(c *server.Config) { c.Limits.MaxArgs = int(maxArgs.n) },
-		"maxmemory":                 func(c *server.Config) { c.MaxMemory = maxmem.n },
-		"max-filter-memory":         func(c *server.Config) { c.MaxFilterMemory = maxFilter.n },
-		"snapshot-log-size":         func(c *server.Config) { c.SnapshotLogSize = snapSize.n },
-		"maxclients":                func(c *server.Config) { c.Limits.MaxClients = int(maxclients.n) },
-		"proto-max-bulk-len":        func(c *server.Config) { c.Limits.MaxBulk = int(maxBulk.n) },
-		"client-query-buffer-limit": func(c *server.Config) { c.Limits.QueryBuffer = int(queryBuf.n) },
-		"timeout":                   func(c *server.Config) { c.Limits.Timeout = time.Duration(timeout.n) * time.Second },
-		"tls-cert-file":             func(c *server.Config) { c.TLS.CertFile = *tlsCert },
-		"tls-key-file":              func(c *server.Config) { c.TLS.KeyFile = *tlsKey },
-		"tls-ca-cert-file":          func(c *server.Config) { c.TLS.CACertFile = *tlsCA },
-		"tls-auth-clients":          func(c *server.Config) { c.TLS.AuthClients = *tlsAuth },
-		"tls-client-cert-file":      func(c *server.Config) { c.TLS.ClientCertFile = *tlsClientCert },
-		"tls-client-key-file":       func(c *server.Config) { c.TLS.ClientKeyFile = *tlsClientKey },
-		"tls-replication":           func(c *server.Config) { c.TLS.Replication = *tlsRepl },
-		"tls-cluster":               func(c *server.Config) { c.TLS.Cluster = *tlsCluster },
-		"cluster-enabled":           func(c *server.Config) { c.ClusterEnabled = *clusterOn },
-	}
-	cfg := server.Config{Repair: *repair, ClusterEmulated: *clusterEmu}
-	for _, set := range flagged {
-		set(&cfg)
+	// a listener. The flags' values, defaults included; with --config, the
+	// file's settings replace them, then the flags given explicitly win
+	// again, as redis-server's command line overrides its file.
+	cfg := server.Config{Repair: *repair}
+	if err := settings.Apply(&cfg, false); err != nil {
+		return e.usageErrorf("%v", err)
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
@@ -163,10 +90,8 @@ func runServe(e *env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("serve: --config: %w", err)
 		}
-		for name, set := range flagged {
-			if explicit[name] {
-				set(&cfg)
-			}
+		if err := settings.Apply(&cfg, true); err != nil {
+			return e.usageErrorf("%v", err)
 		}
 		if !explicit["addr"] && (listen.Bind != "" || listen.Port >= 0) {
 			host, port := "127.0.0.1", 6379

@@ -237,15 +237,15 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--maxclients", "0"}, `serve: invalid value "0" for flag -maxclients: out of range: it must be in 1..1000000`},
-		{[]string{"--maxmemory", "-1"}, `serve: invalid value "-1" for flag -maxmemory: out of range: it must be in 0..9223372036854775807`},
-		{[]string{"--maxmemory", "2tb"}, `serve: invalid value "2tb" for flag -maxmemory: not a size`},
-		{[]string{"--proto-max-bulk-len", "0"}, `serve: invalid value "0" for flag -proto-max-bulk-len: out of range: it must be in 1..`},
-		{[]string{"--client-query-buffer-limit", "-5mb"}, `serve: invalid value "-5mb" for flag -client-query-buffer-limit: out of range`},
-		{[]string{"--snapshot-log-size", "0"}, `serve: --snapshot-log-size 0: give a size (such as 64mb), or -1 for never`},
-		{[]string{"--snapshot-log-size", "-2"}, `serve: invalid value "-2" for flag -snapshot-log-size: out of range: it must be in -1..`},
-		{[]string{"--timeout", "-1"}, `serve: invalid value "-1" for flag -timeout: out of range`},
-		{[]string{"--appendfsync", "sometimes"}, `serve: --appendfsync "sometimes": want always, everysec or no`},
+		{[]string{"--maxclients", "0"}, `serve: invalid value "0" for flag -maxclients: argument must be between 1 and 1000000 inclusive`},
+		{[]string{"--maxmemory", "-1"}, `serve: invalid value "-1" for flag -maxmemory: argument must be a memory value`},
+		{[]string{"--maxmemory", "2tb"}, `serve: invalid value "2tb" for flag -maxmemory: argument must be a memory value`},
+		{[]string{"--proto-max-bulk-len", "0"}, `serve: invalid value "0" for flag -proto-max-bulk-len: argument must be between 1 and`},
+		{[]string{"--client-query-buffer-limit", "-5mb"}, `serve: invalid value "-5mb" for flag -client-query-buffer-limit: argument must be a memory value`},
+		{[]string{"--snapshot-log-size", "0"}, `serve: invalid value "0" for flag -snapshot-log-size: give a size (such as 64mb), or -1 for never`},
+		{[]string{"--snapshot-log-size", "-2"}, `serve: invalid value "-2" for flag -snapshot-log-size: argument must be a memory value`},
+		{[]string{"--timeout", "-1"}, `serve: invalid value "-1" for flag -timeout: argument must be between 0 and 2147483647 inclusive`},
+		{[]string{"--appendfsync", "sometimes"}, `serve: invalid value "sometimes" for flag -appendfsync: argument(s) must be one of the following: always, everysec, no`},
 		{[]string{"--addr", busy.Addr().String()}, "serve: --addr " + busy.Addr().String() + ": listen tcp " + busy.Addr().String() + ": bind: address already in use"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", busy.Addr().String()}, "serve: --metrics-addr " + busy.Addr().String() + ": listen tcp"},
 	} {

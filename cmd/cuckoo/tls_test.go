@@ -123,7 +123,7 @@ func TestServeTLSRefusesBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--tls-auth-clients", "maybe"}, `serve: --tls-auth-clients "maybe": want yes, no or optional`},
+		{[]string{"--tls-auth-clients", "maybe"}, `serve: invalid value "maybe" for flag -tls-auth-clients: argument(s) must be one of the following: yes, no, optional`},
 		{[]string{"--port", "0"}, "serve: --port 0 turns the plain listener off, and no TLS listener is given (--tls-port): nothing to serve"},
 		{[]string{"--tls-port", "6380"}, "serve: tls-cert-file: a TLS listener needs the server's certificate"},
 		{[]string{"--tls-addr", "127.0.0.1:0", "--tls-auth-clients", "no", "--tls-cert-file", srv.CertFile, "--tls-key-file", missing}, "serve: tls-key-file: stat " + missing + ": no such file or directory"},
