@@ -35,10 +35,6 @@ func init() {
 	handle("unwatch", func(s *Server, cl *client, a [][]byte) { cl.unwatch(); cl.wr.WriteString("OK") })
 }
 
-// opMulti is a log record holding a transaction's ops: uvarint n, then n
-// ops as strings. Its value is apart from the other ops' (persist_ops.go).
-const opMulti byte = 64
-
 // txnState is an EXEC in progress: the ops its commands logged.
 type txnState struct{ ops [][]byte }
 

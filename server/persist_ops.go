@@ -45,6 +45,21 @@ const (
 	opRestore
 )
 
+// The records that are not one key's op, numbered apart from the ops.
+// Every record kind of the log and the stream is numbered here, nowhere
+// else.
+const (
+	// opMulti holds a transaction's ops, applied together (cmd_multi.go):
+	// uvarint n, then n ops as strings.
+	opMulti byte = 64
+	// opReplPing is the primary's heartbeat in the stream, never logged: a
+	// replica sees the link alive, and offsets move on both sides alike
+	// (repl.go).
+	opReplPing byte = 65
+	// opReplPos is a replica's position in its own log (repl_position.go).
+	opReplPos byte = 66
+)
+
 type opWriter []byte
 
 func (w opWriter) uvarint(v uint64) opWriter { return binary.AppendUvarint(w, v) }

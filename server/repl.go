@@ -48,11 +48,6 @@ func init() {
 // defaultBacklog is repl-backlog-size's default, as Redis's.
 const defaultBacklog = 1 << 20
 
-// opReplPing is the primary's heartbeat in the stream (an op of its own,
-// never logged): a replica sees the link alive, and offsets move on both
-// sides alike.
-const opReplPing byte = 65
-
 // replication is a server's replication state, as primary and as replica.
 type replication struct {
 	mu   sync.Mutex

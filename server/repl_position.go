@@ -17,9 +17,6 @@ package server
 //
 //	opReplPos  string id, uvarint offset+1 (0: no valid position)
 
-// opReplPos is a replica's position in its log; apart from the other ops.
-const opReplPos byte = 66
-
 func encodeReplPos(id string, offset int64) []byte {
 	return opWriter{opReplPos}.str([]byte(id)).uvarint(uint64(offset + 1))
 }
