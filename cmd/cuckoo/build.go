@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -17,34 +16,42 @@ Build reads INPUT, one key a line ("-" for stdin), and writes a cuckoo filter
 holding its keys to FILE. A key is every byte of its line, spaces and tabs
 included, but the line's "\n" or "\r\n" and, on the first line, a UTF-8 byte
 order mark (EF BB BF, which Windows editors write). Blank lines are skipped
-and a line may hold at most 1 MiB. A key that the filter already reports
-present (a repeated key, or rarely a false positive) is not stored again, so
-queries answer the same and repeats take no room.
+and a line may hold at most 1 MiB.
 
-The capacity defaults to the number of keys in INPUT. For a regular file they
-are counted in a first pass. Other input (stdin, a pipe) is held in memory to
-count it, unless --capacity or --scalable is given: then keys stream straight
-into the filter. --capacity is what the filter is sure to hold, not a limit:
-its table is rounded up, so it takes keys past --capacity while it has room
-(a small one, several times as many). A build fails, and writes nothing, only
+Every distinct key of INPUT is stored once. A key listed again, anywhere, is
+skipped: one delete of it (CF.DEL, filter.Delete) leaves it absent. A key the
+filter would answer present before it is stored (a false positive of another
+key) is stored all the same, so deleting either key never makes the other
+answer absent. Build tells keys apart by a 128-bit hash of each (two distinct
+keys share one with odds below 10^-20 for a billion keys): it holds 16 bytes
+a key read, repeats included, not the keys, then sorts them.
+
+The capacity defaults to the number of distinct keys that INPUT holds.
+--capacity is what the filter is sure to hold, not a limit: its table is
+rounded up, so it takes keys past --capacity while it has room (a small
+one, several times as many). A build fails, and writes nothing, only
 when the filter is full: an insert finds no free slot.
 
-FILE is written atomically: to a temporary file in its directory, synced,
-then renamed over FILE. FILE may not be INPUT (under any name, or as stdin):
-build refuses, and writes nothing. A one-line summary goes to stderr.
+FILE is written atomically: to a temporary file in its directory, created
+before any key is read, synced, then renamed over FILE. An error, SIGINT
+(Ctrl-C) or SIGTERM removes the temporary file and leaves FILE as it was; a
+signal then ends build as it would have without the handler (exit status 130
+or 143 in a shell). FILE may not be INPUT (under any name, or as stdin): build
+refuses, and writes nothing. A one-line summary goes to stderr: the keys
+stored and, if INPUT repeats any, the keys read and the repeats skipped.
 `
 
-// scalableStreamCapacity is the initial capacity of a Scalable built from a
-// stream of unknown length.
-const scalableStreamCapacity = 1 << 16
+// progressMinBytes is the input size from which build shows a progress bar
+// on a terminal unasked: about a million keys of 32 bytes.
+const progressMinBytes = 32 << 20
 
-// progressMinKeys is the input size from which build shows a progress bar on
-// a terminal unasked.
-const progressMinKeys = 1 << 20
+// reserveAfter is the number of keys read from a file after which build
+// estimates how many keys the file holds, to make room for them at once.
+const reserveAfter = 1 << 16
 
 // builder is what build needs of a Filter or a Scalable.
 type builder interface {
-	InsertUnique(key []byte) (bool, error)
+	InsertHash(h uint64) error
 	Len() uint64
 	Capacity() uint64
 	LoadFactor() float64
@@ -62,7 +69,7 @@ func runBuild(e *env, args []string) error {
 	bits := fs.Int("fingerprint-bits", 0, "fingerprint width, 4..32; 0 derives it from --fpr")
 	seed := fs.Uint64("seed", 0, "hash seed")
 	scalable := fs.Bool("scalable", false, "build a Scalable filter that grows past --capacity (its initial size)")
-	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on a terminal, for inputs of over a million keys)")
+	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on a terminal, for a pipe or a file of over 32 MiB)")
 	if err := e.parse(fs, args, []string{"INPUT"}, 1); err != nil {
 		return err
 	}
@@ -95,19 +102,56 @@ func runBuild(e *env, args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
-	src, err := openKeys(e, input, capacity.n == 0 && !*scalable)
+	in, err := openInput(e, input)
 	if err != nil {
 		return err
 	}
-	defer src.close()
+	defer in.close()
+	// The temporary file that becomes FILE exists from here on: a directory
+	// that cannot take it fails the build before any key is read, and it is
+	// removed on every way out but success, SIGINT and SIGTERM included.
+	tmp, err := createAtomic(*out)
+	if err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	defer tmp.discard()
+
+	show := *progress
+	if !isSet(fs, "progress") {
+		show = isTerminal(e.stderr) && (in.size < 0 || in.size >= progressMinBytes)
+	}
+	keys := newDistinctKeys(*seed)
+	bar := newProgress(e.stderr, show, "reading", in.size, in.size >= 0)
+	lines := newLineReader(in)
+	var keyBytes uint64 // the bytes of the keys read, with a newline each
+	for {
+		key, err := lines.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			bar.abort()
+			return fmt.Errorf("build: %s: %w", in.name, err)
+		}
+		keys.add(key)
+		keyBytes += uint64(len(key)) + 1
+		if keys.read == reserveAfter && in.size > 0 {
+			// Estimate the number of keys from the average so far, with a
+			// tenth more, as the bins cost twice their size if they grow.
+			keys.reserve(uint64(1.1 * float64(in.size) / float64(keyBytes) * reserveAfter))
+		}
+		if in.size >= 0 {
+			bar.tick(in.n)
+		} else {
+			bar.tick(int64(keys.read))
+		}
+	}
+	bar.finish()
+	distinct := keys.sort()
+
 	c := uint64(capacity.n)
 	if c == 0 {
-		switch {
-		case src.total >= 0:
-			c = uint64(max(src.total, 1)) // an empty input makes an empty filter
-		default:
-			c = scalableStreamCapacity
-		}
+		c = max(distinct, 1) // an empty input makes an empty filter
 	}
 	var b builder
 	if *scalable {
@@ -125,48 +169,35 @@ func runBuild(e *env, args []string) error {
 		return fmt.Errorf("build: %w", err)
 	}
 
-	show := *progress
-	if !isSet(fs, "progress") {
-		show = isTerminal(e.stderr) && (src.total < 0 || src.total >= progressMinKeys)
+	bar = newProgress(e.stderr, show, "inserting", int64(distinct), false)
+	var stored uint64
+	err = keys.each(func(h uint64) error {
+		if err := b.InsertHash(h); err != nil {
+			return err
+		}
+		stored++
+		bar.tick(int64(stored))
+		return nil
+	})
+	if errors.Is(err, filter.ErrFull) {
+		bar.abort()
+		return fmt.Errorf("build: the filter is full after %d of %s (capacity %d): "+
+			"rerun with a larger --capacity (or without it, to fit the keys, or with --scalable)",
+			stored, count(distinct, "key", "keys"), b.Capacity())
 	}
-	bar := newProgress(e.stderr, show, src.total)
-	var keys, repeats uint64 // keys stored, and keys that Contains already reported
-	for {
-		key, err := src.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			bar.abort()
-			return fmt.Errorf("build: %s: %w", src.name, err)
-		}
-		added, err := b.InsertUnique(key)
-		if errors.Is(err, filter.ErrFull) {
-			bar.abort()
-			return fmt.Errorf("build: the filter is full after %s, at %s (capacity %d): "+
-				"rerun with a larger --capacity (or without it, to count the keys, or with --scalable)",
-				count(keys+repeats, "key", "keys"), src.where(), b.Capacity())
-		}
-		if err != nil {
-			bar.abort()
-			return fmt.Errorf("build: %w", err)
-		}
-		if added {
-			keys++
-		} else {
-			repeats++
-		}
-		bar.add()
+	if err != nil {
+		bar.abort()
+		return fmt.Errorf("build: %w", err)
 	}
 	bar.finish()
 
-	size, err := writeAtomic(*out, b)
+	size, err := tmp.commit(b)
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "%s: %s", *out, count(keys+repeats, "key", "keys"))
-	if repeats > 0 {
-		fmt.Fprintf(e.stderr, " (%d stored, %d already reported present: repeats or false positives)", keys, repeats)
+	fmt.Fprintf(e.stderr, "%s: %s", *out, count(distinct, "key", "keys"))
+	if repeats := keys.read - distinct; repeats > 0 {
+		fmt.Fprintf(e.stderr, " (%d read, %s skipped)", keys.read, count(repeats, "repeat", "repeats"))
 	}
 	fmt.Fprintf(e.stderr, ", load %.1f%%, %s bits/item, expected false-positive rate %s, %d bytes\n",
 		100*b.LoadFactor(), bitsPerItem(b.SizeInBytes(), b.Len()), percent(b.FalsePositiveRate()), size)
@@ -198,168 +229,52 @@ func percent(r float64) string {
 	return fmt.Sprintf("%.*f%%", digits, 100*r)
 }
 
-// keySource yields the keys of INPUT.
-type keySource struct {
+// input is INPUT, opened: a file or stdin. It counts the bytes read, for the
+// progress bar.
+type input struct {
 	name  string // for messages: the path, or "stdin"
-	total int64  // number of keys, or -1 when unknown
-	lines *lineReader
-	arena *keyArena // the keys, when held in memory
-	index int       // next key of arena
+	size  int64  // bytes, or -1 when unknown (a pipe, a terminal)
+	r     io.Reader
+	n     int64 // bytes read so far
 	close func()
 }
 
-// openKeys opens input ("-" for stdin). It counts the keys of a regular
-// file in a first pass; other input it reads into memory when mustCount.
-func openKeys(e *env, input string, mustCount bool) (*keySource, error) {
-	src := &keySource{name: input, total: -1, close: func() {}}
-	var r io.Reader = e.stdin
-	if input == "-" {
-		src.name = "stdin"
-	} else {
-		fh, err := os.Open(input)
-		if err != nil {
-			return nil, fmt.Errorf("build: %w", err)
-		}
-		src.close = func() { fh.Close() }
-		r = fh
-		st, err := fh.Stat()
-		if err != nil {
-			fh.Close()
-			return nil, fmt.Errorf("build: %w", err)
-		}
-		if st.IsDir() {
-			fh.Close()
-			return nil, fmt.Errorf("build: %s is a directory", input)
-		}
-		if st.Mode().IsRegular() {
-			n, err := countKeys(fh)
-			if err == nil {
-				_, err = fh.Seek(0, io.SeekStart)
-			}
-			if err != nil {
-				fh.Close()
-				return nil, fmt.Errorf("build: %s: %w", input, err)
-			}
-			src.total = n
-			mustCount = false
-		}
-	}
-	src.lines = newLineReader(r)
-	if mustCount {
-		src.arena = new(keyArena)
-		for {
-			key, err := src.lines.next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				src.close()
-				return nil, fmt.Errorf("build: %s: %w", src.name, err)
-			}
-			src.arena.add(key)
-		}
-		src.total = int64(src.arena.len())
-	}
-	return src, nil
+func (in *input) Read(p []byte) (int, error) {
+	n, err := in.r.Read(p)
+	in.n += int64(n)
+	return n, err
 }
 
-func countKeys(r io.Reader) (int64, error) {
-	lines := newLineReader(r)
-	var n int64
-	for {
-		_, err := lines.next()
-		if err == io.EOF {
-			return n, nil
+// openInput opens path ("-" for stdin).
+func openInput(e *env, path string) (*input, error) {
+	in := &input{name: path, size: -1, r: e.stdin, close: func() {}}
+	if path == "-" {
+		in.name = "stdin"
+		if f, ok := e.stdin.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				in.size = st.Size()
+			}
 		}
-		if err != nil {
-			return 0, err
-		}
-		n++
+		return in, nil
 	}
-}
-
-func (s *keySource) next() ([]byte, error) {
-	if s.arena == nil {
-		return s.lines.next()
-	}
-	if s.index == s.arena.len() {
-		return nil, io.EOF
-	}
-	start := 0
-	if s.index > 0 {
-		start = s.arena.ends[s.index-1]
-	}
-	s.index++
-	return s.arena.data[start:s.arena.ends[s.index-1]], nil
-}
-
-// where names the position of the key last returned, for messages.
-func (s *keySource) where() string {
-	if s.arena != nil {
-		return fmt.Sprintf("key %d of %s", s.index, s.name)
-	}
-	return fmt.Sprintf("%s line %d", s.name, s.lines.line)
-}
-
-// writeAtomic writes w to path through a temporary file in the same
-// directory, synced before it is renamed over path, so that path holds
-// either its old contents or all of the new ones.
-// It returns the number of bytes written. Its errors name path, the name
-// the user gave, not the temporary file.
-func writeAtomic(path string, w io.WriterTo) (n int64, err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	fh, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("writing %s: %w", path, cause(err))
+		return nil, fmt.Errorf("build: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("writing %s: %w", path, cause(err))
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if n, err = w.WriteTo(bw); err == nil {
-		err = bw.Flush()
-	}
+	st, err := fh.Stat()
 	if err != nil {
-		return 0, err
+		fh.Close()
+		return nil, fmt.Errorf("build: %w", err)
 	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return 0, err
+	if st.IsDir() {
+		fh.Close()
+		return nil, fmt.Errorf("build: %s is a directory", path)
 	}
-	if err = tmp.Sync(); err != nil {
-		return 0, err
+	if st.Mode().IsRegular() {
+		in.size = st.Size()
 	}
-	if err = tmp.Close(); err != nil {
-		return 0, err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return 0, err
-	}
-	// Make the rename itself durable. Not every system can sync a directory;
-	// the data is written either way.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return n, nil
-}
-
-// cause strips the file names from err (a *PathError or *LinkError of the
-// temporary file), leaving what went wrong, for a message that names the
-// user's path instead.
-func cause(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
+	in.r, in.close = fh, func() { fh.Close() }
+	return in, nil
 }
 
 // checkOutput fails early, before any key is read, when -o cannot name a

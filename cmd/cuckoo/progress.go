@@ -14,23 +14,29 @@ import (
 // takes a lock: updating it per key would slow a build down.
 const progressStep = 1 << 14
 
-// progress is a progress bar counting keys, or nothing when not shown.
+// progress is a progress bar, or nothing when not shown.
 type progress struct {
 	bar     *progressbar.ProgressBar // nil when not shown
 	w       io.Writer
 	pending int
+	last    int64 // the value last given to tick
 }
 
-// newProgress returns a bar on w for total keys (-1: unknown, a spinner).
-func newProgress(w io.Writer, show bool, total int64) *progress {
+// newProgress returns a bar on w, described as what ("reading"), for total
+// keys, or bytes if bytes is set (-1: unknown, a spinner).
+func newProgress(w io.Writer, show bool, what string, total int64, bytes bool) *progress {
 	p := &progress{w: w}
 	if !show {
 		return p
 	}
+	unit := progressbar.OptionSetItsString("keys")
+	if bytes {
+		unit = progressbar.OptionShowBytes(true)
+	}
 	p.bar = progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("inserting"),
-		progressbar.OptionSetItsString("keys"),
+		progressbar.OptionSetDescription(what),
+		unit,
 		progressbar.OptionShowIts(),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetWidth(30),
@@ -40,12 +46,15 @@ func newProgress(w io.Writer, show bool, total int64) *progress {
 	return p
 }
 
-func (p *progress) add() {
+// tick is called once a key with the count so far (of keys, or of bytes);
+// every progressStep calls it moves the bar there.
+func (p *progress) tick(n int64) {
 	if p.bar == nil {
 		return
 	}
+	p.last = n
 	if p.pending++; p.pending == progressStep {
-		p.bar.Add(p.pending)
+		p.bar.Set64(n)
 		p.pending = 0
 	}
 }
@@ -55,7 +64,7 @@ func (p *progress) finish() {
 	if p.bar == nil {
 		return
 	}
-	p.bar.Add(p.pending)
+	p.bar.Set64(p.last)
 	p.bar.Finish()
 	fmt.Fprint(p.w, "\r\033[K") // a spinner has no end to clear itself at
 }
