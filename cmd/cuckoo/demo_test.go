@@ -74,7 +74,7 @@ func TestGitignore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"eval-report/report.md", "urls.cf", "urls.txt", "cuckoo-data/appendonly.log"} {
+	for _, p := range []string{"eval-report/report.md", "urls.cf", "urls.txt", "cuckoo-data/appendonly.log", "hello/main.go"} {
 		out, err := exec.Command("git", "-C", root, "check-ignore", "--no-index", "-v", p).CombinedOutput()
 		var exit *exec.ExitError
 		switch {
