@@ -49,5 +49,5 @@
 //     them included), divided by n.
 //
 // The benchmarks in filters_test.go and the program cmd/compare run these
-// workloads; cmd/compare prints the table the README quotes.
+// workloads; cmd/compare prints the table docs/performance.md quotes.
 package bench
