@@ -1,9 +1,9 @@
 // Command compare runs the bench package's workloads on every compared
 // filter, outside the testing package, and prints a markdown table of
 // memory, load, false-positive rate and times, with speed ratios against
-// github.com/seiflotfy/cuckoofilter. docs/performance.md quotes
-// it (the README sums it up). Each time is the median of -reps repetitions measured with time.Now
-// over many operations.
+// github.com/seiflotfy/cuckoofilter. docs/performance.md quotes it (the
+// README sums it up). Each time is the median of -reps repetitions measured
+// with time.Now over many operations.
 //
 //	go run ./cmd/compare -sizes=1e6,1e7
 package main
