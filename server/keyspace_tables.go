@@ -13,23 +13,38 @@ import (
 // of fixed lock-free stages (EXPANSION 0, and the chains of stages that
 // snapshots and dumps of format 2 hold).
 type rawTable interface {
-	Buckets() uint64
-	BucketBytes() int
+	tableShape
 	BucketBits(i uint64) uint64
 	SetBucketBits(i, v uint64) error
-	// entries returns the entries in bucket word v, or an error if v is
-	// not a bucket of this table.
-	entries(v uint64) (uint64, error)
+	// NextWritten returns the first run of buckets in [from, end) that
+	// may be non-empty: every bucket outside its runs is empty, and is
+	// neither read nor written by a dump (persist_runs.go).
+	NextWritten(from, end uint64) (lo, hi uint64)
 	// stored returns the entries in the table (a growing table's stash
 	// aside).
 	stored() uint64
+}
+
+// tableShape is what checking a table's runs needs, without the table:
+// verifying a snapshot (verifySnapshot) allocates no filter.
+type tableShape interface {
+	Buckets() uint64
+	BucketBytes() int
+	// entries returns the entries in bucket word v, or an error if v is
+	// not a bucket of this table.
+	entries(v uint64) (uint64, error)
 }
 
 // fixedTable is a lock-free stage.
 type fixedTable struct{ *lockfree.Filter }
 
 func (t fixedTable) entries(v uint64) (uint64, error) {
-	f, slots := uint(t.FingerprintBits()), uint(t.BucketSize())
+	return fingerprintEntries(v, uint(t.FingerprintBits()), uint(t.BucketSize()))
+}
+
+// fingerprintEntries returns the fingerprints in a lock-free stage's bucket
+// bits v, slots of f bits, or an error for bits beyond them.
+func fingerprintEntries(v uint64, f, slots uint) (uint64, error) {
 	if v&^(uint64(1)<<(f*slots)-1) != 0 {
 		return 0, fmt.Errorf("bits beyond its fingerprints")
 	}
@@ -40,6 +55,33 @@ func (t fixedTable) entries(v uint64) (uint64, error) {
 		}
 	}
 	return n, nil
+}
+
+// stageShape is the shape of a lock-free stage, from its description.
+type stageShape struct {
+	buckets    uint64
+	bits, slot uint
+}
+
+func (s stageShape) Buckets() uint64  { return s.buckets }
+func (s stageShape) BucketBytes() int { return (int(s.bits*s.slot) + 7) / 8 }
+func (s stageShape) entries(v uint64) (uint64, error) {
+	return fingerprintEntries(v, s.bits, s.slot)
+}
+
+// growShape is the shape of a growing table: its buckets, and a filter of
+// the same bucket size, 8 buckets, that checks words (an entry's layout
+// depends on the bucket size alone).
+type growShape struct {
+	buckets uint64
+	check   *growing.Filter
+}
+
+func (s growShape) Buckets() uint64  { return s.buckets }
+func (s growShape) BucketBytes() int { return 8 }
+func (s growShape) entries(v uint64) (uint64, error) {
+	n, err := s.check.WordEntries(v)
+	return uint64(n), err
 }
 
 func (t fixedTable) stored() uint64 { return t.Len() }

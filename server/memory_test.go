@@ -280,6 +280,8 @@ func TestForgedHeaders(t *testing.T) {
 
 // TestScanDumpCharged: a CF.SCANDUMP data chunk is charged to --maxmemory
 // before it is built, refused when it does not fit, and released once sent.
+// The charge is the chunk's bound from the blocks ever written: a filter
+// holding one item dumps its chunk where a full one's is refused.
 func TestScanDumpCharged(t *testing.T) {
 	ctx := context.Background()
 	_, addr := start(t, server.Config{})
@@ -297,13 +299,31 @@ func TestScanDumpCharged(t *testing.T) {
 		t.Errorf("used_memory_filters %d, CF.INFO Size %d", got, size)
 	}
 
-	// With room for the filter but not for a chunk as well.
+	// With room for the filter but not for a full chunk as well: the
+	// first chunk (2^20 buckets) of the filter holding one item is charged
+	// the one block of 512 buckets it was written in, and sent.
 	_, addr = start(t, server.Config{MaxMemory: size + 1<<20})
 	c = client(t, addr)
 	c.CFReserve(ctx, "k", 4_000_000)
 	c.CFAdd(ctx, "k", "x")
 	if _, err := c.CFScanDump(ctx, "k", 0).Result(); err != nil {
 		t.Fatalf("the header chunk: %v", err)
+	}
+	if err := c.CFScanDump(ctx, "k", 1).Err(); err != nil {
+		t.Errorf("the chunk of a filter holding one item: %v", err)
+	}
+	// 40,000 items leave no block of the chunk unwritten (each of its
+	// 2,048 blocks is missed with odds e^-18): its bound is 10 MB.
+	p := c.Pipeline()
+	for i := range 40 {
+		args := []any{"CF.INSERT", "k", "ITEMS"}
+		for j := range 1000 {
+			args = append(args, fmt.Sprintf("item:%d:%d", i, j))
+		}
+		p.Do(ctx, args...)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if err := c.CFScanDump(ctx, "k", 1).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR Insufficient memory") {
 		t.Errorf("a chunk past --maxmemory: %v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 
+	"github.com/cuckoohash/cuckoo/growing"
 	"github.com/cuckoohash/cuckoo/internal/linhash"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
@@ -163,14 +164,15 @@ func dumpSpan(c *cuckoo, iter int64) (st rawTable, first, n, g uint64) {
 	return nil, 0, 0, g
 }
 
-// chunkBound bounds the bytes of data chunk iter of c: every bucket a
-// literal in a run of its own. Preconditions: c.mu held.
+// chunkBound bounds the bytes of data chunk iter of c: its runs' bound
+// (runsBound: the buckets in blocks ever written), and its magic, first
+// bucket, count and checksum. Preconditions: c.mu held.
 func chunkBound(c *cuckoo, iter int64) uint64 {
-	st, _, n, _ := dumpSpan(c, iter)
+	st, first, n, _ := dumpSpan(c, iter)
 	if st == nil {
 		return 0
 	}
-	return n*uint64(st.BucketBytes()+2) + 64
+	return runsBound(st, first, n) + 64
 }
 
 // checkCRC splits b into the part between its magic and its trailing
@@ -276,8 +278,33 @@ func readDesc(r fieldReader) (filterDesc, error) {
 	return d, nil
 }
 
+// shapes returns the shapes of d's tables, in order, allocating none of
+// them: what checking their runs needs (verifySnapshot). Preconditions: d
+// came from readDesc, which checked that each can be built.
+func (d filterDesc) shapes() ([]tableShape, error) {
+	if g := d.grow; g != nil {
+		check, err := growing.New(growing.Config{InitialCapacity: 1, BucketSize: d.p.Bucket()})
+		if err != nil {
+			return nil, err
+		}
+		return []tableShape{growShape{1<<g.level + g.split, check}}, nil
+	}
+	out := make([]tableShape, len(d.stages))
+	for i, si := range d.stages {
+		// The server's stages set BucketSize, so lockfree.New builds
+		// cfg.Layout() as it is.
+		lay, err := d.p.config(si.capacity, si.bits).Layout()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = stageShape{lay.Buckets, uint(lay.FingerprintBits), uint(lay.BucketSize)}
+	}
+	return out, nil
+}
+
 // build charges and allocates d's stages, empty, and returns the filter
-// with d's counters.
+// with d's counters. A growing table is allocated once: Restore keeps the
+// segments New made.
 func (d filterDesc) build(mem charger) (*cuckoo, error) {
 	if g := d.grow; g != nil {
 		c, err := newGrowing(d.p, mem)
@@ -397,7 +424,7 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 			return badChunk("it crosses a stage boundary")
 		}
 		rr := bytes.NewReader(r.b)
-		fps, err := readRuns(rr, st, first, n, false)
+		fps, err := readRuns(rr, st, first, n, nil)
 		if err != nil {
 			return badChunk("%v", err)
 		}
@@ -408,7 +435,7 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 		if have > ls.fps[i] || first+n == st.Buckets() && have != ls.fps[i] {
 			return badChunk("stage %d would hold %d fingerprints, the header says %d", i, have, ls.fps[i])
 		}
-		if _, err := readRuns(bytes.NewReader(r.b), st, first, n, true); err != nil {
+		if _, err := readRuns(bytes.NewReader(r.b), st, first, n, st); err != nil {
 			return badChunk("%v", err) // not reached: checked above
 		}
 		ls.next = g + n

@@ -31,13 +31,15 @@ var (
 	errBadPayload = replyErr("ERR Bad data format")
 )
 
-// payloadBound bounds the bytes of c's payload: every bucket a literal in a
-// run of its own, and 2 KiB for the header chunk (its stash holds at most
-// 64 hashes), its length and the trailer. Preconditions: c.mu held.
+// payloadBound bounds the bytes of c's payload: each table's runs' bound
+// (runsBound: the buckets in blocks ever written, so a sparse filter's
+// payload is charged its size, not its table's), and 2 KiB for the header
+// chunk (its stash holds at most 64 hashes), its length and the trailer.
+// Preconditions: c.mu held.
 func payloadBound(c *cuckoo) uint64 {
 	n := uint64(2 << 10)
 	for _, st := range c.tables() {
-		n += st.Buckets()*uint64(st.BucketBytes()+2) + 16
+		n += runsBound(st, 0, st.Buckets())
 	}
 	return n
 }
@@ -91,7 +93,7 @@ func loadPayload(b []byte, mem charger, release func(uint64)) (*cuckoo, error) {
 	c.load = nil
 	rr := bytes.NewReader(r.b)
 	for i, st := range c.tables() {
-		if _, err := readRuns(rr, st, 0, st.Buckets(), true); err != nil || st.stored() != want[i] {
+		if _, err := readRuns(rr, st, 0, st.Buckets(), st); err != nil || st.stored() != want[i] {
 			release(c.sizeBytes())
 			return nil, errBadPayload
 		}

@@ -168,9 +168,10 @@ func installStep(step string) {
 // lost (recover.go):
 //
 //  1. Read snapshot.tmp back and verify it: its checksum, and a parse of
-//     every entry (each key's tables are allocated and checked, never
-//     written, one key at a time). A snapshot that does not read back
-//     fails here, and the newest and previous generations stay as they are.
+//     every entry (each key's description and runs checked against the
+//     shape of its tables, which are not allocated). A snapshot that does
+//     not read back fails here, and the newest and previous generations
+//     stay as they are.
 //  2. Rename snapshot.cks (generation C) to snapshot.prev.cks, replacing
 //     the older previous one (generation P); fsync the directory. A crash
 //     now leaves snapshot.prev.cks alone, which startup loads as the
@@ -379,8 +380,9 @@ func readSnapshotFile(path string) (gen uint64, entries []snapEntry, fuzzy bool,
 }
 
 // readSnapshot decodes the snapshot at path and hands each entry to each,
-// in order. Without apply, each entry's tables are allocated and its runs
-// checked but not stored (verifySnapshot).
+// in order. Without apply, each entry's runs are checked against its
+// tables' shapes, and no table is allocated: its entries have no filter
+// (verifySnapshot).
 func readSnapshot(path string, apply bool, each func(snapEntry)) (gen uint64, fuzzy bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -488,13 +490,28 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 		if err != nil {
 			return 0, fmt.Errorf("key %q: %v", key, err)
 		}
-		c, err := d.build(func(_, _ uint64) error { return nil })
+		// Applying, the tables are allocated (untouched) and the runs'
+		// non-empty buckets stored into them; checking, nothing is
+		// allocated but what the shapes need.
+		var c *cuckoo
+		var into []rawTable
+		shapes, err := d.shapes()
+		if err == nil && apply {
+			c, err = d.build(func(_, _ uint64) error { return nil })
+			if err == nil {
+				into = c.tables()
+			}
+		}
 		if err != nil {
 			return 0, fmt.Errorf("key %q: %v", key, err)
 		}
 		stored := d.stored()
-		for i, st := range c.tables() {
-			fps, err := readRuns(br, st, 0, st.Buckets(), apply)
+		for i, sh := range shapes {
+			var dst rawTable
+			if into != nil {
+				dst = into[i]
+			}
+			fps, err := readRuns(br, sh, 0, sh.Buckets(), dst)
 			if err != nil {
 				return 0, fmt.Errorf("key %q: stage %d: %v", key, i, err)
 			}
@@ -506,14 +523,16 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 		case 0:
 		case 1:
 			ls := &loadState{next: r.uvarint()}
-			for _, st := range c.tables() {
-				ls.total += st.Buckets()
+			for _, sh := range shapes {
+				ls.total += sh.Buckets()
 				ls.fps = append(ls.fps, r.uvarint())
 			}
 			if r.err == nil && ls.next >= ls.total {
 				return 0, fmt.Errorf("key %q: a load at bucket %d of %d", key, ls.next, ls.total)
 			}
-			c.load = ls
+			if c != nil {
+				c.load = ls
+			}
 		default:
 			return 0, fmt.Errorf("key %q: bad load flag", key)
 		}
