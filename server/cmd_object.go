@@ -95,20 +95,14 @@ func cmdObject(s *Server, cl *client, args [][]byte) {
 	}
 }
 
-// keyOverhead is what a key takes besides its filter's tables: its name
-// (string header and bytes), the cuckoo struct, the structs of its growing
-// table or of its stages (with the list's pointers), and the key space's
-// entry (a pointer to an entry holding the key and the value's pointer).
+// keyOverhead is what a key takes besides its filter's SizeInBytes (which
+// counts the tables, their marks and the filters' own structs, so they are
+// not counted here again): its name (string header and bytes), the cuckoo
+// struct, the list's pointer to each stage, and the key space's entry (a
+// pointer to an entry holding the key and the value's pointer).
 func keyOverhead(key string, c *cuckoo) uint64 {
 	str := uint64(unsafe.Sizeof(key))
-	n := uint64(len(key)) + str + uint64(unsafe.Sizeof(*c)) + 8 + str + 8
-	if c.table != nil {
-		n += uint64(unsafe.Sizeof(*c.table))
-	}
-	for _, st := range c.list() {
-		n += uint64(unsafe.Sizeof(*st)) + 8
-	}
-	return n
+	return uint64(len(key)) + str + uint64(unsafe.Sizeof(*c)) + 8 + str + 8 + 8*uint64(len(c.list()))
 }
 
 // MEMORY USAGE key [SAMPLES count]: bytes, or a null for a missing key.
