@@ -755,7 +755,7 @@ func TestClusterRefusals(t *testing.T) {
 		{[]string{plain}, "cluster create: node " + plain + " is not in cluster mode (start it with cuckoo serve --cluster-enabled); no node was changed"},
 		{[]string{fresh, plain}, "node " + plain + " is not in cluster mode"},
 		{[]string{fresh, down}, "cluster create: node " + down + " is unreachable: dial tcp " + down},
-		{[]string{fresh, full}, "cluster create: node " + full + " holds 1 keys: only an empty node can join a cluster; no node was changed"},
+		{[]string{fresh, full}, "cluster create: node " + full + " holds 1 key: only an empty node can join a cluster; no node was changed"},
 		{[]string{replica, other}, "cluster create: node " + replica + " is a replica of 127.0.0.1:" + freshPort + ": send it REPLICAOF NO ONE first; no node was changed"},
 		{[]string{fresh, "localhost:" + freshPort}, "cluster create: " + fresh + " and localhost:" + freshPort + " are the same node"},
 	} {
