@@ -89,58 +89,6 @@ func countVar(fs *flag.FlagSet, name string, value, lo, hi int64, usage string) 
 	return v
 }
 
-// sizeRE is a byte size as redis.conf writes one: digits and a unit.
-var sizeRE = regexp.MustCompile(`^(?i)([+-]?[0-9]+)(b|k|kb|m|mb|g|gb)?$`)
-
-// sizeUnits are redis.conf's units, as Redis reads them (memtoull): k, m
-// and g are powers of 1000, kb, mb and gb of 1024.
-var sizeUnits = map[string]int64{
-	"": 1, "b": 1,
-	"k": 1000, "kb": 1 << 10,
-	"m": 1000 * 1000, "mb": 1 << 20,
-	"g": 1000 * 1000 * 1000, "gb": 1 << 30,
-}
-
-// errNotSize is the complaint about a size that does not parse.
-var errNotSize = errors.New("not a size (write bytes, or a unit as redis.conf does: 100mb, 2gb; k=1000, kb=1024)")
-
-// parseSize parses a byte-size flag: a whole number of bytes, or one with
-// a unit of redis.conf (100mb, 2gb, 64k; any case), which must lie in
-// lo..hi.
-func parseSize(s string, lo, hi int64) (int64, error) {
-	m := sizeRE.FindStringSubmatch(s)
-	if m == nil {
-		return 0, errNotSize
-	}
-	n, ok := new(big.Int).SetString(m[1], 10)
-	if !ok {
-		return 0, errNotSize
-	}
-	n.Mul(n, big.NewInt(sizeUnits[strings.ToLower(m[2])]))
-	if n.Cmp(big.NewInt(lo)) < 0 || n.Cmp(big.NewInt(hi)) > 0 {
-		return 0, rangeError(lo, hi)
-	}
-	return n.Int64(), nil
-}
-
-// sizeVar defines a byte-size flag on fs with the default value and range.
-func sizeVar(fs *flag.FlagSet, name string, value, lo, hi int64, usage string) *rangedFlag {
-	v := &rangedFlag{n: value, lo: lo, hi: hi, parse: parseSize, format: formatSize}
-	fs.Var(v, name, usage)
-	return v
-}
-
-// formatSize writes n with the largest binary unit that divides it, so that
-// -h shows defaults as redis.conf would (512mb, not 536870912).
-func formatSize(n int64) string {
-	for _, u := range []string{"gb", "mb", "kb"} {
-		if m := sizeUnits[u]; n != 0 && n%m == 0 {
-			return strconv.FormatInt(n/m, 10) + u
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
-
 // capacityFlag is build's --capacity. A filter's table has at most 2^32
 // buckets (filter.New enforces it), so the most keys it may be built for
 // depends on its bucket size and fingerprint width, which other flags give,

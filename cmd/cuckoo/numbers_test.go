@@ -94,52 +94,6 @@ func TestCountFlags(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for _, tc := range []struct {
-		in     string
-		lo, hi int64
-		want   int64
-		err    string
-	}{
-		{"0", 0, math.MaxInt64, 0, ""},
-		{"1048576", 0, math.MaxInt64, 1 << 20, ""},
-		{"100mb", 0, math.MaxInt64, 100 << 20, ""},
-		{"100MB", 0, math.MaxInt64, 100 << 20, ""},
-		{"100Mb", 0, math.MaxInt64, 100 << 20, ""},
-		{"100m", 0, math.MaxInt64, 100e6, ""},
-		{"2gb", 0, math.MaxInt64, 2 << 30, ""},
-		{"2G", 0, math.MaxInt64, 2e9, ""},
-		{"1k", 0, math.MaxInt64, 1000, ""},
-		{"1kb", 0, math.MaxInt64, 1024, ""},
-		{"5b", 0, math.MaxInt64, 5, ""},
-		{"-1", -1, math.MaxInt64, -1, ""},
-		{"-1", 0, math.MaxInt64, 0, "out of range: it must be in 0..9223372036854775807"},
-		{"0", 1, math.MaxInt64, 0, "out of range: it must be in 1..9223372036854775807"},
-		{"8589934592gb", 0, math.MaxInt64, 0, "out of range"},
-		{"99999999999999999999", 0, math.MaxInt64, 0, "out of range"},
-		{"", 0, 10, 0, "not a size"},
-		{"mb", 0, 10, 0, "not a size"},
-		{"1.5gb", 0, math.MaxInt64, 0, "not a size"},
-		{"1e9", 0, math.MaxInt64, 0, "not a size"},
-		{"10tb", 0, math.MaxInt64, 0, "not a size"},
-		{"10 mb", 0, math.MaxInt64, 0, "not a size"},
-		{"1mib", 0, math.MaxInt64, 0, "not a size"},
-	} {
-		got, err := parseSize(tc.in, tc.lo, tc.hi)
-		switch {
-		case tc.err == "" && (err != nil || got != tc.want):
-			t.Errorf("parseSize(%q, %d, %d) = %d, %v; want %d", tc.in, tc.lo, tc.hi, got, err, tc.want)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("parseSize(%q, %d, %d) = %d, %v; want an error with %q", tc.in, tc.lo, tc.hi, got, err, tc.err)
-		}
-	}
-	for n, want := range map[int64]string{0: "0", 512 << 20: "512mb", 1 << 30: "1gb", 3 << 10: "3kb", 1000: "1000", -1: "-1"} {
-		if got := formatSize(n); got != want {
-			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 // TestCapacityLimit: build's --capacity is held to the limit filter.New
 // enforces, 2^32 buckets, for the shape the other flags give, and the error
 // names that limit (issue 24: --capacity -1 named 0..9223372036854775807,
