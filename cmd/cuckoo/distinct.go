@@ -7,12 +7,15 @@ package main
 // then answers absent (issue 24). Instead build tells keys apart by a 128-bit
 // identity of each, sorts the identities and drops the equal ones.
 //
-// Memory. Build holds 16 bytes for every key it reads, repeats included (160
-// MB for ten million keys), but not the keys: a sorted array is about half
-// the size of a Go map of the same identities (a swiss-table slot is 16 bytes
-// plus a control byte, at most 7/8 full, and a growing map leaves its old
-// tables behind), and cost a third of the time to build in a measurement of
-// five million URLs.
+// Memory and time. Build holds 16 bytes for every key it reads, repeats
+// included, but not the keys. When the input's size is known (a file) it
+// makes room for them at once (reserve): 18 to 21 bytes a key with the slack.
+// From a pipe the bins grow by copying, which allocates about 50 bytes a key
+// in all (the garbage is collected as it goes) for 21 live at the end. A Go
+// map of the same identities (a swiss-table slot is 16 bytes and a control
+// byte, at most 7/8 full, and a growing map leaves its old tables behind)
+// held 56 bytes a key and took 4 to 8 times as long (BenchmarkDistinct, a
+// million URLs: 190 ns a key with reserve, 370 without, 1,600 for the map).
 //
 // Collisions. Two distinct keys that share an identity are stored once, and
 // deleting one would remove the other: the failure this file exists to

@@ -29,20 +29,18 @@ func newProgress(w io.Writer, show bool, what string, total int64, bytes bool) *
 	if !show {
 		return p
 	}
-	unit := progressbar.OptionSetItsString("keys")
+	unit := []progressbar.Option{progressbar.OptionSetItsString("keys"), progressbar.OptionShowIts()}
 	if bytes {
-		unit = progressbar.OptionShowBytes(true)
+		unit = []progressbar.Option{progressbar.OptionShowBytes(true)}
 	}
-	p.bar = progressbar.NewOptions64(total,
+	p.bar = progressbar.NewOptions64(total, append(unit,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),
-		unit,
-		progressbar.OptionShowIts(),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
-	)
+	)...)
 	return p
 }
 
