@@ -24,7 +24,8 @@ filter would answer present before it is stored (a false positive of another
 key) is stored all the same, so deleting either key never makes the other
 answer absent. Build tells keys apart by a 128-bit hash of each (two distinct
 keys share one with odds below 10^-20 for a billion keys): it holds 16 bytes
-a key read, repeats included, not the keys, then sorts them.
+a key read, repeats included (160 MB for ten million), not the keys, then
+sorts them.
 
 The capacity defaults to the number of distinct keys that INPUT holds.
 --capacity is what the filter is sure to hold, not a limit: its table is
@@ -64,7 +65,7 @@ func runBuild(e *env, args []string) error {
 	fs := e.flags(buildHelp)
 	out := fs.String("o", "", "write the filter to `FILE` (required)")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive `rate`, in (0, 1)")
-	capacity := capacityVar(fs, "capacity", "keys the filter is sure to hold (`N`: 1000000, 1_000_000 or 1e6), not a limit; 0 counts INPUT's keys")
+	capacity := capacityVar(fs, "capacity", "keys the filter is sure to hold (`N`: 1000000, 1_000_000 or 1e6), not a limit; 0 fits INPUT's distinct keys")
 	bucketSize := fs.Int("bucket-size", 4, "slots per bucket: 2, 4 or 8")
 	bits := fs.Int("fingerprint-bits", 0, "fingerprint width, 4..32; 0 derives it from --fpr")
 	seed := fs.Uint64("seed", 0, "hash seed")
