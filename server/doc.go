@@ -305,15 +305,24 @@
 // rotated to a new generation G; then each key is written straight from its
 // live stages to snapshot.tmp under its own writer lock, with the log
 // position it stands at, while writes to the other keys go on; the file is
-// fsynced, read back and verified (checksum and a parse of every entry, one
-// key's tables at a time), and only then installed: snapshot.cks becomes
-// snapshot.prev.cks, snapshot.tmp becomes snapshot.cks, the directory
-// fsynced after each rename, and then the logs before the previous
-// generation are removed (snapshot.go). The data directory so holds up to
-// two snapshots, the newest and the previous one, plus the logs from the
-// previous one's generation on; a crash at any step leaves a loadable pair.
+// fsynced, read back and verified (checksum and a parse of every entry
+// against its tables' shapes, allocating none), and only then installed:
+// snapshot.cks becomes snapshot.prev.cks, snapshot.tmp becomes
+// snapshot.cks, the directory fsynced after each rename, and then the logs
+// before the previous generation are removed (snapshot.go). The data
+// directory so holds up to two snapshots, the newest and the previous one,
+// plus the logs from the previous one's generation on; a crash at any step
+// leaves a loadable pair.
 // A snapshot needs memory for a block of buckets, not a copy of the data
-// set, and empty buckets cost almost nothing in it. Startup loads the
+// set, and empty buckets cost almost nothing in it. A table is allocated
+// with make and its pages are backed only once touched, so a reservation
+// far beyond its items takes address space, not memory; snapshots, DUMP,
+// CF.SCANDUMP, full copies to replicas and MIGRATE read only the blocks of
+// 512 buckets ever written (each table marks a block before it first
+// writes it: packages growing, lockfree and internal/written), and loads
+// write only the buckets that hold something (persist_runs.go). A filter
+// reserved for 2^32 items holding one is saved in a few bytes, in
+// milliseconds, and comes back from a restart untouched. Startup loads the
 // newest snapshot and replays the logs from G on, skipping in log G each
 // key's ops before its position (recover.go). A directory written by
 // earlier servers (snapshot.cks alone) loads as it is. A torn final record
@@ -466,7 +475,14 @@
 // memory), and a filter's bytes are released once, when it is deleted or
 // compacted. A refused reservation allocates nothing. A CF.SCANDUMP chunk is
 // charged against MaxMemory too, at its largest, from before it is built
-// until its reply is sent (INFO's used_memory_dump_chunks).
+// until its reply is sent (INFO's used_memory_dump_chunks); its largest is
+// bounded by the blocks of its range ever written, so a sparse filter's
+// chunks and DUMP payloads are charged their size, not their table's.
+// used_memory is Go's HeapAlloc, what the allocator has handed out, as
+// Redis's is its allocator's: it counts each table once (a snapshot's or a
+// dump's load allocates a growing table once: Restore keeps the segments
+// New made), whether or not its pages are resident; used_memory_rss is
+// what is resident.
 //
 // # Expiry
 //
