@@ -142,8 +142,9 @@ func (p *serverProcess) shutdown(t *testing.T, c *redis.Client) {
 // reads and writes only the block of 512 buckets the item went to: SAVE
 // writes a snapshot of a few bytes, DUMP a payload as small, RESTORE and
 // CF.LOADCHUNK build copies as sparse, SHUTDOWN saves, and a restart loads
-// them all without touching their tables. Through it all the server
-// process's resident memory grows by less than 64 MB (reading the table, as
+// them all without touching their tables; a replica's full copy is as
+// sparse. Through it all the server process's resident memory grows by less
+// than 64 MB (reading the table, as
 // SAVE did, committed all of it, and took minutes), and after the restart
 // used_memory counts each table once: within an eighth of
 // used_memory_filters, where the load allocated every table twice.
@@ -221,6 +222,21 @@ func TestHugeReservationSparse(t *testing.T) {
 	if filters != 3*table {
 		t.Errorf("used_memory_filters %d for three tables of %d", filters, table)
 	}
+
+	// A replica takes a full copy of the three, as sparse.
+	rp := startProcess(t, t.TempDir())
+	rc := client(t, rp.addr)
+	rbase := rp.rss(t)
+	replicaOf(t, rc, p.addr)
+	for _, k := range []string{"big", "restored", "loaded"} {
+		if ok, err := rc.CFExists(ctx, k, "item").Result(); err != nil || !ok {
+			t.Fatalf("on the replica, CF.EXISTS %s item = %v, %v", k, ok, err)
+		}
+	}
+	if rss := rp.rss(t); rss-rbase > growth {
+		t.Errorf("the replica's full copy: resident memory grew from %d to %d bytes", rbase, rss)
+	}
+	rp.shutdown(t, rc)
 	start := time.Now()
 	p.shutdown(t, c)
 	t.Logf("SHUTDOWN with its snapshot of three tables of %d bytes: %v", table, time.Since(start))
