@@ -144,10 +144,10 @@ func (p *serverProcess) shutdown(t *testing.T, c *redis.Client) {
 // CF.LOADCHUNK build copies as sparse, SHUTDOWN saves, and a restart loads
 // them all without touching their tables; a replica's full copy is as
 // sparse. Through it all the server process's resident memory grows by less
-// than 64 MB (reading the table, as
-// SAVE did, committed all of it, and took minutes), and after the restart
-// used_memory counts each table once: within an eighth of
-// used_memory_filters, where the load allocated every table twice.
+// than 64 MB (reading the table, as SAVE did, committed all of it, and took
+// minutes), and after the restart used_memory counts each table once:
+// within an eighth of used_memory_filters, where the load allocated every
+// table twice.
 func TestHugeReservationSparse(t *testing.T) {
 	if os.Getenv(serverDirEnv) != "" {
 		t.Skip("the child process serves only")
