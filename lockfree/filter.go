@@ -320,8 +320,9 @@ const snapshotRounds = 4
 // Snapshot returns a filter.Filter holding the same fingerprints, to save or
 // inspect; it is safe to call at any time.
 //
-// Consistency: Snapshot reads every bucket, then reads them all again, until
-// two successive collections agree word for word. Every change to a bucket
+// Consistency: Snapshot reads every bucket (of the blocks ever written; the
+// others are empty), then reads them all again, until two successive
+// collections agree word for word. Every change to a bucket
 // changes its counter, so agreement means no bucket changed between its two
 // reads, and the copy is the filter's exact state at the instant between the
 // two collections: linearizable, as if all writers had paused. With no
@@ -336,22 +337,18 @@ func (f *Filter) Snapshot() *filter.Filter {
 	return g
 }
 
-// snapshot is Snapshot that also reports whether the copy is exact.
+// snapshot is Snapshot that also reports whether the copy is exact. A
+// collection reads only the blocks marked written (NextWritten): the words
+// of the others are 0 and stay 0 until their block is marked, so a block
+// first marked between two collections reads 0 in the first, as its words
+// were, and the comparison sees any word that changed. The copy's buckets
+// outside those blocks are left as New made them, untouched.
 func (f *Filter) snapshot() (*filter.Filter, bool) {
 	cur := make([]uint64, f.m)
-	for i := range cur {
-		cur[i] = f.load(uint64(i))
-	}
+	f.collect(cur)
 	exact := false
 	for range snapshotRounds - 1 {
-		exact = true
-		for i := range cur {
-			if v := f.load(uint64(i)); v != cur[i] {
-				cur[i] = v
-				exact = false
-			}
-		}
-		if exact {
+		if exact = f.collect(cur); exact {
 			break
 		}
 	}
@@ -359,18 +356,35 @@ func (f *Filter) snapshot() (*filter.Filter, bool) {
 	if err != nil {
 		panic("lockfree: the configuration that built the filter no longer builds one: " + err.Error())
 	}
-	for i, v := range cur {
-		for j := range f.l.slots {
-			if fp := f.l.slot(v, j); fp != 0 {
-				// Bucket i holds at most b fingerprints and is filled
-				// first, so each lands in its own bucket.
-				if err := g.InsertFingerprint(uint64(i), fp); err != nil {
-					panic(fmt.Sprintf("lockfree: Snapshot: bucket %d: %v", i, err))
+	for lo, hi := f.NextWritten(0, f.m); lo < f.m; lo, hi = f.NextWritten(hi, f.m) {
+		for i := lo; i < hi; i++ {
+			for j := range f.l.slots {
+				if fp := f.l.slot(cur[i], j); fp != 0 {
+					// Bucket i holds at most b fingerprints and is
+					// filled first, so each lands in its own bucket.
+					if err := g.InsertFingerprint(i, fp); err != nil {
+						panic(fmt.Sprintf("lockfree: Snapshot: bucket %d: %v", i, err))
+					}
 				}
 			}
 		}
 	}
 	return g, exact
+}
+
+// collect reads the words of the blocks marked written into cur, and
+// reports whether every one was already there.
+func (f *Filter) collect(cur []uint64) bool {
+	same := true
+	for lo, hi := f.NextWritten(0, f.m); lo < f.m; lo, hi = f.NextWritten(hi, f.m) {
+		for i := lo; i < hi; i++ {
+			if v := f.load(i); v != cur[i] {
+				cur[i] = v
+				same = false
+			}
+		}
+	}
+	return same
 }
 
 // WriteTo writes the filter in the filter package's binary format, which
