@@ -4,8 +4,8 @@ package main
 // which is synced and then renamed over the target, so that the target holds
 // either its old contents or all of the new ones. The temporary file must not
 // outlive the command: every error path removes it, and so does SIGINT
-// (Ctrl-C) or SIGTERM, which would otherwise end the process before any
-// deferred call runs (issue 24: an interrupted build left a hidden 1.5 GB
+// (Ctrl-C), SIGTERM or SIGHUP, which would otherwise end the process before
+// any deferred call runs (issue 24: an interrupted build left a hidden 1.5 GB
 // ".w.cf.tmp..." file). Only SIGKILL, or a crash of the runtime itself, can
 // leave one.
 
@@ -24,10 +24,10 @@ import (
 
 // atomicFile is a temporary file that commit installs as path.
 //
-// While it exists a goroutine waits for SIGINT and SIGTERM. On one it removes
-// the file and ends the process by that same signal, as if it had not been
-// caught, so that a shell sees the status it expects of an interrupted
-// command (130, 143) and a script stops. It does so at once, whatever the
+// While it exists a goroutine waits for SIGINT, SIGTERM and SIGHUP. On one it
+// removes the file and ends the process by that same signal, as if it had not
+// been caught, so that a shell sees the status it expects of an interrupted
+// command (130, 143, 129) and a script stops. It does so at once, whatever the
 // command is doing (reading a slow pipe, syncing a large file), holding mu so
 // that commit cannot rename the file meanwhile.
 type atomicFile struct {
@@ -41,10 +41,11 @@ type atomicFile struct {
 	tmp string // the temporary file's name; "" once renamed or removed
 }
 
-// interruptSignals are the signals that remove the temporary file. Each is
-// caught only if the process was not started with it ignored (nohup, a
+// interruptSignals are the signals that remove the temporary file: Ctrl-C,
+// kill's default, and the hangup a closed terminal or SSH session sends. Each
+// is caught only if the process was not started with it ignored (nohup, a
 // background job of a non-interactive shell): catching it would undo that.
-var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+var interruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // createAtomic creates the temporary file for path, in path's directory. Its
 // errors name path, not the temporary file.

@@ -12,12 +12,12 @@ import (
 	"testing"
 )
 
-// TestBuildInterrupted runs the tool and sends it SIGINT or SIGTERM in the
-// middle of a build: the temporary file must be gone, FILE as it was (absent,
-// or its old contents), and the process ended by that signal, as a shell
-// expects of an interrupted command (issue 24: Ctrl-C left a hidden 1.5 GB
-// ".w.cf.tmp..." file). The build reads a pipe that the test keeps open, so
-// it is still running, with its temporary file created (build creates it
+// TestBuildInterrupted runs the tool and sends it SIGINT, SIGTERM or SIGHUP
+// in the middle of a build: the temporary file must be gone, FILE as it was
+// (absent, or its old contents), and the process ended by that signal, as a
+// shell expects of an interrupted command (issue 24: Ctrl-C left a hidden 1.5
+// GB ".w.cf.tmp..." file). The build reads a pipe that the test keeps open,
+// so it is still running, with its temporary file created (build creates it
 // before it reads a key), when the signal comes.
 func TestBuildInterrupted(t *testing.T) {
 	if testing.Short() {
@@ -27,7 +27,7 @@ func TestBuildInterrupted(t *testing.T) {
 		t.Skip("no SIGINT or SIGTERM to send")
 	}
 	bin := cuckooBin(t)
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		for _, existing := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/existing=%v", sig, existing), func(t *testing.T) {
 				dir := t.TempDir()
