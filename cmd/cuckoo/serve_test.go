@@ -245,6 +245,10 @@ func TestServeRefusesBadFlags(t *testing.T) {
 		{[]string{"--snapshot-log-size", "0"}, `serve: invalid value "0" for flag -snapshot-log-size: give a size (such as 64mb), or -1 for never`},
 		{[]string{"--snapshot-log-size", "-2"}, `serve: invalid value "-2" for flag -snapshot-log-size: argument must be a memory value`},
 		{[]string{"--timeout", "-1"}, `serve: invalid value "-1" for flag -timeout: argument must be between 0 and 2147483647 inclusive`},
+		{[]string{"--client-output-buffer-limit", "master 1mb 1mb 1"}, `serve: invalid value "master 1mb 1mb 1" for flag -client-output-buffer-limit: Invalid client class specified in buffer limit configuration.`},
+		{[]string{"--client-output-buffer-limit", "normal 1mb 1mb -1"}, `serve: invalid value "normal 1mb 1mb -1" for flag -client-output-buffer-limit: Error in hard, soft or soft_seconds setting`},
+		{[]string{"--maxmemory-clients", "150%"}, `serve: invalid value "150%" for flag -maxmemory-clients: percentage argument must be less or equal to 100`},
+		{[]string{"--maxmemory-clients", "-1mb"}, `serve: invalid value "-1mb" for flag -maxmemory-clients: argument must be a memory or percent value`},
 		{[]string{"--appendfsync", "sometimes"}, `serve: invalid value "sometimes" for flag -appendfsync: argument(s) must be one of the following: always, everysec, no`},
 		{[]string{"--addr", busy.Addr().String()}, "serve: --addr " + busy.Addr().String() + ": listen tcp " + busy.Addr().String() + ": bind: address already in use"},
 		{[]string{"--addr", "127.0.0.1:0", "--metrics-addr", busy.Addr().String()}, "serve: --metrics-addr " + busy.Addr().String() + ": listen tcp"},
@@ -336,6 +340,32 @@ func TestServeConfigFile(t *testing.T) {
 	}
 	if _, err := os.Stat(data); !os.IsNotExist(err) {
 		t.Errorf("a refused --config created the data directory (%v)", err)
+	}
+}
+
+// TestServeClientLimits: --client-output-buffer-limit and
+// --maxmemory-clients reach the server; the flag's classes override the
+// --config file's, whose other classes stand.
+func TestServeClientLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it; skipped with -short")
+	}
+	bin := cuckooBin(t)
+	path := filepath.Join(t.TempDir(), "cuckoo.conf")
+	src := "client-output-buffer-limit pubsub 1mb 512kb 5 normal 1gb 0 0\nmaxmemory-clients 10mb\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, addr, log := serveProc(t, bin, "--dir", "", "--config", path, "--maxmemory", "1gb", "--maxmemory-clients", "5%",
+		"--client-output-buffer-limit", "normal 8mb 4mb 10 replica 512mb 128mb 120")
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	got, err := c.ConfigGet(context.Background(), "*").Result()
+	if want := "normal 8388608 4194304 10 slave 536870912 134217728 120 pubsub 1048576 524288 5"; err != nil ||
+		got["client-output-buffer-limit"] != want || got["maxmemory-clients"] != "5%" {
+		t.Errorf("CONFIG GET: client-output-buffer-limit %q, maxmemory-clients %q, %v; want %q and 5%%\n%s",
+			got["client-output-buffer-limit"], got["maxmemory-clients"], err, want, log)
 	}
 }
 
