@@ -110,7 +110,8 @@ func runBuild(e *env, args []string) error {
 	defer in.close()
 	// The temporary file that becomes FILE exists from here on: a directory
 	// that cannot take it fails the build before any key is read, and it is
-	// removed on every way out but success, SIGINT and SIGTERM included.
+	// removed on every way out but success, SIGINT, SIGTERM and SIGHUP
+	// included.
 	tmp, err := createAtomic(*out)
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
@@ -121,31 +122,11 @@ func runBuild(e *env, args []string) error {
 	if !isSet(fs, "progress") {
 		show = isTerminal(e.stderr) && (in.size < 0 || in.size >= progressMinBytes)
 	}
-	keys := newDistinctKeys(*seed)
 	bar := newProgress(e.stderr, show, "reading", in.size, in.size >= 0)
-	lines := newLineReader(in)
-	var keyBytes uint64 // the bytes of the keys read, with a newline each
-	for {
-		key, err := lines.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			bar.abort()
-			return fmt.Errorf("build: %s: %w", in.name, err)
-		}
-		keys.add(key)
-		keyBytes += uint64(len(key)) + 1
-		if keys.read == reserveAfter && in.size > 0 {
-			// Estimate the number of keys from the average so far, with a
-			// tenth more, as the bins cost twice their size if they grow.
-			keys.reserve(uint64(1.1 * float64(in.size) / float64(keyBytes) * reserveAfter))
-		}
-		if in.size >= 0 {
-			bar.tick(in.n)
-		} else {
-			bar.tick(int64(keys.read))
-		}
+	keys, err := readKeys(in, *seed, bar)
+	if err != nil {
+		bar.abort()
+		return fmt.Errorf("build: %s: %w", in.name, err)
 	}
 	bar.finish()
 	distinct := keys.sort()
@@ -244,6 +225,34 @@ func (in *input) Read(p []byte) (int, error) {
 	n, err := in.r.Read(p)
 	in.n += int64(n)
 	return n, err
+}
+
+// readKeys reads the keys of in, one a line, and returns their identities.
+func readKeys(in *input, seed uint64, bar *progress) (*distinctKeys, error) {
+	keys := newDistinctKeys(seed)
+	lines := newLineReader(in)
+	var keyBytes uint64 // the bytes of the keys read, with a newline each
+	for {
+		key, err := lines.next()
+		if err == io.EOF {
+			return keys, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		keys.add(key)
+		keyBytes += uint64(len(key)) + 1
+		if keys.read == reserveAfter && in.size > 0 {
+			// Estimate the number of keys from the average so far, with a
+			// tenth more, as the bins take twice their size if they grow.
+			keys.reserve(uint64(1.1 * float64(in.size) / float64(keyBytes) * reserveAfter))
+		}
+		if in.size >= 0 {
+			bar.tick(in.n)
+		} else {
+			bar.tick(int64(keys.read))
+		}
+	}
 }
 
 // openInput opens path ("-" for stdin).
