@@ -125,11 +125,12 @@
 // goroutine holds that lock to flush its replies, so a push never lands
 // inside a reply, and one publisher's messages reach a subscriber in PUBLISH
 // order. A (P|S)SUBSCRIBE holds pushes back until its pipeline's replies
-// (its confirmation among them) are flushed. The bound: a subscriber's bytes
-// pending and being written stay under 32 MiB (Redis's pubsub
-// client-output-buffer-limit hard limit); the PUBLISH that would pass it
-// drops the subscriber's messages and closes its connection instead of
-// waiting, so PUBLISH never blocks on a slow subscriber. PUBLISH's reply
+// (its confirmation among them) are flushed. The bound is
+// client-output-buffer-limit's pubsub class (by default 32mb, or 8mb for
+// more than 60 s; see "Client memory"): the PUBLISH that would take a
+// subscriber's bytes pending and being written to it drops the
+// subscriber's messages and closes its connection instead of waiting, so
+// PUBLISH never blocks on a slow subscriber. PUBLISH's reply
 // counts the deliveries (a client matched by a channel and a pattern twice).
 //
 // # Limits at the door
@@ -145,6 +146,43 @@
 // Items and keys are held to MaxItem; dump chunks (CF.LOADCHUNK's data) only
 // to MaxBulk. Timeout closes a connection silent for that long. Shutdown
 // wakes every blocked read, so it completes whatever requests are half-read.
+//
+// # Client memory
+//
+// What clients hold (clientmem.go) is counted as it changes: each one's
+// request buffer (a half-sent request included), its replies while they are
+// being written, its queued transaction, its pushes waiting. INFO reports
+// the total as mem_clients_normal (replicas' links: mem_clients_slaves),
+// CLIENT LIST each client's qbuf, qbuf-free, multi-mem, omem and tot-mem,
+// and MaxMemory counts it with the filters, as Redis's used_memory does: a
+// write that would take the two past it answers "Insufficient memory". Two
+// bounds, with Redis's names and defaults:
+//
+//   - client-output-buffer-limit <class> <hard> <soft> <soft-seconds>, for
+//     the classes normal, replica (slave) and pubsub; by default "normal 0
+//     0 0" (no limit), "replica 256mb 64mb 60", "pubsub 32mb 8mb 60". A
+//     client whose replies not yet written reach hard bytes is closed at
+//     once, those replies unsent; one whose replies stay at soft bytes or
+//     more for longer than soft-seconds is closed by a check every 100 ms
+//     (a client that never reads its replies blocks its flush, and stays
+//     there). A reply counts until all of it is written. The replica class
+//     is accepted and reported; a replica's link is bounded by the backlog
+//     instead (a replica falling behind it is dropped for a full copy).
+//     INFO's client_output_buffer_limit_disconnections counts the clients
+//     closed (and client_query_buffer_limit_disconnections those past
+//     client-query-buffer-limit; both Redis 7.4's fields).
+//   - maxmemory-clients: bytes, or a percentage of maxmemory ("5%"); 0, the
+//     default, is no limit, and a limit under 128 KiB is raised to it. When
+//     the clients' total reaches it, the clients holding the most are
+//     closed, largest first, until it is under; CLIENT NO-EVICT on exempts a
+//     client (it still counts), and replicas are never evicted. INFO's
+//     evicted_clients counts them.
+//
+// With the defaults, neither bound closes a normal client: one that never
+// reads its CF.SCANDUMP replies keeps their chunks charged until it
+// disconnects (as Redis keeps its output buffer), and MaxMemory, which
+// counts them, then refuses writes. Setting maxmemory-clients, or a normal
+// class limit, closes such a client and frees what it held.
 //
 // # TLS
 //
@@ -186,7 +224,10 @@
 // them. Changes at runtime apply as follows: requirepass to new connections
 // (a connection made while there was no password stays in, as in Redis);
 // maxclients, timeout, proto-max-bulk-len and client-query-buffer-limit to
-// the connections made after the change; the cf-* settings, the parameters
+// the connections made after the change; client-output-buffer-limit (only
+// the classes given change) to each client's next request, and at once to
+// the clients the 100 ms check sees; maxmemory-clients at once, evicting if
+// the clients are past it; the cf-* settings, the parameters
 // of filters created without them, as a whole; the tls-* files for new
 // connections. A snapshot is taken when the log passes snapshot-log-size,
 // not on a schedule: save "" (or snapshot-log-size -1) turns that off, any
