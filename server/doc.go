@@ -20,7 +20,8 @@
 //     replica (repl_replica.go, repl_position.go);
 //   - cluster*.go: cluster mode: slots, redirects and the topology
 //     (cluster.go), MIGRATE (cluster_migrate.go);
-//   - tls.go, limits.go, metrics.go: TLS, client limits, Prometheus.
+//   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
+//     clients hold and its bounds, Prometheus.
 //
 // Four packages stand apart: internal/resp (the protocol: a request reader
 // that checks sizes before allocating, a reply writer for RESP2 and RESP3),

@@ -120,12 +120,19 @@ var defaultOutputLimits = [numClasses]OutputLimit{
 	{Hard: 32 << 20, Soft: 8 << 20, SoftSeconds: 60},
 }
 
-// Errors of client-output-buffer-limit's value, with Redis's texts.
+// Errors of client-output-buffer-limit's value, with Redis's texts (a
+// capital and a full stop, which Go's errors do not have: a type of their
+// own).
 var (
-	errOutputArgs  = errors.New("Wrong number of arguments in buffer limit configuration.")
-	errOutputClass = errors.New("Invalid client class specified in buffer limit configuration.")
-	errOutputValue = errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+	errOutputArgs  error = redisText("Wrong number of arguments in buffer limit configuration.")
+	errOutputClass error = redisText("Invalid client class specified in buffer limit configuration.")
+	errOutputValue error = redisText("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
 )
+
+// redisText is an error whose text is Redis's, word for word.
+type redisText string
+
+func (e redisText) Error() string { return string(e) }
 
 func (l *OutputBufferLimits) class(i int) **OutputLimit {
 	return [numClasses]**OutputLimit{&l.Normal, &l.Replica, &l.PubSub}[i]

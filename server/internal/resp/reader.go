@@ -292,9 +292,6 @@ func (rd *Reader) resized() {
 	}
 }
 
-// Size is the capacity of the buffer: the memory the Reader holds.
-func (rd *Reader) Size() int { return cap(rd.buf) }
-
 // printable returns c, or '?' for a control character.
 func printable(c byte) string {
 	if c < ' ' || c == 0x7f {
