@@ -38,8 +38,9 @@ before any key is read, synced, then renamed over FILE. An error, SIGINT
 (Ctrl-C), SIGTERM or SIGHUP removes the temporary file and leaves FILE as it
 was; a signal then ends build as it would have without the handler (exit
 status 130, 143 or 129 in a shell). FILE may not be INPUT (under any name, or
-as stdin): build refuses, and writes nothing. A one-line summary goes to stderr: the keys
-stored and, if INPUT repeats any, the keys read and the repeats skipped.
+as stdin): build refuses, and writes nothing. A one-line summary goes to
+stderr: the keys stored and, if INPUT repeats any, the keys read and the
+repeats skipped.
 `
 
 // progressMinBytes is the input size from which build shows a progress bar
