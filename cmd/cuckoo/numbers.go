@@ -125,7 +125,7 @@ func (v *capacityFlag) check(shape filter.Config) error {
 		if slots == 0 {
 			slots = 4
 		}
-		return fmt.Errorf("--capacity %s: out of range: it must be in 0..%d, the most keys that 2^32 buckets of %d slots hold (0 counts INPUT's keys)",
+		return fmt.Errorf("--capacity %s: out of range: it must be in 0..%d, the most keys that 2^32 buckets of %d slots hold (0 fits INPUT's distinct keys)",
 			v.text, hi, slots)
 	}
 	return nil

@@ -143,7 +143,7 @@ func TestCapacityLimit(t *testing.T) {
 	} {
 		args := append(append([]string{"build", "-o", out}, tc.args...), in)
 		code, stdout, stderr := cuckoo(t, "", args...)
-		want := fmt.Sprintf("cuckoo: build: --capacity %s: out of range: it must be in 0..%d, the most keys that 2^32 buckets of %d slots hold (0 counts INPUT's keys)\n",
+		want := fmt.Sprintf("cuckoo: build: --capacity %s: out of range: it must be in 0..%d, the most keys that 2^32 buckets of %d slots hold (0 fits INPUT's distinct keys)\n",
 			tc.value, tc.hi, tc.slots)
 		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, want) {
 			t.Errorf("cuckoo %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, code, stdout, stderr, want)
