@@ -201,6 +201,20 @@ func (s *Server) becomeReplica(cl *client) {
 	s.cmem.replicas.Add(d)
 }
 
+// replyWritten clears the soft limit's mark once a pipeline's replies are
+// written, unless pushes waiting keep cl at its soft limit: below it, the
+// time at it is no longer continuous. (A mark left would close cl the next
+// time it reaches the limit, should the cron not check its class.)
+func (s *Server) replyWritten(cl *client) {
+	if cl.mem.softSince.Load() == 0 {
+		return
+	}
+	lim := s.clientLimits().OutputBuffer.get(cl.outputClass())
+	if cl.mem.push.Load() < lim.Soft || lim.Soft == 0 {
+		cl.mem.softSince.Store(0)
+	}
+}
+
 // outputClass is cl's client-output-buffer-limit class, as Redis's
 // getClientType: a replica's link, a client with a subscription, or normal.
 func (cl *client) outputClass() int {

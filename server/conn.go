@@ -207,6 +207,7 @@ func (s *Server) endPipeline(cl *client) bool {
 	err := s.flush(cl)
 	if published {
 		s.setOutput(cl, 0)
+		s.replyWritten(cl)
 	}
 	s.releaseInflight(cl)
 	return err == nil
