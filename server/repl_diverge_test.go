@@ -140,7 +140,7 @@ func TestReplicaPositionNeverThePrimarys(t *testing.T) {
 		p.CFAdd(ctx, "k", fmt.Sprint(i))
 	}
 	rdir := t.TempDir()
-	rsrv, r := startReplica(t, rdir, paddr, p, &rlog)
+	rsrv, _ := startReplica(t, rdir, paddr, p, &rlog)
 	if err := server.ShiftReplicationOffset(rsrv, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestReplicaPositionNeverThePrimarys(t *testing.T) {
 	for i := range 210 {
 		p.CFAdd(ctx, "k", fmt.Sprint("after", i))
 	}
-	_, r = startReplica(t, rdir, paddr, p, &rlog)
+	_, r := startReplica(t, rdir, paddr, p, &rlog)
 	for i := range 210 {
 		if !r.CFExists(ctx, "k", fmt.Sprint("after", i)).Val() {
 			t.Fatalf("write %d did not reach the replica", i)
