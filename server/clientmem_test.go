@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -116,24 +114,6 @@ func (c *stuckClient) closed() bool {
 	return !(errors.As(err, &ne) && ne.Timeout())
 }
 
-// clientLog collects a server's log for a test to read.
-type clientLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *clientLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *clientLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestScanDumpNeverRead is issue 24's scenario: a client sends CF.SCANDUMP
 // and never reads the replies. Its chunks stay charged
 // (used_memory_dump_chunks) and another client's CF.RESERVE answers
@@ -143,8 +123,8 @@ func (l *clientLog) String() string {
 // time the chunks are released and the CF.RESERVE succeeds.
 func TestScanDumpNeverRead(t *testing.T) {
 	ctx := context.Background()
-	var logs clientLog
-	_, addr := start(t, server.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var logs logBuffer
+	_, addr := start(t, server.Config{Logger: logs.logger()})
 	c := client(t, addr)
 	// A filter of 555,556 buckets, with 20,000 items in nearly every block
 	// of them: its one data chunk is charged about 11 MB (the chunk and its
@@ -152,17 +132,7 @@ func TestScanDumpNeverRead(t *testing.T) {
 	if err := c.Do(ctx, "CF.RESERVE", "k", 2_000_000, "BUCKETSIZE", 4).Err(); err != nil {
 		t.Fatal(err)
 	}
-	p := c.Pipeline()
-	for i := range 20 {
-		args := []any{"CF.INSERT", "k", "ITEMS"}
-		for j := range 1000 {
-			args = append(args, fmt.Sprintf("item:%d:%d", i, j))
-		}
-		p.Do(ctx, args...)
-	}
-	if _, err := p.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	insertBatches(t, c, "k", 20)
 	c.Do(ctx, "CLIENT", "NO-EVICT", "on")
 	// Four dumps of the chunk and 300 COMMANDs, in one write, so that they
 	// are read at once and answered in one flush: some 40 MB charged, and
@@ -255,7 +225,7 @@ func TestScanDumpNeverRead(t *testing.T) {
 		}
 	}
 	// A reader of the same replies, within the limit, gets them all.
-	p = c.Pipeline()
+	p := c.Pipeline()
 	for range 100 {
 		p.Do(ctx, "COMMAND")
 	}

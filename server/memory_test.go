@@ -314,17 +314,7 @@ func TestScanDumpCharged(t *testing.T) {
 	}
 	// 40,000 items leave no block of the chunk unwritten (each of its
 	// 2,048 blocks is missed with odds e^-18): its bound is 10 MB.
-	p := c.Pipeline()
-	for i := range 40 {
-		args := []any{"CF.INSERT", "k", "ITEMS"}
-		for j := range 1000 {
-			args = append(args, fmt.Sprintf("item:%d:%d", i, j))
-		}
-		p.Do(ctx, args...)
-	}
-	if _, err := p.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	insertBatches(t, c, "k", 40)
 	if err := c.CFScanDump(ctx, "k", 1).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR Insufficient memory") {
 		t.Errorf("a chunk past --maxmemory: %v", err)
 	}
@@ -359,5 +349,23 @@ func TestInfoRSS(t *testing.T) {
 	const slack = 32 << 20 // what INFO and its client allocate meanwhile
 	if rss < before-slack || rss > after+slack {
 		t.Errorf("used_memory_rss %d, resident memory %d..%d", rss, before, after)
+	}
+}
+
+// insertBatches adds n batches of 1000 items (item:BATCH:I) to key, in one
+// pipeline of CF.INSERTs.
+func insertBatches(t *testing.T, c *redis.Client, key string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	p := c.Pipeline()
+	for i := range n {
+		args := []any{"CF.INSERT", key, "ITEMS"}
+		for j := range 1000 {
+			args = append(args, fmt.Sprintf("item:%d:%d", i, j))
+		}
+		p.Do(ctx, args...)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
