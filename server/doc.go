@@ -12,7 +12,9 @@
 //     command table, arity, authentication, limits, MULTI's queue);
 //   - cmd_*.go: the commands, one file per group (cmd_cf.go, cmd_keys.go,
 //     cmd_conn.go, cmd_client.go, cmd_server.go, cmd_multi.go,
-//     cmd_admin.go, cmd_config.go, ...);
+//     cmd_admin.go, cmd_config.go, ...); cmd_config.go holds the one table
+//     of settings, from which settings_flags.go makes cuckoo serve's flags
+//     and docs/settings.md;
 //   - keyspace*.go: the key space, its write protocol and memory
 //     accounting, and the filter every key holds;
 //   - persist_*.go: the log, snapshots, recovery, the dump format;
@@ -23,12 +25,14 @@
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds, Prometheus.
 //
-// Four packages stand apart: internal/resp (the protocol: a request reader
-// that checks sizes before allocating, a reply writer for RESP2 and RESP3),
-// internal/command (the one command table: arity, flags, ACL categories,
-// key specs and docs of every command, and the COMMAND replies built from
-// it), internal/config (redis.conf's syntax, read and rewritten),
-// internal/acl (users, their rules, and the checks).
+// Five packages stand apart, below this one, and import nothing of it:
+// internal/resp (the protocol: a request reader that checks sizes before
+// allocating, a reply writer for RESP2 and RESP3), internal/command (the one
+// command table: arity, flags, ACL categories, key specs and docs of every
+// command, and the COMMAND replies built from it), internal/config
+// (redis.conf's syntax, read and rewritten), internal/quoted (Redis's quoted
+// arguments, split and written, for inline requests and config files
+// alike), internal/acl (users, their rules, and the checks).
 //
 // # Shape
 //
