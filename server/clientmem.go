@@ -294,18 +294,10 @@ func (s *Server) closeForOutput(cl *client, class int, out int64, async bool) bo
 // clients past maxmemory-clients, every cronPeriod and when woken, until the
 // server closes.
 func (s *Server) clientsCron() {
-	t := time.NewTicker(cronPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.closed:
-			return
-		case <-t.C:
-			s.checkOutputs(time.Now())
-		case <-s.cmem.wake:
-		}
+	s.every(cronPeriod, s.cmem.wake, func(now time.Time) {
+		s.checkOutputs(now)
 		s.evictClients()
-	}
+	})
 }
 
 // checkOutputs applies the output buffer limits to what the clients

@@ -224,21 +224,12 @@ func (s *store) dropIfExpired(k string) bool {
 // startExpiry runs the sweeper, and the coarse clock OBJECT IDLETIME reads,
 // until the server closes.
 func (s *Server) startExpiry() {
-	go func() {
-		t := time.NewTicker(sweepEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.closed:
-				return
-			case now := <-t.C:
-				s.store.clock.Store(now.Unix())
-				if !s.store.replica.Load() {
-					s.store.sweep(now.Add(sweepBudget))
-				}
-			}
+	go s.every(sweepEvery, nil, func(now time.Time) {
+		s.store.clock.Store(now.Unix())
+		if !s.store.replica.Load() {
+			s.store.sweep(now.Add(sweepBudget))
 		}
-	}()
+	})
 }
 
 // setExpire gives key k the deadline d (Unix ms; 0 clears it), logging it,

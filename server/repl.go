@@ -374,21 +374,14 @@ func isClosed(c chan struct{}) bool {
 // they see the link alive and idle offsets still move, until the server
 // closes.
 func (s *Server) heartbeat() {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.closed:
-			return
-		case <-t.C:
-			r := s.repl
-			r.mu.Lock()
-			if len(r.replicas) > 0 && r.master == nil {
-				r.feedLocked([]byte{opReplPing})
-			}
-			r.mu.Unlock()
+	s.every(time.Second, nil, func(time.Time) {
+		r := s.repl
+		r.mu.Lock()
+		if len(r.replicas) > 0 && r.master == nil {
+			r.feedLocked([]byte{opReplPing})
 		}
-	}
+		r.mu.Unlock()
+	})
 }
 
 // WAIT numreplicas timeout: the replicas that acknowledged every write made

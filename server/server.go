@@ -429,3 +429,22 @@ func (s *Server) filterDefaults() *FilterDefaults { return s.cfDefaults.Load() }
 
 // Pid is the process id INFO reports.
 var pid = os.Getpid()
+
+// every runs fn each period, and at once whenever wake receives (nil: never),
+// until the server closes. The server's background tasks run so (expiry's
+// sweeper, replication's heartbeat, the clients' limits), as Redis's run
+// from its serverCron.
+func (s *Server) every(period time.Duration, wake <-chan struct{}, fn func(now time.Time)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closed:
+			return
+		case now := <-t.C:
+			fn(now)
+		case <-wake:
+			fn(time.Now())
+		}
+	}
+}
