@@ -24,4 +24,6 @@
 // Invariants: a User is never changed after it is published; the default
 // user always exists; a user's command bitset covers every id of its
 // catalog.
+//
+// It imports nothing of the server's; package server imports it.
 package acl

@@ -24,4 +24,7 @@
 // Invariants: names are lower case and unique; a subcommand's Container is
 // its parent's name; a key spec's Begin index and an argument's KeySpec index
 // point inside the command.
+//
+// It may import internal/resp (the replies it builds) and nothing else of the
+// server's; package server imports it.
 package command

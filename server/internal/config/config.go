@@ -20,6 +20,9 @@
 // lines of the same setting are dropped, lines of other names are kept, and
 // the settings that had no line are appended after a marker comment.
 // WriteFile replaces the file atomically.
+//
+// It may import internal/quoted (the syntax of an argument) and nothing else
+// of the server's; package server imports it.
 package config
 
 import (

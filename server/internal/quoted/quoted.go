@@ -8,6 +8,9 @@
 // escaped byte stands for itself), '...' only \'. A closing quote must be
 // followed by a blank or the end of the line. Quote writes what Split reads
 // back as the same bytes.
+//
+// It imports nothing of the server's; packages resp, config and server
+// import it.
 package quoted
 
 import (

@@ -25,4 +25,7 @@
 // Invariants: the arguments Next returns alias the buffer until the next
 // Fill, the only call that moves or drops bytes; a request is never parsed
 // twice.
+//
+// It may import internal/quoted (inline requests' quoting) and nothing else
+// of the server's; package server imports it.
 package resp
