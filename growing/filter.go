@@ -286,6 +286,9 @@ func (f *Filter) stashed(h uint64) bool {
 
 // Count returns the entries that match key. Unlike lookups it takes the
 // writer lock, briefly, so that no entry is counted twice while it moves.
+// It never counts fewer copies than were inserted and not deleted; for a key
+// never inserted it may count 0 where Contains answers true, because a
+// lookup also matches the bucket next to split under its split encoding.
 func (f *Filter) Count(key []byte) int { return f.CountHash(f.hash(key)) }
 
 // CountHash is Count for a caller-computed hash.

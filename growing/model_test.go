@@ -32,6 +32,7 @@ func FuzzModel(f *testing.F) {
 		}
 		m := modeltest.New(t, g, func() any { return g.Words() }, g.CheckInvariants)
 		m.FullAllowed = func(key []byte) bool { return g.Count(key) >= 2*cfg.BucketSize || g.Stashed() >= growing.MaxStash }
+		m.ContainsBeyondCount = true
 		ops := data[min(len(data), 4):]
 		const maxCopies = 4 // more copies of one key only meet ErrFull
 		for n := 0; len(ops) >= 2 && n < modeltest.MaxFuzzOps; ops, n = ops[2:], n+1 {
