@@ -67,7 +67,8 @@ func topoJSON(t *testing.T, epoch int, myself string, nodes ...topoNode) string 
 	return string(b)
 }
 
-// push sets the topology on every node: the same nodes, each its own myself.
+// push sets the topology on every node of cluster, in its order: the same
+// nodes, each its own myself.
 func push(t *testing.T, cluster []clusterNode, epoch int, nodes ...topoNode) {
 	t.Helper()
 	for _, n := range cluster {
