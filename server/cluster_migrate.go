@@ -321,12 +321,12 @@ func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key [
 // moveLocked sends c, key k's filter, to the target and, unless COPY, drops
 // it here. Preconditions: as drop's: c.mu held, the gate read-locked,
 // st.at(k, c).
-func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k string, c *cuckoo) error {
+func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k string, c *entry) error {
 	st := s.store
 	if st.expireLocked(cl, k, c) {
 		return nil
 	}
-	if c.load != nil {
+	if c.Loading() {
 		return errLoading
 	}
 	ttl := int64(0)
@@ -334,7 +334,7 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 		ttl = max(d-nowMs(), 1) // not expired: a deadline now is still there
 	}
 	send := s.moveWhole
-	if payloadBound(c) > migrateWhole {
+	if c.PayloadBound() > migrateWhole {
 		send = s.moveChunked
 	}
 	if err := send(conn, m, k, c, ttl); err != nil {
@@ -350,13 +350,13 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 // moveWhole sends c, key k's filter, to the target as one DUMP payload in
 // a RESTORE-ASKING, with its deadline (ttl ms from now, 0 for none).
 // Preconditions: as moveLocked's.
-func (s *Server) moveWhole(conn *migrateConn, m *migrateArgs, k string, c *cuckoo, ttl int64) error {
-	n := 2 * payloadBound(c)
+func (s *Server) moveWhole(conn *migrateConn, m *migrateArgs, k string, c *entry, ttl int64) error {
+	n := 2 * c.PayloadBound()
 	if err := s.store.chargeChunk(n); err != nil {
 		return err
 	}
 	defer s.store.releaseChunk(n)
-	args := [][]byte{[]byte("RESTORE-ASKING"), []byte(k), []byte(strconv.FormatInt(ttl, 10)), dumpPayload(c)}
+	args := [][]byte{[]byte("RESTORE-ASKING"), []byte(k), []byte(strconv.FormatInt(ttl, 10)), c.DumpPayload()}
 	if m.replace {
 		args = append(args, []byte("REPLACE"))
 	}
@@ -376,7 +376,7 @@ var migrateWhole uint64 = 64 << 20
 // for it meanwhile.
 // If a chunk fails, the partial key is deleted on the target. REPLACE
 // deletes the target's key first. Preconditions: as moveLocked's.
-func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *cuckoo, ttl int64) error {
+func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *entry, ttl int64) error {
 	key := []byte(k)
 	asking := func(args ...[]byte) error {
 		if s.cluster != nil { // a cluster node's target is one too
@@ -412,7 +412,7 @@ func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *cuc
 		return err
 	}
 	for iter := int64(0); ; {
-		n := 2 * chunkBound(c, iter)
+		n := 2 * c.ChunkBound(iter)
 		if iter == 0 {
 			n = 4 << 10 // the header: its stash holds at most 64 hashes
 		}
@@ -422,7 +422,7 @@ func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *cuc
 			}
 			return err // nothing sent yet
 		}
-		next, chunk := scanDump(c, iter)
+		next, chunk := c.ScanDump(iter)
 		if next == 0 {
 			s.store.releaseChunk(n)
 			break

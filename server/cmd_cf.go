@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
 )
 
 // The CF.* commands, with RedisBloom's syntax, reply types and error texts.
@@ -52,16 +54,16 @@ type FilterDefaults struct {
 // defaults.
 func (d FilterDefaults) withDefaults() FilterDefaults {
 	if d.InitialSize == 0 {
-		d.InitialSize = defaultCapacity
+		d.InitialSize = cf.DefaultCapacity
 	}
 	if d.MaxIterations == 0 {
-		d.MaxIterations = defaultMaxIter
+		d.MaxIterations = cf.DefaultMaxIter
 	}
 	if d.Expansion == 0 {
-		d.Expansion = defaultExpansion
+		d.Expansion = cf.DefaultExpansion
 	}
 	if d.MaxExpansions == 0 {
-		d.MaxExpansions = defaultMaxExpansions
+		d.MaxExpansions = cf.DefaultMaxExpansions
 	}
 	return d
 }
@@ -77,8 +79,8 @@ func (d *FilterDefaults) rangeBucket() int64 {
 
 // create returns the parameters of a filter of capacity created with the
 // defaults (CF.ADD, CF.INSERT).
-func (d *FilterDefaults) create(capacity uint64) *params {
-	p := &params{Capacity: capacity, BucketSize: int(d.BucketSize), MaxIter: int(d.MaxIterations), Expansion: int(d.Expansion)}
+func (d *FilterDefaults) create(capacity uint64) *cf.Params {
+	p := &cf.Params{Capacity: capacity, BucketSize: int(d.BucketSize), MaxIter: int(d.MaxIterations), Expansion: int(d.Expansion)}
 	if p.BucketSize == 0 {
 		p.BucketSize = 4 // see doc.go: the shape whose bucket word holds four fingerprints
 	}
@@ -116,11 +118,11 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 		var err error
 		switch strings.ToUpper(string(args[i])) {
 		case "BUCKETSIZE":
-			err = reserveOption("BUCKETSIZE", args[i+1], 1, maxBucketSize, &bucket)
+			err = reserveOption("BUCKETSIZE", args[i+1], 1, cf.MaxBucketSize, &bucket)
 		case "MAXITERATIONS":
-			err = reserveOption("MAXITERATIONS", args[i+1], 1, maxIterationsMax, &maxIter)
+			err = reserveOption("MAXITERATIONS", args[i+1], 1, cf.MaxIterations, &maxIter)
 		case "EXPANSION":
-			err = reserveOption("EXPANSION", args[i+1], 0, maxExpansion, &expansion)
+			err = reserveOption("EXPANSION", args[i+1], 0, cf.MaxExpansion, &expansion)
 		default:
 			err = replyErr("Unknown argument received")
 		}
@@ -133,8 +135,8 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 	if bucket == 0 {
 		rangeBucket = 2
 	}
-	if capacity < 2*rangeBucket || capacity > maxCapacity {
-		s.writeErr(cl, replyErr(fmt.Sprintf("Capacity must be in the range [2 * BUCKETSIZE, %d]", int64(maxCapacity))))
+	if capacity < 2*rangeBucket || capacity > cf.MaxCapacity {
+		s.writeErr(cl, replyErr(fmt.Sprintf("Capacity must be in the range [2 * BUCKETSIZE, %d]", int64(cf.MaxCapacity))))
 		return
 	}
 	p := d.create(uint64(capacity))
@@ -143,7 +145,7 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 	}
 	p.MaxIter, p.Expansion = int(maxIter), int(expansion)
 	created := false
-	err := s.store.write(cl, args[1], p, func(c *cuckoo, isNew bool) error {
+	err := s.store.write(cl, args[1], p, func(c *entry, isNew bool) error {
 		created = isNew
 		return nil
 	})
@@ -159,9 +161,9 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 
 // checkExpansions refuses inserts into a filter that has as many filters as
 // cf-max-expansions allows, as RedisBloom does. Preconditions: c.mu held.
-func checkExpansions(c *cuckoo, d *FilterDefaults) error {
-	if int64(c.filters()) >= d.MaxExpansions {
-		return errMaxExpansions
+func checkExpansions(c *entry, d *FilterDefaults) error {
+	if int64(c.Filters()) >= d.MaxExpansions {
+		return cf.ErrMaxExpansions
 	}
 	return nil
 }
@@ -174,12 +176,12 @@ func cfAdd(nx bool) handler {
 func cfAddItem(s *Server, cl *client, args [][]byte, nx bool) {
 	d := s.filterDefaults()
 	var added bool
-	err := s.store.write(cl, args[1], d.create(uint64(d.InitialSize)), func(c *cuckoo, _ bool) error {
+	err := s.store.write(cl, args[1], d.create(uint64(d.InitialSize)), func(c *entry, _ bool) error {
 		if err := checkExpansions(c, d); err != nil {
 			return err
 		}
 		var err error
-		added, err = c.add(args[2], nx, false, s.store.charge)
+		added, err = c.Add(args[2], nx, false, s.store.charge)
 		if err == nil && added {
 			s.store.logOp(cl, encodeAdd(args[1], args[2:3]))
 		}
@@ -217,8 +219,8 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 				s.writeErr(cl, replyErr("Bad capacity"))
 				return
 			}
-			if v < 2*d.rangeBucket() || v > maxCapacity {
-				s.writeErr(cl, replyErr(fmt.Sprintf("Capacity must be in the range [cf-bucket-size * 2, %d]", int64(maxCapacity))))
+			if v < 2*d.rangeBucket() || v > cf.MaxCapacity {
+				s.writeErr(cl, replyErr(fmt.Sprintf("Capacity must be in the range [cf-bucket-size * 2, %d]", int64(cf.MaxCapacity))))
 				return
 			}
 			if create != nil {
@@ -241,7 +243,7 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 		return
 	}
 	res := make([]any, len(items))
-	err := s.store.write(cl, args[1], create, func(c *cuckoo, _ bool) error {
+	err := s.store.write(cl, args[1], create, func(c *entry, _ bool) error {
 		if c == nil {
 			return errNotFound
 		}
@@ -250,14 +252,14 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 		}
 		var ok [][]byte
 		for j, it := range items {
-			added, err := c.add(it, nx, false, s.store.charge)
+			added, err := c.Add(it, nx, false, s.store.charge)
 			switch {
 			case err == nil && added:
 				res[j] = 1
 				ok = append(ok, it)
 			case err == nil:
 				res[j] = 0
-			case errors.Is(err, errFull) || errors.Is(err, errMaxExpansions) || errors.Is(err, errOOM):
+			case errors.Is(err, cf.ErrFull) || errors.Is(err, cf.ErrMaxExpansions) || errors.Is(err, errOOM):
 				res[j] = -1
 			default:
 				res[j] = err
@@ -294,7 +296,7 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 // lookup returns key's filter for a read command, counting INFO's
 // keyspace_hits or keyspace_misses as Redis does: a hit is a key found, not
 // an item.
-func (s *Server) lookup(key []byte) *cuckoo {
+func (s *Server) lookup(key []byte) *entry {
 	c := s.store.get(key)
 	if c != nil {
 		s.stats.hits.Add(1)
@@ -313,7 +315,7 @@ func cfExists(multi bool) handler {
 			cl.wr.WriteArray(len(args) - 2)
 		}
 		for _, it := range args[2:] {
-			cl.wr.WriteBool(c != nil && c.exists(it))
+			cl.wr.WriteBool(c != nil && c.Exists(it))
 		}
 	}
 }
@@ -322,7 +324,7 @@ func cfExists(multi bool) handler {
 func cfCount(s *Server, cl *client, args [][]byte) {
 	n := 0
 	if c := s.lookup(args[1]); c != nil {
-		n = c.count(args[2])
+		n = c.Count(args[2])
 	}
 	cl.wr.WriteInt(n)
 }
@@ -330,11 +332,11 @@ func cfCount(s *Server, cl *client, args [][]byte) {
 // CF.DEL key item. RESP3: a boolean.
 func cfDel(s *Server, cl *client, args [][]byte) {
 	var deleted bool
-	err := s.store.write(cl, args[1], nil, func(c *cuckoo, _ bool) error {
+	err := s.store.write(cl, args[1], nil, func(c *entry, _ bool) error {
 		if c == nil {
 			return replyErr("Not found")
 		}
-		deleted = c.del(args[2])
+		deleted = c.Del(args[2])
 		if deleted {
 			s.store.logOp(cl, encodeDel(args[1], args[2]))
 		}
@@ -352,11 +354,12 @@ type cfFigures struct {
 	size, buckets, filters, inserted, deleted, bucketSize, expansion, maxIter int64
 }
 
-func figures(c *cuckoo) cfFigures {
+func figures(c *entry) cfFigures {
+	p := c.Params()
 	return cfFigures{
-		size: int64(c.sizeBytes()), buckets: int64(c.firstBuckets()), filters: int64(c.filters()),
-		inserted: c.inserted.Load(), deleted: c.deleted.Load(),
-		bucketSize: int64(c.p.Bucket()), expansion: int64(c.p.Expansion), maxIter: int64(c.p.MaxIter),
+		size: int64(c.SizeBytes()), buckets: int64(c.FirstBuckets()), filters: int64(c.Filters()),
+		inserted: c.Inserted(), deleted: c.Deleted(),
+		bucketSize: int64(p.Bucket()), expansion: int64(p.Expansion), maxIter: int64(p.MaxIter),
 	}
 }
 
@@ -403,13 +406,13 @@ func cfDebug(s *Server, cl *client, args [][]byte) {
 
 // CF.COMPACT key: drops empty stages.
 func cfCompact(s *Server, cl *client, args [][]byte) {
-	err := s.store.write(cl, args[1], nil, func(c *cuckoo, _ bool) error {
+	err := s.store.write(cl, args[1], nil, func(c *entry, _ bool) error {
 		if c == nil {
 			return replyErr("Cuckoo filter was not found")
 		}
-		before := c.sizeBytes()
-		if c.compact() {
-			s.store.release(before - c.sizeBytes())
+		before := c.SizeBytes()
+		if c.Compact() {
+			s.store.release(before - c.SizeBytes())
 			s.store.logOp(cl, encodeKeyOp(opCompact, args[1]))
 		}
 		return nil
@@ -425,7 +428,7 @@ func cfCompact(s *Server, cl *client, args [][]byte) {
 func cfScanDump(s *Server, cl *client, args [][]byte) {
 	iter, ok := parseInt(args[2])
 	if !ok || iter < 0 {
-		s.writeErr(cl, errInvalidPosition)
+		s.writeErr(cl, cf.ErrInvalidPosition)
 		return
 	}
 	c := s.lookup(args[1])
@@ -434,7 +437,7 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 		return
 	}
 	c.mu.Lock()
-	if c.inserted.Load() == 0 && c.load == nil {
+	if c.Inserted() == 0 && !c.Loading() {
 		// Nothing to dump: RedisBloom answers [0, nil], and so a filter
 		// with no items is not carried over by SCANDUMP/LOADCHUNK.
 		c.mu.Unlock()
@@ -446,7 +449,7 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 	if iter > 0 {
 		// The chunk, then its copy in the reply until it is sent: charged
 		// before they are made, at their most.
-		n := 2 * chunkBound(c, iter)
+		n := 2 * c.ChunkBound(iter)
 		if err := s.store.chargeChunk(n); err != nil {
 			c.mu.Unlock()
 			s.writeErr(cl, err)
@@ -454,7 +457,7 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 		}
 		cl.inflight += n
 	}
-	next, chunk := scanDump(c, iter)
+	next, chunk := c.ScanDump(iter)
 	c.mu.Unlock()
 	cl.wr.WriteArray(2)
 	cl.wr.WriteInt64(next)
@@ -469,25 +472,24 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	iter, ok := parseInt(args[2])
 	if !ok || iter <= 0 {
-		s.writeErr(cl, errInvalidPosition)
+		s.writeErr(cl, cf.ErrInvalidPosition)
 		return
 	}
 	key, data := args[1], args[3]
 	var err error
 	if iter == 1 {
-		var c *cuckoo
-		c, err = beginLoad(data, s.store.charge, s.store.release)
-		if err == nil {
+		c := new(entry)
+		if err = c.BeginLoad(data, s.store.charge, s.store.release); err == nil {
 			if err = s.store.install(cl, key, c, encodeChunk(key, 1, data)); err != nil {
-				s.store.release(c.sizeBytes())
+				s.store.release(c.SizeBytes())
 			}
 		}
 	} else {
-		err = s.store.writeLoading(cl, key, func(c *cuckoo, _ bool) error {
+		err = s.store.writeLoading(cl, key, func(c *entry, _ bool) error {
 			if c == nil {
 				return errNotFound
 			}
-			if err := loadChunk(c, iter, data); err != nil {
+			if err := c.LoadChunk(iter, data); err != nil {
 				return err
 			}
 			s.store.logOp(cl, encodeChunk(key, uint64(iter), bytes.Clone(data)))
@@ -495,9 +497,9 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 		})
 	}
 	if err != nil {
-		var le *loadError
+		var le *cf.LoadError
 		if errors.As(err, &le) {
-			s.log.Warn("CF.LOADCHUNK refused", "client", cl.id, "key", printable(key, 64), "iterator", iter, "reason", le.detail)
+			s.log.Warn("CF.LOADCHUNK refused", "client", cl.id, "key", printable(key, 64), "iterator", iter, "reason", le.Detail)
 		}
 		s.writeErr(cl, err)
 		return

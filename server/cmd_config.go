@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/config"
 	"github.com/cuckoohash/cuckoo/server/internal/quoted"
@@ -271,19 +272,19 @@ var settingsTable = []*setting{
 	{name: "max-filter-memory", doc: "`bytes` one filter may take at most, so that no single command reserves more (0: the machine's memory)", kind: kindMemory, lo: 0, hi: math.MaxInt64, def: "0",
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.MaxFilterMemory) },
 		set: func(st *settings, v value) { st.cfg.MaxFilterMemory = v.n }},
-	{name: "cf-bucket-size", doc: "`slots`: BUCKETSIZE of filters created without one", kind: kindInt, lo: 1, hi: maxBucketSize, mutable: true, def: "2",
+	{name: "cf-bucket-size", doc: "`slots`: BUCKETSIZE of filters created without one", kind: kindInt, lo: 1, hi: cf.MaxBucketSize, mutable: true, def: "2",
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.rangeBucket()) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.BucketSize = v.n }},
-	{name: "cf-initial-size", doc: "`items`: CAPACITY of filters CF.ADD and CF.INSERT create (at least twice cf-bucket-size)", kind: kindInt, lo: 4, hi: maxCapacity, mutable: true, def: itoa(defaultCapacity),
+	{name: "cf-initial-size", doc: "`items`: CAPACITY of filters CF.ADD and CF.INSERT create (at least twice cf-bucket-size)", kind: kindInt, lo: 4, hi: cf.MaxCapacity, mutable: true, def: itoa(cf.DefaultCapacity),
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.InitialSize) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.InitialSize = v.n }},
-	{name: "cf-expansion-factor", doc: "`factor`: EXPANSION of filters created without one (0: they never grow)", kind: kindInt, lo: 0, hi: maxExpansion, mutable: true, def: itoa(defaultExpansion),
+	{name: "cf-expansion-factor", doc: "`factor`: EXPANSION of filters created without one (0: they never grow)", kind: kindInt, lo: 0, hi: cf.MaxExpansion, mutable: true, def: itoa(cf.DefaultExpansion),
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.Expansion) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.Expansion = v.n }},
-	{name: "cf-max-expansions", doc: "`N`: inserts are refused once a filter has this many sub-filters", kind: kindInt, lo: 1, hi: 65536, mutable: true, def: itoa(defaultMaxExpansions),
+	{name: "cf-max-expansions", doc: "`N`: inserts are refused once a filter has this many sub-filters", kind: kindInt, lo: 1, hi: 65536, mutable: true, def: itoa(cf.DefaultMaxExpansions),
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.MaxExpansions) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.MaxExpansions = v.n }},
-	{name: "cf-max-iterations", doc: "`N`: MAXITERATIONS of filters created without one", kind: kindInt, lo: 1, hi: maxIterationsMax, mutable: true, def: itoa(defaultMaxIter),
+	{name: "cf-max-iterations", doc: "`N`: MAXITERATIONS of filters created without one", kind: kindInt, lo: 1, hi: cf.MaxIterations, mutable: true, def: itoa(cf.DefaultMaxIter),
 		get: func(s *Server, st *settings) string { return itoa(st.cfg.FilterDefaults.MaxIterations) },
 		set: func(st *settings, v value) { st.cfg.FilterDefaults.MaxIterations = v.n }},
 }

@@ -2,10 +2,12 @@ package server
 
 import (
 	"strings"
+
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
 )
 
 // DUMP and RESTORE, with Redis's syntax, replies and error texts; the
-// payload is this server's own (persist_payload.go).
+// payload is this server's own (internal/cf/payload.go).
 
 func init() {
 	handle("dump", cmdDump)
@@ -22,19 +24,19 @@ func cmdDump(s *Server, cl *client, args [][]byte) {
 		return
 	}
 	c.mu.Lock()
-	if c.load != nil {
+	if c.Loading() {
 		c.mu.Unlock()
 		s.writeErr(cl, errLoading)
 		return
 	}
-	n := 2 * payloadBound(c)
+	n := 2 * c.PayloadBound()
 	if err := s.store.chargeChunk(n); err != nil {
 		c.mu.Unlock()
 		s.writeErr(cl, err)
 		return
 	}
 	cl.inflight += n
-	payload := dumpPayload(c)
+	payload := c.DumpPayload()
 	c.mu.Unlock()
 	cl.wr.WriteBulk(payload)
 }
@@ -98,12 +100,12 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, replyErr("ERR DUMP payload too large for one log record"))
 		return
 	}
-	if _, err := checkPayload(payload); err != nil {
+	if _, err := cf.CheckPayload(payload); err != nil {
 		s.writeErr(cl, err)
 		return
 	}
-	c, err := loadPayload(payload, s.store.charge, s.store.release)
-	if err != nil {
+	c := new(entry)
+	if err := c.LoadPayload(payload, s.store.charge, s.store.release); err != nil {
 		s.writeErr(cl, err)
 		return
 	}
@@ -113,7 +115,7 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 	if ttl != 0 && ttl <= nowMs() {
 		// Already expired: Redis deletes the key it would replace, and
 		// creates nothing.
-		s.store.release(c.sizeBytes())
+		s.store.release(c.SizeBytes())
 		if replace {
 			if _, err := s.store.drop(cl, key); err != nil {
 				s.writeErr(cl, err)
@@ -124,7 +126,7 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		return
 	}
 	if err := s.store.restore(cl, key, c, ttl, replace, payload); err != nil {
-		s.store.release(c.sizeBytes())
+		s.store.release(c.SizeBytes())
 		s.writeErr(cl, err)
 		return
 	}

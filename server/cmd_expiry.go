@@ -104,7 +104,7 @@ func cmdExpire(s *Server, cl *client, args [][]byte) {
 		when += base
 	}
 	set := false
-	err = s.store.write(cl, args[1], nil, func(c *cuckoo, _ bool) error {
+	err = s.store.write(cl, args[1], nil, func(c *entry, _ bool) error {
 		if c == nil || !expireAllowed(flags, c.deadline.Load(), when) {
 			return nil
 		}
@@ -148,7 +148,7 @@ func cmdTTL(s *Server, cl *client, args [][]byte) {
 // PERSIST key: 1 if a deadline was removed.
 func cmdPersist(s *Server, cl *client, args [][]byte) {
 	removed := false
-	err := s.store.write(cl, args[1], nil, func(c *cuckoo, _ bool) error {
+	err := s.store.write(cl, args[1], nil, func(c *entry, _ bool) error {
 		if c != nil && c.deadline.Load() != 0 {
 			s.store.setExpire(cl, args[1], c, 0)
 			removed = true

@@ -33,8 +33,8 @@ func init() {
 }
 
 // liveKeys is the key space without the keys whose deadline has passed.
-func (s *store) liveKeys() iter.Seq2[string, *cuckoo] {
-	return func(yield func(string, *cuckoo) bool) {
+func (s *store) liveKeys() iter.Seq2[string, *entry] {
+	return func(yield func(string, *entry) bool) {
 		now := nowMs()
 		for k, c := range s.keys.All() {
 			if !c.expired(now) && !yield(k, c) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
@@ -40,7 +41,7 @@ type txnState struct{ ops [][]byte }
 
 type watchedKey struct {
 	key     string
-	c       *cuckoo
+	c       *entry
 	version uint64
 }
 
@@ -171,9 +172,9 @@ func cmdExec(s *Server, cl *client, a [][]byte) {
 }
 
 func encodeMulti(ops [][]byte) []byte {
-	w := opWriter{opMulti}.uvarint(uint64(len(ops)))
+	w := fields.Writer{opMulti}.Uvarint(uint64(len(ops)))
 	for _, o := range ops {
-		w = w.str(o)
+		w = w.Str(o)
 	}
 	return w
 }
@@ -182,10 +183,10 @@ var errNestedMulti = errors.New("a transaction record nested deeper than a repli
 
 // nestedMulti reports whether transaction record b holds another.
 func nestedMulti(b []byte) bool {
-	r := &opReader{b: b[1:]}
-	n := r.uvarint()
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		if o := r.str(); len(o) > 0 && o[0] == opMulti {
+	r := &fields.Reader{B: b[1:]}
+	n := r.Uvarint()
+	for i := uint64(0); i < n && r.Err == nil; i++ {
+		if o := r.Str(); len(o) > 0 && o[0] == opMulti {
 			return true
 		}
 	}
@@ -195,20 +196,20 @@ func nestedMulti(b []byte) bool {
 // replayMulti replays a transaction's record: each of its ops in order, all
 // at the record's offset.
 func (st *store) replayMulti(b []byte, at int64, fz *fuzzyLog) error {
-	r := &opReader{b: b[1:]}
-	n := r.uvarint()
-	if r.err == nil && n > uint64(len(r.b)) {
-		return errShortOp
+	r := &fields.Reader{B: b[1:]}
+	n := r.Uvarint()
+	if r.Err == nil && n > uint64(len(r.B)) {
+		return fields.ErrShort
 	}
 	ops := make([][]byte, 0, n)
 	for range n {
-		ops = append(ops, r.str())
+		ops = append(ops, r.Str())
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err != nil {
+		return r.Err
 	}
-	if len(r.b) != 0 {
-		return errShortOp
+	if len(r.B) != 0 {
+		return fields.ErrShort
 	}
 	for _, o := range ops {
 		// A replica's batch (repl_position.go) may hold the primary's

@@ -59,17 +59,6 @@ var memoryHelp = []string{
 	"    Print this help.",
 }
 
-// encoding is OBJECT ENCODING's answer for c.
-func (c *cuckoo) encoding() string {
-	switch {
-	case c.table != nil:
-		return "growing"
-	case c.p.Expansion == 0:
-		return "fixed"
-	}
-	return "chain"
-}
-
 func cmdObject(s *Server, cl *client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	if sub == "help" {
@@ -84,7 +73,7 @@ func cmdObject(s *Server, cl *client, args [][]byte) {
 	}
 	switch sub {
 	case "encoding":
-		cl.wr.WriteBulkString(c.encoding())
+		cl.wr.WriteBulkString(c.Encoding())
 	case "freq":
 		s.writeErr(cl, replyErr("ERR An LFU maxmemory policy is not selected, access frequency not tracked. "+
 			"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."))
@@ -100,9 +89,9 @@ func cmdObject(s *Server, cl *client, args [][]byte) {
 // not counted here again): its name (string header and bytes), the cuckoo
 // struct, the list's pointer to each stage, and the key space's entry (a
 // pointer to an entry holding the key and the value's pointer).
-func keyOverhead(key string, c *cuckoo) uint64 {
+func keyOverhead(key string, c *entry) uint64 {
 	str := uint64(unsafe.Sizeof(key))
-	return uint64(len(key)) + str + uint64(unsafe.Sizeof(*c)) + 8 + str + 8 + 8*uint64(len(c.list()))
+	return uint64(len(key)) + str + uint64(unsafe.Sizeof(*c)) + 8 + str + 8 + c.StagePointers()
 }
 
 // MEMORY USAGE key [SAMPLES count]: bytes, or a null for a missing key.
@@ -129,7 +118,7 @@ func cmdMemoryUsage(s *Server, cl *client, args [][]byte) {
 		cl.wr.WriteNull()
 		return
 	}
-	cl.wr.WriteInt64(int64(c.sizeBytes() + keyOverhead(k, c)))
+	cl.wr.WriteInt64(int64(c.SizeBytes() + keyOverhead(k, c)))
 }
 
 func cmdMemoryHelp(s *Server, cl *client, args [][]byte) { command.WriteHelp(cl.wr, memoryHelp) }

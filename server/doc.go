@@ -16,8 +16,8 @@
 //     of settings, from which settings_flags.go makes cuckoo serve's flags
 //     and docs/settings.md;
 //   - keyspace*.go: the key space, its write protocol and memory
-//     accounting, and the filter every key holds;
-//   - persist_*.go: the log, snapshots, recovery, the dump format;
+//     accounting; each key's entry embeds its filter (internal/cf);
+//   - persist_*.go: the log, snapshots, recovery;
 //   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
 //     replica (repl_replica.go, repl_position.go);
 //   - cluster*.go: cluster mode: slots, redirects and the topology
@@ -25,14 +25,18 @@
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds, Prometheus.
 //
-// Five packages stand apart, below this one, and import nothing of it:
-// internal/resp (the protocol: a request reader that checks sizes before
-// allocating, a reply writer for RESP2 and RESP3), internal/command (the one
-// command table: arity, flags, ACL categories, key specs and docs of every
-// command, and the COMMAND replies built from it), internal/config
-// (redis.conf's syntax, read and rewritten), internal/quoted (Redis's quoted
-// arguments, split and written, for inline requests and config files
-// alike), internal/acl (users, their rules, and the checks).
+// Seven packages stand apart, below this one, and import nothing of it:
+// internal/cf (a key's filter: its parameters, add, delete, lookups,
+// compaction, CF.SCANDUMP's chunks, DUMP's payload and the filter's part of
+// a snapshot; it imports only the library's filters), internal/fields (the
+// varint fields of every binary record), internal/resp (the protocol: a
+// request reader that checks sizes before allocating, a reply writer for
+// RESP2 and RESP3), internal/command (the one command table: arity, flags,
+// ACL categories, key specs and docs of every command, and the COMMAND
+// replies built from it), internal/config (redis.conf's syntax, read and
+// rewritten), internal/quoted (Redis's quoted arguments, split and written,
+// for inline requests and config files alike), internal/acl (users, their
+// rules, and the checks).
 //
 // # Shape
 //
@@ -278,49 +282,10 @@
 //
 // # Mapping RedisBloom's parameters
 //
-// RedisBloom builds 8-bit fingerprints in buckets of BUCKETSIZE (1..255,
-// default 2) slots and walks MAXITERATIONS (default 20) random kicks. Both
-// of this server's tables keep a bucket in one 64-bit word, so:
-//
-//   - BUCKETSIZE 1 or 2 builds b=2: a growing table of 32-bit entries (16
-//     fingerprint bits, a tail of up to 15); a fixed stage of 24-bit
-//     fingerprints.
-//   - BUCKETSIZE 3..255 builds b=4: a growing table of 16-bit entries (6
-//     fingerprint bits, a tail of up to 9), a fixed stage of 12-bit
-//     fingerprints (95% reachable load). b=8 would leave too few bits.
-//   - With no BUCKETSIZE (and for keys CF.ADD or CF.INSERT create) the shape
-//     is b=4: RedisBloom's default of 2 would double the memory per item for
-//     nothing. CF.INFO's "Bucket size" reports the size built.
-//   - MAXITERATIONS (1..65535) is kept and reported, and bounds the
-//     breadth-first displacement search at max(MAXITERATIONS, 500) buckets:
-//     the capacity promise of package filter is measured at 500.
-//   - Capacity (1..2^32, at least 2·BUCKETSIZE): a growing table starts
-//     sized for it at its split load (90% for b=4, 80% for b=2); a fixed
-//     stage (EXPANSION 0) promises it, and past it answers "Filter is full".
-//     EXPANSION e >= 1 is kept and reported: a growing table grows a bucket
-//     at a time whatever e is, since growth in steps of e times the size is
-//     what made a chain large (up to 2x its items' worth, and e times that
-//     while it grows) and slow (a lookup read every stage).
-//   - Inserting one item until its two buckets hold 2b copies answers
-//     "Filter is full" instead of growing.
-//   - False positives of a growing table stay below 2b·α·15·1.5/2^w while it
-//     grows up to 2^15 times its first size (filter/doc.go, "Growing
-//     filters"), that is while CF.INFO's "Number of filters" is at most 16,
-//     and rise by a fifteenth of that per filter beyond: 0.25% for b=4
-//     (w=16), about 10^-8 for b=2 (w=32);
-//     measured 0.11% for b=4 grown 2000x with half its items deleted
-//     (package growing's TestGrowAndDeleteHalf). A fixed stage's rate is at most
-//     8/4095 ≈ 0.2% at b=4. RedisBloom's grows with its sub-filters, about
-//     3% each.
-//   - No item is lost to deletes: CF.DEL of an item added k times, at most
-//     k times, leaves every other item found (the growing table's invariant;
-//     TestExpandingKeepsKeptItems: 200,000 CF.ADD and 100,000 CF.DEL on
-//     CF.RESERVE k 1000 EXPANSION 2, every kept item found, also after a
-//     restart and in another server loaded with CF.LOADCHUNK). Lists of
-//     stages loaded from format 2 keep the hazard that made them lose items
-//     (an item that is a false positive of a newer stage than its own is
-//     deleted there, taking another item's only copy): rebuild those keys
-//     from their items to be rid of it.
+// RedisBloom's BUCKETSIZE, MAXITERATIONS, EXPANSION and capacity map onto
+// this server's two tables as package internal/cf's doc says: b=4 unless
+// BUCKETSIZE is 1 or 2, a growing table unless EXPANSION is 0, "Filter is
+// full" for a fixed stage past its capacity, and no item lost to deletes.
 //
 // # Persistence
 //
@@ -366,7 +331,7 @@
 // CF.SCANDUMP, full copies to replicas and MIGRATE read only the blocks of
 // 512 buckets ever written (each table marks a block before it first
 // writes it: packages growing, lockfree and internal/written), and loads
-// write only the buckets that hold something (persist_runs.go). A filter
+// write only the buckets that hold something (internal/cf/runs.go). A filter
 // reserved for 2^32 items holding one is saved in a few bytes, in
 // milliseconds, and comes back from a restart untouched. Startup loads the
 // newest snapshot and replays the logs from G on, skipping in log G each
@@ -553,7 +518,7 @@
 // RENAME and RENAMENX move a filter with its deadline, as one op
 // (opRename); RESTORE logs DUMP's payload (opRestore). DUMP's payload is
 // the filter in the dump format (header chunk, then every table's runs)
-// closed by a version and a CRC-32C (persist_payload.go); Redis's RDB
+// closed by a version and a CRC-32C (internal/cf/payload.go); Redis's RDB
 // payloads are not read. OBJECT ENCODING answers growing, fixed or chain
 // (cmd_object.go).
 //
@@ -573,16 +538,6 @@
 //     log at or after the previous generation is removed until a newer
 //     snapshot has been verified and installed, and snapshot.cks is only
 //     ever replaced by a file that read back whole.
-//
-// # Dump format
-//
-// CF.SCANDUMP and CF.LOADCHUNK use this package's own chunks (dump.go): a
-// header chunk with the parameters and each stage's geometry and count (or
-// the growing table's), then data chunks of at most 2^20 buckets (about
-// 8 MiB), each with a magic and a
-// CRC-32C, read from the live filter under its writer lock. Every field is
-// checked, a malformed chunk is an error that changes nothing, and writes to
-// a key whose load is pending are refused until its last chunk arrives.
 //
 // # Measurements
 //

@@ -1,5 +1,7 @@
 package server
 
+import "github.com/cuckoohash/cuckoo/server/internal/cf"
+
 // DecodeOp exposes the op decoder, for FuzzDecodeOp.
 func DecodeOp(b []byte) error {
 	_, err := decodeOp(b)
@@ -8,6 +10,5 @@ func DecodeOp(b []byte) error {
 
 // LoadPayload exposes RESTORE's payload decoder, for FuzzDecodeOp.
 func LoadPayload(b []byte) error {
-	_, err := loadPayload(b, func(_, _ uint64) error { return nil }, func(uint64) {})
-	return err
+	return new(cf.Filter).LoadPayload(b, func(_, _ uint64) error { return nil }, func(uint64) {})
 }

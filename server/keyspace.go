@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/hashmap"
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
 )
 
-// This file is the key space: a hashmap.Map from key to *cuckoo, and the
+// This file is the key space: a hashmap.Map from key to *entry, and the
 // write path every write command takes.
 //
 // Protocol. A write command runs with gate read-locked and its key's writer
@@ -23,7 +24,7 @@ import (
 //     writer can touch the new filter;
 //   - DEL logs its drop op while holding the key's lock and before removing
 //     the key from the map, so a writer that then creates the key again logs
-//     its create after the drop; writers that still hold the old *cuckoo find
+//     its create after the drop; writers that still hold the old *entry find
 //     it dead, or no longer under their key (a RENAME moved it: store.at),
 //     and look the key up again;
 //   - a writer that finds its key's deadline passed drops the key, logging
@@ -49,7 +50,7 @@ var (
 // has been sent. Nothing else changes mem, so it never drifts, and
 // --maxmemory bounds both.
 type store struct {
-	keys *hashmap.Map[string, *cuckoo]
+	keys *hashmap.Map[string, *entry]
 	gate sync.RWMutex
 	aof  *aof // nil without --dir, and during recovery
 
@@ -79,8 +80,33 @@ type store struct {
 	snap  snapProgress // the snapshot being written, for RENAME (persist_snapshot.go)
 }
 
+// entry is one key's value in the key space: its filter and what the key
+// space keeps of it. The filter is embedded, so a lookup reaches its table
+// with no pointer more than the map's.
+type entry struct {
+	// mu is the key's writer lock: held across a write command's change
+	// and its log append (see the protocol above).
+	mu sync.Mutex
+	// dead is set, under mu, when the key is deleted; a writer that finds it
+	// set looks the key up again.
+	dead bool
+	// version counts the changes made by commands, for WATCH.
+	version atomic.Uint64
+	// deadline is the key's expiry, Unix milliseconds, 0 for none
+	// (keyspace_expire.go). Written under mu with the store's expiry index;
+	// read by lookups with one atomic load, no lock: the key is gone once
+	// the clock passes it.
+	deadline atomic.Int64
+	// access is the store's coarse clock (seconds) when the key was last
+	// looked up or written, for OBJECT IDLETIME; stored only when it
+	// changes, so readers of a hot key write its line once a second.
+	access atomic.Int64
+
+	cf.Filter
+}
+
 func newStore(maxmem int64, maxFilter uint64) *store {
-	st := &store{keys: hashmap.New[string, *cuckoo](), maxFilter: maxFilter}
+	st := &store{keys: hashmap.New[string, *entry](), maxFilter: maxFilter}
 	st.maxmem.Store(maxmem)
 	st.clock.Store(time.Now().Unix())
 	return st
@@ -135,7 +161,7 @@ func (s *store) releaseChunk(n uint64) {
 func (s *store) itemCount() (keys int, items int64) {
 	for _, c := range s.keys.All() {
 		keys++
-		items += c.inserted.Load()
+		items += c.Inserted()
 	}
 	return keys, items
 }
@@ -202,7 +228,7 @@ func (s *store) writable() error {
 
 // get returns key's filter for a lookup, nil if it is missing or expired.
 // No lock: a map Load and an atomic load of the deadline (keyspace_expire.go).
-func (s *store) get(key []byte) *cuckoo {
+func (s *store) get(key []byte) *entry {
 	c, _ := s.keys.Load(string(key))
 	if c == nil {
 		return nil
@@ -218,17 +244,17 @@ func (s *store) get(key []byte) *cuckoo {
 // write runs fn with key's writer lock held, inside the gate. A missing key is
 // created with create's parameters (and a fresh seed) if create is not nil,
 // else fn gets nil. Preconditions: none; the caller holds no lock.
-func (s *store) write(cl *client, key []byte, create *params, fn func(c *cuckoo, created bool) error) error {
+func (s *store) write(cl *client, key []byte, create *cf.Params, fn func(c *entry, created bool) error) error {
 	return s.update(cl, key, create, false, fn)
 }
 
 // writeLoading is write for CF.LOADCHUNK's data chunks, the only writes a
 // key with a load pending takes.
-func (s *store) writeLoading(cl *client, key []byte, fn func(c *cuckoo, created bool) error) error {
+func (s *store) writeLoading(cl *client, key []byte, fn func(c *entry, created bool) error) error {
 	return s.update(cl, key, nil, true, fn)
 }
 
-func (s *store) update(cl *client, key []byte, create *params, loading bool, fn func(c *cuckoo, created bool) error) error {
+func (s *store) update(cl *client, key []byte, create *cf.Params, loading bool, fn func(c *entry, created bool) error) error {
 	s.rlockGate(cl)
 	defer s.runlockGate(cl)
 	if err := s.writable(); err != nil {
@@ -243,14 +269,14 @@ func (s *store) update(cl *client, key []byte, create *params, loading bool, fn 
 			}
 			p := *create
 			p.Seed = rand.Uint64()
-			nc, err := newCuckoo(p, s.charge)
-			if err != nil {
+			nc := new(entry)
+			if err := nc.Init(p, s.charge); err != nil {
 				return err
 			}
 			nc.mu.Lock()
 			if _, loaded := s.keys.LoadOrStore(k, nc); loaded {
 				nc.mu.Unlock()
-				s.release(nc.sizeBytes())
+				s.release(nc.SizeBytes())
 				continue
 			}
 			s.logOp(cl, encodeCreate(key, p))
@@ -268,7 +294,7 @@ func (s *store) update(cl *client, key []byte, create *params, loading bool, fn 
 			c.mu.Unlock()
 			continue
 		}
-		if c.load != nil && !loading {
+		if c.Loading() && !loading {
 			// Its remaining chunks would overwrite the change: refuse it
 			// rather than acknowledge and lose it.
 			c.mu.Unlock()
@@ -281,7 +307,7 @@ func (s *store) update(cl *client, key []byte, create *params, loading bool, fn 
 
 // runLocked runs fn and unlocks c.mu, even if fn panics. A change that
 // logged an op bumps c.version, which WATCH compares.
-func runLocked(cl *client, c *cuckoo, created bool, fn func(*cuckoo, bool) error) error {
+func runLocked(cl *client, c *entry, created bool, fn func(*entry, bool) error) error {
 	defer c.mu.Unlock()
 	var before int
 	if cl != nil {
@@ -320,7 +346,7 @@ func (s *store) drop(cl *client, key []byte) (bool, error) {
 // lockLive returns key k's filter with its writer lock held, still k's
 // (s.at), or nil if k is absent. A filter dropped or renamed away while
 // its lock was awaited is passed over for the one now under k.
-func (s *store) lockLive(k string) *cuckoo {
+func (s *store) lockLive(k string) *entry {
 	for {
 		c, ok := s.keys.Load(k)
 		if !ok {
@@ -336,7 +362,7 @@ func (s *store) lockLive(k string) *cuckoo {
 
 // dropLocked removes c, key's filter. Preconditions: c.mu held (or the gate
 // held exclusively).
-func (s *store) dropLocked(k string, c *cuckoo) {
+func (s *store) dropLocked(k string, c *entry) {
 	s.keys.Delete(k)
 	s.retire(k, c)
 }
@@ -344,12 +370,12 @@ func (s *store) dropLocked(k string, c *cuckoo) {
 // retire marks c, key k's filter until now, dead, forgets its deadline and
 // releases its bytes; the caller has removed or replaced it in the map.
 // Preconditions: c.mu held (or the gate held exclusively).
-func (s *store) retire(k string, c *cuckoo) {
+func (s *store) retire(k string, c *entry) {
 	if c.deadline.Load() != 0 {
 		s.exp.set(k, c, 0)
 	}
 	c.dead = true
-	s.release(c.sizeBytes())
+	s.release(c.SizeBytes())
 }
 
 // flushAll deletes every key.
@@ -371,7 +397,7 @@ func (s *store) flushAll(cl *client) error {
 func (s *store) clear() {
 	for _, c := range s.keys.All() {
 		c.dead = true
-		s.release(c.sizeBytes())
+		s.release(c.SizeBytes())
 	}
 	s.keys.Clear()
 	s.exp.reset()
@@ -379,7 +405,7 @@ func (s *store) clear() {
 
 // install stores c, a new filter, under key unless the key exists, logging
 // payload as its creation. Preconditions: c is not yet shared.
-func (s *store) install(cl *client, key []byte, c *cuckoo, payload []byte) error {
+func (s *store) install(cl *client, key []byte, c *entry, payload []byte) error {
 	s.rlockGate(cl)
 	defer s.runlockGate(cl)
 	if err := s.writable(); err != nil {
@@ -405,7 +431,7 @@ func (s *store) install(cl *client, key []byte, c *cuckoo, payload []byte) error
 // there: dropped or renamed meanwhile, or expired, and then dropped here
 // (logged). Preconditions: the gate read-locked (or held by cl's EXEC); no
 // key lock held but that of a filter not yet published.
-func (s *store) dropExpiredOrGone(cl *client, k string, old *cuckoo) bool {
+func (s *store) dropExpiredOrGone(cl *client, k string, old *entry) bool {
 	old.mu.Lock()
 	defer old.mu.Unlock()
 	return !s.at(k, old) || s.expireLocked(cl, k, old)

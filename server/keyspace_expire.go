@@ -45,7 +45,7 @@ func nowMs() int64 { return time.Now().UnixMilli() }
 
 // expired reports whether c's deadline has passed at now (Unix ms). Redis's
 // rule: a key whose deadline is now is still there. No lock.
-func (c *cuckoo) expired(now int64) bool {
+func (c *entry) expired(now int64) bool {
 	d := c.deadline.Load()
 	return d != 0 && now > d
 }
@@ -55,14 +55,14 @@ func (c *cuckoo) expired(now int64) bool {
 // sample space. Its mutex is taken after a key's lock, never before one.
 type expiries struct {
 	mu    sync.Mutex
-	keys  map[string]*cuckoo
+	keys  map[string]*entry
 	sumHi uint64
 	sumLo uint64
 }
 
 // set gives c, key k's filter, deadline d (0: none). Preconditions: c.mu
 // held, or the gate held exclusively, or recovery.
-func (e *expiries) set(k string, c *cuckoo, d int64) {
+func (e *expiries) set(k string, c *entry, d int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if old := c.deadline.Load(); old != 0 {
@@ -78,7 +78,7 @@ func (e *expiries) set(k string, c *cuckoo, d int64) {
 		e.sumLo, cy = bits.Add64(e.sumLo, uint64(d), 0)
 		e.sumHi += cy
 		if e.keys == nil {
-			e.keys = map[string]*cuckoo{}
+			e.keys = map[string]*entry{}
 		}
 		e.keys[k] = c
 	}
@@ -87,7 +87,7 @@ func (e *expiries) set(k string, c *cuckoo, d int64) {
 
 // move re-files c's deadline from key from to key to (RENAME).
 // Preconditions: both keys' locks held.
-func (e *expiries) move(from, to string, c *cuckoo) {
+func (e *expiries) move(from, to string, c *entry) {
 	if c.deadline.Load() == 0 {
 		return
 	}
@@ -136,7 +136,7 @@ func (e *expiries) sample(n int) []string {
 }
 
 // touch records a lookup or write of c for OBJECT IDLETIME. No lock.
-func (s *store) touch(c *cuckoo) {
+func (s *store) touch(c *entry) {
 	if now := s.clock.Load(); c.access.Load() != now {
 		c.access.Store(now)
 	}
@@ -144,7 +144,7 @@ func (s *store) touch(c *cuckoo) {
 
 // at reports whether c is still key k's filter: not dropped, not renamed
 // away. Preconditions: c.mu held.
-func (s *store) at(k string, c *cuckoo) bool {
+func (s *store) at(k string, c *entry) bool {
 	if c.dead {
 		return false
 	}
@@ -155,7 +155,7 @@ func (s *store) at(k string, c *cuckoo) bool {
 // expireLocked drops c, key k's filter, if its deadline has passed, logging
 // the drop, and reports whether it did. Preconditions: c.mu held, the gate
 // read-locked (or held by cl's EXEC), s.at(k, c).
-func (s *store) expireLocked(cl *client, k string, c *cuckoo) bool {
+func (s *store) expireLocked(cl *client, k string, c *entry) bool {
 	if c.deadline.Load() == 0 || !c.expired(nowMs()) { // no clock read for keys without a deadline
 		return false
 	}
@@ -168,7 +168,7 @@ func (s *store) expireLocked(cl *client, k string, c *cuckoo) bool {
 // reap drops key k's filter c, found expired by a lookup, unless that would
 // wait for a lock: then the sweeper, or the next write, does it. No client
 // waits for the drop.
-func (s *store) reap(k string, c *cuckoo) {
+func (s *store) reap(k string, c *entry) {
 	if s.replica.Load() {
 		return // the primary's drop will come in the stream
 	}
@@ -235,7 +235,7 @@ func (s *Server) startExpiry() {
 // setExpire gives key k the deadline d (Unix ms; 0 clears it), logging it,
 // or, if d is not after now, drops the key as Redis does. Preconditions:
 // c.mu held, the gate read-locked (or held by cl's EXEC), s.at(k, c).
-func (s *store) setExpire(cl *client, k []byte, c *cuckoo, d int64) {
+func (s *store) setExpire(cl *client, k []byte, c *entry, d int64) {
 	switch {
 	case d == 0:
 		s.logOp(cl, encodeKeyOp(opPersist, k))

@@ -64,7 +64,7 @@ func (s *store) rename(cl *client, from, to []byte, nx bool) (bool, error) {
 
 // renameLocked is rename with src (at f) and dst (at t, or nil) locked.
 // retry asks the caller to look both up again: t was created meanwhile.
-func (s *store) renameLocked(cl *client, f string, src *cuckoo, t string, dst *cuckoo, nx bool) (moved, retry bool, err error) {
+func (s *store) renameLocked(cl *client, f string, src *entry, t string, dst *entry, nx bool) (moved, retry bool, err error) {
 	if s.expireLocked(cl, f, src) {
 		return false, false, errNoSuchKey
 	}
@@ -96,7 +96,7 @@ func (s *store) renameLocked(cl *client, f string, src *cuckoo, t string, dst *c
 
 // lockPair locks a (key ka) and b (key kb, may be nil or a itself) in the
 // order of their keys, and returns the function that unlocks them.
-func lockPair(ka string, a *cuckoo, kb string, b *cuckoo) func() {
+func lockPair(ka string, a *entry, kb string, b *entry) func() {
 	switch {
 	case b == nil || b == a:
 		a.mu.Lock()
@@ -115,7 +115,7 @@ func lockPair(ka string, a *cuckoo, kb string, b *cuckoo) func() {
 // restore puts c, built from a RESTORE payload and not yet shared, under
 // key with deadline d (Unix ms, 0 for none), replacing the key's filter if
 // replace, else refusing with BUSYKEY; it logs payload as the op.
-func (s *store) restore(cl *client, key []byte, c *cuckoo, d int64, replace bool, payload []byte) error {
+func (s *store) restore(cl *client, key []byte, c *entry, d int64, replace bool, payload []byte) error {
 	s.rlockGate(cl)
 	defer s.runlockGate(cl)
 	if err := s.writable(); err != nil {
@@ -151,7 +151,7 @@ func (s *store) restore(cl *client, key []byte, c *cuckoo, d int64, replace bool
 	return nil
 }
 
-func (s *store) setRestored(k string, c *cuckoo, d int64) {
+func (s *store) setRestored(k string, c *entry, d int64) {
 	if d != 0 {
 		s.exp.set(k, c, d)
 	}

@@ -1,10 +1,12 @@
 package server
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
+	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
 // A log record's payload is one op: the effect of a write command, not the
@@ -60,92 +62,42 @@ const (
 	opReplPos byte = 66
 )
 
-type opWriter []byte
-
-func (w opWriter) uvarint(v uint64) opWriter { return binary.AppendUvarint(w, v) }
-func (w opWriter) str(s []byte) opWriter {
-	return append(binary.AppendUvarint(w, uint64(len(s))), s...)
-}
-
-func encodeCreate(key []byte, p params) []byte {
-	return opWriter{opCreate}.str(key).uvarint(p.Capacity).uvarint(uint64(p.BucketSize)).
-		uvarint(uint64(p.MaxIter)).uvarint(uint64(p.Expansion)).uvarint(p.Seed)
+func encodeCreate(key []byte, p cf.Params) []byte {
+	return fields.Writer{opCreate}.Str(key).Uvarint(p.Capacity).Uvarint(uint64(p.BucketSize)).
+		Uvarint(uint64(p.MaxIter)).Uvarint(uint64(p.Expansion)).Uvarint(p.Seed)
 }
 
 func encodeAdd(key []byte, items [][]byte) []byte {
-	w := opWriter{opAdd}.str(key).uvarint(uint64(len(items)))
+	w := fields.Writer{opAdd}.Str(key).Uvarint(uint64(len(items)))
 	for _, it := range items {
-		w = w.str(it)
+		w = w.Str(it)
 	}
 	return w
 }
 
-func encodeKeyOp(op byte, key []byte) []byte { return opWriter{op}.str(key) }
+func encodeKeyOp(op byte, key []byte) []byte { return fields.Writer{op}.Str(key) }
 
-func encodeDel(key, item []byte) []byte { return opWriter{opDel}.str(key).str(item) }
+func encodeDel(key, item []byte) []byte { return fields.Writer{opDel}.Str(key).Str(item) }
 
 func encodeExpire(key []byte, deadline int64) []byte {
-	return opWriter{opExpire}.str(key).uvarint(uint64(deadline))
+	return fields.Writer{opExpire}.Str(key).Uvarint(uint64(deadline))
 }
 
-func encodeRename(from, to []byte) []byte { return opWriter{opRename}.str(from).str(to) }
+func encodeRename(from, to []byte) []byte { return fields.Writer{opRename}.Str(from).Str(to) }
 
 func encodeRestore(key []byte, deadline int64, payload []byte) []byte {
-	return opWriter{opRestore}.str(key).uvarint(uint64(deadline)).str(payload)
+	return fields.Writer{opRestore}.Str(key).Uvarint(uint64(deadline)).Str(payload)
 }
 
 func encodeChunk(key []byte, iter uint64, data []byte) []byte {
-	return opWriter{opChunk}.str(key).uvarint(iter).str(data)
-}
-
-// opReader decodes fields; the first error sticks.
-type opReader struct {
-	b   []byte
-	err error
-}
-
-var errShortOp = errors.New("truncated op")
-
-func (r *opReader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = errShortOp
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *opReader) str() []byte {
-	n := r.uvarint()
-	if r.err != nil {
-		return nil
-	}
-	if n > uint64(len(r.b)) {
-		r.err = errShortOp
-		return nil
-	}
-	s := r.b[:n:n]
-	r.b = r.b[n:]
-	return s
-}
-
-func (r *opReader) int(limit uint64) int {
-	v := r.uvarint()
-	if v > limit && r.err == nil {
-		r.err = fmt.Errorf("field %d out of range", v)
-	}
-	return int(v)
+	return fields.Writer{opChunk}.Str(key).Uvarint(iter).Str(data)
 }
 
 // op is a decoded log payload.
 type op struct {
 	kind  byte
 	key   []byte
-	p     params
+	p     cf.Params
 	items [][]byte
 	iter  uint64
 	// to is opRename's new key; deadline opExpire's and opRestore's.
@@ -155,49 +107,49 @@ type op struct {
 
 func decodeOp(b []byte) (op, error) {
 	if len(b) == 0 {
-		return op{}, errShortOp
+		return op{}, fields.ErrShort
 	}
 	o := op{kind: b[0]}
-	r := &opReader{b: b[1:]}
+	r := &fields.Reader{B: b[1:]}
 	if o.kind != opFlush {
-		o.key = r.str()
+		o.key = r.Str()
 	}
 	switch o.kind {
 	case opCreate:
-		o.p.Capacity = r.uvarint()
-		o.p.BucketSize = r.int(maxBucketSize)
-		o.p.MaxIter = r.int(maxIterationsMax)
-		o.p.Expansion = r.int(maxExpansion)
-		o.p.Seed = r.uvarint()
+		o.p.Capacity = r.Uvarint()
+		o.p.BucketSize = r.Int(cf.MaxBucketSize)
+		o.p.MaxIter = r.Int(cf.MaxIterations)
+		o.p.Expansion = r.Int(cf.MaxExpansion)
+		o.p.Seed = r.Uvarint()
 	case opAdd:
-		n := r.uvarint()
-		if n > uint64(len(r.b)) {
-			return o, errShortOp
+		n := r.Uvarint()
+		if n > uint64(len(r.B)) {
+			return o, fields.ErrShort
 		}
 		for range n {
-			o.items = append(o.items, r.str())
+			o.items = append(o.items, r.Str())
 		}
 	case opDel:
-		o.items = [][]byte{r.str()}
+		o.items = [][]byte{r.Str()}
 	case opDrop, opFlush, opCompact, opPersist:
 	case opExpire:
-		o.deadline = int64(r.int(math.MaxInt64))
-		if o.deadline == 0 && r.err == nil {
-			r.err = errors.New("an expiry with no deadline")
+		o.deadline = int64(r.Int(math.MaxInt64))
+		if o.deadline == 0 && r.Err == nil {
+			r.Err = errors.New("an expiry with no deadline")
 		}
 	case opRename:
-		o.to = r.str()
+		o.to = r.Str()
 	case opRestore:
-		o.deadline = int64(r.int(math.MaxInt64))
-		o.items = [][]byte{r.str()}
+		o.deadline = int64(r.Int(math.MaxInt64))
+		o.items = [][]byte{r.Str()}
 	case opChunk:
-		o.iter = r.uvarint()
-		o.items = [][]byte{r.str()}
+		o.iter = r.Uvarint()
+		o.items = [][]byte{r.Str()}
 	default:
 		return o, fmt.Errorf("unknown op %d", o.kind)
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.err = fmt.Errorf("%d trailing bytes", len(r.b))
+	if r.Err == nil && len(r.B) != 0 {
+		r.Err = fmt.Errorf("%d trailing bytes", len(r.B))
 	}
-	return o, r.err
+	return o, r.Err
 }

@@ -301,7 +301,7 @@ func (st *store) loadEntries(gen uint64, entries []snapEntry, isFuzzy bool, path
 		}
 		st.keys.Store(e.key, e.c)
 		st.touch(e.c)
-		st.mem.Add(int64(e.c.sizeBytes()))
+		st.mem.Add(int64(e.c.SizeBytes()))
 		if e.deadline != 0 {
 			st.exp.set(e.key, e.c, e.deadline)
 		}
@@ -405,8 +405,8 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 	c, ok := st.keys.Load(k)
 	switch o.kind {
 	case opRestore:
-		nc, err := loadPayload(o.items[0], st.chargeForce, st.release)
-		if err != nil {
+		nc := new(entry)
+		if err := nc.LoadPayload(o.items[0], st.chargeForce, st.release); err != nil {
 			return fmt.Errorf("restore of %q: %v", o.key, err)
 		}
 		if ok {
@@ -419,8 +419,8 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 		}
 		return nil
 	case opCreate:
-		nc, err := newCuckoo(o.p, st.chargeForce)
-		if err != nil {
+		nc := new(entry)
+		if err := nc.Init(o.p, st.chargeForce); err != nil {
 			return err
 		}
 		if ok {
@@ -431,8 +431,8 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 		return nil
 	case opChunk:
 		if o.iter == 1 {
-			nc, err := beginLoad(o.items[0], st.chargeForce, st.release)
-			if err != nil {
+			nc := new(entry)
+			if err := nc.BeginLoad(o.items[0], st.chargeForce, st.release); err != nil {
 				return err
 			}
 			if ok {
@@ -452,20 +452,20 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 	switch o.kind {
 	case opAdd:
 		for _, it := range o.items {
-			if _, err := c.add(it, false, true, st.chargeForce); err != nil {
+			if _, err := c.Add(it, false, true, st.chargeForce); err != nil {
 				return err
 			}
 		}
 	case opDel:
-		c.del(o.items[0])
+		c.Del(o.items[0])
 	case opDrop:
 		st.dropLocked(k, c)
 	case opCompact:
-		before := c.sizeBytes()
-		c.compact()
-		st.release(before - c.sizeBytes())
+		before := c.SizeBytes()
+		c.Compact()
+		st.release(before - c.SizeBytes())
 	case opChunk:
-		return loadChunk(c, int64(o.iter), o.items[0])
+		return c.LoadChunk(int64(o.iter), o.items[0])
 	case opExpire:
 		st.exp.set(k, c, o.deadline)
 	case opPersist:
@@ -479,7 +479,7 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 // replayRename moves c from key from to key to. If the snapshot's last
 // entry of to stands after the op, it holds the moved filter already (see
 // snapshot.go): only from's copy goes.
-func (st *store) replayRename(from string, c *cuckoo, to string, at int64, fz *fuzzyLog) {
+func (st *store) replayRename(from string, c *entry, to string, at int64, fz *fuzzyLog) {
 	if from == to {
 		return
 	}

@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
+	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
 // A snapshot is the key space in one file, streamed from the live filters:
@@ -31,7 +34,7 @@ import (
 //	            parameters, items inserted and deleted, and each stage's
 //	            capacity, fingerprint bits and fingerprints, or a growing
 //	            table's geometry, entries and stash
-//	  runs      each table's buckets, in order (runs.go)
+//	  runs      each table's buckets, in order (internal/cf/runs.go)
 //	  uvarint   0, or 1 for a CF.LOADCHUNK in progress, then the next bucket
 //	            it expects and each stage's fingerprints as its header said
 //	byte        0
@@ -298,7 +301,7 @@ func (st *store) writeSnapshot(dir string, gen uint64) (int, int64, error) {
 // capture returns key k's filter with its writer lock held, and the log
 // position its entry stands at; false if k is absent. The gate's read side,
 // held while the position is read, orders it with FLUSHALL.
-func (st *store) capture(k string) (*cuckoo, uint64, bool) {
+func (st *store) capture(k string) (*entry, uint64, bool) {
 	for {
 		c, ok := st.keys.Load(k)
 		if !ok {
@@ -320,27 +323,12 @@ func (st *store) capture(k string) (*cuckoo, uint64, bool) {
 }
 
 // writeEntry writes key's entry. Preconditions: c.mu held.
-func writeEntry(w io.Writer, key string, pos uint64, c *cuckoo, buf []byte) ([]byte, error) {
-	e := opWriter{1}.str([]byte(key)).uvarint(pos).uvarint(uint64(c.deadline.Load()))
-	e = appendDesc(e, c)
+func writeEntry(w io.Writer, key string, pos uint64, c *entry, buf []byte) ([]byte, error) {
+	e := fields.Writer{1}.Str([]byte(key)).Uvarint(pos).Uvarint(uint64(c.deadline.Load()))
 	if _, err := w.Write(e); err != nil {
 		return buf, err
 	}
-	for _, st := range c.tables() {
-		var err error
-		if buf, err = writeRuns(w, st, buf); err != nil {
-			return buf, err
-		}
-	}
-	e = opWriter{0}
-	if ls := c.load; ls != nil {
-		e = opWriter{1}.uvarint(ls.next)
-		for _, n := range ls.fps {
-			e = e.uvarint(n)
-		}
-	}
-	_, err := w.Write(e)
-	return buf, err
+	return c.WriteSnapshot(w, buf)
 }
 
 // countWriter counts the bytes written and keeps the first error.
@@ -363,7 +351,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // snapEntry is one key of a decoded snapshot.
 type snapEntry struct {
 	key      string
-	c        *cuckoo
+	c        *entry
 	pos      uint64 // see the format above; 0 for a version 1 snapshot
 	deadline int64  // Unix ms, 0 for none
 }
@@ -465,7 +453,7 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 		return 0, err
 	}
 	gen := binary.LittleEndian.Uint64(g[:])
-	r := &streamReader{br: br}
+	r := &fields.Stream{R: br}
 	for {
 		tag, err := br.ReadByte()
 		if err != nil {
@@ -477,124 +465,28 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 		if tag != 1 {
 			return 0, fmt.Errorf("entry tag %d", tag)
 		}
-		key := string(r.str(maxSnapKey))
-		pos := r.uvarint()
+		key := string(r.Str(maxSnapKey))
+		pos := r.Uvarint()
 		var deadline int64
 		if withDeadlines {
-			deadline = int64(r.int(math.MaxInt64))
+			deadline = int64(r.Int(math.MaxInt64))
 		}
-		if r.err != nil {
-			return 0, r.err
+		if r.Err != nil {
+			return 0, r.Err
 		}
-		d, err := readDesc(r)
-		if err != nil {
+		var c *entry
+		if apply {
+			c = new(entry)
+		}
+		var into *cf.Filter
+		if c != nil {
+			into = &c.Filter
+		}
+		if err := cf.ReadSnapshot(r, into); err != nil {
 			return 0, fmt.Errorf("key %q: %v", key, err)
-		}
-		// Applying, the tables are allocated (untouched) and the runs'
-		// non-empty buckets stored into them; checking, nothing is
-		// allocated but what the shapes need.
-		var c *cuckoo
-		var into []rawTable
-		shapes, err := d.shapes()
-		if err == nil && apply {
-			c, err = d.build(func(_, _ uint64) error { return nil })
-			if err == nil {
-				into = c.tables()
-			}
-		}
-		if err != nil {
-			return 0, fmt.Errorf("key %q: %v", key, err)
-		}
-		stored := d.stored()
-		for i, sh := range shapes {
-			var dst rawTable
-			if into != nil {
-				dst = into[i]
-			}
-			fps, err := readRuns(br, sh, 0, sh.Buckets(), dst)
-			if err != nil {
-				return 0, fmt.Errorf("key %q: stage %d: %v", key, i, err)
-			}
-			if fps != stored[i] {
-				return 0, fmt.Errorf("key %q: stage %d holds %d fingerprints, its description %d", key, i, fps, stored[i])
-			}
-		}
-		switch r.uvarint() {
-		case 0:
-		case 1:
-			ls := &loadState{next: r.uvarint()}
-			for _, sh := range shapes {
-				ls.total += sh.Buckets()
-				ls.fps = append(ls.fps, r.uvarint())
-			}
-			if r.err == nil && ls.next >= ls.total {
-				return 0, fmt.Errorf("key %q: a load at bucket %d of %d", key, ls.next, ls.total)
-			}
-			if c != nil {
-				c.load = ls
-			}
-		default:
-			return 0, fmt.Errorf("key %q: bad load flag", key)
-		}
-		if r.err != nil {
-			return 0, fmt.Errorf("key %q: %v", key, r.err)
 		}
 		each(snapEntry{key, c, pos, deadline})
 	}
-}
-
-// fieldReader reads the uvarint fields of ops, headers and snapshots, from
-// bytes (opReader) or a stream (streamReader); the first error sticks.
-type fieldReader interface {
-	uvarint() uint64
-	int(limit uint64) int
-	failed() error
-}
-
-func (r *opReader) failed() error { return r.err }
-
-// streamReader is opReader over a buffered stream.
-type streamReader struct {
-	br  *bufio.Reader
-	err error
-}
-
-func (r *streamReader) failed() error { return r.err }
-
-func (r *streamReader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, err := binary.ReadUvarint(r.br)
-	if err != nil {
-		r.err = errShortOp
-	}
-	return v
-}
-
-func (r *streamReader) int(limit uint64) int {
-	v := r.uvarint()
-	if v > limit && r.err == nil {
-		r.err = fmt.Errorf("field %d out of range", v)
-	}
-	return int(v)
-}
-
-// str reads a length-prefixed string of at most limit bytes.
-func (r *streamReader) str(limit uint64) []byte {
-	n := r.int(limit)
-	if r.err != nil {
-		return nil
-	}
-	b := make([]byte, 0, min(n, 1<<16))
-	for len(b) < n && r.err == nil {
-		chunk := min(n-len(b), 1<<16)
-		b = append(b, make([]byte, chunk)...)
-		if _, err := io.ReadFull(r.br, b[len(b)-chunk:]); err != nil {
-			r.err = errShortOp
-		}
-	}
-	return b
 }
 
 // snapProgress is the snapshot being written, as RENAME needs it: the keys

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"github.com/cuckoohash/cuckoo/filter"
-	"github.com/cuckoohash/cuckoo/lockfree"
+	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
 // Version 1 snapshots ("CKSNAP01"), written by earlier servers, are still
@@ -35,82 +34,27 @@ func readSnapshotV1(name string, data []byte) (gen uint64, entries []snapEntry, 
 		return 0, nil, bad("checksum mismatch")
 	}
 	gen = binary.LittleEndian.Uint64(data[len(snapMagicV1):])
-	r := &opReader{b: data[len(snapMagicV1)+8 : n]}
-	keys := r.uvarint()
-	if keys > uint64(len(r.b)) {
+	r := &fields.Reader{B: data[len(snapMagicV1)+8 : n]}
+	keys := r.Uvarint()
+	if keys > uint64(len(r.B)) {
 		return 0, nil, bad("key count %d", keys)
 	}
-	for i := uint64(0); i < keys && r.err == nil; i++ {
-		key := string(r.str())
-		var p params
-		p.Capacity = r.uvarint()
-		p.BucketSize = r.int(maxBucketSize)
-		p.MaxIter = r.int(maxIterationsMax)
-		p.Expansion = r.int(maxExpansion)
-		p.Seed = r.uvarint()
-		ins, del := int64(r.uvarint()), int64(r.uvarint())
-		ns := r.int(maxStages * 2)
-		if r.err != nil {
-			break
-		}
-		if err := p.validate(); err != nil {
+	for i := uint64(0); i < keys && r.Err == nil; i++ {
+		key := string(r.Str())
+		c := new(entry)
+		if err := c.ReadV1(r); err != nil {
+			if r.Err != nil {
+				break
+			}
 			return 0, nil, bad("key %q: %v", key, err)
 		}
-		if ns == 0 {
-			return 0, nil, bad("key %q: no stages", key)
-		}
-		var raw []byte
-		var lens []int
-		for range ns {
-			b := r.str()
-			raw = append(raw, b...)
-			lens = append(lens, len(b))
-		}
-		if loading := r.uvarint(); loading != 0 && r.err == nil {
-			return 0, nil, bad("key %q: a CF.LOADCHUNK was in progress, which this server cannot resume from a version 1 snapshot: start the previous version once, finish or delete the load, and SAVE", key)
-		}
-		if r.err != nil {
-			break
-		}
-		stages, err := decodeStages(raw, lens)
-		if err != nil {
-			return 0, nil, bad("key %q: %v", key, err)
-		}
-		c := &cuckoo{p: p}
-		c.stages.Store(&stages)
-		c.inserted.Store(ins)
-		c.deleted.Store(del)
 		entries = append(entries, snapEntry{key: key, c: c})
 	}
-	if r.err != nil {
-		return 0, nil, bad("%v", r.err)
+	if r.Err != nil {
+		return 0, nil, bad("%v", r.Err)
 	}
-	if len(r.b) != 0 {
-		return 0, nil, bad("%d trailing bytes", len(r.b))
+	if len(r.B) != 0 {
+		return 0, nil, bad("%d trailing bytes", len(r.B))
 	}
 	return gen, entries, nil
-}
-
-// decodeStages decodes concatenated filters of the given lengths.
-func decodeStages(body []byte, lens []int) ([]*lockfree.Filter, error) {
-	var out []*lockfree.Filter
-	for i, n := range lens {
-		if n > len(body) {
-			return nil, fmt.Errorf("stage %d: truncated", i)
-		}
-		var f filter.Filter
-		if err := f.UnmarshalBinary(body[:n]); err != nil {
-			return nil, fmt.Errorf("stage %d: %v", i, err)
-		}
-		lf, err := lockfree.FromFilter(&f)
-		if err != nil {
-			return nil, fmt.Errorf("stage %d: %v", i, err)
-		}
-		out = append(out, lf)
-		body = body[n:]
-	}
-	if len(body) != 0 {
-		return nil, fmt.Errorf("trailing bytes")
-	}
-	return out, nil
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
 // A full copy, streamed key by key (the primary's writes go on), and
@@ -64,7 +66,7 @@ func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes 
 		r.mu.Lock()
 		pos := r.offset
 		r.mu.Unlock()
-		body := opWriter{'K'}.str([]byte(k)).uvarint(uint64(c.deadline.Load())).uvarint(uint64(pos)).str(dumpPayload(c))
+		body := fields.Writer{'K'}.Str([]byte(k)).Uvarint(uint64(c.deadline.Load())).Uvarint(uint64(pos)).Str(c.DumpPayload())
 		c.mu.Unlock()
 		rec = appendRecord(rec[:0], body)
 		if _, err := w.Write(rec); err != nil {
@@ -73,7 +75,7 @@ func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes 
 		keys++
 		bytes += int64(len(rec))
 	}
-	rec = appendRecord(rec[:0], opWriter{'E'}.uvarint(uint64(keys)))
+	rec = appendRecord(rec[:0], fields.Writer{'E'}.Uvarint(uint64(keys)))
 	if _, err := w.Write(rec); err != nil {
 		return keys, bytes, err
 	}
@@ -120,11 +122,11 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 		if len(rec) == 0 {
 			return errors.New("full copy: an empty record")
 		}
-		rd := &opReader{b: rec[1:]}
+		rd := &fields.Reader{B: rec[1:]}
 		switch rec[0] {
 		case 'K':
-			k, d, pos, payload := rd.str(), rd.uvarint(), rd.uvarint(), rd.str()
-			if rd.err != nil || len(rd.b) != 0 {
+			k, d, pos, payload := rd.Str(), rd.Uvarint(), rd.Uvarint(), rd.Str()
+			if rd.Err != nil || len(rd.B) != 0 {
 				return errors.New("full copy: a malformed key record")
 			}
 			if err := s.lockForLink(m); err != nil {
@@ -139,7 +141,7 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 			end = max(end, int64(pos))
 			keys++
 		case 'E':
-			if n := rd.uvarint(); rd.err != nil || n != keys {
+			if n := rd.Uvarint(); rd.Err != nil || n != keys {
 				return fmt.Errorf("full copy: %d keys received, the primary sent %d", keys, n)
 			}
 			r.mu.Lock()

@@ -1,5 +1,7 @@
 package server
 
+import "github.com/cuckoohash/cuckoo/server/internal/fields"
+
 // A replica's replication position, kept with its data, so that a restarted
 // replica continues from its primary's backlog instead of taking a full
 // copy.
@@ -18,19 +20,19 @@ package server
 //	opReplPos  string id, uvarint offset+1 (0: no valid position)
 
 func encodeReplPos(id string, offset int64) []byte {
-	return opWriter{opReplPos}.str([]byte(id)).uvarint(uint64(offset + 1))
+	return fields.Writer{opReplPos}.Str([]byte(id)).Uvarint(uint64(offset + 1))
 }
 
 // replayPosition records a logged position.
 func (st *store) replayPosition(b []byte) error {
-	r := &opReader{b: b[1:]}
-	id := r.str()
-	off := int64(r.uvarint()) - 1
-	if r.err == nil && len(r.b) != 0 {
-		return errShortOp
+	r := &fields.Reader{B: b[1:]}
+	id := r.Str()
+	off := int64(r.Uvarint()) - 1
+	if r.Err == nil && len(r.B) != 0 {
+		return fields.ErrShort
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err != nil {
+		return r.Err
 	}
 	if off < 0 {
 		st.replID, st.replOffset = "", -1

@@ -1,4 +1,4 @@
-package server
+package cf
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/cuckoohash/cuckoo/growing"
 	"github.com/cuckoohash/cuckoo/internal/linhash"
 	"github.com/cuckoohash/cuckoo/lockfree"
+	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
 // CF.SCANDUMP and CF.LOADCHUNK move a filter in chunks, in this server's own
@@ -33,7 +34,7 @@ import (
 //	"CKCD" magic, uvarint first bucket, uvarint n, the buckets as runs
 //	(runs.go), u32 CRC-32C of everything before it,
 //
-// which covers at most chunkBuckets buckets and never crosses a stage; past
+// which covers at most ChunkBuckets buckets and never crosses a stage; past
 // the last bucket the answer is iterator 0 and no data. Each chunk is read
 // from the live stages with the key's writer lock held, so it is one
 // moment's buckets, and only the header's few bytes and the chunk itself are
@@ -55,29 +56,30 @@ const (
 	dumpVersion = 3
 )
 
-// chunkBuckets bounds a data chunk: with at most 8 bytes a bucket (a
+// ChunkBuckets bounds a data chunk: with at most 8 bytes a bucket (a
 // growing table's word), a chunk stays about 8 MiB. A variable, so that
 // tests make small filters dump in several chunks.
-var chunkBuckets uint64 = 1 << 20
+var ChunkBuckets uint64 = 1 << 20
 
 var (
-	errInvalidPosition = replyErr("Invalid position")
+	// ErrInvalidPosition is RedisBloom's answer to a bad iterator.
+	ErrInvalidPosition = reply("Invalid position")
 	errInvalidHeader   = badHeader("invalid header chunk (bad magic, checksum or field)")
 )
 
-// loadError is a refused CF.LOADCHUNK: the client gets RedisBloom's text,
+// LoadError is a refused CF.LOADCHUNK: the client gets RedisBloom's text,
 // the server log the detail.
-type loadError struct {
+type LoadError struct {
 	reply  string // "Couldn't create filter!" or "Couldn't load chunk!"
-	detail string
+	Detail string // why, for the server's log
 }
 
-func (e *loadError) Error() string { return e.reply }
+func (e *LoadError) Error() string { return e.reply }
 
-func badHeader(detail string) error { return &loadError{"Couldn't create filter!", detail} }
+func badHeader(detail string) error { return &LoadError{"Couldn't create filter!", detail} }
 
 func badChunk(format string, a ...any) error {
-	return &loadError{"Couldn't load chunk!", fmt.Sprintf(format, a...)}
+	return &LoadError{"Couldn't load chunk!", fmt.Sprintf(format, a...)}
 }
 
 // stageInfo is one stage as a header or snapshot describes it.
@@ -94,56 +96,56 @@ type loadState struct {
 	fps   []uint64 // each stage's fingerprints, as the header announced
 }
 
-// stageInfos describes c's stages. Preconditions: c.mu held, so the counts
+// stageInfos describes f's stages. Preconditions: the key's lock held, so the counts
 // are exact.
-func stageInfos(c *cuckoo) []stageInfo {
+func stageInfos(f *Filter) []stageInfo {
 	var out []stageInfo
-	for _, st := range c.list() {
+	for _, st := range f.list() {
 		out = append(out, stageInfo{st.Capacity(), st.FingerprintBits(), st.Len()})
 	}
 	return out
 }
 
-// dumpHeader returns c's header chunk. Preconditions: c.mu held.
-func dumpHeader(c *cuckoo) []byte {
-	w := appendDesc(opWriter(headerMagic).uvarint(dumpVersion), c)
+// dumpHeader returns f's header chunk. Preconditions: the key's lock held.
+func dumpHeader(f *Filter) []byte {
+	w := appendDesc(fields.Writer(headerMagic).Uvarint(dumpVersion), f)
 	return binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
 }
 
-// appendDesc appends c's description: the fields readDesc reads.
-// Preconditions: c.mu held.
-func appendDesc(w opWriter, c *cuckoo) opWriter {
-	w = w.uvarint(c.p.Capacity).uvarint(uint64(c.p.BucketSize)).uvarint(uint64(c.p.MaxIter)).
-		uvarint(uint64(c.p.Expansion)).uvarint(c.p.Seed).
-		uvarint(uint64(c.inserted.Load())).uvarint(uint64(c.deleted.Load()))
-	infos := stageInfos(c)
-	if t := c.table; t != nil {
+// appendDesc appends f's description: the fields readDesc reads.
+// Preconditions: the key's lock held.
+func appendDesc(w fields.Writer, f *Filter) fields.Writer {
+	w = w.Uvarint(f.p.Capacity).Uvarint(uint64(f.p.BucketSize)).Uvarint(uint64(f.p.MaxIter)).
+		Uvarint(uint64(f.p.Expansion)).Uvarint(f.p.Seed).
+		Uvarint(uint64(f.inserted.Load())).Uvarint(uint64(f.deleted.Load()))
+	infos := stageInfos(f)
+	if t := f.table; t != nil {
 		level, split := t.Geometry()
 		stash := t.Stash()
-		w = w.uvarint(0).uvarint(uint64(level)).uvarint(split).uvarint(growTable{t}.stored()).uvarint(uint64(len(stash)))
+		w = w.Uvarint(0).Uvarint(uint64(level)).Uvarint(split).Uvarint(growTable{t}.stored()).Uvarint(uint64(len(stash)))
 		for _, h := range stash {
-			w = w.uvarint(h)
+			w = w.Uvarint(h)
 		}
 		return w
 	}
-	w = w.uvarint(uint64(len(infos)))
+	w = w.Uvarint(uint64(len(infos)))
 	for _, si := range infos {
-		w = w.uvarint(si.capacity).uvarint(uint64(si.bits)).uvarint(si.fps)
+		w = w.Uvarint(si.capacity).Uvarint(uint64(si.bits)).Uvarint(si.fps)
 	}
 	return w
 }
 
-// scanDump answers CF.SCANDUMP key iter: the next iterator and the chunk
-// (nil at the end). Preconditions: c.mu held.
-func scanDump(c *cuckoo, iter int64) (int64, []byte) {
+// ScanDump answers CF.SCANDUMP key iter: the next iterator and the chunk
+// (nil at the end). Preconditions: the key's lock held.
+func (f *Filter) ScanDump(iter int64) (int64, []byte) {
 	if iter == 0 {
-		return 1, dumpHeader(c)
+		return 1, dumpHeader(f)
 	}
-	st, first, n, g := dumpSpan(c, iter)
+	st, first, n, g := dumpSpan(f, iter)
 	if st == nil {
 		return 0, nil
 	}
-	w := opWriter(chunkMagic).uvarint(g).uvarint(n)
+	w := fields.Writer(chunkMagic).Uvarint(g).Uvarint(n)
 	w = appendRuns(w, st, first, n)
 	return iter + int64(n), binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
 }
@@ -151,24 +153,24 @@ func scanDump(c *cuckoo, iter int64) (int64, []byte) {
 // dumpSpan returns the table, first bucket and bucket count of data chunk
 // iter (>= 1), and its first bucket g across the tables; a nil table past
 // the end.
-func dumpSpan(c *cuckoo, iter int64) (st rawTable, first, n, g uint64) {
+func dumpSpan(f *Filter, iter int64) (st rawTable, first, n, g uint64) {
 	g = uint64(iter - 1)
 	var start uint64
-	for _, s := range c.tables() {
+	for _, s := range f.tables() {
 		if g < start+s.Buckets() {
 			first = g - start
-			return s, first, min(chunkBuckets, s.Buckets()-first), g
+			return s, first, min(ChunkBuckets, s.Buckets()-first), g
 		}
 		start += s.Buckets()
 	}
 	return nil, 0, 0, g
 }
 
-// chunkBound bounds the bytes of data chunk iter of c: its runs' bound
+// ChunkBound bounds the bytes of data chunk iter of f: its runs' bound
 // (runsBound: the buckets in blocks ever written), and its magic, first
-// bucket, count and checksum. Preconditions: c.mu held.
-func chunkBound(c *cuckoo, iter int64) uint64 {
-	st, first, n, _ := dumpSpan(c, iter)
+// bucket, count and checksum. Preconditions: the key's lock held.
+func (f *Filter) ChunkBound(iter int64) uint64 {
+	st, first, n, _ := dumpSpan(f, iter)
 	if st == nil {
 		return 0
 	}
@@ -191,7 +193,7 @@ func checkCRC(b []byte, magic string) ([]byte, bool) {
 // filterDesc is a filter as a header or a snapshot entry describes it:
 // stages, or a growing table.
 type filterDesc struct {
-	p        params
+	p        Params
 	ins, del int64
 	stages   []stageInfo
 	grow     *growDesc
@@ -219,30 +221,30 @@ func (d filterDesc) stored() []uint64 {
 
 // readDesc reads a filter's description (appendDesc) and checks that it can
 // be built.
-func readDesc(r fieldReader) (filterDesc, error) {
+func readDesc(r fields.Source) (filterDesc, error) {
 	var d filterDesc
-	d.p.Capacity = r.uvarint()
-	d.p.BucketSize = r.int(maxBucketSize)
-	d.p.MaxIter = r.int(maxIterationsMax)
-	d.p.Expansion = r.int(maxExpansion)
-	d.p.Seed = r.uvarint()
-	d.ins = int64(r.int(1 << 62))
-	d.del = int64(r.int(1 << 62))
-	n := r.int(maxStages * 2)
+	d.p.Capacity = r.Uvarint()
+	d.p.BucketSize = r.Int(MaxBucketSize)
+	d.p.MaxIter = r.Int(MaxIterations)
+	d.p.Expansion = r.Int(MaxExpansion)
+	d.p.Seed = r.Uvarint()
+	d.ins = int64(r.Int(1 << 62))
+	d.del = int64(r.Int(1 << 62))
+	n := r.Int(MaxStages * 2)
 	if n == 0 {
-		g := &growDesc{level: uint(r.int(64)), split: r.uvarint(), entries: r.uvarint()}
-		for range r.int(64) {
-			g.stash = append(g.stash, r.uvarint())
+		g := &growDesc{level: uint(r.Int(64)), split: r.Uvarint(), entries: r.Uvarint()}
+		for range r.Int(64) {
+			g.stash = append(g.stash, r.Uvarint())
 		}
 		d.grow = g
 	}
 	for range n {
-		d.stages = append(d.stages, stageInfo{capacity: r.uvarint(), bits: r.int(64), fps: r.uvarint()})
+		d.stages = append(d.stages, stageInfo{capacity: r.Uvarint(), bits: r.Int(64), fps: r.Uvarint()})
 	}
-	if err := r.failed(); err != nil {
+	if err := r.Failed(); err != nil {
 		return d, err
 	}
-	if err := d.p.validate(); err != nil {
+	if err := d.p.Validate(); err != nil {
 		return d, err
 	}
 	if g := d.grow; g != nil {
@@ -261,7 +263,7 @@ func readDesc(r fieldReader) (filterDesc, error) {
 	}
 	for i, si := range d.stages {
 		cfg := d.p.config(si.capacity, si.bits)
-		if si.capacity == 0 || si.capacity > maxCapacity {
+		if si.capacity == 0 || si.capacity > MaxCapacity {
 			return d, fmt.Errorf("stage %d: capacity %d", i, si.capacity)
 		}
 		lay, err := cfg.Layout()
@@ -302,33 +304,32 @@ func (d filterDesc) shapes() ([]tableShape, error) {
 	return out, nil
 }
 
-// build charges and allocates d's stages, empty, and returns the filter
-// with d's counters. A growing table is allocated once: Restore keeps the
-// segments New made.
-func (d filterDesc) build(mem charger) (*cuckoo, error) {
+// build makes f d's filter: its stages charged and allocated, empty, with
+// d's counters. A growing table is allocated once: Restore keeps the
+// segments New made. Preconditions: f is a zero Filter.
+func (d filterDesc) build(f *Filter, mem Charger) error {
 	if g := d.grow; g != nil {
-		c, err := newGrowing(d.p, mem)
-		if err != nil {
-			return nil, err
+		if err := f.initGrowing(d.p, mem); err != nil {
+			return err
 		}
-		c.mem = mem
-		err = c.table.Restore(g.level, g.split, g.stash, uint64(d.ins))
-		c.mem = nil
+		f.mem = mem
+		err := f.table.Restore(g.level, g.split, g.stash, uint64(d.ins))
+		f.mem = nil
 		if err != nil {
-			return nil, &partialCharge{err, c.sizeBytes()}
+			return &partialCharge{err, f.SizeBytes()}
 		}
-		c.inserted.Store(d.ins)
-		c.deleted.Store(d.del)
-		return c, nil
+		f.inserted.Store(d.ins)
+		f.deleted.Store(d.del)
+		return nil
 	}
 	var have uint64
 	for _, si := range d.stages {
 		n, err := lockfree.Size(d.p.config(si.capacity, si.bits))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := mem(have, n); err != nil {
-			return nil, &partialCharge{err, have}
+			return &partialCharge{err, have}
 		}
 		have += n
 	}
@@ -336,15 +337,15 @@ func (d filterDesc) build(mem charger) (*cuckoo, error) {
 	for i, si := range d.stages {
 		st, err := lockfree.New(d.p.config(si.capacity, si.bits))
 		if err != nil {
-			return nil, &partialCharge{err, have} // not reached: Size accepted the Config
+			return &partialCharge{err, have} // not reached: Size accepted the Config
 		}
 		stages[i] = st
 	}
-	c := &cuckoo{p: d.p}
-	c.stages.Store(&stages)
-	c.inserted.Store(d.ins)
-	c.deleted.Store(d.del)
-	return c, nil
+	f.p = d.p
+	f.stages.Store(&stages)
+	f.inserted.Store(d.ins)
+	f.deleted.Store(d.del)
+	return nil
 }
 
 // partialCharge is a build that failed after charging bytes; the caller
@@ -357,44 +358,45 @@ type partialCharge struct {
 func (e *partialCharge) Error() string { return e.err.Error() }
 func (e *partialCharge) Unwrap() error { return e.err }
 
-// beginLoad creates the filter a header chunk describes, empty, with the
-// load pending; its stages are charged to mem before they are allocated.
-func beginLoad(header []byte, mem charger, release func(uint64)) (*cuckoo, error) {
+// BeginLoad makes f the filter a header chunk describes (CF.LOADCHUNK's
+// iterator 1), empty, with the load pending; its stages are charged to mem
+// before they are allocated. On failure it releases what it charged.
+// Preconditions: f is a zero Filter.
+func (f *Filter) BeginLoad(header []byte, mem Charger, release func(uint64)) error {
 	body, ok := checkCRC(header, headerMagic)
 	if !ok {
-		return nil, errInvalidHeader
+		return errInvalidHeader
 	}
-	r := &opReader{b: body}
-	if v := r.uvarint(); v != dumpVersion && v != 2 {
-		if r.err == nil {
-			return nil, badHeader(fmt.Sprintf("dump format version %d, this server reads %d", v, dumpVersion))
+	r := &fields.Reader{B: body}
+	if v := r.Uvarint(); v != dumpVersion && v != 2 {
+		if r.Err == nil {
+			return badHeader(fmt.Sprintf("dump format version %d, this server reads %d", v, dumpVersion))
 		}
-		return nil, errInvalidHeader
+		return errInvalidHeader
 	}
 	d, err := readDesc(r)
-	if err != nil || len(r.b) != 0 {
-		return nil, errInvalidHeader
+	if err != nil || len(r.B) != 0 {
+		return errInvalidHeader
 	}
-	c, err := d.build(mem)
-	if err != nil {
+	if err := d.build(f, mem); err != nil {
 		if pc, ok := err.(*partialCharge); ok {
 			release(pc.charged)
 			err = pc.err
 		}
-		return nil, err
+		return err
 	}
 	ls := &loadState{fps: d.stored()}
-	for _, st := range c.tables() {
+	for _, st := range f.tables() {
 		ls.total += st.Buckets()
 	}
-	c.load = ls
-	return c, nil
+	f.load = ls
+	return nil
 }
 
-// loadChunk applies data chunk iter to c, or changes nothing and fails.
-// Preconditions: c.mu held.
-func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
-	ls := c.load
+// LoadChunk applies data chunk iter (CF.LOADCHUNK's iterator >= 2) to f,
+// or changes nothing and fails. Preconditions: the key's lock held.
+func (f *Filter) LoadChunk(iter int64, chunk []byte) error {
+	ls := f.load
 	if ls == nil {
 		return badChunk("no CF.LOADCHUNK header (iterator 1) was loaded into this key")
 	}
@@ -402,19 +404,19 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 	if !ok {
 		return badChunk("bad magic or checksum")
 	}
-	r := &opReader{b: b}
-	g, n := r.uvarint(), r.uvarint()
-	if r.err != nil {
+	r := &fields.Reader{B: b}
+	g, n := r.Uvarint(), r.Uvarint()
+	if r.Err != nil {
 		return badChunk("truncated")
 	}
 	if g != ls.next {
 		return badChunk("it starts at bucket %d, expected %d", g, ls.next)
 	}
-	if n == 0 || n > chunkBuckets || n > ls.total-g || uint64(iter) != g+n+1 {
+	if n == 0 || n > ChunkBuckets || n > ls.total-g || uint64(iter) != g+n+1 {
 		return badChunk("%d buckets at %d with iterator %d", n, g, iter)
 	}
 	var start uint64
-	for i, st := range c.tables() {
+	for i, st := range f.tables() {
 		if g >= start+st.Buckets() {
 			start += st.Buckets()
 			continue
@@ -423,7 +425,7 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 		if n > st.Buckets()-first {
 			return badChunk("it crosses a stage boundary")
 		}
-		rr := bytes.NewReader(r.b)
+		rr := bytes.NewReader(r.B)
 		fps, err := readRuns(rr, st, first, n, nil)
 		if err != nil {
 			return badChunk("%v", err)
@@ -435,14 +437,17 @@ func loadChunk(c *cuckoo, iter int64, chunk []byte) error {
 		if have > ls.fps[i] || first+n == st.Buckets() && have != ls.fps[i] {
 			return badChunk("stage %d would hold %d fingerprints, the header says %d", i, have, ls.fps[i])
 		}
-		if _, err := readRuns(bytes.NewReader(r.b), st, first, n, st); err != nil {
+		if _, err := readRuns(bytes.NewReader(r.B), st, first, n, st); err != nil {
 			return badChunk("%v", err) // not reached: checked above
 		}
 		ls.next = g + n
 		if ls.next == ls.total {
-			c.load = nil
+			f.load = nil
 		}
 		return nil
 	}
 	return badChunk("past the last stage") // not reached: n <= total-g
 }
+
+// castagnoli is the CRC-32C table of the chunks' and payloads' checksums.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -1,4 +1,4 @@
-package server
+package cf
 
 import (
 	"encoding/binary"
@@ -13,9 +13,9 @@ import (
 // at 168 MB).
 func BenchmarkScanDump(b *testing.B) {
 	for _, capacity := range []uint64{20_000_000, 80_000_000} {
-		p := params{Capacity: capacity, BucketSize: 4, MaxIter: 20, Expansion: 0, Seed: 1} // one fixed stage
-		c, err := newCuckoo(p, func(_, _ uint64) error { return nil })
-		if err != nil {
+		p := Params{Capacity: capacity, BucketSize: 4, MaxIter: 20, Expansion: 0, Seed: 1} // one fixed stage
+		c := new(Filter)
+		if err := c.Init(p, func(_, _ uint64) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 		st := c.list()[0]
@@ -31,7 +31,7 @@ func BenchmarkScanDump(b *testing.B) {
 			for range b.N {
 				chunks := 0
 				for iter := int64(0); ; chunks++ {
-					next, chunk := scanDump(c, iter)
+					next, chunk := c.ScanDump(iter)
 					if chunk == nil {
 						break
 					}

@@ -1,6 +1,7 @@
-package server
+package cf
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -9,19 +10,19 @@ import (
 
 // smallChunks makes dumps cut chunks of 16 buckets for the rest of a test.
 func smallChunks(t testing.TB) {
-	old := chunkBuckets
-	chunkBuckets = 16
-	t.Cleanup(func() { chunkBuckets = old })
+	old := ChunkBuckets
+	ChunkBuckets = 16
+	t.Cleanup(func() { ChunkBuckets = old })
 }
 
 // newChain returns a filter that is a chain of stages, as format-2 dumps and
 // snapshots load: new keys are growing tables, so it is built by hand.
-func newChain(t testing.TB, p params) *cuckoo {
+func newChain(t testing.TB, p Params) *Filter {
 	st, err := lockfree.New(p.stageConfig(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cuckoo{p: p}
+	c := &Filter{p: p}
 	c.stages.Store(&[]*lockfree.Filter{st})
 	return c
 }
@@ -30,23 +31,23 @@ func newChain(t testing.TB, p params) *cuckoo {
 // as CF.SCANDUMP answers them, with their iterators: a growing table in
 // chunks of 16 buckets (smallChunks), or a chain grown to a few stages.
 func dumpOf(t testing.TB, chain bool) (chunks [][]byte, iters []int64) {
-	p := params{Capacity: 64, BucketSize: 4, MaxIter: 20, Expansion: 2, Seed: 42}
-	var c *cuckoo
+	p := Params{Capacity: 64, BucketSize: 4, MaxIter: 20, Expansion: 2, Seed: 42}
+	var c *Filter
 	if chain {
 		c = newChain(t, p)
 	} else {
-		var err error
-		if c, err = newCuckoo(p, func(_, _ uint64) error { return nil }); err != nil {
+		c = new(Filter)
+		if err := c.Init(p, func(_, _ uint64) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 300 {
-		if _, err := c.add([]byte(fmt.Sprint("item", i)), false, false, func(_, _ uint64) error { return nil }); err != nil {
+		if _, err := c.Add([]byte(fmt.Sprint("item", i)), false, false, func(_, _ uint64) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for iter := int64(0); ; {
-		next, chunk := scanDump(c, iter)
+		next, chunk := c.ScanDump(iter)
 		if chunk == nil {
 			return chunks, iters
 		}
@@ -71,21 +72,21 @@ func FuzzLoadChunk(f *testing.F) {
 	}
 	f.Add(chunks[0], []byte("CKCD"), int64(2))
 	f.Fuzz(func(t *testing.T, header, chunk []byte, iter int64) {
-		st := newStore(1<<24, 1<<24)
-		c, err := beginLoad(header, st.charge, st.release)
-		if err != nil {
-			if st.mem.Load() != 0 {
-				t.Fatalf("a refused header left %d bytes charged", st.mem.Load())
+		st := &meter{limit: 1 << 24}
+		c := new(Filter)
+		if err := c.BeginLoad(header, st.charge, st.release); err != nil {
+			if st.mem != 0 {
+				t.Fatalf("a refused header left %d bytes charged", st.mem)
 			}
 			return
 		}
-		if got := st.mem.Load(); got != int64(c.sizeBytes()) {
-			t.Fatalf("charged %d for stages of %d bytes", got, c.sizeBytes())
+		if got := st.mem; got != int64(c.SizeBytes()) {
+			t.Fatalf("charged %d for stages of %d bytes", got, c.SizeBytes())
 		}
 		// The real first chunk, when the header is the real one, so that
 		// the mutated chunk can also land second.
 		if string(header) == string(chunks[0]) && len(chunks) > 2 && iter%2 == 0 {
-			if err := loadChunk(c, iters[1], chunks[1]); err != nil {
+			if err := c.LoadChunk(iters[1], chunks[1]); err != nil {
 				t.Fatalf("the real first chunk: %v", err)
 			}
 		}
@@ -94,13 +95,13 @@ func FuzzLoadChunk(f *testing.F) {
 			lens = append(lens, s.stored())
 		}
 		next := c.load.next
-		if err := loadChunk(c, iter, chunk); err != nil {
+		if err := c.LoadChunk(iter, chunk); err != nil {
 			for i, s := range c.tables() {
 				if s.stored() != lens[i] {
 					t.Fatalf("a refused chunk changed stage %d: %d fingerprints, was %d", i, s.stored(), lens[i])
 				}
 			}
-			if c.load == nil || c.load.next != next {
+			if !c.Loading() || c.load.next != next {
 				t.Fatal("a refused chunk moved the load")
 			}
 		}
@@ -118,28 +119,44 @@ func TestLoadChunkRoundTrip(t *testing.T) {
 
 func loadChunkRoundTrip(t *testing.T, chain bool) {
 	chunks, iters := dumpOf(t, chain)
-	st := newStore(0, 1<<30)
-	c, err := beginLoad(chunks[0], st.charge, st.release)
-	if err != nil {
+	st := &meter{limit: 1 << 30}
+	c := new(Filter)
+	if err := c.BeginLoad(chunks[0], st.charge, st.release); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i < len(chunks); i++ {
-		if c.load == nil {
+		if !c.Loading() {
 			t.Fatalf("the load ended before chunk %d", i)
 		}
-		if err := loadChunk(c, iters[i], chunks[i]); err != nil {
+		if err := c.LoadChunk(iters[i], chunks[i]); err != nil {
 			t.Fatalf("chunk %d: %v", i, err)
 		}
 	}
-	if c.load != nil {
+	if c.Loading() {
 		t.Fatalf("the load is pending after every chunk: next %d of %d", c.load.next, c.load.total)
 	}
 	for i := range 300 {
-		if !c.exists([]byte(fmt.Sprint("item", i))) {
+		if !c.Exists([]byte(fmt.Sprint("item", i))) {
 			t.Fatalf("item%d missing", i)
 		}
 	}
-	if c.filters() < 3 || len(chunks) < 4 || (c.table != nil) == chain {
-		t.Errorf("%d stages in %d chunks, growing table %v; the dump was meant to cover several", c.filters(), len(chunks), c.table != nil)
+	if c.Filters() < 3 || len(chunks) < 4 || (c.table != nil) == chain {
+		t.Errorf("%d stages in %d chunks, growing table %v; the dump was meant to cover several", c.Filters(), len(chunks), c.table != nil)
 	}
 }
+
+// meter is the key space's memory account, as the loaders see it: it
+// charges up to limit and counts what is released.
+type meter struct {
+	mem, limit int64
+}
+
+func (m *meter) charge(_, n uint64) error {
+	if m.mem+int64(n) > m.limit {
+		return errors.New("ERR Insufficient memory")
+	}
+	m.mem += int64(n)
+	return nil
+}
+
+func (m *meter) release(n uint64) { m.mem -= int64(n) }

@@ -1,14 +1,16 @@
-package server
+package cf
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+
+	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
 // DUMP's payload, which RESTORE takes: one key's filter in this server's
-// dump format (persist_dump.go), whole, then a version and a checksum, as
+// dump format (dump.go), whole, then a version and a checksum, as
 // Redis closes its own payloads (Redis's RDB payloads are not read):
 //
 //	uvarint   length of the header chunk, then the chunk ("CKCH", with its
@@ -27,36 +29,36 @@ import (
 const payloadVersion = 1
 
 var (
-	errPayload    = replyErr("ERR DUMP payload version or checksum are wrong")
-	errBadPayload = replyErr("ERR Bad data format")
+	errPayload    = reply("ERR DUMP payload version or checksum are wrong")
+	errBadPayload = reply("ERR Bad data format")
 )
 
-// payloadBound bounds the bytes of c's payload: each table's runs' bound
+// PayloadBound bounds the bytes of f's payload: each table's runs' bound
 // (runsBound: the buckets in blocks ever written, so a sparse filter's
 // payload is charged its size, not its table's), and 2 KiB for the header
 // chunk (its stash holds at most 64 hashes), its length and the trailer.
-// Preconditions: c.mu held.
-func payloadBound(c *cuckoo) uint64 {
+// Preconditions: the key's lock held.
+func (f *Filter) PayloadBound() uint64 {
 	n := uint64(2 << 10)
-	for _, st := range c.tables() {
+	for _, st := range f.tables() {
 		n += runsBound(st, 0, st.Buckets())
 	}
 	return n
 }
 
-// dumpPayload returns c's payload. Preconditions: c.mu held.
-func dumpPayload(c *cuckoo) []byte {
-	w := opWriter(nil).str(dumpHeader(c))
-	for _, st := range c.tables() {
+// DumpPayload returns f's payload. Preconditions: the key's lock held.
+func (f *Filter) DumpPayload() []byte {
+	w := fields.Writer(nil).Str(dumpHeader(f))
+	for _, st := range f.tables() {
 		w = appendRuns(w, st, 0, st.Buckets())
 	}
 	w = binary.LittleEndian.AppendUint16(w, payloadVersion)
 	return binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
 }
 
-// checkPayload returns the body of payload b (before its version) if the
+// CheckPayload returns the body of payload b (before its version) if the
 // version and checksum are right.
-func checkPayload(b []byte) ([]byte, error) {
+func CheckPayload(b []byte) ([]byte, error) {
 	if len(b) < 6 {
 		return nil, errPayload
 	}
@@ -68,39 +70,39 @@ func checkPayload(b []byte) ([]byte, error) {
 	return b[:n-2], nil
 }
 
-// loadPayload builds the filter payload b holds, charging its tables to mem
-// before they are allocated; on failure it releases what it charged and
-// returns errPayload, errBadPayload or mem's refusal.
-func loadPayload(b []byte, mem charger, release func(uint64)) (*cuckoo, error) {
-	body, err := checkPayload(b)
+// LoadPayload makes f the filter payload b holds (RESTORE), charging its
+// tables to mem before they are allocated; on failure it releases what it
+// charged and returns errPayload, errBadPayload or mem's refusal.
+// Preconditions: f is a zero Filter.
+func (f *Filter) LoadPayload(b []byte, mem Charger, release func(uint64)) error {
+	body, err := CheckPayload(b)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	r := &opReader{b: body}
-	header := r.str()
-	if r.err != nil {
-		return nil, errBadPayload
+	r := &fields.Reader{B: body}
+	header := r.Str()
+	if r.Err != nil {
+		return errBadPayload
 	}
-	c, err := beginLoad(header, mem, release)
-	if err != nil {
-		var le *loadError
+	if err := f.BeginLoad(header, mem, release); err != nil {
+		var le *LoadError
 		if errors.As(err, &le) {
-			return nil, errBadPayload
+			return errBadPayload
 		}
-		return nil, err // mem refused it
+		return err // mem refused it
 	}
-	want := c.load.fps
-	c.load = nil
-	rr := bytes.NewReader(r.b)
-	for i, st := range c.tables() {
+	want := f.load.fps
+	f.load = nil
+	rr := bytes.NewReader(r.B)
+	for i, st := range f.tables() {
 		if _, err := readRuns(rr, st, 0, st.Buckets(), st); err != nil || st.stored() != want[i] {
-			release(c.sizeBytes())
-			return nil, errBadPayload
+			release(f.SizeBytes())
+			return errBadPayload
 		}
 	}
 	if rr.Len() != 0 {
-		release(c.sizeBytes())
-		return nil, errBadPayload
+		release(f.SizeBytes())
+		return errBadPayload
 	}
-	return c, nil
+	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package cf
 
 import (
 	"bufio"
@@ -42,12 +42,12 @@ func denseRuns(dst []byte, st rawTable, first, n uint64) []byte {
 // of valid non-empty bucket words, from a table of the same shape filled.
 func runsTables(t testing.TB) (tables []func() rawTable, words [][]uint64) {
 	nop := func(_, _ uint64) error { return nil }
-	g := params{Capacity: 110_000, BucketSize: 4, MaxIter: 20, Expansion: 1, Seed: 1}
-	fixed := params{Capacity: 100_000, BucketSize: 4, MaxIter: 20, Expansion: 0, Seed: 1}
-	for _, p := range []params{g, fixed} {
+	g := Params{Capacity: 110_000, BucketSize: 4, MaxIter: 20, Expansion: 1, Seed: 1}
+	fixed := Params{Capacity: 100_000, BucketSize: 4, MaxIter: 20, Expansion: 0, Seed: 1}
+	for _, p := range []Params{g, fixed} {
 		newTable := func() rawTable {
-			c, err := newCuckoo(p, nop)
-			if err != nil {
+			c := new(Filter)
+			if err := c.Init(p, nop); err != nil {
 				t.Fatal(err)
 			}
 			return c.tables()[0]
@@ -171,7 +171,7 @@ func FuzzRunsSparse(f *testing.F) {
 // w+2 bytes a bucket (plus a few bytes), and a reserved table's holding
 // one bucket is a block's.
 func TestRunsBoundFull(t *testing.T) {
-	st, err := lockfree.New(params{Capacity: 1 << 16, BucketSize: 4, MaxIter: 20, Seed: 1}.stageConfig(0))
+	st, err := lockfree.New(Params{Capacity: 1 << 16, BucketSize: 4, MaxIter: 20, Seed: 1}.stageConfig(0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package server
+package cf
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package server
+package cf
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ type rawTable interface {
 	SetBucketBits(i, v uint64) error
 	// NextWritten returns the first run of buckets in [from, end) that
 	// may be non-empty: every bucket outside its runs is empty, and is
-	// neither read nor written by a dump (persist_runs.go).
+	// neither read nor written by a dump (runs.go).
 	NextWritten(from, end uint64) (lo, hi uint64)
 	// stored returns the entries in the table (a growing table's stash
 	// aside).
@@ -98,15 +98,33 @@ func (t growTable) entries(v uint64) (uint64, error) {
 	return uint64(n), err
 }
 
-// tables returns c's tables in order. Preconditions: c.mu held, or a
+// tables returns f's tables in order. Preconditions: the key's lock held, or a
 // filter not yet published.
-func (c *cuckoo) tables() []rawTable {
-	if c.table != nil {
-		return []rawTable{growTable{c.table}}
+func (f *Filter) tables() []rawTable {
+	if f.table != nil {
+		return []rawTable{growTable{f.table}}
 	}
 	var out []rawTable
-	for _, st := range c.list() {
+	for _, st := range f.list() {
 		out = append(out, fixedTable{st})
 	}
 	return out
+}
+
+// FillForTest stores words, cycling through them, into every bucket of f's
+// tables and counts what they hold as inserted: tests build a full filter
+// of any size without inserting its items. Words must be valid buckets of
+// f's tables. Preconditions: f not yet shared.
+func (f *Filter) FillForTest(words []uint64) error {
+	var n uint64
+	for _, t := range f.tables() {
+		for j := range t.Buckets() {
+			if err := t.SetBucketBits(j, words[j%uint64(len(words))]); err != nil {
+				return err
+			}
+		}
+		n += t.stored()
+	}
+	f.inserted.Store(int64(n))
+	return nil
 }

@@ -1,0 +1,83 @@
+// Package cf is the value of a CF.* key: one cuckoo filter with its
+// RedisBloom parameters, and everything done to it whole. It adds,
+// deletes, looks up and counts items, compacts, and moves the filter in and
+// out: CF.SCANDUMP's chunks and CF.LOADCHUNK (dump.go), DUMP's payload for
+// RESTORE (payload.go), and the filter's part of a snapshot entry
+// (snapshot.go), all of them as runs of buckets (runs.go).
+//
+// It knows nothing of keys, connections, logs or replicas. The key space
+// (package server) holds each key's Filter embedded in its entry, holds the
+// key's writer lock around every method that says so, and accounts memory
+// through the Charger each allocating method is given: a table is charged
+// before it is allocated, and a Charger may refuse it.
+//
+// It imports the library's filters (filter, growing, lockfree,
+// internal/linhash) and internal/fields, and nothing of the server; only
+// package server imports it.
+//
+// # Shapes
+//
+// A filter with EXPANSION >= 1 (the default, and keys CF.ADD or CF.INSERT
+// create) is one growing table (package growing): it splits a bucket
+// whenever its load passes the split load, so it grows in small steps and a
+// lookup reads two buckets however far it grew. A filter with EXPANSION 0
+// is one fixed lockfree.Filter, a stage. Snapshots and dumps of format 2
+// hold filters as lists of stages, RedisBloom's sub-filters; those still
+// load and grow as before.
+//
+// # Mapping RedisBloom's parameters
+//
+// RedisBloom builds 8-bit fingerprints in buckets of BUCKETSIZE (1..255,
+// default 2) slots and walks MAXITERATIONS (default 20) random kicks. Both
+// of this server's tables keep a bucket in one 64-bit word, so:
+//
+//   - BUCKETSIZE 1 or 2 builds b=2: a growing table of 32-bit entries (16
+//     fingerprint bits, a tail of up to 15); a fixed stage of 24-bit
+//     fingerprints.
+//   - BUCKETSIZE 3..255 builds b=4: a growing table of 16-bit entries (6
+//     fingerprint bits, a tail of up to 9), a fixed stage of 12-bit
+//     fingerprints (95% reachable load). b=8 would leave too few bits.
+//   - With no BUCKETSIZE (and for keys CF.ADD or CF.INSERT create) the shape
+//     is b=4: RedisBloom's default of 2 would double the memory per item for
+//     nothing. CF.INFO's "Bucket size" reports the size built.
+//   - MAXITERATIONS (1..65535) is kept and reported, and bounds the
+//     breadth-first displacement search at max(MAXITERATIONS, 500) buckets:
+//     the capacity promise of package filter is measured at 500.
+//   - Capacity (1..2^32, at least 2·BUCKETSIZE): a growing table starts
+//     sized for it at its split load (90% for b=4, 80% for b=2); a fixed
+//     stage (EXPANSION 0) promises it, and past it answers "Filter is full".
+//     EXPANSION e >= 1 is kept and reported: a growing table grows a bucket
+//     at a time whatever e is, since growth in steps of e times the size is
+//     what made a chain large (up to 2x its items' worth, and e times that
+//     while it grows) and slow (a lookup read every stage).
+//   - Inserting one item until its two buckets hold 2b copies answers
+//     "Filter is full" instead of growing.
+//   - False positives of a growing table stay below 2b·α·15·1.5/2^w while it
+//     grows up to 2^15 times its first size (filter/doc.go, "Growing
+//     filters"), that is while CF.INFO's "Number of filters" is at most 16,
+//     and rise by a fifteenth of that per filter beyond: 0.25% for b=4
+//     (w=16), about 10^-8 for b=2 (w=32);
+//     measured 0.11% for b=4 grown 2000x with half its items deleted
+//     (package growing's TestGrowAndDeleteHalf). A fixed stage's rate is at most
+//     8/4095 ≈ 0.2% at b=4. RedisBloom's grows with its sub-filters, about
+//     3% each.
+//   - No item is lost to deletes: CF.DEL of an item added k times, at most
+//     k times, leaves every other item found (the growing table's invariant;
+//     TestExpandingKeepsKeptItems: 200,000 CF.ADD and 100,000 CF.DEL on
+//     CF.RESERVE k 1000 EXPANSION 2, every kept item found, also after a
+//     restart and in another server loaded with CF.LOADCHUNK). Lists of
+//     stages loaded from format 2 keep the hazard that made them lose items
+//     (an item that is a false positive of a newer stage than its own is
+//     deleted there, taking another item's only copy): rebuild those keys
+//     from their items to be rid of it.
+//
+// # Dump format
+//
+// CF.SCANDUMP and CF.LOADCHUNK use this package's own chunks (dump.go): a
+// header chunk with the parameters and each stage's geometry and count (or
+// the growing table's), then data chunks of at most 2^20 buckets (about
+// 8 MiB), each with a magic and a CRC-32C, read from the live filter under
+// its writer lock. Every field is checked, a malformed chunk is an error
+// that changes nothing, and writes to a key whose load is pending are
+// refused until its last chunk arrives.
+package cf

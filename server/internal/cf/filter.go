@@ -1,0 +1,473 @@
+package cf
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/growing"
+	"github.com/cuckoohash/cuckoo/lockfree"
+)
+
+// This file is the filter: the value of every key. A key created with
+// EXPANSION >= 1 (the default) is one growing table (package growing:
+// lock-free lookups, writers serialized by the key's lock as below), which
+// grows a bucket at a time and never loses a kept key. A key created with
+// EXPANSION 0 is one fixed lock-free stage. A chain of stages, as snapshots
+// and dumps of format 2 hold them, still loads and works as before.
+//
+// Protocol of a chain. A Filter holds its stages behind an atomic pointer to
+// an immutable slice. Readers (CF.EXISTS, CF.COUNT, CF.INFO, SCANDUMP) load
+// the pointer once and query every stage with no lock: each stage is a
+// lockfree.Filter. Writers hold the key's writer lock (its entry's, in the
+// key space) for the whole command and its log append, so the writes to one
+// key reach the log in the order they were applied (replay depends on it).
+// A new stage is built in full, then published by storing a new slice that
+// ends with it: a reader sees either the old list or the new one, and an
+// item inserted into the new stage is inserted only after the publish, so no
+// reader can miss it.
+
+// Limits taken from RedisBloom, so that clients see the same ranges.
+const (
+	MaxBucketSize    = 255   // BUCKETSIZE 1..255
+	MaxIterations    = 65535 // MAXITERATIONS 1..65535
+	MaxExpansion     = 32768 // EXPANSION 0..32768
+	MaxStages        = 32    // "Maximum expansions reached" beyond this
+	DefaultCapacity  = 1024  // CF.ADD / CF.INSERT on a missing key
+	DefaultMaxIter   = 20
+	DefaultExpansion = 1
+	// DefaultMaxExpansions is cf-max-expansions' default: inserts are
+	// refused once a filter has this many sub-filters ("Number of filters").
+	DefaultMaxExpansions = 32
+	// MaxCapacity bounds one filter's capacity: 2^32 items is 4 GiB of
+	// buckets, far beyond any sensible single key.
+	MaxCapacity = 1 << 32
+	// minKicks is the least displacement-search budget the filters are given,
+	// whatever MAXITERATIONS says: below it a breadth-first search cannot
+	// reach the load that the capacity promise is measured at (see doc.go).
+	minKicks = 500
+)
+
+// Errors with RedisBloom's texts.
+var (
+	ErrFull          = reply("Filter is full")
+	ErrMaxExpansions = reply("Maximum expansions reached")
+)
+
+// Params are a filter's creation parameters, as the client gave them (after
+// defaults), and the seed its stages hash with. They are logged with the
+// create record and stored in snapshots, so a replay builds the same stages.
+type Params struct {
+	Capacity   uint64
+	BucketSize int // as requested, 1..255; Bucket() is what is built
+	MaxIter    int
+	Expansion  int
+	Seed       uint64
+}
+
+// Bucket returns the bucket size the stages are built with: RedisBloom
+// accepts 1..255, the lock-free filter supports 2, 4 and 8 slots in a 64-bit
+// word; see doc.go for why 1..2 map to 2 and everything else to 4.
+func (p Params) Bucket() int {
+	if p.BucketSize <= 2 {
+		return 2
+	}
+	return 4
+}
+
+// stageBits returns the fingerprint width of stage i: the widest the 64-bit
+// bucket word allows for b=4 (12 bits), and for b=2 16 bits growing one bit a
+// stage up to 24, so the stages' false-positive rates halve in turn.
+func (p Params) stageBits(i int) int {
+	if p.Bucket() == 4 {
+		return 12
+	}
+	return min(16+i, 24)
+}
+
+// stageCapacity returns the capacity of stage i: Capacity·Expansion^i
+// (Expansion 0 or 1: Capacity), clipped at MaxCapacity.
+func (p Params) stageCapacity(i int) uint64 {
+	c := float64(p.Capacity)
+	if p.Expansion > 1 {
+		c *= math.Pow(float64(p.Expansion), float64(i))
+	}
+	if c > MaxCapacity {
+		return MaxCapacity
+	}
+	return uint64(c)
+}
+
+func (p Params) stageConfig(i int) filter.Config {
+	return p.config(p.stageCapacity(i), p.stageBits(i))
+}
+
+// config is the filter.Config of a stage of the given capacity and
+// fingerprint width: stages share the bucket size, kick budget and seed.
+func (p Params) config(capacity uint64, bits int) filter.Config {
+	return filter.Config{
+		Capacity:        capacity,
+		FingerprintBits: bits,
+		BucketSize:      p.Bucket(),
+		MaxKicks:        max(p.MaxIter, minKicks),
+		Seed:            p.Seed,
+	}
+}
+
+// stageBytes returns the memory stage i will take (its SizeInBytes), to be
+// charged before it is allocated.
+func (p Params) stageBytes(i int) (uint64, error) {
+	n, err := lockfree.Size(p.stageConfig(i))
+	if err != nil {
+		return 0, fmt.Errorf("ERR %v", err)
+	}
+	return n, nil
+}
+
+// validate checks p against RedisBloom's ranges, with its error texts.
+func (p Params) Validate() error {
+	switch {
+	case p.Capacity == 0 || p.Capacity > MaxCapacity:
+		return reply("ERR Bad capacity")
+	case p.BucketSize < 1 || p.BucketSize > MaxBucketSize:
+		return reply("ERR Bad bucket size")
+	case p.MaxIter < 1 || p.MaxIter > MaxIterations:
+		return reply("ERR Bad maxIterations")
+	case p.Expansion < 0 || p.Expansion > MaxExpansion:
+		return reply("ERR Bad expansion")
+	}
+	return nil
+}
+
+// Filter is one key's filter: a growing table, or a list of lock-free
+// stages. Its zero value is empty until Init (or a loader) fills it; it is
+// never copied after, since a growing table's Reserve refers to it.
+type Filter struct {
+	p Params
+	// table is the growing table, or nil for a list of stages. Set before
+	// the filter is published, never changed.
+	table *growing.Filter
+	// mem charges the growing table's new segments: the Charger of the
+	// write in progress (Add, or build's Restore), set under the key's
+	// lock. Only those allocate; New's own segments are charged before it,
+	// from Size.
+	mem    Charger
+	stages atomic.Pointer[[]*lockfree.Filter]
+	// inserted and deleted are RedisBloom's "Number of items inserted" (the
+	// items currently in, deletes subtracted) and "Number of items deleted".
+	// Written under the key's lock, read by CF.INFO without it.
+	inserted atomic.Int64
+	deleted  atomic.Int64
+
+	// load is a CF.LOADCHUNK in progress (nil otherwise), guarded by the
+	// key's lock.
+	load *loadState
+}
+
+// Init makes f a new, empty filter of parameters p: its first stage or its
+// growing table, charged to mem first. Preconditions: f is a zero Filter.
+func (f *Filter) Init(p Params, mem Charger) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p.Expansion > 0 {
+		return f.initGrowing(p, mem)
+	}
+	n, err := p.stageBytes(0)
+	if err != nil {
+		return err
+	}
+	if err := mem(0, n); err != nil {
+		return err
+	}
+	st, err := lockfree.New(p.stageConfig(0))
+	if err != nil {
+		return fmt.Errorf("ERR %v", err) // not reached: stageBytes built the same Config
+	}
+	f.p = p
+	f.stages.Store(&[]*lockfree.Filter{st})
+	return nil
+}
+
+// growingConfig is the growing table of a filter of parameters p.
+func (p Params) growingConfig() growing.Config {
+	return growing.Config{InitialCapacity: p.Capacity, BucketSize: p.Bucket(), MaxKicks: max(p.MaxIter, minKicks), Seed: p.Seed}
+}
+
+// initGrowing makes f a growing table, its first segments charged to mem
+// first.
+func (f *Filter) initGrowing(p Params, mem Charger) error {
+	cfg := p.growingConfig()
+	n, err := growing.Size(cfg)
+	if err != nil {
+		return fmt.Errorf("ERR %v", err)
+	}
+	if err := mem(0, n); err != nil {
+		return err
+	}
+	f.p = p
+	cfg.Reserve = func(n uint64) error {
+		return f.mem(f.table.SizeInBytes(), n)
+	}
+	if f.table, err = growing.New(cfg); err != nil {
+		return fmt.Errorf("ERR %v", err) // not reached: Size took the same Config
+	}
+	return nil
+}
+
+// Params returns f's creation parameters.
+func (f *Filter) Params() Params { return f.p }
+
+// Inserted is CF.INFO's "Number of items inserted": the items in f.
+func (f *Filter) Inserted() int64 { return f.inserted.Load() }
+
+// Deleted is CF.INFO's "Number of items deleted".
+func (f *Filter) Deleted() int64 { return f.deleted.Load() }
+
+// Loading reports whether a CF.LOADCHUNK into f is pending: its writes are
+// refused until the last chunk arrives. Preconditions: the key's lock held.
+func (f *Filter) Loading() bool { return f.load != nil }
+
+// Encoding is OBJECT ENCODING's answer: "growing", "fixed" (EXPANSION 0)
+// or "chain" (stages, as old snapshots and dumps hold them).
+func (f *Filter) Encoding() string {
+	switch {
+	case f.table != nil:
+		return "growing"
+	case f.p.Expansion == 0:
+		return "fixed"
+	}
+	return "chain"
+}
+
+// StagePointers is the bytes of f's list of stages, beside the stages'
+// own (SizeBytes counts those): MEMORY USAGE's overhead.
+func (f *Filter) StagePointers() uint64 { return 8 * uint64(len(f.list())) }
+
+// list returns a chain's stages, nil for a growing table.
+func (f *Filter) list() []*lockfree.Filter {
+	if f.table != nil {
+		return nil
+	}
+	return *f.stages.Load()
+}
+
+// filters returns CF.INFO's "Number of filters": a growing table's
+// doublings plus one (its Stages), or a list's stages.
+func (f *Filter) Filters() int {
+	if f.table != nil {
+		return f.table.Stages()
+	}
+	return len(f.list())
+}
+
+// exists reports whether item may be in the filter. No lock.
+func (f *Filter) Exists(item []byte) bool {
+	if f.table != nil {
+		return f.table.Contains(item)
+	}
+	st := f.list()
+	for i := len(st) - 1; i >= 0; i-- {
+		if st[i].Contains(item) {
+			return true
+		}
+	}
+	return false
+}
+
+// count returns the copies of item's fingerprint in all stages. No lock.
+func (f *Filter) Count(item []byte) int {
+	if f.table != nil {
+		return f.table.Count(item)
+	}
+	n := 0
+	for _, s := range f.list() {
+		n += s.Count(item)
+	}
+	return n
+}
+
+// sizeBytes returns the memory of all stages.
+func (f *Filter) SizeBytes() uint64 {
+	if f.table != nil {
+		return f.table.SizeInBytes()
+	}
+	var n uint64
+	for _, s := range f.list() {
+		n += s.SizeInBytes()
+	}
+	return n
+}
+
+// firstBuckets is CF.INFO's "Number of buckets": RedisBloom's first
+// sub-filter's. A growing table's first sub-filter is the table it started
+// as, its initial buckets; a list's is its first stage.
+func (f *Filter) FirstBuckets() uint64 {
+	if f.table != nil {
+		return f.table.InitialBuckets()
+	}
+	if l := f.list(); len(l) > 0 {
+		return l[0].Buckets()
+	}
+	return 0
+}
+
+// Charger accounts the bytes of a new stage before it is allocated: have is
+// what the filter takes now, n what the stage will add. It may refuse them
+// (store.charge); replay's never does.
+type Charger func(have, n uint64) error
+
+// grow adds a stage, charged to mem first. Preconditions: the key's lock held.
+func (f *Filter) grow(mem Charger) (*lockfree.Filter, error) {
+	old := f.list()
+	if len(old) >= MaxStages {
+		return nil, ErrMaxExpansions
+	}
+	i := len(old)
+	n, err := f.p.stageBytes(i)
+	if err != nil {
+		return nil, err
+	}
+	if err := mem(f.SizeBytes(), n); err != nil {
+		return nil, err
+	}
+	st, err := lockfree.New(f.p.stageConfig(i))
+	if err != nil {
+		return nil, fmt.Errorf("ERR %v", err) // not reached: stageBytes built the same Config
+	}
+	next := make([]*lockfree.Filter, i+1)
+	copy(next, old)
+	next[i] = st
+	// Publish the stage; inserts into it happen after this store.
+	f.stages.Store(&next)
+	return st, nil
+}
+
+// add inserts item; with nx only if it is not already present, and then
+// reports false when it was. force (log replay) adds a stage past every limit
+// rather than fail: a replayed insert was acknowledged once.
+// Preconditions: the key's lock held.
+func (f *Filter) Add(item []byte, nx, force bool, mem Charger) (bool, error) {
+	if nx && f.Exists(item) {
+		return false, nil
+	}
+	if f.table != nil {
+		f.mem = mem
+		err := f.table.Insert(item)
+		f.mem = nil
+		switch {
+		case err == nil:
+			f.inserted.Add(1)
+			return true, nil
+		case errors.Is(err, growing.ErrFull):
+			return false, ErrFull
+		}
+		return false, err // the memory for its growth was refused
+	}
+	st := f.list()
+	last := st[len(st)-1]
+	if f.p.Expansion > 0 && last.Len() >= last.Capacity() {
+		s, err := f.grow(mem)
+		if err == nil {
+			last = s
+		} else if !force && !errors.Is(err, ErrMaxExpansions) {
+			return false, err
+		}
+	}
+	err := last.Insert(item)
+	if err == nil {
+		f.inserted.Add(1)
+		return true, nil
+	}
+	if !errors.Is(err, lockfree.ErrFull) {
+		return false, fmt.Errorf("ERR %v", err)
+	}
+	if !force && (f.p.Expansion == 0 || last.Count(item) >= 2*last.BucketSize()) {
+		// A fixed-size filter, or the key's two buckets are full of its own
+		// fingerprint: another stage would only take more copies.
+		return false, ErrFull
+	}
+	s, gerr := f.grow(mem)
+	if gerr != nil && force && errors.Is(gerr, ErrMaxExpansions) {
+		s, gerr = f.forceGrow(mem)
+	}
+	if gerr != nil {
+		return false, gerr
+	}
+	if err := s.Insert(item); err != nil {
+		return false, ErrFull
+	}
+	f.inserted.Add(1)
+	return true, nil
+}
+
+// forceGrow adds a stage past MaxStages, for replay: a replayed insert was
+// acknowledged once. Preconditions: the key's lock held.
+func (f *Filter) forceGrow(mem Charger) (*lockfree.Filter, error) {
+	old := f.list()
+	cfg := f.p.stageConfig(len(old))
+	n, err := lockfree.Size(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := mem(f.SizeBytes(), n); err != nil {
+		return nil, err
+	}
+	st, err := lockfree.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	next := append(append([]*lockfree.Filter(nil), old...), st)
+	f.stages.Store(&next)
+	return st, nil
+}
+
+// del removes one copy of item's fingerprint, newest stage first.
+// Preconditions: the key's lock held.
+func (f *Filter) Del(item []byte) bool {
+	if f.table != nil {
+		if !f.table.Delete(item) {
+			return false
+		}
+		f.inserted.Add(-1)
+		f.deleted.Add(1)
+		return true
+	}
+	st := f.list()
+	for i := len(st) - 1; i >= 0; i-- {
+		if st[i].Delete(item) {
+			f.inserted.Add(-1)
+			f.deleted.Add(1)
+			return true
+		}
+	}
+	return false
+}
+
+// compact drops empty stages after the first. It reports whether it changed
+// anything. Preconditions: the key's lock held.
+func (f *Filter) Compact() bool {
+	if f.table != nil {
+		return false // a growing table has no stages to drop
+	}
+	st := f.list()
+	keep := []*lockfree.Filter{st[0]}
+	for _, s := range st[1:] {
+		if s.Len() > 0 {
+			keep = append(keep, s)
+		}
+	}
+	if len(keep) == len(st) {
+		return false
+	}
+	f.stages.Store(&keep)
+	return true
+}
+
+// reply is an error whose text is the client's reply, exactly as RedisBloom
+// or Redis spell it.
+type reply string
+
+func (e reply) Error() string { return string(e) }
