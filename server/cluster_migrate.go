@@ -341,8 +341,7 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 		return err
 	}
 	if !m.copy {
-		st.logOp(cl, encodeKeyOp(opDrop, []byte(k)))
-		st.dropLocked(k, c)
+		return st.commit(cl, &applying{k: k, c: c}, &op{kind: opDrop, key: []byte(k)})
 	}
 	return nil
 }

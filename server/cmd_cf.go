@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -180,12 +179,15 @@ func cfAddItem(s *Server, cl *client, args [][]byte, nx bool) {
 		if err := checkExpansions(c, d); err != nil {
 			return err
 		}
-		var err error
-		added, err = c.Add(args[2], nx, false, s.store.charge)
-		if err == nil && added {
-			s.store.logOp(cl, encodeAdd(args[1], args[2:3]))
+		a := &applying{c: c, nx: nx}
+		if err := s.store.commit(cl, a, &op{kind: opAdd, key: args[1], items: args[2:3]}); err != nil {
+			return err
 		}
-		return err
+		if err, ok := a.added[0].(error); ok {
+			return err
+		}
+		added = a.added[0] == 1
+		return nil
 	})
 	if err != nil {
 		s.writeErr(cl, err)
@@ -250,23 +252,15 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 		if err := checkExpansions(c, d); err != nil {
 			return err
 		}
-		var ok [][]byte
-		for j, it := range items {
-			added, err := c.Add(it, nx, false, s.store.charge)
-			switch {
-			case err == nil && added:
-				res[j] = 1
-				ok = append(ok, it)
-			case err == nil:
-				res[j] = 0
-			case errors.Is(err, cf.ErrFull) || errors.Is(err, cf.ErrMaxExpansions) || errors.Is(err, errOOM):
-				res[j] = -1
-			default:
-				res[j] = err
-			}
+		a := &applying{c: c, nx: nx}
+		if err := s.store.commit(cl, a, &op{kind: opAdd, key: args[1], items: items}); err != nil {
+			return err
 		}
-		if len(ok) > 0 {
-			s.store.logOp(cl, encodeAdd(args[1], ok))
+		for j, r := range a.added {
+			if err, ok := r.(error); ok && (errors.Is(err, cf.ErrFull) || errors.Is(err, cf.ErrMaxExpansions) || errors.Is(err, errOOM)) {
+				r = -1 // RedisBloom's answer for an item that did not fit
+			}
+			res[j] = r
 		}
 		return nil
 	})
@@ -336,11 +330,10 @@ func cfDel(s *Server, cl *client, args [][]byte) {
 		if c == nil {
 			return replyErr("Not found")
 		}
-		deleted = c.Del(args[2])
-		if deleted {
-			s.store.logOp(cl, encodeDel(args[1], args[2]))
-		}
-		return nil
+		a := &applying{c: c}
+		err := s.store.commit(cl, a, &op{kind: opDel, key: args[1], items: args[2:3]})
+		deleted = a.changed
+		return err
 	})
 	if err != nil {
 		s.writeErr(cl, err)
@@ -410,12 +403,7 @@ func cfCompact(s *Server, cl *client, args [][]byte) {
 		if c == nil {
 			return replyErr("Cuckoo filter was not found")
 		}
-		before := c.SizeBytes()
-		if c.Compact() {
-			s.store.release(before - c.SizeBytes())
-			s.store.logOp(cl, encodeKeyOp(opCompact, args[1]))
-		}
-		return nil
+		return s.store.commit(cl, &applying{c: c}, &op{kind: opCompact, key: args[1]})
 	})
 	if err != nil {
 		s.writeErr(cl, err)
@@ -477,23 +465,12 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	}
 	key, data := args[1], args[3]
 	var err error
+	o := &op{kind: opChunk, key: key, iter: uint64(iter), items: [][]byte{data}}
 	if iter == 1 {
-		c := new(entry)
-		if err = c.BeginLoad(data, s.store.charge, s.store.release); err == nil {
-			if err = s.store.install(cl, key, c, encodeChunk(key, 1, data)); err != nil {
-				s.store.release(c.SizeBytes())
-			}
-		}
+		err = s.store.install(cl, o)
 	} else {
 		err = s.store.writeLoading(cl, key, func(c *entry, _ bool) error {
-			if c == nil {
-				return errNotFound
-			}
-			if err := c.LoadChunk(iter, data); err != nil {
-				return err
-			}
-			s.store.logOp(cl, encodeChunk(key, uint64(iter), bytes.Clone(data)))
-			return nil
+			return s.store.commit(cl, &applying{c: c}, o)
 		})
 	}
 	if err != nil {

@@ -17,6 +17,9 @@
 //     and docs/settings.md;
 //   - keyspace*.go: the key space, its write protocol and memory
 //     accounting; each key's entry embeds its filter (internal/cf);
+//     keyspace_ops.go is the one table of log record kinds, each with its
+//     fields and its one apply, which commands, log replay and replicas
+//     all call;
 //   - persist_*.go: the log, snapshots, recovery;
 //   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
 //     replica (repl_replica.go, repl_position.go);

@@ -16,8 +16,9 @@ import (
 // write path every write command takes.
 //
 // Protocol. A write command runs with gate read-locked and its key's writer
-// lock (cuckoo.mu) held; it changes the filter and appends its op to the log
-// before unlocking. So:
+// lock (entry.mu) held; it makes its op and commits it (keyspace_ops.go):
+// the op's one apply, which replay and replicas run too, changes the key,
+// and the op is appended to the log before the key is unlocked. So:
 //
 //   - the ops of one key reach the log in the order they were applied;
 //   - a key is created locked: the create op is logged before any other
@@ -269,19 +270,15 @@ func (s *store) update(cl *client, key []byte, create *cf.Params, loading bool, 
 			}
 			p := *create
 			p.Seed = rand.Uint64()
-			nc := new(entry)
-			if err := nc.Init(p, s.charge); err != nil {
-				return err
-			}
-			nc.mu.Lock()
-			if _, loaded := s.keys.LoadOrStore(k, nc); loaded {
-				nc.mu.Unlock()
-				s.release(nc.SizeBytes())
+			a := &applying{k: k}
+			err := s.commit(cl, a, &op{kind: opCreate, key: key, p: p})
+			if err == errRaced {
 				continue
 			}
-			s.logOp(cl, encodeCreate(key, p))
-			s.touch(nc)
-			return runLocked(cl, nc, true, fn)
+			if err != nil {
+				return err
+			}
+			return runLocked(cl, a.c, true, fn)
 		}
 		c.mu.Lock()
 		if !s.at(k, c) {
@@ -337,10 +334,9 @@ func (s *store) drop(cl *client, key []byte) (bool, error) {
 	if s.expireLocked(cl, k, c) {
 		return false, nil // Redis's DEL of an expired key: 0
 	}
-	// Log first, then unpublish: see the protocol above.
-	s.logOp(cl, encodeKeyOp(opDrop, key))
-	s.dropLocked(k, c)
-	return true, nil
+	// Logged first, then unpublished: see the protocol above (opDrop's
+	// logFirst).
+	return true, s.commit(cl, &applying{k: k, c: c}, &op{kind: opDrop, key: key})
 }
 
 // lockLive returns key k's filter with its writer lock held, still k's
@@ -387,9 +383,7 @@ func (s *store) flushAll(cl *client) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
-	s.logOp(cl, []byte{opFlush})
-	s.clear()
-	return nil
+	return s.commit(cl, &applying{}, &op{kind: opFlush})
 }
 
 // clear empties the key space. Preconditions: gate held exclusively (or
@@ -403,28 +397,32 @@ func (s *store) clear() {
 	s.exp.reset()
 }
 
-// install stores c, a new filter, under key unless the key exists, logging
-// payload as its creation. Preconditions: c is not yet shared.
-func (s *store) install(cl *client, key []byte, c *entry, payload []byte) error {
+// install applies o, an op that creates its key, unless the key exists.
+func (s *store) install(cl *client, o *op) error {
 	s.rlockGate(cl)
 	defer s.runlockGate(cl)
 	if err := s.writable(); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	k := string(o.key)
 	for {
-		old, loaded := s.keys.LoadOrStore(string(key), c)
-		if !loaded {
-			break
+		if old, ok := s.keys.Load(k); ok {
+			if !s.dropExpiredOrGone(cl, k, old) {
+				return errItemExists
+			}
+			continue
 		}
-		if !s.dropExpiredOrGone(cl, string(key), old) {
-			return errItemExists
+		a := &applying{k: k}
+		err := s.commit(cl, a, o)
+		if err == errRaced {
+			continue
 		}
+		if err != nil {
+			return err
+		}
+		a.c.mu.Unlock()
+		return nil
 	}
-	s.logOp(cl, payload)
-	s.touch(c)
-	return nil
 }
 
 // dropExpiredOrGone reports whether old, found under key k, is no longer

@@ -159,8 +159,7 @@ func (s *store) expireLocked(cl *client, k string, c *entry) bool {
 	if c.deadline.Load() == 0 || !c.expired(nowMs()) { // no clock read for keys without a deadline
 		return false
 	}
-	s.logOp(cl, encodeKeyOp(opDrop, []byte(k)))
-	s.dropLocked(k, c)
+	s.commit(cl, &applying{k: k, c: c}, &op{kind: opDrop, key: []byte(k)})
 	s.expiredKeys.Add(1)
 	return true
 }
@@ -236,17 +235,14 @@ func (s *Server) startExpiry() {
 // or, if d is not after now, drops the key as Redis does. Preconditions:
 // c.mu held, the gate read-locked (or held by cl's EXEC), s.at(k, c).
 func (s *store) setExpire(cl *client, k []byte, c *entry, d int64) {
+	o := &op{kind: opExpire, key: k, deadline: d}
 	switch {
 	case d == 0:
-		s.logOp(cl, encodeKeyOp(opPersist, k))
-		s.exp.set(string(k), c, 0)
+		o.kind = opPersist
 	case d <= nowMs():
-		s.logOp(cl, encodeKeyOp(opDrop, k))
-		s.dropLocked(string(k), c)
-	default:
-		s.logOp(cl, encodeExpire(k, d))
-		s.exp.set(string(k), c, d)
+		o.kind = opDrop
 	}
+	s.commit(cl, &applying{k: string(k), c: c}, o)
 }
 
 // keyspaceLine is INFO's db0 line for n keys: keys=N,expires=E,avg_ttl=A,

@@ -81,17 +81,8 @@ func (s *store) renameLocked(cl *client, f string, src *entry, t string, dst *en
 			return false, true, nil
 		}
 	}
-	s.logOp(cl, encodeRename([]byte(f), []byte(t)))
 	s.snap.renamed(f, t)
-	if dst != nil {
-		s.keys.Swap(t, src)
-		s.retire(t, dst)
-	}
-	s.keys.Delete(f)
-	s.exp.move(f, t, src)
-	src.version.Add(1)
-	s.touch(src)
-	return true, false, nil
+	return true, false, s.commit(cl, &applying{k: f, c: src}, &op{kind: opRename, key: []byte(f), to: []byte(t)})
 }
 
 // lockPair locks a (key ka) and b (key kb, may be nil or a itself) in the
@@ -122,38 +113,32 @@ func (s *store) restore(cl *client, key []byte, c *entry, d int64, replace bool,
 		return err
 	}
 	k := string(key)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	o := &op{kind: opRestore, key: key, deadline: d, items: [][]byte{payload}}
 	for {
-		old, loaded := s.keys.LoadOrStore(k, c)
-		if !loaded {
-			break
+		a := &applying{k: k, built: c}
+		old, _ := s.keys.Load(k)
+		if old != nil {
+			old.mu.Lock()
+			if !s.at(k, old) || s.expireLocked(cl, k, old) {
+				old.mu.Unlock()
+				continue
+			}
+			if !replace {
+				old.mu.Unlock()
+				return errBusyKey
+			}
+			a.c = old
 		}
-		old.mu.Lock()
-		if !s.at(k, old) || s.expireLocked(cl, k, old) {
+		err := s.commit(cl, a, o) // publishes c locked
+		if old != nil {
 			old.mu.Unlock()
+		}
+		if err == errRaced {
 			continue
 		}
-		if !replace {
-			old.mu.Unlock()
-			return errBusyKey
+		if err == nil {
+			c.mu.Unlock()
 		}
-		s.logOp(cl, encodeRestore(key, d, payload))
-		s.keys.Swap(k, c)
-		s.retire(k, old)
-		old.version.Add(1)
-		old.mu.Unlock()
-		s.setRestored(k, c, d)
-		return nil
+		return err
 	}
-	s.logOp(cl, encodeRestore(key, d, payload))
-	s.setRestored(k, c, d)
-	return nil
-}
-
-func (s *store) setRestored(k string, c *entry, d int64) {
-	if d != 0 {
-		s.exp.set(k, c, d)
-	}
-	s.touch(c)
 }

@@ -379,10 +379,10 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 	if err != nil {
 		return err
 	}
+	a := &applying{st: st}
 	if o.kind == opFlush {
 		if fz == nil {
-			st.clear()
-			return nil
+			return opKinds[opFlush].apply(a, &o)
 		}
 		// Keys the snapshot captured after the flush keep their state.
 		var drop []string
@@ -398,99 +398,22 @@ func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
 		}
 		return nil
 	}
-	k := string(o.key)
-	if fz != nil && uint64(at) < fz.positions[k] {
+	a.k = string(o.key)
+	if fz != nil && uint64(at) < fz.positions[a.k] {
 		return nil // in the key's snapshot entry already
 	}
-	c, ok := st.keys.Load(k)
-	switch o.kind {
-	case opRestore:
-		nc := new(entry)
-		if err := nc.LoadPayload(o.items[0], st.chargeForce, st.release); err != nil {
-			return fmt.Errorf("restore of %q: %v", o.key, err)
-		}
-		if ok {
-			st.dropLocked(k, c)
-		}
-		st.keys.Store(k, nc)
-		st.touch(nc)
-		if o.deadline != 0 {
-			st.exp.set(k, nc, o.deadline)
-		}
-		return nil
-	case opCreate:
-		nc := new(entry)
-		if err := nc.Init(o.p, st.chargeForce); err != nil {
-			return err
-		}
-		if ok {
-			st.dropLocked(k, c)
-		}
-		st.keys.Store(k, nc)
-		st.touch(nc)
-		return nil
-	case opChunk:
-		if o.iter == 1 {
-			nc := new(entry)
-			if err := nc.BeginLoad(o.items[0], st.chargeForce, st.release); err != nil {
-				return err
-			}
-			if ok {
-				st.dropLocked(k, c)
-			}
-			st.keys.Store(k, nc)
-			st.touch(nc)
-			return nil
-		}
-	}
-	if !ok {
+	a.c, _ = st.keys.Load(a.k)
+	if a.c == nil && o.needsKey() {
 		if fz != nil {
 			return nil // a life of the key that ended in this log before the snapshot reached it
 		}
 		return fmt.Errorf("op %d on missing key %q", o.kind, o.key)
 	}
-	switch o.kind {
-	case opAdd:
-		for _, it := range o.items {
-			if _, err := c.Add(it, false, true, st.chargeForce); err != nil {
-				return err
-			}
-		}
-	case opDel:
-		c.Del(o.items[0])
-	case opDrop:
-		st.dropLocked(k, c)
-	case opCompact:
-		before := c.SizeBytes()
-		c.Compact()
-		st.release(before - c.SizeBytes())
-	case opChunk:
-		return c.LoadChunk(int64(o.iter), o.items[0])
-	case opExpire:
-		st.exp.set(k, c, o.deadline)
-	case opPersist:
-		st.exp.set(k, c, 0)
-	case opRename:
-		st.replayRename(k, c, string(o.to), at, fz)
+	if o.kind == opRename && a.k != string(o.to) && fz != nil && uint64(at) < fz.positions[string(o.to)] {
+		// The snapshot's entry of the new key stands after the op, holding
+		// the moved filter already: only the old key's copy goes.
+		st.dropLocked(a.k, a.c)
+		return nil
 	}
-	return nil
-}
-
-// replayRename moves c from key from to key to. If the snapshot's last
-// entry of to stands after the op, it holds the moved filter already (see
-// snapshot.go): only from's copy goes.
-func (st *store) replayRename(from string, c *entry, to string, at int64, fz *fuzzyLog) {
-	if from == to {
-		return
-	}
-	if fz != nil && uint64(at) < fz.positions[to] {
-		st.dropLocked(from, c)
-		return
-	}
-	if old, ok := st.keys.Load(to); ok {
-		st.retire(to, old)
-	}
-	st.keys.Store(to, c)
-	st.keys.Delete(from)
-	st.exp.move(from, to, c)
+	return kindOf(o.kind).apply(a, &o)
 }

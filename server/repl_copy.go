@@ -132,7 +132,7 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 			if err := s.lockForLink(m); err != nil {
 				return err
 			}
-			err := st.replay(encodeRestore(k, int64(d), payload), 0, nil)
+			err := st.replay((&op{kind: opRestore, key: k, deadline: int64(d), items: [][]byte{payload}}).encode(), 0, nil)
 			st.gate.Unlock()
 			if err != nil {
 				return fmt.Errorf("full copy: key %q: %w", k, err)
