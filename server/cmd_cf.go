@@ -179,8 +179,9 @@ func cfAddItem(s *Server, cl *client, args [][]byte, nx bool) {
 		if err := checkExpansions(c, d); err != nil {
 			return err
 		}
-		a := &applying{c: c, nx: nx}
-		if err := s.store.commit(cl, a, &op{kind: opAdd, key: args[1], items: args[2:3]}); err != nil {
+		a := applyingFor(cl, "", c)
+		a.nx, a.op = nx, op{kind: opAdd, key: args[1], items: args[2:3]}
+		if err := s.store.commit(cl, a, &a.op); err != nil {
 			return err
 		}
 		if err, ok := a.added[0].(error); ok {
@@ -252,8 +253,9 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 		if err := checkExpansions(c, d); err != nil {
 			return err
 		}
-		a := &applying{c: c, nx: nx}
-		if err := s.store.commit(cl, a, &op{kind: opAdd, key: args[1], items: items}); err != nil {
+		a := applyingFor(cl, "", c)
+		a.nx, a.op = nx, op{kind: opAdd, key: args[1], items: items}
+		if err := s.store.commit(cl, a, &a.op); err != nil {
 			return err
 		}
 		for j, r := range a.added {
@@ -330,8 +332,9 @@ func cfDel(s *Server, cl *client, args [][]byte) {
 		if c == nil {
 			return replyErr("Not found")
 		}
-		a := &applying{c: c}
-		err := s.store.commit(cl, a, &op{kind: opDel, key: args[1], items: args[2:3]})
+		a := applyingFor(cl, "", c)
+		a.op = op{kind: opDel, key: args[1], items: args[2:3]}
+		err := s.store.commit(cl, a, &a.op)
 		deleted = a.changed
 		return err
 	})

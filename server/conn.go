@@ -14,6 +14,10 @@ import (
 // client is one connection's state. Only its goroutine touches it, except
 // name and the fields CLIENT LIST reads, which are atomic or set once.
 type client struct {
+	// write is the scratch of the client's live writes (keyspace_ops.go),
+	// reused so that a write allocates only its log record.
+	write applying
+
 	id      int64
 	nc      net.Conn
 	wr      *resp.Writer

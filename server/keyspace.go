@@ -62,6 +62,9 @@ type store struct {
 	// clients is what clients hold, less the dump chunks mem counts
 	// already (clientmem.go): --maxmemory bounds mem and clients together.
 	clients atomic.Int64
+	// charger and forceCharger are charge and chargeForce as values, made
+	// once: a method value made per write would be allocated per write.
+	charger, forceCharger cf.Charger
 
 	dirty       atomic.Int64 // ops since the last snapshot
 	expiredKeys atomic.Int64 // dropped because their deadline passed (INFO)
@@ -108,6 +111,7 @@ type entry struct {
 
 func newStore(maxmem int64, maxFilter uint64) *store {
 	st := &store{keys: hashmap.New[string, *entry](), maxFilter: maxFilter}
+	st.charger, st.forceCharger = st.charge, st.chargeForce
 	st.maxmem.Store(maxmem)
 	st.clock.Store(time.Now().Unix())
 	return st
@@ -270,8 +274,9 @@ func (s *store) update(cl *client, key []byte, create *cf.Params, loading bool, 
 			}
 			p := *create
 			p.Seed = rand.Uint64()
-			a := &applying{k: k}
-			err := s.commit(cl, a, &op{kind: opCreate, key: key, p: p})
+			a := applyingFor(cl, k, nil)
+			a.op = op{kind: opCreate, key: key, p: p}
+			err := s.commit(cl, a, &a.op)
 			if err == errRaced {
 				continue
 			}

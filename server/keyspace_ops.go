@@ -304,6 +304,9 @@ type applying struct {
 	k    string
 	c    *entry // the key's entry, nil if absent
 	live bool
+	// op is the op of a write by a client, kept here with the rest of
+	// the scratch.
+	op op
 	// built is a restore's filter, which the live command built (and
 	// charged) from the payload before taking any lock.
 	built *entry
@@ -319,12 +322,24 @@ type applying struct {
 	accepted [][]byte
 }
 
+// applyingFor returns the scratch of a live write by cl, for key k (or the
+// key its op names, if empty) at entry c: cl's own, reset, or a new one
+// without a client.
+func applyingFor(cl *client, k string, c *entry) *applying {
+	if cl == nil {
+		return &applying{k: k, c: c}
+	}
+	a := &cl.write
+	*a = applying{k: k, c: c, added: a.added[:0], accepted: a.accepted[:0]}
+	return a
+}
+
 // charge is the account new tables are charged to.
 func (a *applying) charge() cf.Charger {
 	if a.live {
-		return a.st.charge
+		return a.st.charger
 	}
-	return a.st.chargeForce
+	return a.st.forceCharger
 }
 
 // put makes nc, not yet shared, key a.k's entry with deadline d (0 for
@@ -370,23 +385,22 @@ var errRaced = errors.New("the key was created meanwhile")
 func applyAdd(a *applying, o *op) error {
 	if !a.live {
 		for _, it := range o.items {
-			if _, err := a.c.Add(it, false, true, a.st.chargeForce); err != nil {
+			if _, err := a.c.Add(it, false, true, a.st.forceCharger); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	a.added = make([]any, len(o.items))
-	for j, it := range o.items {
-		added, err := a.c.Add(it, a.nx, false, a.st.charge)
+	for _, it := range o.items {
+		added, err := a.c.Add(it, a.nx, false, a.st.charger)
 		switch {
 		case err == nil && added:
-			a.added[j] = 1
+			a.added = append(a.added, 1)
 			a.accepted = append(a.accepted, it)
 		case err == nil:
-			a.added[j] = 0
+			a.added = append(a.added, 0)
 		default:
-			a.added[j] = err
+			a.added = append(a.added, err)
 		}
 	}
 	return nil
@@ -415,16 +429,14 @@ func applyRename(a *applying, o *op) error {
 	return nil
 }
 
-// commit applies o to key a.k, live, and logs it: the key's lock held (or,
+// commit applies o, live, to a.c, key a.k's entry (a.k is needed by the
+// kinds that create, drop, move or expire a key), and logs it: the key's lock held (or,
 // for a kind that creates, the key absent or locked), the gate read-locked
 // or held by cl's EXEC, the key space writable. A kind that reports whether
 // it changed anything is logged only if it did; an add logs the items it
 // accepted.
 func (s *store) commit(cl *client, a *applying, o *op) error {
 	a.st, a.live = s, true
-	if a.k == "" {
-		a.k = string(o.key)
-	}
 	kind := kindOf(o.kind)
 	if kind.logFirst {
 		s.logOp(cl, o.encode())
@@ -442,7 +454,7 @@ func (s *store) commit(cl *client, a *applying, o *op) error {
 		if len(a.accepted) == 0 {
 			return nil
 		}
-		o = &op{kind: opAdd, key: o.key, items: a.accepted}
+		o.items = a.accepted // the caller's op: it reads the results from a
 	}
 	s.logOp(cl, o.encode())
 	return nil
