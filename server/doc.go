@@ -20,19 +20,21 @@
 //   - persist_*.go: the log, snapshots, recovery, the dump format;
 //   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
 //     replica (repl_replica.go, repl_position.go);
-//   - cluster*.go: cluster mode: slots, redirects and the topology
-//     (cluster.go), MIGRATE (cluster_migrate.go);
+//   - cluster*.go: cluster mode: redirects, the CLUSTER commands and
+//     cluster.json (cluster.go), MIGRATE (cluster_migrate.go);
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds, Prometheus.
 //
-// Five packages stand apart, below this one, and import nothing of it:
+// Six packages stand apart, below this one, and import nothing of it:
 // internal/resp (the protocol: a request reader that checks sizes before
 // allocating, a reply writer for RESP2 and RESP3), internal/command (the one
 // command table: arity, flags, ACL categories, key specs and docs of every
 // command, and the COMMAND replies built from it), internal/config
 // (redis.conf's syntax, read and rewritten), internal/quoted (Redis's quoted
 // arguments, split and written, for inline requests and config files
-// alike), internal/acl (users, their rules, and the checks).
+// alike), internal/acl (users, their rules, and the checks),
+// internal/topology (the cluster's topology as data: the slot hash, the
+// topology's JSON, its checks, each slot's owner and the other lookups).
 //
 // # Shape
 //
