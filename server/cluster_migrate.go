@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
+	"github.com/cuckoohash/cuckoo/server/internal/topology"
 )
 
 // MIGRATE, as Redis's: it moves keys to another server, each atomically:
@@ -299,7 +300,7 @@ func (c *migrateConn) prelude(m *migrateArgs) error {
 // migrateKey moves one key, if it is still here.
 func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key []byte) error {
 	if s.cluster != nil {
-		l := &s.cluster.slotLocks[keySlot(key)]
+		l := &s.cluster.slotLocks[topology.KeySlot(key)]
 		l.Lock()
 		defer l.Unlock()
 	}

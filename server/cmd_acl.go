@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -151,30 +149,19 @@ func (cl *client) userName() string {
 }
 
 // denial is why user u may not run cmd on args: "" if it may, else what
-// ACL LOG records as the reason ("command", "key" or "channel") and, for a
-// key or channel, which. Commands that need no authentication are never
-// denied.
+// ACL LOG records as the reason (acl.DeniedCommand, DeniedKey or
+// DeniedChannel) and, for a key or channel, which (acl.User.Denial).
+// Commands that need no authentication are never denied.
 func denial(u *acl.User, cmd *bound, args [][]byte) (reason string, object []byte) {
-	switch {
-	case cmd.noAuth || u.Unrestricted():
+	if cmd.noAuth {
 		return "", nil
-	case !u.CanRun(int(cmd.id)):
-		return "command", nil
 	}
-	cmd.spec.KeyAccess(args, func(pos int, read, write bool) bool {
-		if !u.CanAccess(args[pos], read, write) {
-			reason, object = "key", args[pos]
-			return false
-		}
-		return true
-	})
-	if reason != "" {
-		return reason, object
+	var chans [][]byte
+	pattern := false
+	if cmd.spec.Flags&command.PubSub != 0 {
+		chans, pattern = acl.Channels(cmd.spec.Name, args)
 	}
-	if ch, bad := deniedChannel(u, cmd.spec, args); bad {
-		return "channel", ch
-	}
-	return "", nil
+	return u.Denial(int(cmd.id), cmd.spec, args, chans, pattern)
 }
 
 // permitted returns the error that refuses cmd for cl, or "": NOAUTH before
@@ -189,41 +176,14 @@ func (s *Server) permitted(cl *client, cmd *bound, args [][]byte) string {
 		return ""
 	}
 	switch reason, object := denial(u, cmd, args); reason {
-	case "command":
+	case acl.DeniedCommand:
 		s.denied(cl, reason, cmd.spec.Name, u.Name)
 		return fmt.Sprintf("NOPERM User %s has no permissions to run the '%s' command", u.Name, cmd.spec.Name)
-	case "key", "channel":
+	case acl.DeniedKey, acl.DeniedChannel:
 		s.denied(cl, reason, string(object), u.Name)
 		return "NOPERM No permissions to access a " + reason
 	}
 	return ""
-}
-
-// deniedChannel returns the first channel (or pattern) of args u may not
-// use, for the commands that name channels: PUBLISH and SPUBLISH their
-// first argument, SUBSCRIBE and SSUBSCRIBE every argument, PSUBSCRIBE every
-// argument as a pattern, which must be one of u's own literally
-// (acl.User.CanChannel). Unsubscribing is never denied.
-func deniedChannel(u *acl.User, spec *command.Spec, args [][]byte) ([]byte, bool) {
-	if spec.Flags&command.PubSub == 0 {
-		return nil, false
-	}
-	var chans [][]byte
-	pattern := false
-	switch spec.Name {
-	case "publish", "spublish":
-		chans = args[1:2]
-	case "subscribe", "ssubscribe":
-		chans = args[1:]
-	case "psubscribe":
-		chans, pattern = args[1:], true
-	}
-	for _, c := range chans {
-		if !u.CanChannel(string(c), pattern) {
-			return c, true
-		}
-	}
-	return nil, false
 }
 
 // denied records a denial for ACL LOG.
@@ -430,18 +390,20 @@ func aclGenpass(s *Server, cl *client, a [][]byte) {
 	bits := 256
 	if len(a) == 3 {
 		v, err := strconv.Atoi(string(a[2]))
-		if err != nil || v <= 0 || v > 4096 {
-			s.writeErr(cl, replyErr("ERR ACL GENPASS argument must be the number of bits for the output password, a positive number up to 4096"))
-			return
+		if err != nil {
+			v = -1 // refused by GenPass, as a number out of range
 		}
 		bits = v
 	} else if len(a) > 3 {
 		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'acl|genpass' command"))
 		return
 	}
-	b := make([]byte, (bits+7)/8)
-	rand.Read(b)
-	cl.wr.WriteBulkString(hex.EncodeToString(b)[:(bits+3)/4])
+	pass, err := acl.GenPass(bits)
+	if err != nil {
+		s.writeErr(cl, replyErr("ERR "+err.Error()))
+		return
+	}
+	cl.wr.WriteBulkString(pass)
 }
 
 // ACL DRYRUN user command [arg...]
@@ -463,10 +425,10 @@ func aclDryrun(s *Server, cl *client, a [][]byte) {
 	}
 	u := ref.Load()
 	switch reason, object := denial(u, cmd, req); reason {
-	case "command":
+	case acl.DeniedCommand:
 		cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to run the '%s' command", u.Name, cmd.spec.Name))
 		return
-	case "key", "channel":
+	case acl.DeniedKey, acl.DeniedChannel:
 		cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to access the '%s' %s", u.Name, object, reason))
 		return
 	}

@@ -23,12 +23,12 @@
 //   - persist_*.go: the log, snapshots, recovery;
 //   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
 //     replica (repl_replica.go, repl_position.go);
-//   - cluster*.go: cluster mode: slots, redirects and the topology
-//     (cluster.go), MIGRATE (cluster_migrate.go);
+//   - cluster*.go: cluster mode: redirects, the CLUSTER commands and
+//     cluster.json (cluster.go), MIGRATE (cluster_migrate.go);
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds, Prometheus.
 //
-// Seven packages stand apart, below this one, and import nothing of it:
+// Eight packages stand apart, below this one, and import nothing of it:
 // internal/cf (a key's filter: its parameters, add, delete, lookups,
 // compaction, CF.SCANDUMP's chunks, DUMP's payload and the filter's part of
 // a snapshot; it imports only the library's filters), internal/fields (the
@@ -39,7 +39,9 @@
 // replies built from it), internal/config (redis.conf's syntax, read and
 // rewritten), internal/quoted (Redis's quoted arguments, split and written,
 // for inline requests and config files alike), internal/acl (users, their
-// rules, and the checks).
+// rules, and the checks), internal/topology (the cluster's topology as
+// data: the slot hash, the topology's JSON, its checks, each slot's owner
+// and the other lookups).
 //
 // # Shape
 //

@@ -21,6 +21,12 @@
 // Passwords are kept as SHA-256 digests only; a check hashes the candidate
 // and compares in constant time.
 //
+// A command is checked before it runs (User.Denial): its id, then each key
+// with the access its key spec declares (a KeySpec: the command table's
+// specs are ones), then the channels it names (Channels); the first refused
+// is the reason ACL LOG records. The server finds the command; this package
+// decides.
+//
 // Invariants: a User is never changed after it is published; the default
 // user always exists; a user's command bitset covers every id of its
 // catalog.
