@@ -224,7 +224,7 @@ func nodeAddr(t *topology.Map, i int, cl *client) string {
 // slot, or EXEC is refused and the transaction discarded; the queue EXEC
 // then runs is not checked again.
 func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (msg string, slot int) {
-	if cl.txn != nil || cmd.spec.Name == "migrate" {
+	if cl.ks.inExec() || cmd.spec.Name == "migrate" {
 		return "", -1 // EXEC is running its queue, under its slot's lock
 	}
 	asking := cl.asking || cmd.asking

@@ -223,7 +223,7 @@ func parseMigrate(a [][]byte) (*migrateArgs, error) {
 }
 
 func cmdMigrate(s *Server, cl *client, a [][]byte) {
-	if s.cluster != nil && cl.txn != nil {
+	if s.cluster != nil && cl.ks.inExec() {
 		// EXEC holds its slot's lock shared, which a move takes
 		// exclusively: in a transaction it would wait for itself.
 		s.writeErr(cl, replyErr("ERR MIGRATE inside a transaction is not supported in cluster mode"))
@@ -305,8 +305,8 @@ func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key [
 		defer l.Unlock()
 	}
 	st := s.store
-	st.rlockGate(cl)
-	defer st.runlockGate(cl)
+	st.rlockGate(&cl.ks)
+	defer st.runlockGate(&cl.ks)
 	if err := st.writable(); err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key [
 // st.at(k, c).
 func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k string, c *entry) error {
 	st := s.store
-	if st.expireLocked(cl, k, c) {
+	if st.expireLocked(&cl.ks, k, c) {
 		return nil
 	}
 	if c.Loading() {
@@ -342,7 +342,7 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 		return err
 	}
 	if !m.copy {
-		return st.commit(cl, &applying{k: k, c: c}, &op{kind: opDrop, key: []byte(k)})
+		return st.commit(&cl.ks, &applying{k: k, c: c}, &op{kind: opDrop, key: []byte(k)})
 	}
 	return nil
 }

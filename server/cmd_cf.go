@@ -144,7 +144,7 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 	}
 	p.MaxIter, p.Expansion = int(maxIter), int(expansion)
 	created := false
-	err := s.store.write(cl, args[1], p, func(c *entry, isNew bool) error {
+	err := s.store.write(&cl.ks, args[1], p, func(c *entry, isNew bool) error {
 		created = isNew
 		return nil
 	})
@@ -175,13 +175,13 @@ func cfAdd(nx bool) handler {
 func cfAddItem(s *Server, cl *client, args [][]byte, nx bool) {
 	d := s.filterDefaults()
 	var added bool
-	err := s.store.write(cl, args[1], d.create(uint64(d.InitialSize)), func(c *entry, _ bool) error {
+	err := s.store.write(&cl.ks, args[1], d.create(uint64(d.InitialSize)), func(c *entry, _ bool) error {
 		if err := checkExpansions(c, d); err != nil {
 			return err
 		}
-		a := applyingFor(cl, "", c)
+		a := applyingFor(&cl.ks, "", c)
 		a.nx, a.op = nx, op{kind: opAdd, key: args[1], items: args[2:3]}
-		if err := s.store.commit(cl, a, &a.op); err != nil {
+		if err := s.store.commit(&cl.ks, a, &a.op); err != nil {
 			return err
 		}
 		if err, ok := a.added[0].(error); ok {
@@ -246,16 +246,16 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 		return
 	}
 	res := make([]any, len(items))
-	err := s.store.write(cl, args[1], create, func(c *entry, _ bool) error {
+	err := s.store.write(&cl.ks, args[1], create, func(c *entry, _ bool) error {
 		if c == nil {
 			return errNotFound
 		}
 		if err := checkExpansions(c, d); err != nil {
 			return err
 		}
-		a := applyingFor(cl, "", c)
+		a := applyingFor(&cl.ks, "", c)
 		a.nx, a.op = nx, op{kind: opAdd, key: args[1], items: items}
-		if err := s.store.commit(cl, a, &a.op); err != nil {
+		if err := s.store.commit(&cl.ks, a, &a.op); err != nil {
 			return err
 		}
 		for j, r := range a.added {
@@ -328,13 +328,13 @@ func cfCount(s *Server, cl *client, args [][]byte) {
 // CF.DEL key item. RESP3: a boolean.
 func cfDel(s *Server, cl *client, args [][]byte) {
 	var deleted bool
-	err := s.store.write(cl, args[1], nil, func(c *entry, _ bool) error {
+	err := s.store.write(&cl.ks, args[1], nil, func(c *entry, _ bool) error {
 		if c == nil {
 			return replyErr("Not found")
 		}
-		a := applyingFor(cl, "", c)
+		a := applyingFor(&cl.ks, "", c)
 		a.op = op{kind: opDel, key: args[1], items: args[2:3]}
-		err := s.store.commit(cl, a, &a.op)
+		err := s.store.commit(&cl.ks, a, &a.op)
 		deleted = a.changed
 		return err
 	})
@@ -402,11 +402,11 @@ func cfDebug(s *Server, cl *client, args [][]byte) {
 
 // CF.COMPACT key: drops empty stages.
 func cfCompact(s *Server, cl *client, args [][]byte) {
-	err := s.store.write(cl, args[1], nil, func(c *entry, _ bool) error {
+	err := s.store.write(&cl.ks, args[1], nil, func(c *entry, _ bool) error {
 		if c == nil {
 			return replyErr("Cuckoo filter was not found")
 		}
-		return s.store.commit(cl, &applying{c: c}, &op{kind: opCompact, key: args[1]})
+		return s.store.commit(&cl.ks, &applying{c: c}, &op{kind: opCompact, key: args[1]})
 	})
 	if err != nil {
 		s.writeErr(cl, err)
@@ -470,10 +470,10 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	var err error
 	o := &op{kind: opChunk, key: key, iter: uint64(iter), items: [][]byte{data}}
 	if iter == 1 {
-		err = s.store.install(cl, o)
+		err = s.store.install(&cl.ks, o)
 	} else {
-		err = s.store.writeLoading(cl, key, func(c *entry, _ bool) error {
-			return s.store.commit(cl, &applying{c: c}, o)
+		err = s.store.writeLoading(&cl.ks, key, func(c *entry, _ bool) error {
+			return s.store.commit(&cl.ks, &applying{c: c}, o)
 		})
 	}
 	if err != nil {

@@ -117,7 +117,7 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		// creates nothing.
 		s.store.release(c.SizeBytes())
 		if replace {
-			if _, err := s.store.drop(cl, key); err != nil {
+			if _, err := s.store.drop(&cl.ks, key); err != nil {
 				s.writeErr(cl, err)
 				return
 			}
@@ -125,7 +125,7 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		cl.wr.WriteString("OK")
 		return
 	}
-	if err := s.store.restore(cl, key, c, ttl, replace, payload); err != nil {
+	if err := s.store.restore(&cl.ks, key, c, ttl, replace, payload); err != nil {
 		s.store.release(c.SizeBytes())
 		s.writeErr(cl, err)
 		return

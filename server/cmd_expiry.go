@@ -104,13 +104,13 @@ func cmdExpire(s *Server, cl *client, args [][]byte) {
 		when += base
 	}
 	set := false
-	err = s.store.write(cl, args[1], nil, func(c *entry, _ bool) error {
+	err = s.store.write(&cl.ks, args[1], nil, func(c *entry, _ bool) error {
 		if c == nil || !expireAllowed(flags, c.deadline.Load(), when) {
 			return nil
 		}
 		// A deadline at or before now deletes the key (setExpire); 0 would
 		// read as "none", so it is one of those.
-		s.store.setExpire(cl, args[1], c, max(when, 1))
+		s.store.setExpire(&cl.ks, args[1], c, max(when, 1))
 		set = true
 		return nil
 	})
@@ -148,9 +148,9 @@ func cmdTTL(s *Server, cl *client, args [][]byte) {
 // PERSIST key: 1 if a deadline was removed.
 func cmdPersist(s *Server, cl *client, args [][]byte) {
 	removed := false
-	err := s.store.write(cl, args[1], nil, func(c *entry, _ bool) error {
+	err := s.store.write(&cl.ks, args[1], nil, func(c *entry, _ bool) error {
 		if c != nil && c.deadline.Load() != 0 {
-			s.store.setExpire(cl, args[1], c, 0)
+			s.store.setExpire(&cl.ks, args[1], c, 0)
 			removed = true
 		}
 		return nil

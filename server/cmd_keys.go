@@ -51,7 +51,7 @@ func cmdRename(nx bool) handler {
 }
 
 func renameKey(s *Server, cl *client, a [][]byte, nx bool) {
-	moved, err := s.store.rename(cl, a[1], a[2], nx)
+	moved, err := s.store.rename(&cl.ks, a[1], a[2], nx)
 	switch {
 	case err != nil:
 		s.writeErr(cl, err)
@@ -86,7 +86,7 @@ const typeName = "MBbloomCF"
 func cmdDel(s *Server, cl *client, a [][]byte) {
 	n := 0
 	for _, k := range a[1:] {
-		ok, err := s.store.drop(cl, k)
+		ok, err := s.store.drop(&cl.ks, k)
 		if err != nil {
 			s.writeErr(cl, err)
 			return
@@ -224,7 +224,7 @@ func cmdFlush(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR syntax error"))
 		return
 	}
-	if err := s.store.flushAll(cl); err != nil {
+	if err := s.store.flushAll(&cl.ks); err != nil {
 		s.writeErr(cl, err)
 		return
 	}

@@ -1,10 +1,7 @@
 package server
 
 import (
-	"errors"
-
 	"github.com/cuckoohash/cuckoo/server/internal/command"
-	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
@@ -36,18 +33,11 @@ func init() {
 	handle("unwatch", func(s *Server, cl *client, a [][]byte) { cl.unwatch(); cl.wr.WriteString("OK") })
 }
 
-// txnState is an EXEC in progress: the ops its commands logged.
-type txnState struct{ ops [][]byte }
-
 type watchedKey struct {
 	key     string
 	c       *entry
 	version uint64
 }
-
-// holdsGate reports whether cl runs an EXEC, holding the store's gate
-// exclusively; nil (replay) holds nothing.
-func (cl *client) holdsGate() bool { return cl != nil && cl.txn != nil }
 
 // runsInMulti reports whether a command runs at once inside MULTI rather than
 // being queued.
@@ -155,71 +145,18 @@ func cmdExec(s *Server, cl *client, a [][]byte) {
 		cl.wr.WriteNullArray()
 		return
 	}
-	cl.txn = &txnState{}
+	cl.ks.txn = &txnOps{}
 	cl.wr.WriteArray(len(queued))
 	for _, q := range queued {
 		s.exec(cl, q)
 	}
-	ops := cl.txn.ops
-	cl.txn = nil
+	ops := cl.ks.txn.ops
+	cl.ks.txn = nil
 	switch len(ops) {
 	case 0:
 	case 1:
-		s.store.logOp(cl, ops[0])
+		s.store.logOp(&cl.ks, ops[0])
 	default:
-		s.store.logOp(cl, encodeMulti(ops))
+		s.store.logOp(&cl.ks, encodeMulti(ops))
 	}
-}
-
-func encodeMulti(ops [][]byte) []byte {
-	w := fields.Writer{opMulti}.Uvarint(uint64(len(ops)))
-	for _, o := range ops {
-		w = w.Str(o)
-	}
-	return w
-}
-
-var errNestedMulti = errors.New("a transaction record nested deeper than a replica's batch")
-
-// nestedMulti reports whether transaction record b holds another.
-func nestedMulti(b []byte) bool {
-	r := &fields.Reader{B: b[1:]}
-	n := r.Uvarint()
-	for i := uint64(0); i < n && r.Err == nil; i++ {
-		if o := r.Str(); len(o) > 0 && o[0] == opMulti {
-			return true
-		}
-	}
-	return false
-}
-
-// replayMulti replays a transaction's record: each of its ops in order, all
-// at the record's offset.
-func (st *store) replayMulti(b []byte, at int64, fz *fuzzyLog) error {
-	r := &fields.Reader{B: b[1:]}
-	n := r.Uvarint()
-	if r.Err == nil && n > uint64(len(r.B)) {
-		return fields.ErrShort
-	}
-	ops := make([][]byte, 0, n)
-	for range n {
-		ops = append(ops, r.Str())
-	}
-	if r.Err != nil {
-		return r.Err
-	}
-	if len(r.B) != 0 {
-		return fields.ErrShort
-	}
-	for _, o := range ops {
-		// A replica's batch (repl_position.go) may hold the primary's
-		// transactions: one level of nesting, no more.
-		if len(o) > 0 && o[0] == opMulti && nestedMulti(o) {
-			return errNestedMulti
-		}
-		if err := st.replay(o, at, fz); err != nil {
-			return err
-		}
-	}
-	return nil
 }

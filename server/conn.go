@@ -14,9 +14,9 @@ import (
 // client is one connection's state. Only its goroutine touches it, except
 // name and the fields CLIENT LIST reads, which are atomic or set once.
 type client struct {
-	// write is the scratch of the client's live writes (keyspace_ops.go),
-	// reused so that a write allocates only its log record.
-	write applying
+	// ks is the client's side of its writes to the key space: its log
+	// position, an EXEC's ops, its scratch (keyspace.go).
+	ks writer
 
 	id      int64
 	nc      net.Conn
@@ -49,7 +49,6 @@ type client struct {
 	queued   [][][]byte
 	nqueued  atomic.Int32
 	multiErr bool
-	txn      *txnState
 	watched  []watchedKey
 	watching atomic.Int32
 	// monitor, after MONITOR, receives the lines of every command run.
@@ -64,9 +63,6 @@ type client struct {
 	replLink      *replicaLink
 	replStart     bool
 	isReplicaLink atomic.Bool // replStart, for CLIENT LIST and KILL
-	// opsLogged counts the ops this client's commands logged.
-	opsLogged int
-	lsn       uint64 // the log position this pipeline's replies wait for
 	// inflight is the bytes of dump chunks this pipeline charged: released
 	// once its replies are sent.
 	inflight uint64
@@ -152,13 +148,13 @@ func (s *Server) serveConn(cl *client) {
 			s.armOutput(cl)
 			continue
 		}
-		start, lsn := cl.wr.Len(), cl.lsn
+		start, lsn := cl.wr.Len(), cl.ks.lsn
 		skip := cl.skipNext
 		cl.skipNext = false
 		s.exec(cl, args)
 		if cl.replyOff || skip {
 			cl.wr.Truncate(start) // muted: CLIENT REPLY OFF or SKIP
-		} else if cl.lsn != lsn {
+		} else if cl.ks.lsn != lsn {
 			cl.logged = append(cl.logged, replySpan{start, cl.wr.Len()})
 		}
 		if cl.wr.Len() >= cl.mem.outCheck && s.overOutput(cl) {
@@ -191,14 +187,14 @@ func (s *Server) armTimeout(cl *client) {
 // survive a restart), and the other replies stand. It reports whether the
 // connection is still usable.
 func (s *Server) endPipeline(cl *client) bool {
-	if cl.lsn != 0 {
+	if cl.ks.lsn != 0 {
 		// No reply of this pipeline leaves before its writes are as
 		// durable as --appendfsync says.
-		if err := s.store.aof.commit(cl.lsn); err != nil {
+		if err := s.store.aof.commit(cl.ks.lsn); err != nil {
 			s.log.Error("log commit failed; the pipeline's writes are answered with the error", "client", cl.id, "err", err)
 			s.replaceReplies(cl, err)
 		}
-		cl.lsn = 0
+		cl.ks.lsn = 0
 	}
 	cl.logged = cl.logged[:0]
 	s.setMulti(cl)

@@ -72,7 +72,7 @@ type store struct {
 	// repl receives every op logged (repl.go); replica is set while this
 	// server is a replica: its keys change only by its primary's stream, so
 	// it never drops an expired key itself (lookups still hide it).
-	repl    *replication
+	repl    stream
 	replica atomic.Bool
 	// replID and replOffset are the replication position the log recorded
 	// last (repl_position.go): set by recovery, read by New.
@@ -108,6 +108,45 @@ type entry struct {
 
 	cf.Filter
 }
+
+// stream is where the key space sends every op it logs besides the log:
+// replication (repl.go), connected by the server.
+type stream interface {
+	// Feed sends a logged op to the replicas, if any.
+	Feed(payload []byte)
+	// WithPosition runs fn with a replica's position in its primary's
+	// stream, held still: a snapshot's rotation logs it first in the new
+	// log generation.
+	WithPosition(fn func(id string, offset int64))
+}
+
+// writer is a client's side of its writes, passed to the key space as a
+// value of the write instead of the connection: the log position its
+// replies wait for, the ops its commands logged (WATCH's versions), the
+// ops of the EXEC it runs, gathered into one record, and the scratch of its
+// writes. A nil writer is the server's own (expiry): it waits for nothing.
+type writer struct {
+	// lsn is the log position this pipeline's replies wait for.
+	lsn uint64
+	// opsLogged counts the ops this client's commands logged.
+	opsLogged int
+	// txn is set while the client's EXEC runs, holding the gate
+	// exclusively: its commands' ops gather here (cmd_multi.go).
+	txn *txnOps
+	// write is the scratch of the client's live writes (keyspace_ops.go),
+	// reused so that a write allocates only its log record.
+	write applying
+}
+
+// txnOps are the ops an EXEC's commands logged, in order.
+type txnOps struct{ ops [][]byte }
+
+// holdsGate reports whether w runs an EXEC, holding the store's gate
+// exclusively; nil (replay, expiry) holds nothing.
+func (w *writer) holdsGate() bool { return w != nil && w.txn != nil }
+
+// inExec reports whether w runs an EXEC.
+func (w *writer) inExec() bool { return w.txn != nil }
 
 func newStore(maxmem int64, maxFilter uint64) *store {
 	st := &store{keys: hashmap.New[string, *entry](), maxFilter: maxFilter}
@@ -176,43 +215,49 @@ func (s *store) filterBytes() int64 { return s.mem.Load() - s.inflight.Load() }
 
 // rlockGate read-locks the gate for a write by cl, unless cl holds it
 // exclusively: the client running an EXEC (see cmd_multi.go).
-func (s *store) rlockGate(cl *client) {
-	if !cl.holdsGate() {
+func (s *store) rlockGate(w *writer) {
+	if !w.holdsGate() {
 		s.gate.RLock()
 	}
 }
 
-func (s *store) runlockGate(cl *client) {
-	if !cl.holdsGate() {
+func (s *store) runlockGate(w *writer) {
+	if !w.holdsGate() {
 		s.gate.RUnlock()
 	}
 }
 
 // logOp appends an op to the log and raises the client's LSN to it. Inside
 // an EXEC the op joins the transaction's record instead (cmd_multi.go).
-func (s *store) logOp(cl *client, payload []byte) {
-	if cl != nil {
-		cl.opsLogged++
-		if cl.txn != nil {
-			cl.txn.ops = append(cl.txn.ops, payload)
+func (s *store) logOp(w *writer, payload []byte) {
+	if w != nil {
+		w.opsLogged++
+		if w.txn != nil {
+			w.txn.ops = append(w.txn.ops, payload)
 			return
 		}
 	}
 	s.dirty.Add(1)
-	if r := s.repl; r != nil && r.active.Load() {
-		r.feed(payload) // to the replicas (repl.go), in the same order per key as the log
+	if s.repl != nil {
+		s.repl.Feed(payload) // to the replicas, in the same order per key as the log
 	}
 	if s.aof == nil {
 		return
 	}
 	lsn := s.aof.append(payload)
-	if cl != nil && lsn > cl.lsn {
-		cl.lsn = lsn
+	if w != nil && lsn > w.lsn {
+		w.lsn = lsn
 	}
 }
 
 // errReadonly refuses a client's write on a replica, in Redis's words.
-var errReadonly = replyErr("READONLY You can't write against a read only replica.")
+var errReadonly = reply("READONLY You can't write against a read only replica.")
+
+// reply is an error whose text is the client's reply, exactly as Redis
+// spells it.
+type reply string
+
+func (e reply) Error() string { return string(e) }
 
 // writable returns the error that refuses writes: on a replica, whose data
 // only its primary's stream changes (replay, which does not come here), and
@@ -249,19 +294,19 @@ func (s *store) get(key []byte) *entry {
 // write runs fn with key's writer lock held, inside the gate. A missing key is
 // created with create's parameters (and a fresh seed) if create is not nil,
 // else fn gets nil. Preconditions: none; the caller holds no lock.
-func (s *store) write(cl *client, key []byte, create *cf.Params, fn func(c *entry, created bool) error) error {
-	return s.update(cl, key, create, false, fn)
+func (s *store) write(w *writer, key []byte, create *cf.Params, fn func(c *entry, created bool) error) error {
+	return s.update(w, key, create, false, fn)
 }
 
 // writeLoading is write for CF.LOADCHUNK's data chunks, the only writes a
 // key with a load pending takes.
-func (s *store) writeLoading(cl *client, key []byte, fn func(c *entry, created bool) error) error {
-	return s.update(cl, key, nil, true, fn)
+func (s *store) writeLoading(w *writer, key []byte, fn func(c *entry, created bool) error) error {
+	return s.update(w, key, nil, true, fn)
 }
 
-func (s *store) update(cl *client, key []byte, create *cf.Params, loading bool, fn func(c *entry, created bool) error) error {
-	s.rlockGate(cl)
-	defer s.runlockGate(cl)
+func (s *store) update(w *writer, key []byte, create *cf.Params, loading bool, fn func(c *entry, created bool) error) error {
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.writable(); err != nil {
 		return err
 	}
@@ -274,23 +319,23 @@ func (s *store) update(cl *client, key []byte, create *cf.Params, loading bool, 
 			}
 			p := *create
 			p.Seed = rand.Uint64()
-			a := applyingFor(cl, k, nil)
+			a := applyingFor(w, k, nil)
 			a.op = op{kind: opCreate, key: key, p: p}
-			err := s.commit(cl, a, &a.op)
+			err := s.commit(w, a, &a.op)
 			if err == errRaced {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			return runLocked(cl, a.c, true, fn)
+			return runLocked(w, a.c, true, fn)
 		}
 		c.mu.Lock()
 		if !s.at(k, c) {
 			c.mu.Unlock()
 			continue
 		}
-		if s.expireLocked(cl, k, c) {
+		if s.expireLocked(w, k, c) {
 			// Gone: go on as on a missing key, whose new filter has no
 			// deadline.
 			c.mu.Unlock()
@@ -303,19 +348,19 @@ func (s *store) update(cl *client, key []byte, create *cf.Params, loading bool, 
 			return errLoading
 		}
 		s.touch(c)
-		return runLocked(cl, c, false, fn)
+		return runLocked(w, c, false, fn)
 	}
 }
 
 // runLocked runs fn and unlocks c.mu, even if fn panics. A change that
 // logged an op bumps c.version, which WATCH compares.
-func runLocked(cl *client, c *entry, created bool, fn func(*entry, bool) error) error {
+func runLocked(w *writer, c *entry, created bool, fn func(*entry, bool) error) error {
 	defer c.mu.Unlock()
 	var before int
-	if cl != nil {
-		before = cl.opsLogged
+	if w != nil {
+		before = w.opsLogged
 		defer func() {
-			if cl.opsLogged != before {
+			if w.opsLogged != before {
 				c.version.Add(1)
 			}
 		}()
@@ -324,9 +369,9 @@ func runLocked(cl *client, c *entry, created bool, fn func(*entry, bool) error) 
 }
 
 // drop deletes key and reports whether it was there.
-func (s *store) drop(cl *client, key []byte) (bool, error) {
-	s.rlockGate(cl)
-	defer s.runlockGate(cl)
+func (s *store) drop(w *writer, key []byte) (bool, error) {
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.writable(); err != nil {
 		return false, err
 	}
@@ -336,12 +381,12 @@ func (s *store) drop(cl *client, key []byte) (bool, error) {
 		return false, nil
 	}
 	defer c.mu.Unlock()
-	if s.expireLocked(cl, k, c) {
+	if s.expireLocked(w, k, c) {
 		return false, nil // Redis's DEL of an expired key: 0
 	}
 	// Logged first, then unpublished: see the protocol above (opDrop's
 	// logFirst).
-	return true, s.commit(cl, &applying{k: k, c: c}, &op{kind: opDrop, key: key})
+	return true, s.commit(w, &applying{k: k, c: c}, &op{kind: opDrop, key: key})
 }
 
 // lockLive returns key k's filter with its writer lock held, still k's
@@ -380,15 +425,15 @@ func (s *store) retire(k string, c *entry) {
 }
 
 // flushAll deletes every key.
-func (s *store) flushAll(cl *client) error {
-	if !cl.holdsGate() {
+func (s *store) flushAll(w *writer) error {
+	if !w.holdsGate() {
 		s.gate.Lock()
 		defer s.gate.Unlock()
 	}
 	if err := s.writable(); err != nil {
 		return err
 	}
-	return s.commit(cl, &applying{}, &op{kind: opFlush})
+	return s.commit(w, &applying{}, &op{kind: opFlush})
 }
 
 // clear empties the key space. Preconditions: gate held exclusively (or
@@ -403,22 +448,22 @@ func (s *store) clear() {
 }
 
 // install applies o, an op that creates its key, unless the key exists.
-func (s *store) install(cl *client, o *op) error {
-	s.rlockGate(cl)
-	defer s.runlockGate(cl)
+func (s *store) install(w *writer, o *op) error {
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.writable(); err != nil {
 		return err
 	}
 	k := string(o.key)
 	for {
 		if old, ok := s.keys.Load(k); ok {
-			if !s.dropExpiredOrGone(cl, k, old) {
+			if !s.dropExpiredOrGone(w, k, old) {
 				return errItemExists
 			}
 			continue
 		}
 		a := &applying{k: k}
-		err := s.commit(cl, a, o)
+		err := s.commit(w, a, o)
 		if err == errRaced {
 			continue
 		}
@@ -432,10 +477,10 @@ func (s *store) install(cl *client, o *op) error {
 
 // dropExpiredOrGone reports whether old, found under key k, is no longer
 // there: dropped or renamed meanwhile, or expired, and then dropped here
-// (logged). Preconditions: the gate read-locked (or held by cl's EXEC); no
+// (logged). Preconditions: the gate read-locked (or held by w's EXEC); no
 // key lock held but that of a filter not yet published.
-func (s *store) dropExpiredOrGone(cl *client, k string, old *entry) bool {
+func (s *store) dropExpiredOrGone(w *writer, k string, old *entry) bool {
 	old.mu.Lock()
 	defer old.mu.Unlock()
-	return !s.at(k, old) || s.expireLocked(cl, k, old)
+	return !s.at(k, old) || s.expireLocked(w, k, old)
 }

@@ -154,12 +154,12 @@ func (s *store) at(k string, c *entry) bool {
 
 // expireLocked drops c, key k's filter, if its deadline has passed, logging
 // the drop, and reports whether it did. Preconditions: c.mu held, the gate
-// read-locked (or held by cl's EXEC), s.at(k, c).
-func (s *store) expireLocked(cl *client, k string, c *entry) bool {
+// read-locked (or held by w's EXEC), s.at(k, c).
+func (s *store) expireLocked(w *writer, k string, c *entry) bool {
 	if c.deadline.Load() == 0 || !c.expired(nowMs()) { // no clock read for keys without a deadline
 		return false
 	}
-	s.commit(cl, &applying{k: k, c: c}, &op{kind: opDrop, key: []byte(k)})
+	s.commit(w, &applying{k: k, c: c}, &op{kind: opDrop, key: []byte(k)})
 	s.expiredKeys.Add(1)
 	return true
 }
@@ -220,21 +220,10 @@ func (s *store) dropIfExpired(k string) bool {
 	return s.at(k, c) && s.expireLocked(nil, k, c)
 }
 
-// startExpiry runs the sweeper, and the coarse clock OBJECT IDLETIME reads,
-// until the server closes.
-func (s *Server) startExpiry() {
-	go s.every(sweepEvery, nil, func(now time.Time) {
-		s.store.clock.Store(now.Unix())
-		if !s.store.replica.Load() {
-			s.store.sweep(now.Add(sweepBudget))
-		}
-	})
-}
-
 // setExpire gives key k the deadline d (Unix ms; 0 clears it), logging it,
 // or, if d is not after now, drops the key as Redis does. Preconditions:
-// c.mu held, the gate read-locked (or held by cl's EXEC), s.at(k, c).
-func (s *store) setExpire(cl *client, k []byte, c *entry, d int64) {
+// c.mu held, the gate read-locked (or held by w's EXEC), s.at(k, c).
+func (s *store) setExpire(w *writer, k []byte, c *entry, d int64) {
 	o := &op{kind: opExpire, key: k, deadline: d}
 	switch {
 	case d == 0:
@@ -242,7 +231,7 @@ func (s *store) setExpire(cl *client, k []byte, c *entry, d int64) {
 	case d <= nowMs():
 		o.kind = opDrop
 	}
-	s.commit(cl, &applying{k: string(k), c: c}, o)
+	s.commit(w, &applying{k: string(k), c: c}, o)
 }
 
 // keyspaceLine is INFO's db0 line for n keys: keys=N,expires=E,avg_ttl=A,

@@ -15,17 +15,17 @@ package server
 // under its new name, whatever the order of the two.
 
 var (
-	errNoSuchKey = replyErr("ERR no such key")
-	errBusyKey   = replyErr("BUSYKEY Target key name already exists.")
+	errNoSuchKey = reply("ERR no such key")
+	errBusyKey   = reply("BUSYKEY Target key name already exists.")
 )
 
 // rename moves key from's filter, with its deadline, to key to, replacing
 // to's filter unless nx, and logs it as one op. It reports whether it moved
 // it (RENAMENX's 1); false with nx when to exists. RENAME k k answers as
 // Redis: OK (RENAMENX 0) if k exists.
-func (s *store) rename(cl *client, from, to []byte, nx bool) (bool, error) {
-	s.rlockGate(cl)
-	defer s.runlockGate(cl)
+func (s *store) rename(w *writer, from, to []byte, nx bool) (bool, error) {
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.writable(); err != nil {
 		return false, err
 	}
@@ -38,7 +38,7 @@ func (s *store) rename(cl *client, from, to []byte, nx bool) (bool, error) {
 		if f == t {
 			src.mu.Lock()
 			gone := !s.at(f, src)
-			expired := !gone && s.expireLocked(cl, f, src)
+			expired := !gone && s.expireLocked(w, f, src)
 			src.mu.Unlock()
 			switch {
 			case gone:
@@ -54,7 +54,7 @@ func (s *store) rename(cl *client, from, to []byte, nx bool) (bool, error) {
 			unlock()
 			continue
 		}
-		moved, retry, err := s.renameLocked(cl, f, src, t, dst, nx)
+		moved, retry, err := s.renameLocked(w, f, src, t, dst, nx)
 		unlock()
 		if !retry {
 			return moved, err
@@ -64,11 +64,11 @@ func (s *store) rename(cl *client, from, to []byte, nx bool) (bool, error) {
 
 // renameLocked is rename with src (at f) and dst (at t, or nil) locked.
 // retry asks the caller to look both up again: t was created meanwhile.
-func (s *store) renameLocked(cl *client, f string, src *entry, t string, dst *entry, nx bool) (moved, retry bool, err error) {
-	if s.expireLocked(cl, f, src) {
+func (s *store) renameLocked(w *writer, f string, src *entry, t string, dst *entry, nx bool) (moved, retry bool, err error) {
+	if s.expireLocked(w, f, src) {
 		return false, false, errNoSuchKey
 	}
-	if dst != nil && s.expireLocked(cl, t, dst) {
+	if dst != nil && s.expireLocked(w, t, dst) {
 		dst = nil
 	}
 	if dst != nil && nx {
@@ -82,7 +82,7 @@ func (s *store) renameLocked(cl *client, f string, src *entry, t string, dst *en
 		}
 	}
 	s.snap.renamed(f, t)
-	return true, false, s.commit(cl, &applying{k: f, c: src}, &op{kind: opRename, key: []byte(f), to: []byte(t)})
+	return true, false, s.commit(w, &applying{k: f, c: src}, &op{kind: opRename, key: []byte(f), to: []byte(t)})
 }
 
 // lockPair locks a (key ka) and b (key kb, may be nil or a itself) in the
@@ -106,9 +106,9 @@ func lockPair(ka string, a *entry, kb string, b *entry) func() {
 // restore puts c, built from a RESTORE payload and not yet shared, under
 // key with deadline d (Unix ms, 0 for none), replacing the key's filter if
 // replace, else refusing with BUSYKEY; it logs payload as the op.
-func (s *store) restore(cl *client, key []byte, c *entry, d int64, replace bool, payload []byte) error {
-	s.rlockGate(cl)
-	defer s.runlockGate(cl)
+func (s *store) restore(w *writer, key []byte, c *entry, d int64, replace bool, payload []byte) error {
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.writable(); err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (s *store) restore(cl *client, key []byte, c *entry, d int64, replace bool,
 		old, _ := s.keys.Load(k)
 		if old != nil {
 			old.mu.Lock()
-			if !s.at(k, old) || s.expireLocked(cl, k, old) {
+			if !s.at(k, old) || s.expireLocked(w, k, old) {
 				old.mu.Unlock()
 				continue
 			}
@@ -129,7 +129,7 @@ func (s *store) restore(cl *client, key []byte, c *entry, d int64, replace bool,
 			}
 			a.c = old
 		}
-		err := s.commit(cl, a, o) // publishes c locked
+		err := s.commit(w, a, o) // publishes c locked
 		if old != nil {
 			old.mu.Unlock()
 		}

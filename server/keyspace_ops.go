@@ -322,14 +322,13 @@ type applying struct {
 	accepted [][]byte
 }
 
-// applyingFor returns the scratch of a live write by cl, for key k (or the
-// key its op names, if empty) at entry c: cl's own, reset, or a new one
-// without a client.
-func applyingFor(cl *client, k string, c *entry) *applying {
-	if cl == nil {
+// applyingFor returns the scratch of a live write by w, for key k at entry
+// c: w's own, reset, or a new one for the server's own writes (w nil).
+func applyingFor(w *writer, k string, c *entry) *applying {
+	if w == nil {
 		return &applying{k: k, c: c}
 	}
-	a := &cl.write
+	a := &w.write
 	*a = applying{k: k, c: c, added: a.added[:0], accepted: a.accepted[:0]}
 	return a
 }
@@ -432,14 +431,14 @@ func applyRename(a *applying, o *op) error {
 // commit applies o, live, to a.c, key a.k's entry (a.k is needed by the
 // kinds that create, drop, move or expire a key), and logs it: the key's lock held (or,
 // for a kind that creates, the key absent or locked), the gate read-locked
-// or held by cl's EXEC, the key space writable. A kind that reports whether
+// or held by w's EXEC, the key space writable. A kind that reports whether
 // it changed anything is logged only if it did; an add logs the items it
 // accepted.
-func (s *store) commit(cl *client, a *applying, o *op) error {
+func (s *store) commit(w *writer, a *applying, o *op) error {
 	a.st, a.live = s, true
 	kind := kindOf(o.kind)
 	if kind.logFirst {
-		s.logOp(cl, o.encode())
+		s.logOp(w, o.encode())
 		return kind.apply(a, o)
 	}
 	if err := kind.apply(a, o); err != nil {
@@ -456,11 +455,68 @@ func (s *store) commit(cl *client, a *applying, o *op) error {
 		}
 		o.items = a.accepted // the caller's op: it reads the results from a
 	}
-	s.logOp(cl, o.encode())
+	s.logOp(w, o.encode())
 	return nil
 }
 
 // needsKey reports whether o applies to an existing key only.
 func (o *op) needsKey() bool {
 	return kindOf(o.kind).needsKey || o.kind == opChunk && o.iter != 1
+}
+
+// Records that are not one key's op: a transaction (opMulti), and a
+// replica's position (opReplPos, repl_position.go).
+
+// encodeMulti is a transaction's record: its ops, applied together.
+func encodeMulti(ops [][]byte) []byte {
+	w := fields.Writer{opMulti}.Uvarint(uint64(len(ops)))
+	for _, o := range ops {
+		w = w.Str(o)
+	}
+	return w
+}
+
+var errNestedMulti = errors.New("a transaction record nested deeper than a replica's batch")
+
+// nestedMulti reports whether transaction record b holds another.
+func nestedMulti(b []byte) bool {
+	r := &fields.Reader{B: b[1:]}
+	n := r.Uvarint()
+	for i := uint64(0); i < n && r.Err == nil; i++ {
+		if o := r.Str(); len(o) > 0 && o[0] == opMulti {
+			return true
+		}
+	}
+	return false
+}
+
+// replayMulti replays a transaction's record: each of its ops in order, all
+// at the record's offset.
+func (st *store) replayMulti(b []byte, at int64, fz *fuzzyLog) error {
+	r := &fields.Reader{B: b[1:]}
+	n := r.Uvarint()
+	if r.Err == nil && n > uint64(len(r.B)) {
+		return fields.ErrShort
+	}
+	ops := make([][]byte, 0, n)
+	for range n {
+		ops = append(ops, r.Str())
+	}
+	if r.Err != nil {
+		return r.Err
+	}
+	if len(r.B) != 0 {
+		return fields.ErrShort
+	}
+	for _, o := range ops {
+		// A replica's batch (repl_position.go) may hold the primary's
+		// transactions: one level of nesting, no more.
+		if len(o) > 0 && o[0] == opMulti && nestedMulti(o) {
+			return errNestedMulti
+		}
+		if err := st.replay(o, at, fz); err != nil {
+			return err
+		}
+	}
+	return nil
 }

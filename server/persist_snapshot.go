@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/cuckoohash/cuckoo/server/internal/fields"
@@ -94,26 +93,6 @@ const (
 // with no lock held: tests widen the window in which writes interleave.
 var testHookSnapshotEntry func()
 
-// snapshot writes a snapshot, verifies and installs it, and removes the logs
-// no snapshot needs any more. Only one runs at a time (snapMu). It refuses to
-// start while the log is failing: the rotation needs it.
-func (s *Server) snapshot() error {
-	s.snapMu.Lock()
-	defer s.snapMu.Unlock()
-	if s.store.aof == nil {
-		return errors.New("ERR persistence is off (no --dir)")
-	}
-	start := time.Now()
-	n, size, gen, err := s.store.snapshot(s.dir)
-	s.lastSaveFailed.Store(err != nil)
-	if err != nil {
-		return err
-	}
-	s.lastSave.Store(time.Now().Unix())
-	s.log.Info("snapshot written", "keys", n, "bytes", size, "generation", gen, "took", time.Since(start))
-	return nil
-}
-
 // snapshot is Server.snapshot's work: rotate, write snapshot.tmp, verify and
 // install it (see the format above). It returns the keys written, the
 // file's size and its generation. Preconditions: st.aof set; no other
@@ -132,11 +111,11 @@ func (st *store) snapshot(dir string) (int, int64, uint64, error) {
 		st.gate.Unlock()
 		return 0, 0, 0, err
 	}
-	if r := st.repl; r != nil && st.replica.Load() {
+	if st.repl != nil && st.replica.Load() {
 		// A replica's position starts the new generation (repl_position.go).
-		r.mu.Lock()
-		st.aof.append(encodeReplPos(r.id, r.offset))
-		r.mu.Unlock()
+		st.repl.WithPosition(func(id string, offset int64) {
+			st.aof.append(encodeReplPos(id, offset))
+		})
 	}
 	dirty := st.dirty.Swap(0)
 	st.snap.begin(names)

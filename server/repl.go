@@ -112,6 +112,21 @@ func newReplication(backlog int64) *replication {
 }
 
 // feed appends one op to the stream. Called by logOp (see the protocol).
+// Feed sends a logged op to the replicas, if any listens: the key space's
+// stream (keyspace.go).
+func (r *replication) Feed(payload []byte) {
+	if r.active.Load() {
+		r.feed(payload)
+	}
+}
+
+// WithPosition runs fn with the replication id and offset held still.
+func (r *replication) WithPosition(fn func(id string, offset int64)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fn(r.id, r.offset)
+}
+
 func (r *replication) feed(payload []byte) {
 	r.mu.Lock()
 	r.feedLocked(payload)

@@ -41,31 +41,3 @@ func (st *store) replayPosition(b []byte) error {
 	}
 	return nil
 }
-
-// logPosition appends the replica's position to its log now.
-// Preconditions: the gate held exclusively (or no writer exists).
-func (s *Server) logPosition(id string, offset int64) uint64 {
-	if s.store.aof == nil {
-		return 0
-	}
-	return s.store.aof.append(encodeReplPos(id, offset))
-}
-
-// adoptPosition starts the replication state from the recovered position if
-// the server starts as a replica; otherwise it invalidates the position.
-func (s *Server) adoptPosition(replica bool) {
-	st, r := s.store, s.repl
-	if st.replID == "" {
-		return
-	}
-	if !replica {
-		s.logPosition("", -1)
-		st.replID = ""
-		return
-	}
-	r.mu.Lock()
-	r.id, r.offset, r.start, r.buf = st.replID, st.replOffset, st.replOffset, nil
-	r.followed = true
-	r.mu.Unlock()
-	s.log.Info("replication position recovered", "replid", st.replID, "offset", st.replOffset)
-}

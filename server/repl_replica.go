@@ -126,7 +126,7 @@ func (s *Server) replicaOf(cl *client, host string, port int) (already bool) {
 	}
 	m := &masterLink{host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
 	m.state.Store("connect")
-	if !cl.holdsGate() {
+	if cl == nil || !cl.ks.holdsGate() {
 		s.store.gate.Lock()
 		defer s.store.gate.Unlock()
 	}
@@ -564,4 +564,32 @@ func priorityConfig(n int64) int {
 		return -1
 	}
 	return int(n)
+}
+
+// logPosition appends the replica's position to its log now.
+// Preconditions: the gate held exclusively (or no writer exists).
+func (s *Server) logPosition(id string, offset int64) uint64 {
+	if s.store.aof == nil {
+		return 0
+	}
+	return s.store.aof.append(encodeReplPos(id, offset))
+}
+
+// adoptPosition starts the replication state from the recovered position if
+// the server starts as a replica; otherwise it invalidates the position.
+func (s *Server) adoptPosition(replica bool) {
+	st, r := s.store, s.repl
+	if st.replID == "" {
+		return
+	}
+	if !replica {
+		s.logPosition("", -1)
+		st.replID = ""
+		return
+	}
+	r.mu.Lock()
+	r.id, r.offset, r.start, r.buf = st.replID, st.replOffset, st.replOffset, nil
+	r.followed = true
+	r.mu.Unlock()
+	s.log.Info("replication position recovered", "replid", st.replID, "offset", st.replOffset)
 }

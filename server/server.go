@@ -448,3 +448,34 @@ func (s *Server) every(period time.Duration, wake <-chan struct{}, fn func(now t
 		}
 	}
 }
+
+// startExpiry runs the sweeper, and the coarse clock OBJECT IDLETIME reads,
+// until the server closes.
+func (s *Server) startExpiry() {
+	go s.every(sweepEvery, nil, func(now time.Time) {
+		s.store.clock.Store(now.Unix())
+		if !s.store.replica.Load() {
+			s.store.sweep(now.Add(sweepBudget))
+		}
+	})
+}
+
+// snapshot writes a snapshot, verifies and installs it, and removes the logs
+// no snapshot needs any more. Only one runs at a time (snapMu). It refuses to
+// start while the log is failing: the rotation needs it.
+func (s *Server) snapshot() error {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if s.store.aof == nil {
+		return errors.New("ERR persistence is off (no --dir)")
+	}
+	start := time.Now()
+	n, size, gen, err := s.store.snapshot(s.dir)
+	s.lastSaveFailed.Store(err != nil)
+	if err != nil {
+		return err
+	}
+	s.lastSave.Store(time.Now().Unix())
+	s.log.Info("snapshot written", "keys", n, "bytes", size, "generation", gen, "took", time.Since(start))
+	return nil
+}
