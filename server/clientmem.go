@@ -130,7 +130,7 @@ func (s *Server) addClientMem(cl *client, d, charged int64) {
 		return
 	}
 	total := s.cmem.normal.Add(d)
-	s.store.clients.Add(d - charged)
+	s.store.Clients.Add(d - charged)
 	if d > 0 {
 		if limit := s.cmem.evictAt.Load(); limit > 0 && total >= limit {
 			s.wakeCron()

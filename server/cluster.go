@@ -224,7 +224,7 @@ func nodeAddr(t *topology.Map, i int, cl *client) string {
 // slot, or EXEC is refused and the transaction discarded; the queue EXEC
 // then runs is not checked again.
 func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (msg string, slot int) {
-	if cl.ks.inExec() || cmd.spec.Name == "migrate" {
+	if cl.ks.InExec() || cmd.spec.Name == "migrate" {
 		return "", -1 // EXEC is running its queue, under its slot's lock
 	}
 	asking := cl.asking || cmd.asking
@@ -297,7 +297,7 @@ func (s *Server) clusterRoute(cl *client, slot int, keys [][]byte, write, asking
 	case owner < 0:
 		return "CLUSTERDOWN Hash slot not served"
 	case owner == me:
-		if s.store.replica.Load() && (write || !cl.readonly) {
+		if s.store.Replica.Load() && (write || !cl.readonly) {
 			// Named the slot's primary while still replicating: a
 			// failover under way (cuckoo cluster failover). Clients retry
 			// until it has its old primary's every write and takes them;
@@ -332,7 +332,7 @@ func (s *Server) clusterRoute(cl *client, slot int, keys [][]byte, write, asking
 func (s *Server) askIfMoved(cl *client, t *topology.Map, slot, target int, keys [][]byte) string {
 	missing := 0
 	for _, k := range keys {
-		if !s.store.present(k) {
+		if !s.store.Present(k) {
 			missing++
 		}
 	}
@@ -343,13 +343,6 @@ func (s *Server) askIfMoved(cl *client, t *topology.Map, slot, target int, keys 
 		return "TRYAGAIN Multiple keys request during rehashing of slot"
 	}
 	return fmt.Sprintf("ASK %d %s", slot, nodeAddr(t, target, cl))
-}
-
-// present reports whether key is in the key space (and not expired),
-// without touching it.
-func (st *store) present(key []byte) bool {
-	c, _ := st.keys.Load(string(key))
-	return c != nil && (c.deadline.Load() == 0 || !c.expired(nowMs()))
 }
 
 func cmdClusterSetConfig(s *Server, cl *client, a [][]byte, _ *topology.Map) {
@@ -583,7 +576,7 @@ func cmdClusterCountKeys(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		return
 	}
 	n := 0
-	for k := range s.store.keys.All() {
+	for k := range s.store.Keys.All() {
 		if topology.KeySlot(k) == slot {
 			n++
 		}
@@ -599,7 +592,7 @@ func cmdClusterGetKeys(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		return
 	}
 	var keys []string
-	for k := range s.store.keys.All() {
+	for k := range s.store.Keys.All() {
 		if len(keys) >= count {
 			break
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 	"github.com/cuckoohash/cuckoo/server/internal/topology"
 )
@@ -223,7 +224,7 @@ func parseMigrate(a [][]byte) (*migrateArgs, error) {
 }
 
 func cmdMigrate(s *Server, cl *client, a [][]byte) {
-	if s.cluster != nil && cl.ks.inExec() {
+	if s.cluster != nil && cl.ks.InExec() {
 		// EXEC holds its slot's lock shared, which a move takes
 		// exclusively: in a transaction it would wait for itself.
 		s.writeErr(cl, replyErr("ERR MIGRATE inside a transaction is not supported in cluster mode"))
@@ -237,7 +238,7 @@ func cmdMigrate(s *Server, cl *client, a [][]byte) {
 	// Only keys that are here are moved: none is NOKEY, and no connection.
 	present := m.keys[:0:0]
 	for _, k := range m.keys {
-		if s.store.present(k) {
+		if s.store.Present(k) {
 			present = append(present, k)
 		}
 	}
@@ -305,34 +306,34 @@ func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key [
 		defer l.Unlock()
 	}
 	st := s.store
-	st.rlockGate(&cl.ks)
-	defer st.runlockGate(&cl.ks)
-	if err := st.writable(); err != nil {
+	st.RlockGate(&cl.ks)
+	defer st.RunlockGate(&cl.ks)
+	if err := st.Writable(); err != nil {
 		return err
 	}
 	k := string(key)
-	c := st.lockLive(k)
+	c := st.LockLive(k)
 	if c == nil {
 		return nil // gone since MIGRATE began: nothing to move
 	}
-	defer c.mu.Unlock()
+	defer c.Mu.Unlock()
 	return s.moveLocked(cl, conn, m, k, c)
 }
 
 // moveLocked sends c, key k's filter, to the target and, unless COPY, drops
 // it here. Preconditions: as drop's: c.mu held, the gate read-locked,
 // st.at(k, c).
-func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k string, c *entry) error {
+func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k string, c *keyspace.Entry) error {
 	st := s.store
-	if st.expireLocked(&cl.ks, k, c) {
+	if st.ExpireLocked(&cl.ks, k, c) {
 		return nil
 	}
 	if c.Loading() {
-		return errLoading
+		return keyspace.ErrLoading
 	}
 	ttl := int64(0)
-	if d := c.deadline.Load(); d != 0 {
-		ttl = max(d-nowMs(), 1) // not expired: a deadline now is still there
+	if d := c.Deadline.Load(); d != 0 {
+		ttl = max(d-keyspace.NowMs(), 1) // not expired: a deadline now is still there
 	}
 	send := s.moveWhole
 	if c.PayloadBound() > migrateWhole {
@@ -342,7 +343,7 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 		return err
 	}
 	if !m.copy {
-		return st.commit(&cl.ks, &applying{k: k, c: c}, &op{kind: opDrop, key: []byte(k)})
+		return st.Commit(&cl.ks, &keyspace.Applying{Key: k, At: c}, &keyspace.Op{Kind: keyspace.OpDrop, Key: []byte(k)})
 	}
 	return nil
 }
@@ -350,12 +351,12 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 // moveWhole sends c, key k's filter, to the target as one DUMP payload in
 // a RESTORE-ASKING, with its deadline (ttl ms from now, 0 for none).
 // Preconditions: as moveLocked's.
-func (s *Server) moveWhole(conn *migrateConn, m *migrateArgs, k string, c *entry, ttl int64) error {
+func (s *Server) moveWhole(conn *migrateConn, m *migrateArgs, k string, c *keyspace.Entry, ttl int64) error {
 	n := 2 * c.PayloadBound()
-	if err := s.store.chargeChunk(n); err != nil {
+	if err := s.store.ChargeChunk(n); err != nil {
 		return err
 	}
-	defer s.store.releaseChunk(n)
+	defer s.store.ReleaseChunk(n)
 	args := [][]byte{[]byte("RESTORE-ASKING"), []byte(k), []byte(strconv.FormatInt(ttl, 10)), c.DumpPayload()}
 	if m.replace {
 		args = append(args, []byte("REPLACE"))
@@ -376,7 +377,7 @@ var migrateWhole uint64 = 64 << 20
 // for it meanwhile.
 // If a chunk fails, the partial key is deleted on the target. REPLACE
 // deletes the target's key first. Preconditions: as moveLocked's.
-func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *entry, ttl int64) error {
+func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *keyspace.Entry, ttl int64) error {
 	key := []byte(k)
 	asking := func(args ...[]byte) error {
 		if s.cluster != nil { // a cluster node's target is one too
@@ -416,7 +417,7 @@ func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *ent
 		if iter == 0 {
 			n = 4 << 10 // the header: its stash holds at most 64 hashes
 		}
-		if err := s.store.chargeChunk(n); err != nil {
+		if err := s.store.ChargeChunk(n); err != nil {
 			if iter > 0 {
 				return undo(err)
 			}
@@ -424,11 +425,11 @@ func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *ent
 		}
 		next, chunk := c.ScanDump(iter)
 		if next == 0 {
-			s.store.releaseChunk(n)
+			s.store.ReleaseChunk(n)
 			break
 		}
 		err := asking([]byte("CF.LOADCHUNK"), key, []byte(strconv.FormatInt(next, 10)), chunk)
-		s.store.releaseChunk(n)
+		s.store.ReleaseChunk(n)
 		if err != nil {
 			if iter > 0 {
 				return undo(err)

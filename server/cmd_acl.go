@@ -189,7 +189,7 @@ func (s *Server) permitted(cl *client, cmd *bound, args [][]byte) string {
 // denied records a denial for ACL LOG.
 func (s *Server) denied(cl *client, reason, object, user string) {
 	context := "toplevel"
-	if cl.ks.inExec() {
+	if cl.ks.InExec() {
 		context = "multi"
 	}
 	info := ""

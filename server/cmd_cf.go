@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // The CF.* commands, with RedisBloom's syntax, reply types and error texts.
@@ -144,7 +145,7 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 	}
 	p.MaxIter, p.Expansion = int(maxIter), int(expansion)
 	created := false
-	err := s.store.write(&cl.ks, args[1], p, func(c *entry, isNew bool) error {
+	err := s.store.Write(&cl.ks, args[1], p, func(c *keyspace.Entry, isNew bool) error {
 		created = isNew
 		return nil
 	})
@@ -152,7 +153,7 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 	case err != nil:
 		s.writeErr(cl, err)
 	case !created:
-		s.writeErr(cl, errItemExists)
+		s.writeErr(cl, keyspace.ErrItemExists)
 	default:
 		cl.wr.WriteString("OK")
 	}
@@ -160,7 +161,7 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 
 // checkExpansions refuses inserts into a filter that has as many filters as
 // cf-max-expansions allows, as RedisBloom does. Preconditions: c.mu held.
-func checkExpansions(c *entry, d *FilterDefaults) error {
+func checkExpansions(c *keyspace.Entry, d *FilterDefaults) error {
 	if int64(c.Filters()) >= d.MaxExpansions {
 		return cf.ErrMaxExpansions
 	}
@@ -175,19 +176,19 @@ func cfAdd(nx bool) handler {
 func cfAddItem(s *Server, cl *client, args [][]byte, nx bool) {
 	d := s.filterDefaults()
 	var added bool
-	err := s.store.write(&cl.ks, args[1], d.create(uint64(d.InitialSize)), func(c *entry, _ bool) error {
+	err := s.store.Write(&cl.ks, args[1], d.create(uint64(d.InitialSize)), func(c *keyspace.Entry, _ bool) error {
 		if err := checkExpansions(c, d); err != nil {
 			return err
 		}
-		a := applyingFor(&cl.ks, "", c)
-		a.nx, a.op = nx, op{kind: opAdd, key: args[1], items: args[2:3]}
-		if err := s.store.commit(&cl.ks, a, &a.op); err != nil {
+		a := keyspace.ApplyingFor(&cl.ks, "", c)
+		a.Nx, a.Op = nx, keyspace.Op{Kind: keyspace.OpAdd, Key: args[1], Items: args[2:3]}
+		if err := s.store.Commit(&cl.ks, a, &a.Op); err != nil {
 			return err
 		}
-		if err, ok := a.added[0].(error); ok {
+		if err, ok := a.Added[0].(error); ok {
 			return err
 		}
-		added = a.added[0] == 1
+		added = a.Added[0] == 1
 		return nil
 	})
 	if err != nil {
@@ -246,20 +247,20 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 		return
 	}
 	res := make([]any, len(items))
-	err := s.store.write(&cl.ks, args[1], create, func(c *entry, _ bool) error {
+	err := s.store.Write(&cl.ks, args[1], create, func(c *keyspace.Entry, _ bool) error {
 		if c == nil {
-			return errNotFound
+			return keyspace.ErrNotFound
 		}
 		if err := checkExpansions(c, d); err != nil {
 			return err
 		}
-		a := applyingFor(&cl.ks, "", c)
-		a.nx, a.op = nx, op{kind: opAdd, key: args[1], items: items}
-		if err := s.store.commit(&cl.ks, a, &a.op); err != nil {
+		a := keyspace.ApplyingFor(&cl.ks, "", c)
+		a.Nx, a.Op = nx, keyspace.Op{Kind: keyspace.OpAdd, Key: args[1], Items: items}
+		if err := s.store.Commit(&cl.ks, a, &a.Op); err != nil {
 			return err
 		}
-		for j, r := range a.added {
-			if err, ok := r.(error); ok && (errors.Is(err, cf.ErrFull) || errors.Is(err, cf.ErrMaxExpansions) || errors.Is(err, errOOM)) {
+		for j, r := range a.Added {
+			if err, ok := r.(error); ok && (errors.Is(err, cf.ErrFull) || errors.Is(err, cf.ErrMaxExpansions) || errors.Is(err, keyspace.ErrOOM)) {
 				r = -1 // RedisBloom's answer for an item that did not fit
 			}
 			res[j] = r
@@ -292,8 +293,8 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 // lookup returns key's filter for a read command, counting INFO's
 // keyspace_hits or keyspace_misses as Redis does: a hit is a key found, not
 // an item.
-func (s *Server) lookup(key []byte) *entry {
-	c := s.store.get(key)
+func (s *Server) lookup(key []byte) *keyspace.Entry {
+	c := s.store.Get(key)
 	if c != nil {
 		s.stats.hits.Add(1)
 	} else {
@@ -328,14 +329,14 @@ func cfCount(s *Server, cl *client, args [][]byte) {
 // CF.DEL key item. RESP3: a boolean.
 func cfDel(s *Server, cl *client, args [][]byte) {
 	var deleted bool
-	err := s.store.write(&cl.ks, args[1], nil, func(c *entry, _ bool) error {
+	err := s.store.Write(&cl.ks, args[1], nil, func(c *keyspace.Entry, _ bool) error {
 		if c == nil {
 			return replyErr("Not found")
 		}
-		a := applyingFor(&cl.ks, "", c)
-		a.op = op{kind: opDel, key: args[1], items: args[2:3]}
-		err := s.store.commit(&cl.ks, a, &a.op)
-		deleted = a.changed
+		a := keyspace.ApplyingFor(&cl.ks, "", c)
+		a.Op = keyspace.Op{Kind: keyspace.OpDel, Key: args[1], Items: args[2:3]}
+		err := s.store.Commit(&cl.ks, a, &a.Op)
+		deleted = a.Changed
 		return err
 	})
 	if err != nil {
@@ -350,7 +351,7 @@ type cfFigures struct {
 	size, buckets, filters, inserted, deleted, bucketSize, expansion, maxIter int64
 }
 
-func figures(c *entry) cfFigures {
+func figures(c *keyspace.Entry) cfFigures {
 	p := c.Params()
 	return cfFigures{
 		size: int64(c.SizeBytes()), buckets: int64(c.FirstBuckets()), filters: int64(c.Filters()),
@@ -365,7 +366,7 @@ func figures(c *entry) cfFigures {
 func cfInfo(s *Server, cl *client, args [][]byte) {
 	c := s.lookup(args[1])
 	if c == nil {
-		s.writeErr(cl, errNotFound)
+		s.writeErr(cl, keyspace.ErrNotFound)
 		return
 	}
 	f := figures(c)
@@ -392,7 +393,7 @@ func cfInfo(s *Server, cl *client, args [][]byte) {
 func cfDebug(s *Server, cl *client, args [][]byte) {
 	c := s.lookup(args[1])
 	if c == nil {
-		s.writeErr(cl, errNotFound)
+		s.writeErr(cl, keyspace.ErrNotFound)
 		return
 	}
 	f := figures(c)
@@ -402,11 +403,11 @@ func cfDebug(s *Server, cl *client, args [][]byte) {
 
 // CF.COMPACT key: drops empty stages.
 func cfCompact(s *Server, cl *client, args [][]byte) {
-	err := s.store.write(&cl.ks, args[1], nil, func(c *entry, _ bool) error {
+	err := s.store.Write(&cl.ks, args[1], nil, func(c *keyspace.Entry, _ bool) error {
 		if c == nil {
 			return replyErr("Cuckoo filter was not found")
 		}
-		return s.store.commit(&cl.ks, &applying{c: c}, &op{kind: opCompact, key: args[1]})
+		return s.store.Commit(&cl.ks, &keyspace.Applying{At: c}, &keyspace.Op{Kind: keyspace.OpCompact, Key: args[1]})
 	})
 	if err != nil {
 		s.writeErr(cl, err)
@@ -424,14 +425,14 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 	}
 	c := s.lookup(args[1])
 	if c == nil {
-		s.writeErr(cl, errNotFound)
+		s.writeErr(cl, keyspace.ErrNotFound)
 		return
 	}
-	c.mu.Lock()
+	c.Mu.Lock()
 	if c.Inserted() == 0 && !c.Loading() {
 		// Nothing to dump: RedisBloom answers [0, nil], and so a filter
 		// with no items is not carried over by SCANDUMP/LOADCHUNK.
-		c.mu.Unlock()
+		c.Mu.Unlock()
 		cl.wr.WriteArray(2)
 		cl.wr.WriteInt(0)
 		cl.wr.WriteNull()
@@ -441,15 +442,15 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 		// The chunk, then its copy in the reply until it is sent: charged
 		// before they are made, at their most.
 		n := 2 * c.ChunkBound(iter)
-		if err := s.store.chargeChunk(n); err != nil {
-			c.mu.Unlock()
+		if err := s.store.ChargeChunk(n); err != nil {
+			c.Mu.Unlock()
 			s.writeErr(cl, err)
 			return
 		}
 		cl.inflight += n
 	}
 	next, chunk := c.ScanDump(iter)
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	cl.wr.WriteArray(2)
 	cl.wr.WriteInt64(next)
 	if chunk == nil {
@@ -468,12 +469,12 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	}
 	key, data := args[1], args[3]
 	var err error
-	o := &op{kind: opChunk, key: key, iter: uint64(iter), items: [][]byte{data}}
+	o := &keyspace.Op{Kind: keyspace.OpChunk, Key: key, Iter: uint64(iter), Items: [][]byte{data}}
 	if iter == 1 {
-		err = s.store.install(&cl.ks, o)
+		err = s.store.Install(&cl.ks, o)
 	} else {
-		err = s.store.writeLoading(&cl.ks, key, func(c *entry, _ bool) error {
-			return s.store.commit(&cl.ks, &applying{c: c}, o)
+		err = s.store.WriteLoading(&cl.ks, key, func(c *keyspace.Entry, _ bool) error {
+			return s.store.Commit(&cl.ks, &keyspace.Applying{At: c}, o)
 		})
 	}
 	if err != nil {

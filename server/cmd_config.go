@@ -443,7 +443,7 @@ func (s *Server) initConfig(cfg Config) {
 
 // publish stores the atomics the request paths read from st.
 func (s *Server) publish(st *settings) {
-	s.store.maxmem.Store(st.cfg.MaxMemory)
+	s.store.Maxmem.Store(st.cfg.MaxMemory)
 	pass := st.cfg.RequirePass
 	if old := s.conf.pass.Load(); old == nil || *old != pass {
 		// requirepass is the default user's password: set when it

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // DUMP and RESTORE, with Redis's syntax, replies and error texts; the
@@ -23,21 +24,21 @@ func cmdDump(s *Server, cl *client, args [][]byte) {
 		cl.wr.WriteNull()
 		return
 	}
-	c.mu.Lock()
+	c.Mu.Lock()
 	if c.Loading() {
-		c.mu.Unlock()
-		s.writeErr(cl, errLoading)
+		c.Mu.Unlock()
+		s.writeErr(cl, keyspace.ErrLoading)
 		return
 	}
 	n := 2 * c.PayloadBound()
-	if err := s.store.chargeChunk(n); err != nil {
-		c.mu.Unlock()
+	if err := s.store.ChargeChunk(n); err != nil {
+		c.Mu.Unlock()
 		s.writeErr(cl, err)
 		return
 	}
 	cl.inflight += n
 	payload := c.DumpPayload()
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	cl.wr.WriteBulk(payload)
 }
 
@@ -84,8 +85,8 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		}
 	}
 	key, payload := args[1], args[3]
-	if !replace && s.store.get(key) != nil {
-		s.writeErr(cl, errBusyKey)
+	if !replace && s.store.Get(key) != nil {
+		s.writeErr(cl, keyspace.ErrBusyKey)
 		return
 	}
 	ttl, ok := parseInt(args[2])
@@ -96,7 +97,7 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 	case ttl < 0:
 		s.writeErr(cl, replyErr("ERR Invalid TTL value, must be >= 0"))
 		return
-	case len(payload)+len(key)+32 > maxRecord:
+	case len(payload)+len(key)+32 > keyspace.MaxRecord:
 		s.writeErr(cl, replyErr("ERR DUMP payload too large for one log record"))
 		return
 	}
@@ -104,20 +105,20 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, err)
 		return
 	}
-	c := new(entry)
-	if err := c.LoadPayload(payload, s.store.charge, s.store.release); err != nil {
+	c := new(keyspace.Entry)
+	if err := c.LoadPayload(payload, s.store.Charge, s.store.Release); err != nil {
 		s.writeErr(cl, err)
 		return
 	}
 	if ttl != 0 && !absTTL {
-		ttl += nowMs()
+		ttl += keyspace.NowMs()
 	}
-	if ttl != 0 && ttl <= nowMs() {
+	if ttl != 0 && ttl <= keyspace.NowMs() {
 		// Already expired: Redis deletes the key it would replace, and
 		// creates nothing.
-		s.store.release(c.SizeBytes())
+		s.store.Release(c.SizeBytes())
 		if replace {
-			if _, err := s.store.drop(&cl.ks, key); err != nil {
+			if _, err := s.store.Drop(&cl.ks, key); err != nil {
 				s.writeErr(cl, err)
 				return
 			}
@@ -125,8 +126,8 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		cl.wr.WriteString("OK")
 		return
 	}
-	if err := s.store.restore(&cl.ks, key, c, ttl, replace, payload); err != nil {
-		s.store.release(c.SizeBytes())
+	if err := s.store.Restore(&cl.ks, key, c, ttl, replace, payload); err != nil {
+		s.store.Release(c.SizeBytes())
 		s.writeErr(cl, err)
 		return
 	}

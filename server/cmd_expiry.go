@@ -3,6 +3,8 @@ package server
 import (
 	"math"
 	"strings"
+
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // The expiry commands: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (with Redis
@@ -96,7 +98,7 @@ func cmdExpire(s *Server, cl *client, args [][]byte) {
 		when *= 1000
 	}
 	if name == "expire" || name == "pexpire" {
-		base := nowMs()
+		base := keyspace.NowMs()
 		if when > math.MaxInt64-base {
 			s.writeErr(cl, badTime)
 			return
@@ -104,13 +106,13 @@ func cmdExpire(s *Server, cl *client, args [][]byte) {
 		when += base
 	}
 	set := false
-	err = s.store.write(&cl.ks, args[1], nil, func(c *entry, _ bool) error {
-		if c == nil || !expireAllowed(flags, c.deadline.Load(), when) {
+	err = s.store.Write(&cl.ks, args[1], nil, func(c *keyspace.Entry, _ bool) error {
+		if c == nil || !expireAllowed(flags, c.Deadline.Load(), when) {
 			return nil
 		}
 		// A deadline at or before now deletes the key (setExpire); 0 would
 		// read as "none", so it is one of those.
-		s.store.setExpire(&cl.ks, args[1], c, max(when, 1))
+		s.store.SetExpire(&cl.ks, args[1], c, max(when, 1))
 		set = true
 		return nil
 	})
@@ -129,7 +131,7 @@ func cmdTTL(s *Server, cl *client, args [][]byte) {
 		cl.wr.WriteInt(-2)
 		return
 	}
-	d := c.deadline.Load()
+	d := c.Deadline.Load()
 	if d == 0 {
 		cl.wr.WriteInt(-1)
 		return
@@ -137,7 +139,7 @@ func cmdTTL(s *Server, cl *client, args [][]byte) {
 	name := strings.ToLower(string(args[0]))
 	v := d
 	if name == "ttl" || name == "pttl" {
-		v = max(d-nowMs(), 0)
+		v = max(d-keyspace.NowMs(), 0)
 	}
 	if name == "ttl" || name == "expiretime" {
 		v = (v + 500) / 1000
@@ -148,9 +150,9 @@ func cmdTTL(s *Server, cl *client, args [][]byte) {
 // PERSIST key: 1 if a deadline was removed.
 func cmdPersist(s *Server, cl *client, args [][]byte) {
 	removed := false
-	err := s.store.write(&cl.ks, args[1], nil, func(c *entry, _ bool) error {
-		if c != nil && c.deadline.Load() != 0 {
-			s.store.setExpire(&cl.ks, args[1], c, 0)
+	err := s.store.Write(&cl.ks, args[1], nil, func(c *keyspace.Entry, _ bool) error {
+		if c != nil && c.Deadline.Load() != 0 {
+			s.store.SetExpire(&cl.ks, args[1], c, 0)
 			removed = true
 		}
 		return nil

@@ -88,10 +88,10 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		rss := residentBytes(ms.Sys)
-		maxmem := s.store.maxmem.Load()
+		maxmem := s.store.Maxmem.Load()
 		w.section("Memory", "used_memory", ms.HeapAlloc, "used_memory_human", humanBytes(int64(ms.HeapAlloc)),
 			"used_memory_rss", rss, "used_memory_rss_human", humanBytes(int64(rss)),
-			"used_memory_filters", s.store.filterBytes(), "used_memory_dump_chunks", s.store.inflight.Load(),
+			"used_memory_filters", s.store.FilterBytes(), "used_memory_dump_chunks", s.store.Inflight.Load(),
 			"maxmemory", maxmem, "maxmemory_human", humanBytes(maxmem), "maxmemory_policy", "noeviction",
 			"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(ms.HeapAlloc, 1))),
 			"mem_clients_slaves", s.cmem.replicas.Load(), "mem_clients_normal", s.cmem.normal.Load(),
@@ -102,21 +102,21 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	if s.lastSaveFailed.Load() {
 		saveStatus = "err"
 	}
-	if st.aof != nil {
-		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.dirty.Load(),
+	if st.AOF != nil {
+		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.Dirty.Load(),
 			"rdb_bgsave_in_progress", b2i(s.snapping.Load()), "rdb_last_save_time", s.lastSave.Load(),
 			"rdb_last_bgsave_status", saveStatus, "aof_enabled", 1, "aof_rewrite_in_progress", b2i(s.snapping.Load()),
-			"appendfsync", st.aof.mode, "aof_current_size", st.aof.size.Load(), "aof_generation", st.aof.generation(),
-			"aof_last_write_status", status(st.aof.err()))
+			"appendfsync", st.AOF.Mode, "aof_current_size", st.AOF.Size.Load(), "aof_generation", st.AOF.Generation(),
+			"aof_last_write_status", status(st.AOF.Err()))
 	} else {
-		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.dirty.Load(),
+		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.Dirty.Load(),
 			"rdb_bgsave_in_progress", 0, "rdb_last_save_time", s.lastSave.Load(), "aof_enabled", 0)
 	}
 	psChannels, psPatterns, psShard := s.pubsubCounts()
 	w.section("Stats", "total_connections_received", s.stats.conns.Load(), "total_commands_processed", s.stats.cmds.Load(),
 		"total_net_input_bytes", s.stats.netIn.Load(), "total_net_output_bytes", s.stats.netOut.Load(),
 		"rejected_connections", s.stats.rejected.Load(),
-		"sync_full", s.repl.syncFull.Load(), "sync_partial_ok", s.repl.syncPartialOK.Load(), "sync_partial_err", s.repl.syncPartialErr.Load(), "expired_keys", st.expiredKeys.Load(), "evicted_keys", 0,
+		"sync_full", s.repl.syncFull.Load(), "sync_partial_ok", s.repl.syncPartialOK.Load(), "sync_partial_err", s.repl.syncPartialErr.Load(), "expired_keys", st.ExpiredKeys.Load(), "evicted_keys", 0,
 		"evicted_clients", s.cmem.evicted.Load(),
 		"keyspace_hits", s.stats.hits.Load(), "keyspace_misses", s.stats.misses.Load(),
 		"pubsub_channels", psChannels, "pubsub_patterns", psPatterns, "pubsubshard_channels", psShard,
@@ -138,11 +138,11 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	if w.want["filters"] || w.want["everything"] {
 		// Not a default section: it scans the key space, O(n) for n keys
 		// (Sentinel reads INFO every 10 s). cuckoo cluster info reads it.
-		keys, items := st.itemCount()
-		w.section("Filters", "filters", keys, "filter_items", items, "filter_bytes", st.filterBytes())
+		keys, items := st.ItemCount()
+		w.section("Filters", "filters", keys, "filter_items", items, "filter_bytes", st.FilterBytes())
 	}
-	if n := st.keys.Len(); n > 0 {
-		w.section("Keyspace", "db0", st.keyspaceLine(n))
+	if n := st.Keys.Len(); n > 0 {
+		w.section("Keyspace", "db0", st.KeyspaceLine(n))
 	} else {
 		w.section("Keyspace")
 	}

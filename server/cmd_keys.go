@@ -32,18 +32,6 @@ func init() {
 	handle("randomkey", cmdRandomKey)
 }
 
-// liveKeys is the key space without the keys whose deadline has passed.
-func (s *store) liveKeys() iter.Seq2[string, *entry] {
-	return func(yield func(string, *entry) bool) {
-		now := nowMs()
-		for k, c := range s.keys.All() {
-			if !c.expired(now) && !yield(k, c) {
-				return
-			}
-		}
-	}
-}
-
 // RENAME key newkey: OK; RENAMENX key newkey (nx): 1, or 0 if newkey
 // exists.
 func cmdRename(nx bool) handler {
@@ -51,7 +39,7 @@ func cmdRename(nx bool) handler {
 }
 
 func renameKey(s *Server, cl *client, a [][]byte, nx bool) {
-	moved, err := s.store.rename(&cl.ks, a[1], a[2], nx)
+	moved, err := s.store.Rename(&cl.ks, a[1], a[2], nx)
 	switch {
 	case err != nil:
 		s.writeErr(cl, err)
@@ -67,7 +55,7 @@ func renameKey(s *Server, cl *client, a [][]byte, nx bool) {
 func cmdRandomKey(s *Server, cl *client, a [][]byte) {
 	var pick string
 	n := 0
-	for k := range s.store.liveKeys() {
+	for k := range s.store.LiveKeys() {
 		n++
 		if rand.IntN(n) == 0 {
 			pick = k
@@ -86,7 +74,7 @@ const typeName = "MBbloomCF"
 func cmdDel(s *Server, cl *client, a [][]byte) {
 	n := 0
 	for _, k := range a[1:] {
-		ok, err := s.store.drop(&cl.ks, k)
+		ok, err := s.store.Drop(&cl.ks, k)
 		if err != nil {
 			s.writeErr(cl, err)
 			return
@@ -119,7 +107,7 @@ func cmdType(s *Server, cl *client, a [][]byte) {
 func cmdKeys(s *Server, cl *client, a [][]byte) {
 	pat := string(a[1])
 	var out []string
-	for k := range s.store.liveKeys() {
+	for k := range s.store.LiveKeys() {
 		if pat == "*" || match.Match(k, pat) {
 			out = append(out, k)
 		}
@@ -167,7 +155,7 @@ func cmdScan(s *Server, cl *client, a [][]byte) {
 			return
 		}
 	}
-	page, next := scanPage(s.store.liveKeys(), cur, count)
+	page, next := scanPage(s.store.LiveKeys(), cur, count)
 	var out []string
 	for _, k := range page {
 		if (pat == "*" || match.Match(k, pat)) && (typ == "" || typ == typeName) {
@@ -224,11 +212,11 @@ func cmdFlush(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR syntax error"))
 		return
 	}
-	if err := s.store.flushAll(&cl.ks); err != nil {
+	if err := s.store.FlushAll(&cl.ks); err != nil {
 		s.writeErr(cl, err)
 		return
 	}
 	cl.wr.WriteString("OK")
 }
 
-func cmdDbsize(s *Server, cl *client, a [][]byte) { cl.wr.WriteInt(s.store.keys.Len()) }
+func cmdDbsize(s *Server, cl *client, a [][]byte) { cl.wr.WriteInt(s.store.Keys.Len()) }

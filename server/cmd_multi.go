@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
@@ -35,7 +36,7 @@ func init() {
 
 type watchedKey struct {
 	key     string
-	c       *entry
+	c       *keyspace.Entry
 	version uint64
 }
 
@@ -106,8 +107,8 @@ func cmdWatch(s *Server, cl *client, a [][]byte) {
 	}
 	for _, k := range a[1:] {
 		w := watchedKey{key: string(k)}
-		if c, ok := s.store.keys.Load(w.key); ok {
-			w.c, w.version = c, c.version.Load()
+		if c, ok := s.store.Keys.Load(w.key); ok {
+			w.c, w.version = c, c.Version.Load()
 		}
 		cl.watched = append(cl.watched, w)
 	}
@@ -119,8 +120,8 @@ func cmdWatch(s *Server, cl *client, a [][]byte) {
 // the gate held exclusively, so no write is in flight.
 func (s *Server) touched(cl *client) bool {
 	for _, w := range cl.watched {
-		c, _ := s.store.keys.Load(w.key)
-		if c != w.c || (c != nil && c.version.Load() != w.version) {
+		c, _ := s.store.Keys.Load(w.key)
+		if c != w.c || (c != nil && c.Version.Load() != w.version) {
 			return true
 		}
 	}
@@ -139,24 +140,24 @@ func cmdExec(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("EXECABORT Transaction discarded because of previous errors."))
 		return
 	}
-	s.store.gate.Lock()
-	defer s.store.gate.Unlock()
+	s.store.Gate.Lock()
+	defer s.store.Gate.Unlock()
 	if s.touched(cl) {
 		cl.wr.WriteNullArray()
 		return
 	}
-	cl.ks.txn = &txnOps{}
+	cl.ks.Txn = &keyspace.TxnOps{}
 	cl.wr.WriteArray(len(queued))
 	for _, q := range queued {
 		s.exec(cl, q)
 	}
-	ops := cl.ks.txn.ops
-	cl.ks.txn = nil
+	ops := cl.ks.Txn.Ops
+	cl.ks.Txn = nil
 	switch len(ops) {
 	case 0:
 	case 1:
-		s.store.logOp(&cl.ks, ops[0])
+		s.store.LogOp(&cl.ks, ops[0])
 	default:
-		s.store.logOp(&cl.ks, encodeMulti(ops))
+		s.store.LogOp(&cl.ks, keyspace.EncodeMulti(ops))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // OBJECT and MEMORY: what a key's filter is and what it takes.
@@ -66,8 +67,8 @@ func cmdObject(s *Server, cl *client, args [][]byte) {
 		return
 	}
 	// Redis looks the key up without touching its access time.
-	c, _ := s.store.keys.Load(string(args[2]))
-	if c == nil || c.expired(nowMs()) {
+	c, _ := s.store.Keys.Load(string(args[2]))
+	if c == nil || c.Expired(keyspace.NowMs()) {
 		cl.wr.WriteNull()
 		return
 	}
@@ -78,7 +79,7 @@ func cmdObject(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, replyErr("ERR An LFU maxmemory policy is not selected, access frequency not tracked. "+
 			"Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."))
 	case "idletime":
-		cl.wr.WriteInt64(max(s.store.clock.Load()-c.access.Load(), 0))
+		cl.wr.WriteInt64(max(s.store.Clock.Load()-c.Access.Load(), 0))
 	case "refcount":
 		cl.wr.WriteInt(1)
 	}
@@ -89,7 +90,7 @@ func cmdObject(s *Server, cl *client, args [][]byte) {
 // not counted here again): its name (string header and bytes), the cuckoo
 // struct, the list's pointer to each stage, and the key space's entry (a
 // pointer to an entry holding the key and the value's pointer).
-func keyOverhead(key string, c *entry) uint64 {
+func keyOverhead(key string, c *keyspace.Entry) uint64 {
 	str := uint64(unsafe.Sizeof(key))
 	return uint64(len(key)) + str + uint64(unsafe.Sizeof(*c)) + 8 + str + 8 + c.StagePointers()
 }
@@ -113,8 +114,8 @@ func cmdMemoryUsage(s *Server, cl *client, args [][]byte) {
 		j++
 	}
 	k := string(args[2])
-	c, _ := s.store.keys.Load(k)
-	if c == nil || c.expired(nowMs()) {
+	c, _ := s.store.Keys.Load(k)
+	if c == nil || c.Expired(keyspace.NowMs()) {
 		cl.wr.WriteNull()
 		return
 	}

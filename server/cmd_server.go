@@ -53,11 +53,11 @@ func cmdSave(s *Server, cl *client, a [][]byte) {
 }
 
 func cmdBgsave(s *Server, cl *client, a [][]byte) {
-	if s.store.aof == nil {
+	if s.store.AOF == nil {
 		s.writeErr(cl, replyErr("ERR persistence is off (no --dir)"))
 		return
 	}
-	if err := s.store.aof.err(); err != nil {
+	if err := s.store.AOF.Err(); err != nil {
 		// The snapshot would fail at its first step, the log's rotation:
 		// say so now rather than "started".
 		s.writeErr(cl, err)

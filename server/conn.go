@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -16,7 +17,7 @@ import (
 type client struct {
 	// ks is the client's side of its writes to the key space: its log
 	// position, an EXEC's ops, its scratch (keyspace.go).
-	ks writer
+	ks keyspace.Writer
 
 	id      int64
 	nc      net.Conn
@@ -127,7 +128,7 @@ func (s *Server) serveConn(cl *client) {
 				s.serveReplica(cl)
 				return
 			}
-			if s.store.aof != nil && s.cfg.SnapshotLogSize >= 0 && s.store.aof.size.Load() > s.snapshotThreshold() {
+			if s.store.AOF != nil && s.cfg.SnapshotLogSize >= 0 && s.store.AOF.Size.Load() > s.snapshotThreshold() {
 				s.snapshotAsync()
 			}
 			s.armTimeout(cl)
@@ -148,13 +149,13 @@ func (s *Server) serveConn(cl *client) {
 			s.armOutput(cl)
 			continue
 		}
-		start, lsn := cl.wr.Len(), cl.ks.lsn
+		start, lsn := cl.wr.Len(), cl.ks.Lsn
 		skip := cl.skipNext
 		cl.skipNext = false
 		s.exec(cl, args)
 		if cl.replyOff || skip {
 			cl.wr.Truncate(start) // muted: CLIENT REPLY OFF or SKIP
-		} else if cl.ks.lsn != lsn {
+		} else if cl.ks.Lsn != lsn {
 			cl.logged = append(cl.logged, replySpan{start, cl.wr.Len()})
 		}
 		if cl.wr.Len() >= cl.mem.outCheck && s.overOutput(cl) {
@@ -187,14 +188,14 @@ func (s *Server) armTimeout(cl *client) {
 // survive a restart), and the other replies stand. It reports whether the
 // connection is still usable.
 func (s *Server) endPipeline(cl *client) bool {
-	if cl.ks.lsn != 0 {
+	if cl.ks.Lsn != 0 {
 		// No reply of this pipeline leaves before its writes are as
 		// durable as --appendfsync says.
-		if err := s.store.aof.commit(cl.ks.lsn); err != nil {
+		if err := s.store.AOF.Commit(cl.ks.Lsn); err != nil {
 			s.log.Error("log commit failed; the pipeline's writes are answered with the error", "client", cl.id, "err", err)
 			s.replaceReplies(cl, err)
 		}
-		cl.ks.lsn = 0
+		cl.ks.Lsn = 0
 	}
 	cl.logged = cl.logged[:0]
 	s.setMulti(cl)
@@ -226,7 +227,7 @@ func (s *Server) flush(cl *client) error {
 // releaseInflight gives back the dump chunk bytes cl charged.
 func (s *Server) releaseInflight(cl *client) {
 	if cl.inflight > 0 {
-		s.store.releaseChunk(cl.inflight)
+		s.store.ReleaseChunk(cl.inflight)
 		cl.inflight = 0
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // handler runs one command; args[0] is its name as the client sent it.
@@ -149,8 +150,8 @@ func (s *Server) exec(cl *client, args [][]byte) {
 			defer s.cluster.slotLocks[slot].RUnlock()
 		}
 	}
-	if msg == "" && cmd.write && s.store.replica.Load() {
-		msg = errReadonly.Error()
+	if msg == "" && cmd.write && s.store.Replica.Load() {
+		msg = keyspace.ErrReadonly.Error()
 	}
 	if msg == "" {
 		maxItem := s.clientLimits().MaxItem

@@ -1,10 +1,13 @@
 package server
 
-import "github.com/cuckoohash/cuckoo/server/internal/cf"
+import (
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+)
 
 // DecodeOp exposes the op decoder, for FuzzDecodeOp.
 func DecodeOp(b []byte) error {
-	_, err := decodeOp(b)
+	_, err := keyspace.DecodeOp(b)
 	return err
 }
 

@@ -6,14 +6,14 @@ package server
 // bytes can never land on a record boundary.
 func ShiftReplicationOffset(s *Server, n int64) error {
 	st, r := s.store, s.repl
-	st.gate.Lock()
-	defer st.gate.Unlock()
+	st.Gate.Lock()
+	defer st.Gate.Unlock()
 	r.mu.Lock()
 	r.offset += n
 	id, off := r.id, r.offset
 	r.mu.Unlock()
 	if lsn := s.logPosition(id, off); lsn > 0 {
-		return st.aof.commit(lsn)
+		return st.AOF.Commit(lsn)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -58,8 +59,8 @@ func (h *Harness) Exec(args [][]byte) []byte {
 
 // ScanLog exposes the log reader.
 func ScanLog(data []byte) (int64, bool, error) {
-	return scanLog("fuzz.log", data, func(b []byte) error {
-		_, err := decodeOp(b)
+	return keyspace.ScanLog("fuzz.log", data, func(b []byte) error {
+		_, err := keyspace.DecodeOp(b)
 		return err
 	})
 }
@@ -71,20 +72,20 @@ func ReadSnapshot(data []byte) error {
 		panic(err)
 	}
 	defer os.Remove(path)
-	_, _, _, err := readSnapshotFile(path)
+	_, _, _, err := keyspace.ReadSnapshotFile(path)
 	return err
 }
 
 // AppendRecord exposes the record framing.
-func AppendRecord(b, payload []byte) []byte { return appendRecord(b, payload) }
+func AppendRecord(b, payload []byte) []byte { return keyspace.AppendRecord(b, payload) }
 
 // CloseWithoutSnapshot stops the server as a crash after its last write
 // would: the log is written, no snapshot is taken. Preconditions: no client
 // is writing.
 func (s *Server) CloseWithoutSnapshot() error {
-	s.store.dirty.Store(0)
+	s.store.Dirty.Store(0)
 	return s.Close()
 }
 
 // SetSnapshotEntryHook runs f after each entry a snapshot writes.
-func SetSnapshotEntryHook(f func()) { testHookSnapshotEntry = f }
+func SetSnapshotEntryHook(f func()) { keyspace.TestHookSnapshotEntry = f }

@@ -57,12 +57,12 @@ func (m *Metrics) attach(s *Server) {
 	gauge := func(name, help string, f func() float64) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 	}
-	gauge("cuckoo_keys", "Keys (filters) in the key space.", func() float64 { return float64(s.store.keys.Len()) })
+	gauge("cuckoo_keys", "Keys (filters) in the key space.", func() float64 { return float64(s.store.Keys.Len()) })
 	gauge("cuckoo_items", "Items in all filters (inserted minus deleted).", func() float64 {
-		_, n := s.store.itemCount()
+		_, n := s.store.ItemCount()
 		return float64(n)
 	})
-	gauge("cuckoo_filter_memory_bytes", "Bytes of all filters' stages.", func() float64 { return float64(s.store.filterBytes()) })
+	gauge("cuckoo_filter_memory_bytes", "Bytes of all filters' stages.", func() float64 { return float64(s.store.FilterBytes()) })
 	gauge("cuckoo_connected_clients", "Open client connections.", func() float64 {
 		s.mu.Lock()
 		defer s.mu.Unlock()

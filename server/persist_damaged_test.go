@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -83,7 +84,7 @@ func (ds *dirServer) closeCrash() {
 func (ds *dirServer) keyState() map[string]string {
 	ds.t.Helper()
 	out := map[string]string{}
-	for k := range ds.h.s.store.keys.All() {
+	for k := range ds.h.s.store.Keys.All() {
 		out[k] = ds.do("DUMP", k) + ds.do("PEXPIRETIME", k)
 	}
 	return out
@@ -113,7 +114,7 @@ func sameState(t *testing.T, what string, got, want map[string]string) {
 // one, a key with a deadline (reset each round), and a key of its own.
 func (ds *dirServer) writes(tag string, deadline time.Time) {
 	ds.t.Helper()
-	if ds.h.s.store.keys.Len() == 0 {
+	if ds.h.s.store.Keys.Len() == 0 {
 		ds.do("CF.RESERVE", "grow", 16, "EXPANSION", 2)
 		ds.do("CF.RESERVE", "fixed", 512, "EXPANSION", 0)
 	}
@@ -185,7 +186,7 @@ func twoGenerations(t *testing.T) (files map[string][]byte, want map[string]stri
 	want = ds.keyState()
 	ds.closeCrash()
 	files = dirFiles(t, dir)
-	wantNames := []string{logName(1), logName(2), snapName, snapPrev}
+	wantNames := []string{keyspace.LogName(1), keyspace.LogName(2), keyspace.SnapName, keyspace.SnapPrev}
 	if got := names(files); !slices.Equal(got, wantNames) {
 		t.Fatalf("directory holds %v, want %v", got, wantNames)
 	}
@@ -211,17 +212,17 @@ func flipEvery(n int) []int {
 // included, and the damaged file set aside.
 func TestDamagedSnapshotEveryByte(t *testing.T) {
 	files, want := twoGenerations(t)
-	snap := files[snapName]
+	snap := files[keyspace.SnapName]
 	t.Logf("snapshot of %d bytes, %d keys", len(snap), len(want))
 	dir := t.TempDir()
-	newest, prev := filepath.Join(dir, snapName), filepath.Join(dir, snapPrev)
-	wantMsg := []string{newest + ": " + ErrCorrupt.Error(), "refusing to start",
+	newest, prev := filepath.Join(dir, keyspace.SnapName), filepath.Join(dir, keyspace.SnapPrev)
+	wantMsg := []string{newest + ": " + keyspace.ErrCorrupt.Error(), "refusing to start",
 		fmt.Sprintf("--repair will rename it to %s.damaged, load the previous snapshot %s (generation 1) and replay the logs from generation 1 on, losing nothing acknowledged", newest, prev)}
 	for _, i := range flipEvery(len(snap)) {
 		bad := slices.Clone(snap)
 		bad[i] ^= 0xff
 		damaged := maps.Clone(files)
-		damaged[snapName] = bad
+		damaged[keyspace.SnapName] = bad
 		putFiles(t, dir, damaged)
 		_, err := openDirServer(dir, false)
 		if err == nil {
@@ -263,12 +264,12 @@ func TestDamagedFirstSnapshot(t *testing.T) {
 	want := ds.keyState()
 	ds.closeCrash()
 	files := dirFiles(t, dir)
-	snap := files[snapName]
-	newest := filepath.Join(dir, snapName)
+	snap := files[keyspace.SnapName]
+	newest := filepath.Join(dir, keyspace.SnapName)
 	for _, i := range []int{0, 9, len(snap) / 2, len(snap) - 1} {
 		bad := slices.Clone(snap)
 		bad[i] ^= 0xff
-		files[snapName] = bad
+		files[keyspace.SnapName] = bad
 		putFiles(t, dir, files)
 		_, err := openDirServer(dir, false)
 		w := fmt.Sprintf("there is no previous snapshot: --repair will rename it to %s.damaged, replay every log from generation 0 on (the directory's whole history), losing nothing acknowledged", newest)
@@ -291,7 +292,7 @@ func TestOldLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	putFiles(t, dir, map[string][]byte{snapName: golden})
+	putFiles(t, dir, map[string][]byte{keyspace.SnapName: golden})
 	ds := mustOpen(t, dir, false)
 	if r := ds.do("CF.EXISTS", "grow", "g1999"); r != ":1\r\n" {
 		t.Fatalf("the golden snapshot did not load: %q", r)
@@ -303,9 +304,9 @@ func TestOldLayout(t *testing.T) {
 	// Damaged, with no previous generation and logs not from 0.
 	bad := slices.Clone(golden)
 	bad[len(bad)/2] ^= 0xff
-	old[snapName] = bad
+	old[keyspace.SnapName] = bad
 	putFiles(t, dir, old)
-	newest := filepath.Join(dir, snapName)
+	newest := filepath.Join(dir, keyspace.SnapName)
 	_, err = openDirServer(dir, false)
 	w := fmt.Sprintf("there is no previous snapshot: --repair will rename it to %s.damaged, replay the logs there are (generations 1 to 1) alone, losing every key the snapshot held that those logs do not create again", newest)
 	if err == nil || !strings.Contains(err.Error(), w) {
@@ -325,13 +326,13 @@ func TestOldLayout(t *testing.T) {
 	ds.closeCrash()
 
 	// Intact, saved twice: the new layout.
-	putFiles(t, dir, map[string][]byte{snapName: golden})
+	putFiles(t, dir, map[string][]byte{keyspace.SnapName: golden})
 	ds = mustOpen(t, dir, false)
 	want := ds.keyState()
 	ds.do("SAVE")
 	ds.do("SAVE")
 	ds.closeCrash()
-	wantNames := []string{logName(2), logName(3), snapName, snapPrev}
+	wantNames := []string{keyspace.LogName(2), keyspace.LogName(3), keyspace.SnapName, keyspace.SnapPrev}
 	if got := names(dirFiles(t, dir)); !slices.Equal(got, wantNames) {
 		t.Fatalf("directory holds %v, want %v", got, wantNames)
 	}
@@ -359,25 +360,25 @@ func TestSnapshotInstallCrash(t *testing.T) {
 	}
 	var crashes []crash
 	snapshotAt := func(step string) {
-		if err := ds.h.s.store.aof.flush(); err != nil {
+		if err := ds.h.s.store.AOF.Flush(); err != nil {
 			t.Fatal(err)
 		}
 		crashes = append(crashes, crash{step, dirFiles(t, dir), ds2.keyState()})
 	}
 	entries := 0
-	testHookSnapshotEntry = func() {
+	keyspace.TestHookSnapshotEntry = func() {
 		entries++
 		ds2.do("CF.ADD", "grow", fmt.Sprint("during", entries))
 		ds2.do("CF.ADD", "during", entries)
 		snapshotAt(fmt.Sprintf("entry %d written", entries))
 	}
-	testHookInstallStep = func(step string) {
+	keyspace.TestHookInstallStep = func(step string) {
 		ds2.do("CF.ADD", "fixed", step)
 		snapshotAt(step)
 	}
-	defer func() { testHookSnapshotEntry, testHookInstallStep = nil, nil }()
+	defer func() { keyspace.TestHookSnapshotEntry, keyspace.TestHookInstallStep = nil, nil }()
 	ds.do("SAVE")
-	testHookSnapshotEntry, testHookInstallStep = nil, nil
+	keyspace.TestHookSnapshotEntry, keyspace.TestHookInstallStep = nil, nil
 	ds.closeCrash()
 	steps := map[string]bool{}
 	for _, c := range crashes {
@@ -393,14 +394,14 @@ func TestSnapshotInstallCrash(t *testing.T) {
 		ds := mustOpen(t, dir, false)
 		sameState(t, "crash after "+c.step, ds.keyState(), c.want)
 		ds.closeCrash()
-		snap, ok := c.files[snapName]
-		if _, prev := c.files[snapPrev]; !ok || !prev {
+		snap, ok := c.files[keyspace.SnapName]
+		if _, prev := c.files[keyspace.SnapPrev]; !ok || !prev {
 			continue
 		}
 		bad := slices.Clone(snap)
 		bad[len(bad)/3] ^= 0xff
 		damaged := maps.Clone(c.files)
-		damaged[snapName] = bad
+		damaged[keyspace.SnapName] = bad
 		putFiles(t, dir, damaged)
 		ds = mustOpen(t, dir, true)
 		sameState(t, "crash after "+c.step+", newest damaged, --repair", ds.keyState(), c.want)
@@ -415,11 +416,11 @@ func TestSnapshotVerified(t *testing.T) {
 	dir := t.TempDir()
 	putFiles(t, dir, files)
 	ds := mustOpen(t, dir, false)
-	testHookInstallStep = func(step string) {
+	keyspace.TestHookInstallStep = func(step string) {
 		if step != "written" {
 			return
 		}
-		p := filepath.Join(dir, snapTmp)
+		p := filepath.Join(dir, keyspace.SnapTmp)
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Error(err)
@@ -428,19 +429,19 @@ func TestSnapshotVerified(t *testing.T) {
 		b[len(b)/2] ^= 1
 		os.WriteFile(p, b, 0o644)
 	}
-	defer func() { testHookInstallStep = nil }()
+	defer func() { keyspace.TestHookInstallStep = nil }()
 	r := string(ds.h.Exec([][]byte{[]byte("SAVE")}))
 	if !strings.HasPrefix(r, "-ERR snapshot failed: read back: ") || !strings.Contains(r, "checksum mismatch") {
 		t.Fatalf("SAVE of a snapshot damaged on its way to disk: %q", r)
 	}
-	testHookInstallStep = nil
+	keyspace.TestHookInstallStep = nil
 	after := dirFiles(t, dir)
-	for _, name := range []string{snapName, snapPrev} {
+	for _, name := range []string{keyspace.SnapName, keyspace.SnapPrev} {
 		if string(after[name]) != string(files[name]) {
 			t.Errorf("%s changed", name)
 		}
 	}
-	if _, ok := after[snapTmp]; ok {
+	if _, ok := after[keyspace.SnapTmp]; ok {
 		t.Error("snapshot.tmp left behind")
 	}
 	ds.do("SAVE")

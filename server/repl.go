@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -135,7 +136,7 @@ func (r *replication) feed(payload []byte) {
 
 func (r *replication) feedLocked(payload []byte) {
 	n := len(r.buf)
-	r.buf = appendRecord(r.buf, payload)
+	r.buf = keyspace.AppendRecord(r.buf, payload)
 	r.offset += int64(len(r.buf) - n)
 	if over := int64(len(r.buf)) - r.size; over > r.size {
 		// Keep about the last size bytes; trimming at twice the size
@@ -149,7 +150,7 @@ func (r *replication) feedLocked(payload []byte) {
 		}
 		cut := int64(0)
 		for cut < over {
-			next := cut + recordHeader + int64(binary.LittleEndian.Uint32(r.buf[cut:]))
+			next := cut + keyspace.RecordHeader + int64(binary.LittleEndian.Uint32(r.buf[cut:]))
 			if next > over {
 				break
 			}
@@ -197,7 +198,7 @@ func (r *replication) neverHad(id string, offset int64) string {
 func (r *replication) atRecord(offset int64) bool {
 	at := r.start
 	for at < offset {
-		at += recordHeader + int64(binary.LittleEndian.Uint32(r.buf[at-r.start:]))
+		at += keyspace.RecordHeader + int64(binary.LittleEndian.Uint32(r.buf[at-r.start:]))
 	}
 	return at == offset
 }
@@ -393,7 +394,7 @@ func (s *Server) heartbeat() {
 		r := s.repl
 		r.mu.Lock()
 		if len(r.replicas) > 0 && r.master == nil {
-			r.feedLocked([]byte{opReplPing})
+			r.feedLocked([]byte{keyspace.OpReplPing})
 		}
 		r.mu.Unlock()
 	})

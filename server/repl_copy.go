@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"net"
 	"strings"
 	"time"
@@ -36,16 +37,16 @@ const pinLimit = 256 << 20
 // beginCopy notes the offset a copy starts at and pins the backlog there.
 func (s *Server) beginCopy(link *replicaLink) (id string, offset int64) {
 	st, r := s.store, s.repl
-	st.gate.Lock()
+	st.Gate.Lock()
 	r.mu.Lock()
 	id, offset = r.id, r.offset
 	r.pins[link] = offset
 	r.mu.Unlock()
 	link.copyNames = link.copyNames[:0]
-	for k := range st.keys.All() {
+	for k := range st.Keys.All() {
 		link.copyNames = append(link.copyNames, k)
 	}
-	st.gate.Unlock()
+	st.Gate.Unlock()
 	return id, offset
 }
 
@@ -54,28 +55,28 @@ func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes 
 	st, r := s.store, s.repl
 	var rec []byte
 	for _, k := range link.copyNames {
-		c, ok := st.keys.Load(k)
+		c, ok := st.Keys.Load(k)
 		if !ok {
 			continue // dropped since: the stream has the drop
 		}
-		c.mu.Lock()
-		if c.dead {
-			c.mu.Unlock()
+		c.Mu.Lock()
+		if c.Dead {
+			c.Mu.Unlock()
 			continue
 		}
 		r.mu.Lock()
 		pos := r.offset
 		r.mu.Unlock()
-		body := fields.Writer{'K'}.Str([]byte(k)).Uvarint(uint64(c.deadline.Load())).Uvarint(uint64(pos)).Str(c.DumpPayload())
-		c.mu.Unlock()
-		rec = appendRecord(rec[:0], body)
+		body := fields.Writer{'K'}.Str([]byte(k)).Uvarint(uint64(c.Deadline.Load())).Uvarint(uint64(pos)).Str(c.DumpPayload())
+		c.Mu.Unlock()
+		rec = keyspace.AppendRecord(rec[:0], body)
 		if _, err := w.Write(rec); err != nil {
 			return keys, bytes, err
 		}
 		keys++
 		bytes += int64(len(rec))
 	}
-	rec = appendRecord(rec[:0], fields.Writer{'E'}.Uvarint(uint64(keys)))
+	rec = keyspace.AppendRecord(rec[:0], fields.Writer{'E'}.Uvarint(uint64(keys)))
 	if _, err := w.Write(rec); err != nil {
 		return keys, bytes, err
 	}
@@ -93,14 +94,14 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 	if err := s.lockForLink(m); err != nil {
 		return err
 	}
-	if err := st.replay([]byte{opFlush}, 0, nil); err != nil {
-		st.gate.Unlock()
+	if err := st.Replay([]byte{keyspace.OpFlush}, 0, nil); err != nil {
+		st.Gate.Unlock()
 		return err
 	}
-	if st.aof != nil {
+	if st.AOF != nil {
 		// Until the copy is whole and written (copyDone), the log holds
 		// no valid position: a restart then takes a full copy again.
-		st.aof.append(encodeMulti([][]byte{encodeReplPos("", -1), {opFlush}}))
+		st.AOF.Append(keyspace.EncodeMulti([][]byte{keyspace.EncodeReplPos("", -1), {keyspace.OpFlush}}))
 	}
 	// Nor does memory: a link that breaks mid-copy must not continue
 	// from the old position over a key space the copy emptied.
@@ -108,8 +109,8 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 	r.mu.Lock()
 	r.id, r.offset, r.followed = "?", -1, false
 	r.mu.Unlock()
-	st.gate.Unlock()
-	fz := &fuzzyLog{positions: map[string]uint64{}}
+	st.Gate.Unlock()
+	fz := &keyspace.FuzzyLog{Positions: map[string]uint64{}}
 	end := offset
 	keys := uint64(0)
 	var bytes int64
@@ -118,7 +119,7 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 		if err != nil {
 			return fmt.Errorf("full copy: %w", err)
 		}
-		bytes += int64(recordHeader + len(rec))
+		bytes += int64(keyspace.RecordHeader + len(rec))
 		if len(rec) == 0 {
 			return errors.New("full copy: an empty record")
 		}
@@ -132,12 +133,12 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 			if err := s.lockForLink(m); err != nil {
 				return err
 			}
-			err := st.replay((&op{kind: opRestore, key: k, deadline: int64(d), items: [][]byte{payload}}).encode(), 0, nil)
-			st.gate.Unlock()
+			err := st.Replay((&keyspace.Op{Kind: keyspace.OpRestore, Key: k, Deadline: int64(d), Items: [][]byte{payload}}).Encode(), 0, nil)
+			st.Gate.Unlock()
 			if err != nil {
 				return fmt.Errorf("full copy: key %q: %w", k, err)
 			}
-			fz.positions[string(k)] = pos
+			fz.Positions[string(k)] = pos
 			end = max(end, int64(pos))
 			keys++
 		case 'E':
@@ -164,7 +165,7 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 // copyDone makes the data directory whole after a full copy: a snapshot,
 // whose new log generation starts with the replica's position.
 func (s *Server) copyDone() error {
-	if s.store.aof == nil {
+	if s.store.AOF == nil {
 		return nil
 	}
 	if err := s.snapshot(); err != nil {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // Replication, the replica's side (repl.go has the protocol).
@@ -44,7 +46,7 @@ type masterLink struct {
 	// fz holds, after a full copy, each copied key's position, until the
 	// stream passes fzEnd, the last (repl_copy.go). Used by the link's
 	// goroutine only.
-	fz    *fuzzyLog
+	fz    *keyspace.FuzzyLog
 	fzEnd int64
 }
 
@@ -74,19 +76,19 @@ var errStaleLink = errors.New("the replication link was replaced")
 // lockForLink takes the gate exclusively for a change m brings, unless m was
 // replaced (then it takes nothing and answers errStaleLink).
 func (s *Server) lockForLink(m *masterLink) error {
-	s.store.gate.Lock()
+	s.store.Gate.Lock()
 	s.repl.mu.Lock()
 	stale := !s.repl.current(m)
 	s.repl.mu.Unlock()
 	if stale {
-		s.store.gate.Unlock()
+		s.store.Gate.Unlock()
 		return errStaleLink
 	}
 	return nil
 }
 
 // isReplica reports whether the server is a replica now.
-func (s *Server) isReplica() bool { return s.store.replica.Load() }
+func (s *Server) isReplica() bool { return s.store.Replica.Load() }
 
 // REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF).
 func cmdReplicaof(s *Server, cl *client, a [][]byte) {
@@ -126,13 +128,13 @@ func (s *Server) replicaOf(cl *client, host string, port int) (already bool) {
 	}
 	m := &masterLink{host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
 	m.state.Store("connect")
-	if cl == nil || !cl.ks.holdsGate() {
-		s.store.gate.Lock()
-		defer s.store.gate.Unlock()
+	if cl == nil || !cl.ks.HoldsGate() {
+		s.store.Gate.Lock()
+		defer s.store.Gate.Unlock()
 	}
 	r.mu.Lock()
 	r.master = m
-	s.store.replica.Store(true)
+	s.store.Replica.Store(true)
 	for l := range r.replicas {
 		l.cl.nc.Close() // chained replication is not supported
 	}
@@ -162,7 +164,7 @@ func (s *Server) promote() {
 	r.id2, r.off2 = r.id, r.offset
 	r.id = newRunID()
 	r.active.Store(true)
-	s.store.replica.Store(false)
+	s.store.Replica.Store(false)
 	r.cond.Broadcast()
 	r.mu.Unlock()
 	s.log.Info("promoted to primary", "replid", r.id, "replid2", r.id2, "offset", r.off2)
@@ -364,9 +366,9 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 			return s.parted(err)
 		}
 		batch = append(batch, p)
-		for len(batch) < 1024 && br.Buffered() >= recordHeader {
-			h, _ := br.Peek(recordHeader)
-			if br.Buffered() < recordHeader+int(binary.LittleEndian.Uint32(h)) {
+		for len(batch) < 1024 && br.Buffered() >= keyspace.RecordHeader {
+			h, _ := br.Peek(keyspace.RecordHeader)
+			if br.Buffered() < keyspace.RecordHeader+int(binary.LittleEndian.Uint32(h)) {
 				break
 			}
 			p, err := readRecord(br, nc)
@@ -396,19 +398,19 @@ var errBadStream = errors.New("the primary's stream does not match this replica"
 // readRecord reads one stream record and checks its CRC.
 func readRecord(br *bufio.Reader, nc net.Conn) ([]byte, error) {
 	nc.SetReadDeadline(time.Now().Add(replTimeout))
-	var h [recordHeader]byte
+	var h [keyspace.RecordHeader]byte
 	if _, err := io.ReadFull(br, h[:]); err != nil {
 		return nil, err
 	}
 	n := binary.LittleEndian.Uint32(h[:4])
-	if n > maxRecord {
+	if n > keyspace.MaxRecord {
 		return nil, fmt.Errorf("%w: a record of %d bytes", errBadStream, n)
 	}
 	p := make([]byte, n)
 	if _, err := io.ReadFull(br, p); err != nil {
 		return nil, err
 	}
-	if recordCRC(h[:4], p) != binary.LittleEndian.Uint32(h[4:]) {
+	if keyspace.RecordCRC(h[:4], p) != binary.LittleEndian.Uint32(h[4:]) {
 		return nil, fmt.Errorf("%w: a record fails its checksum", errBadStream)
 	}
 	return p, nil
@@ -449,22 +451,22 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	r.mu.Unlock()
 	logged := make([][]byte, 0, len(ops)+1)
 	for _, op := range ops {
-		if len(op) > 0 && op[0] != opReplPing {
+		if len(op) > 0 && op[0] != keyspace.OpReplPing {
 			// Within a full copy's positions (repl_copy.go) the ops the
 			// copy holds are skipped and nothing is logged.
-			var fz *fuzzyLog
+			var fz *keyspace.FuzzyLog
 			if m.fz != nil && at < m.fzEnd {
 				fz = m.fz
 			} else {
 				logged = append(logged, op)
 			}
-			if err := st.replay(op, at, fz); err != nil {
-				st.gate.Unlock()
+			if err := st.Replay(op, at, fz); err != nil {
+				st.Gate.Unlock()
 				return err
 			}
-			st.dirty.Add(1)
+			st.Dirty.Add(1)
 		}
-		at += int64(recordHeader + len(op))
+		at += int64(keyspace.RecordHeader + len(op))
 	}
 	r.mu.Lock()
 	for _, op := range ops {
@@ -473,19 +475,19 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	id, offset := r.id, r.offset
 	r.mu.Unlock()
 	var lsn uint64
-	if st.aof != nil && m.fz == nil {
+	if st.AOF != nil && m.fz == nil {
 		// The batch and the position after it, as one record
 		// (repl_position.go).
-		lsn = st.aof.append(encodeMulti(append(logged, encodeReplPos(id, offset))))
+		lsn = st.AOF.Append(keyspace.EncodeMulti(append(logged, keyspace.EncodeReplPos(id, offset))))
 	}
 	if m.fz != nil && offset >= m.fzEnd {
 		m.fz = nil
-		st.gate.Unlock()
+		st.Gate.Unlock()
 		return s.copyDone()
 	}
-	st.gate.Unlock()
+	st.Gate.Unlock()
 	if lsn > 0 {
-		return st.aof.commit(lsn)
+		return st.AOF.Commit(lsn)
 	}
 	return nil
 }
@@ -569,27 +571,27 @@ func priorityConfig(n int64) int {
 // logPosition appends the replica's position to its log now.
 // Preconditions: the gate held exclusively (or no writer exists).
 func (s *Server) logPosition(id string, offset int64) uint64 {
-	if s.store.aof == nil {
+	if s.store.AOF == nil {
 		return 0
 	}
-	return s.store.aof.append(encodeReplPos(id, offset))
+	return s.store.AOF.Append(keyspace.EncodeReplPos(id, offset))
 }
 
 // adoptPosition starts the replication state from the recovered position if
 // the server starts as a replica; otherwise it invalidates the position.
 func (s *Server) adoptPosition(replica bool) {
 	st, r := s.store, s.repl
-	if st.replID == "" {
+	if st.ReplID == "" {
 		return
 	}
 	if !replica {
 		s.logPosition("", -1)
-		st.replID = ""
+		st.ReplID = ""
 		return
 	}
 	r.mu.Lock()
-	r.id, r.offset, r.start, r.buf = st.replID, st.replOffset, st.replOffset, nil
+	r.id, r.offset, r.start, r.buf = st.ReplID, st.ReplOffset, st.ReplOffset, nil
 	r.followed = true
 	r.mu.Unlock()
-	s.log.Info("replication position recovered", "replid", st.replID, "offset", st.replOffset)
+	s.log.Info("replication position recovered", "replid", st.ReplID, "offset", st.ReplOffset)
 }

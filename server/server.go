@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -93,7 +94,7 @@ var ErrServerClosed = errors.New("server: closed")
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	store   *store
+	store   *keyspace.Store
 	dir     string
 	dirLock *os.File // held while the server owns dir (lockDir)
 	metrics *Metrics
@@ -155,14 +156,14 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	mode, err := parseFsync(cfg.AppendFsync)
+	mode, err := keyspace.ParseFsync(cfg.AppendFsync)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
 		cfg:     cfg,
 		log:     log,
-		store:   newStore(cfg.MaxMemory, maxFilterMemory(cfg.MaxFilterMemory)),
+		store:   keyspace.NewStore(cfg.MaxMemory, maxFilterMemory(cfg.MaxFilterMemory)),
 		dir:     cfg.Dir,
 		metrics: cfg.Metrics,
 		start:   time.Now(),
@@ -186,25 +187,25 @@ func New(cfg Config) (*Server, error) {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return nil, err
 		}
-		lock, err := lockDir(cfg.Dir)
+		lock, err := keyspace.LockDir(cfg.Dir)
 		if err != nil {
 			return nil, err
 		}
-		a, err := recoverDir(s.store, cfg.Dir, mode, cfg.Repair, log)
+		a, err := keyspace.RecoverDir(s.store, cfg.Dir, mode, cfg.Repair, log)
 		if err != nil {
 			lock.Close()
 			return nil, err
 		}
 		s.dirLock = lock
 		if s.metrics != nil {
-			a.onSync = s.metrics.observeFsync
+			a.OnSync = s.metrics.observeFsync
 		}
-		s.store.aof = a
+		s.store.AOF = a
 	}
 	if cfg.ClusterEnabled || cfg.ClusterEmulated {
 		if err := s.initCluster(cfg); err != nil {
-			if s.store.aof != nil {
-				s.store.aof.close()
+			if s.store.AOF != nil {
+				s.store.AOF.Close()
 				s.dirLock.Close()
 			}
 			return nil, err
@@ -215,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.startExpiry()
 	s.repl = newReplication(cfg.ReplBacklogSize)
-	s.store.repl = s.repl
+	s.store.Repl = s.repl
 	go s.heartbeat()
 	go s.clientsCron()
 	s.adoptPosition(cfg.ReplicaOf != "")
@@ -405,21 +406,21 @@ func (s *Server) shutdown(ctx context.Context) error {
 	s.bg.Wait()
 	s.migrate.closeAll()
 	close(s.closed)
-	if s.store.aof == nil {
+	if s.store.AOF == nil {
 		return nil
 	}
 	var err error
 	save := s.finalSave.Load()
-	if save >= 0 && (s.store.dirty.Load() > 0 || save > 0) && s.store.aof.err() == nil {
+	if save >= 0 && (s.store.Dirty.Load() > 0 || save > 0) && s.store.AOF.Err() == nil {
 		if serr := s.snapshot(); serr != nil {
 			s.log.Error("snapshot at shutdown failed; the log still holds every write", "err", serr)
 		}
 	}
-	if cerr := s.store.aof.close(); cerr != nil {
+	if cerr := s.store.AOF.Close(); cerr != nil {
 		err = cerr
 	}
 	s.dirLock.Close() // the directory is free for another server
-	s.log.Info("server stopped", "keys", s.store.keys.Len())
+	s.log.Info("server stopped", "keys", s.store.Keys.Len())
 	return err
 }
 
@@ -452,10 +453,10 @@ func (s *Server) every(period time.Duration, wake <-chan struct{}, fn func(now t
 // startExpiry runs the sweeper, and the coarse clock OBJECT IDLETIME reads,
 // until the server closes.
 func (s *Server) startExpiry() {
-	go s.every(sweepEvery, nil, func(now time.Time) {
-		s.store.clock.Store(now.Unix())
-		if !s.store.replica.Load() {
-			s.store.sweep(now.Add(sweepBudget))
+	go s.every(keyspace.SweepEvery, nil, func(now time.Time) {
+		s.store.Clock.Store(now.Unix())
+		if !s.store.Replica.Load() {
+			s.store.Sweep(now.Add(keyspace.SweepBudget))
 		}
 	})
 }
@@ -466,11 +467,11 @@ func (s *Server) startExpiry() {
 func (s *Server) snapshot() error {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
-	if s.store.aof == nil {
+	if s.store.AOF == nil {
 		return errors.New("ERR persistence is off (no --dir)")
 	}
 	start := time.Now()
-	n, size, gen, err := s.store.snapshot(s.dir)
+	n, size, gen, err := s.store.Snapshot(s.dir)
 	s.lastSaveFailed.Store(err != nil)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"fmt"
@@ -14,9 +14,9 @@ import (
 //
 // Protocol. A deadline is written under the key's writer lock, together
 // with the store's index of keys that have one (expiries), and logged as
-// opExpire with the absolute deadline, or opPersist; so a replay sets the
+// OpExpire with the absolute deadline, or OpPersist; so a replay sets the
 // same deadline whatever the time is when it runs. Replay never looks at the
-// clock: every removal the live server made is in the log as an opDrop.
+// clock: every removal the live server made is in the log as an OpDrop.
 //
 //   - Lookups (store.get) read the deadline with one atomic load and no
 //     lock; past it they answer "no such key". They then try, without
@@ -35,18 +35,18 @@ import (
 // finds the key expired again and drops it again.
 
 const (
-	sweepEvery  = 100 * time.Millisecond // Redis's default hz of 10
+	SweepEvery  = 100 * time.Millisecond // Redis's default hz of 10
 	sweepSample = 20                     // keys a round, as Redis's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP
-	sweepBudget = 25 * time.Millisecond  // a quarter of the period, as Redis's slow cycle
+	SweepBudget = 25 * time.Millisecond  // a quarter of the period, as Redis's slow cycle
 )
 
 // nowMs is the clock deadlines are compared with.
-func nowMs() int64 { return time.Now().UnixMilli() }
+func NowMs() int64 { return time.Now().UnixMilli() }
 
 // expired reports whether c's deadline has passed at now (Unix ms). Redis's
 // rule: a key whose deadline is now is still there. No lock.
-func (c *entry) expired(now int64) bool {
-	d := c.deadline.Load()
+func (c *Entry) Expired(now int64) bool {
+	d := c.Deadline.Load()
 	return d != 0 && now > d
 }
 
@@ -55,17 +55,17 @@ func (c *entry) expired(now int64) bool {
 // sample space. Its mutex is taken after a key's lock, never before one.
 type expiries struct {
 	mu    sync.Mutex
-	keys  map[string]*entry
+	keys  map[string]*Entry
 	sumHi uint64
 	sumLo uint64
 }
 
 // set gives c, key k's filter, deadline d (0: none). Preconditions: c.mu
 // held, or the gate held exclusively, or recovery.
-func (e *expiries) set(k string, c *entry, d int64) {
+func (e *expiries) set(k string, c *Entry, d int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if old := c.deadline.Load(); old != 0 {
+	if old := c.Deadline.Load(); old != 0 {
 		var b uint64
 		e.sumLo, b = bits.Sub64(e.sumLo, uint64(old), 0)
 		e.sumHi -= b
@@ -78,17 +78,17 @@ func (e *expiries) set(k string, c *entry, d int64) {
 		e.sumLo, cy = bits.Add64(e.sumLo, uint64(d), 0)
 		e.sumHi += cy
 		if e.keys == nil {
-			e.keys = map[string]*entry{}
+			e.keys = map[string]*Entry{}
 		}
 		e.keys[k] = c
 	}
-	c.deadline.Store(d)
+	c.Deadline.Store(d)
 }
 
 // move re-files c's deadline from key from to key to (RENAME).
 // Preconditions: both keys' locks held.
-func (e *expiries) move(from, to string, c *entry) {
-	if c.deadline.Load() == 0 {
+func (e *expiries) move(from, to string, c *Entry) {
+	if c.Deadline.Load() == 0 {
 		return
 	}
 	e.mu.Lock()
@@ -136,58 +136,58 @@ func (e *expiries) sample(n int) []string {
 }
 
 // touch records a lookup or write of c for OBJECT IDLETIME. No lock.
-func (s *store) touch(c *entry) {
-	if now := s.clock.Load(); c.access.Load() != now {
-		c.access.Store(now)
+func (s *Store) touch(c *Entry) {
+	if now := s.Clock.Load(); c.Access.Load() != now {
+		c.Access.Store(now)
 	}
 }
 
 // at reports whether c is still key k's filter: not dropped, not renamed
 // away. Preconditions: c.mu held.
-func (s *store) at(k string, c *entry) bool {
-	if c.dead {
+func (s *Store) at(k string, c *Entry) bool {
+	if c.Dead {
 		return false
 	}
-	cur, _ := s.keys.Load(k)
+	cur, _ := s.Keys.Load(k)
 	return cur == c
 }
 
 // expireLocked drops c, key k's filter, if its deadline has passed, logging
 // the drop, and reports whether it did. Preconditions: c.mu held, the gate
 // read-locked (or held by w's EXEC), s.at(k, c).
-func (s *store) expireLocked(w *writer, k string, c *entry) bool {
-	if c.deadline.Load() == 0 || !c.expired(nowMs()) { // no clock read for keys without a deadline
+func (s *Store) ExpireLocked(w *Writer, k string, c *Entry) bool {
+	if c.Deadline.Load() == 0 || !c.Expired(NowMs()) { // no clock read for keys without a deadline
 		return false
 	}
-	s.commit(w, &applying{k: k, c: c}, &op{kind: opDrop, key: []byte(k)})
-	s.expiredKeys.Add(1)
+	s.Commit(w, &Applying{Key: k, At: c}, &Op{Kind: OpDrop, Key: []byte(k)})
+	s.ExpiredKeys.Add(1)
 	return true
 }
 
 // reap drops key k's filter c, found expired by a lookup, unless that would
 // wait for a lock: then the sweeper, or the next write, does it. No client
 // waits for the drop.
-func (s *store) reap(k string, c *entry) {
-	if s.replica.Load() {
+func (s *Store) reap(k string, c *Entry) {
+	if s.Replica.Load() {
 		return // the primary's drop will come in the stream
 	}
-	if !s.gate.TryRLock() {
+	if !s.Gate.TryRLock() {
 		return // a FLUSHALL, snapshot rotation or EXEC holds it: leave it
 	}
-	defer s.gate.RUnlock()
-	if s.writable() != nil || !c.mu.TryLock() {
+	defer s.Gate.RUnlock()
+	if s.Writable() != nil || !c.Mu.TryLock() {
 		return
 	}
-	defer c.mu.Unlock()
+	defer c.Mu.Unlock()
 	if s.at(k, c) {
-		s.expireLocked(nil, k, c)
+		s.ExpireLocked(nil, k, c)
 	}
 }
 
 // sweep runs one active expiry cycle until the deadline end: it samples
 // sweepSample keys with a deadline and drops the expired ones, again while
 // more than a quarter of a sample had expired. It returns the keys dropped.
-func (s *store) sweep(end time.Time) int {
+func (s *Store) Sweep(end time.Time) int {
 	dropped := 0
 	for {
 		keys := s.exp.sample(sweepSample)
@@ -205,39 +205,39 @@ func (s *store) sweep(end time.Time) int {
 }
 
 // dropIfExpired drops key k if it has expired, as a write would.
-func (s *store) dropIfExpired(k string) bool {
-	s.gate.RLock()
-	defer s.gate.RUnlock()
-	if s.writable() != nil {
+func (s *Store) dropIfExpired(k string) bool {
+	s.Gate.RLock()
+	defer s.Gate.RUnlock()
+	if s.Writable() != nil {
 		return false
 	}
-	c, ok := s.keys.Load(k)
-	if !ok || !c.expired(nowMs()) {
+	c, ok := s.Keys.Load(k)
+	if !ok || !c.Expired(NowMs()) {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return s.at(k, c) && s.expireLocked(nil, k, c)
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	return s.at(k, c) && s.ExpireLocked(nil, k, c)
 }
 
 // setExpire gives key k the deadline d (Unix ms; 0 clears it), logging it,
 // or, if d is not after now, drops the key as Redis does. Preconditions:
 // c.mu held, the gate read-locked (or held by w's EXEC), s.at(k, c).
-func (s *store) setExpire(w *writer, k []byte, c *entry, d int64) {
-	o := &op{kind: opExpire, key: k, deadline: d}
+func (s *Store) SetExpire(w *Writer, k []byte, c *Entry, d int64) {
+	o := &Op{Kind: OpExpire, Key: k, Deadline: d}
 	switch {
 	case d == 0:
-		o.kind = opPersist
-	case d <= nowMs():
-		o.kind = opDrop
+		o.Kind = OpPersist
+	case d <= NowMs():
+		o.Kind = OpDrop
 	}
-	s.commit(w, &applying{k: string(k), c: c}, o)
+	s.Commit(w, &Applying{Key: string(k), At: c}, o)
 }
 
 // keyspaceLine is INFO's db0 line for n keys: keys=N,expires=E,avg_ttl=A,
 // E the keys with a deadline (until dropped, expired ones too, as Redis
 // counts them) and A their mean time to live in milliseconds, exact.
-func (s *store) keyspaceLine(n int) string {
-	e, avg := s.exp.stats(nowMs())
+func (s *Store) KeyspaceLine(n int) string {
+	e, avg := s.exp.stats(NowMs())
 	return fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d", n, e, avg)
 }

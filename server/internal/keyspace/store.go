@@ -1,8 +1,9 @@
-package server
+package keyspace
 
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -12,11 +13,11 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 )
 
-// This file is the key space: a hashmap.Map from key to *entry, and the
+// This file is the key space: a hashmap.Map from key to *Entry, and the
 // write path every write command takes.
 //
 // Protocol. A write command runs with gate read-locked and its key's writer
-// lock (entry.mu) held; it makes its op and commits it (keyspace_ops.go):
+// lock (Entry.Mu) held; it makes its op and commits it (ops.go):
 // the op's one apply, which replay and replicas run too, changes the key,
 // and the op is appended to the log before the key is unlocked. So:
 //
@@ -29,7 +30,7 @@ import (
 //     it dead, or no longer under their key (a RENAME moved it: store.at),
 //     and look the key up again;
 //   - a writer that finds its key's deadline passed drops the key, logging
-//     the drop, then goes on as on a missing key (keyspace_expire.go);
+//     the drop, then goes on as on a missing key (expire.go);
 //   - FLUSHALL and snapshots take gate exclusively: no write is in flight, and
 //     a snapshot's copy and the log rotation happen at one point of the log.
 //
@@ -37,10 +38,10 @@ import (
 // lock-free filter.
 
 var (
-	errNotFound   = errors.New("ERR not found")
-	errItemExists = errors.New("ERR item exists")
-	errOOM        = errors.New("ERR Insufficient memory")
-	errLoading    = errors.New("ERR the key is being restored by CF.LOADCHUNK: writes are refused until its last chunk arrives")
+	ErrNotFound   = errors.New("ERR not found")
+	ErrItemExists = errors.New("ERR item exists")
+	ErrOOM        = errors.New("ERR Insufficient memory")
+	ErrLoading    = errors.New("ERR the key is being restored by CF.LOADCHUNK: writes are refused until its last chunk arrives")
 )
 
 // Memory accounting. mem is the bytes of every live filter's stages, the sum
@@ -50,67 +51,67 @@ var (
 // is charged at its largest before it is built and released when its reply
 // has been sent. Nothing else changes mem, so it never drifts, and
 // --maxmemory bounds both.
-type store struct {
-	keys *hashmap.Map[string, *entry]
-	gate sync.RWMutex
-	aof  *aof // nil without --dir, and during recovery
+type Store struct {
+	Keys *hashmap.Map[string, *Entry]
+	Gate sync.RWMutex
+	AOF  *AOF // nil without --dir, and during recovery
 
 	mem       atomic.Int64 // bytes of all filters' stages, and of dump chunks in flight
-	inflight  atomic.Int64 // of mem, the dump chunks built and not yet sent
-	maxmem    atomic.Int64 // 0: no limit; CONFIG SET maxmemory stores it
+	Inflight  atomic.Int64 // of mem, the dump chunks built and not yet sent
+	Maxmem    atomic.Int64 // 0: no limit; CONFIG SET maxmemory stores it
 	maxFilter uint64       // the most one filter may take
 	// clients is what clients hold, less the dump chunks mem counts
 	// already (clientmem.go): --maxmemory bounds mem and clients together.
-	clients atomic.Int64
+	Clients atomic.Int64
 	// charger and forceCharger are charge and chargeForce as values, made
 	// once: a method value made per write would be allocated per write.
 	charger, forceCharger cf.Charger
 
-	dirty       atomic.Int64 // ops since the last snapshot
-	expiredKeys atomic.Int64 // dropped because their deadline passed (INFO)
+	Dirty       atomic.Int64 // ops since the last snapshot
+	ExpiredKeys atomic.Int64 // dropped because their deadline passed (INFO)
 
-	// repl receives every op logged (repl.go); replica is set while this
+	// repl receives every op logged (the server's repl.go); replica is set while this
 	// server is a replica: its keys change only by its primary's stream, so
 	// it never drops an expired key itself (lookups still hide it).
-	repl    stream
-	replica atomic.Bool
+	Repl    stream
+	Replica atomic.Bool
 	// replID and replOffset are the replication position the log recorded
-	// last (repl_position.go): set by recovery, read by New.
-	replID     string
-	replOffset int64
+	// last (position.go): set by recovery, read by New.
+	ReplID     string
+	ReplOffset int64
 
-	exp   expiries     // the keys with a deadline (keyspace_expire.go)
-	clock atomic.Int64 // Unix seconds, ticked by the sweeper: OBJECT IDLETIME's clock
-	snap  snapProgress // the snapshot being written, for RENAME (persist_snapshot.go)
+	exp   expiries     // the keys with a deadline (expire.go)
+	Clock atomic.Int64 // Unix seconds, ticked by the sweeper: OBJECT IDLETIME's clock
+	snap  snapProgress // the snapshot being written, for RENAME (snapshot.go)
 }
 
-// entry is one key's value in the key space: its filter and what the key
+// Entry is one key's value in the key space: its filter and what the key
 // space keeps of it. The filter is embedded, so a lookup reaches its table
 // with no pointer more than the map's.
-type entry struct {
+type Entry struct {
 	// mu is the key's writer lock: held across a write command's change
 	// and its log append (see the protocol above).
-	mu sync.Mutex
+	Mu sync.Mutex
 	// dead is set, under mu, when the key is deleted; a writer that finds it
 	// set looks the key up again.
-	dead bool
+	Dead bool
 	// version counts the changes made by commands, for WATCH.
-	version atomic.Uint64
+	Version atomic.Uint64
 	// deadline is the key's expiry, Unix milliseconds, 0 for none
-	// (keyspace_expire.go). Written under mu with the store's expiry index;
+	// (expire.go). Written under mu with the store's expiry index;
 	// read by lookups with one atomic load, no lock: the key is gone once
 	// the clock passes it.
-	deadline atomic.Int64
+	Deadline atomic.Int64
 	// access is the store's coarse clock (seconds) when the key was last
 	// looked up or written, for OBJECT IDLETIME; stored only when it
 	// changes, so readers of a hot key write its line once a second.
-	access atomic.Int64
+	Access atomic.Int64
 
 	cf.Filter
 }
 
 // stream is where the key space sends every op it logs besides the log:
-// replication (repl.go), connected by the server.
+// replication (the server's repl.go), connected by the server.
 type stream interface {
 	// Feed sends a logged op to the replicas, if any.
 	Feed(payload []byte)
@@ -125,34 +126,34 @@ type stream interface {
 // replies wait for, the ops its commands logged (WATCH's versions), the
 // ops of the EXEC it runs, gathered into one record, and the scratch of its
 // writes. A nil writer is the server's own (expiry): it waits for nothing.
-type writer struct {
+type Writer struct {
 	// lsn is the log position this pipeline's replies wait for.
-	lsn uint64
+	Lsn uint64
 	// opsLogged counts the ops this client's commands logged.
 	opsLogged int
 	// txn is set while the client's EXEC runs, holding the gate
-	// exclusively: its commands' ops gather here (cmd_multi.go).
-	txn *txnOps
-	// write is the scratch of the client's live writes (keyspace_ops.go),
+	// exclusively: its commands' ops gather here (the server's cmd_multi.go).
+	Txn *TxnOps
+	// write is the scratch of the client's live writes (ops.go),
 	// reused so that a write allocates only its log record.
-	write applying
+	Write Applying
 }
 
 // txnOps are the ops an EXEC's commands logged, in order.
-type txnOps struct{ ops [][]byte }
+type TxnOps struct{ Ops [][]byte }
 
 // holdsGate reports whether w runs an EXEC, holding the store's gate
 // exclusively; nil (replay, expiry) holds nothing.
-func (w *writer) holdsGate() bool { return w != nil && w.txn != nil }
+func (w *Writer) HoldsGate() bool { return w != nil && w.Txn != nil }
 
 // inExec reports whether w runs an EXEC.
-func (w *writer) inExec() bool { return w.txn != nil }
+func (w *Writer) InExec() bool { return w.Txn != nil }
 
-func newStore(maxmem int64, maxFilter uint64) *store {
-	st := &store{keys: hashmap.New[string, *entry](), maxFilter: maxFilter}
-	st.charger, st.forceCharger = st.charge, st.chargeForce
-	st.maxmem.Store(maxmem)
-	st.clock.Store(time.Now().Unix())
+func NewStore(maxmem int64, maxFilter uint64) *Store {
+	st := &Store{Keys: hashmap.New[string, *Entry](), maxFilter: maxFilter}
+	st.charger, st.forceCharger = st.Charge, st.chargeForce
+	st.Maxmem.Store(maxmem)
+	st.Clock.Store(time.Now().Unix())
 	return st
 }
 
@@ -160,14 +161,14 @@ func newStore(maxmem int64, maxFilter uint64) *store {
 // before they are allocated. It refuses them past --maxmemory, or past the
 // bound on one filter, so that no command can ask for more than the machine
 // has even without --maxmemory.
-func (s *store) charge(have, n uint64) error {
+func (s *Store) Charge(have, n uint64) error {
 	if have+n > s.maxFilter || have+n < have {
-		return fmt.Errorf("%w: one filter may take at most %d bytes, this one would take %d", errOOM, s.maxFilter, have+n)
+		return fmt.Errorf("%w: one filter may take at most %d bytes, this one would take %d", ErrOOM, s.maxFilter, have+n)
 	}
 	for {
 		cur := s.mem.Load()
-		if limit := s.maxmem.Load(); limit > 0 && cur+s.clients.Load()+int64(n) > limit {
-			return errOOM
+		if limit := s.Maxmem.Load(); limit > 0 && cur+s.Clients.Load()+int64(n) > limit {
+			return ErrOOM
 		}
 		if s.mem.CompareAndSwap(cur, cur+int64(n)) {
 			return nil
@@ -177,33 +178,33 @@ func (s *store) charge(have, n uint64) error {
 
 // chargeForce accounts n bytes with no limit: replay, whose ops were
 // acknowledged once.
-func (s *store) chargeForce(_, n uint64) error {
+func (s *Store) chargeForce(_, n uint64) error {
 	s.mem.Add(int64(n))
 	return nil
 }
 
 // release gives back n bytes charged before.
-func (s *store) release(n uint64) { s.mem.Add(-int64(n)) }
+func (s *Store) Release(n uint64) { s.mem.Add(-int64(n)) }
 
 // chargeChunk accounts n bytes for a CF.SCANDUMP chunk before it is built;
 // the connection releases them (releaseChunk) once the reply is sent.
-func (s *store) chargeChunk(n uint64) error {
-	if err := s.charge(0, n); err != nil {
+func (s *Store) ChargeChunk(n uint64) error {
+	if err := s.Charge(0, n); err != nil {
 		return err
 	}
-	s.inflight.Add(int64(n))
+	s.Inflight.Add(int64(n))
 	return nil
 }
 
-func (s *store) releaseChunk(n uint64) {
-	s.inflight.Add(-int64(n))
-	s.release(n)
+func (s *Store) ReleaseChunk(n uint64) {
+	s.Inflight.Add(-int64(n))
+	s.Release(n)
 }
 
 // itemCount is the number of filters and of items in them all (inserted
 // minus deleted): a scan of the key space, O(n) for n keys.
-func (s *store) itemCount() (keys int, items int64) {
-	for _, c := range s.keys.All() {
+func (s *Store) ItemCount() (keys int, items int64) {
+	for _, c := range s.Keys.All() {
 		keys++
 		items += c.Inserted()
 	}
@@ -211,47 +212,47 @@ func (s *store) itemCount() (keys int, items int64) {
 }
 
 // filterBytes is used_memory_filters: mem without the chunks in flight.
-func (s *store) filterBytes() int64 { return s.mem.Load() - s.inflight.Load() }
+func (s *Store) FilterBytes() int64 { return s.mem.Load() - s.Inflight.Load() }
 
 // rlockGate read-locks the gate for a write by cl, unless cl holds it
-// exclusively: the client running an EXEC (see cmd_multi.go).
-func (s *store) rlockGate(w *writer) {
-	if !w.holdsGate() {
-		s.gate.RLock()
+// exclusively: the client running an EXEC (see the server's cmd_multi.go).
+func (s *Store) RlockGate(w *Writer) {
+	if !w.HoldsGate() {
+		s.Gate.RLock()
 	}
 }
 
-func (s *store) runlockGate(w *writer) {
-	if !w.holdsGate() {
-		s.gate.RUnlock()
+func (s *Store) RunlockGate(w *Writer) {
+	if !w.HoldsGate() {
+		s.Gate.RUnlock()
 	}
 }
 
 // logOp appends an op to the log and raises the client's LSN to it. Inside
-// an EXEC the op joins the transaction's record instead (cmd_multi.go).
-func (s *store) logOp(w *writer, payload []byte) {
+// an EXEC the op joins the transaction's record instead (the server's cmd_multi.go).
+func (s *Store) LogOp(w *Writer, payload []byte) {
 	if w != nil {
 		w.opsLogged++
-		if w.txn != nil {
-			w.txn.ops = append(w.txn.ops, payload)
+		if w.Txn != nil {
+			w.Txn.Ops = append(w.Txn.Ops, payload)
 			return
 		}
 	}
-	s.dirty.Add(1)
-	if s.repl != nil {
-		s.repl.Feed(payload) // to the replicas, in the same order per key as the log
+	s.Dirty.Add(1)
+	if s.Repl != nil {
+		s.Repl.Feed(payload) // to the replicas, in the same order per key as the log
 	}
-	if s.aof == nil {
+	if s.AOF == nil {
 		return
 	}
-	lsn := s.aof.append(payload)
-	if w != nil && lsn > w.lsn {
-		w.lsn = lsn
+	lsn := s.AOF.Append(payload)
+	if w != nil && lsn > w.Lsn {
+		w.Lsn = lsn
 	}
 }
 
 // errReadonly refuses a client's write on a replica, in Redis's words.
-var errReadonly = reply("READONLY You can't write against a read only replica.")
+var ErrReadonly = reply("READONLY You can't write against a read only replica.")
 
 // reply is an error whose text is the client's reply, exactly as Redis
 // spells it.
@@ -266,24 +267,24 @@ func (e reply) Error() string { return string(e) }
 // flags are wrong cannot change a replica's data and silently part it from
 // its primary. Preconditions: the gate read-locked (replicaOf flips the
 // role with it held exclusively).
-func (s *store) writable() error {
-	if s.replica.Load() {
-		return errReadonly
+func (s *Store) Writable() error {
+	if s.Replica.Load() {
+		return ErrReadonly
 	}
-	if s.aof != nil {
-		return s.aof.err()
+	if s.AOF != nil {
+		return s.AOF.Err()
 	}
 	return nil
 }
 
 // get returns key's filter for a lookup, nil if it is missing or expired.
-// No lock: a map Load and an atomic load of the deadline (keyspace_expire.go).
-func (s *store) get(key []byte) *entry {
-	c, _ := s.keys.Load(string(key))
+// No lock: a map Load and an atomic load of the deadline (expire.go).
+func (s *Store) Get(key []byte) *Entry {
+	c, _ := s.Keys.Load(string(key))
 	if c == nil {
 		return nil
 	}
-	if c.deadline.Load() != 0 && c.expired(nowMs()) {
+	if c.Deadline.Load() != 0 && c.Expired(NowMs()) {
 		s.reap(string(key), c)
 		return nil
 	}
@@ -294,58 +295,58 @@ func (s *store) get(key []byte) *entry {
 // write runs fn with key's writer lock held, inside the gate. A missing key is
 // created with create's parameters (and a fresh seed) if create is not nil,
 // else fn gets nil. Preconditions: none; the caller holds no lock.
-func (s *store) write(w *writer, key []byte, create *cf.Params, fn func(c *entry, created bool) error) error {
+func (s *Store) Write(w *Writer, key []byte, create *cf.Params, fn func(c *Entry, created bool) error) error {
 	return s.update(w, key, create, false, fn)
 }
 
 // writeLoading is write for CF.LOADCHUNK's data chunks, the only writes a
 // key with a load pending takes.
-func (s *store) writeLoading(w *writer, key []byte, fn func(c *entry, created bool) error) error {
+func (s *Store) WriteLoading(w *Writer, key []byte, fn func(c *Entry, created bool) error) error {
 	return s.update(w, key, nil, true, fn)
 }
 
-func (s *store) update(w *writer, key []byte, create *cf.Params, loading bool, fn func(c *entry, created bool) error) error {
-	s.rlockGate(w)
-	defer s.runlockGate(w)
-	if err := s.writable(); err != nil {
+func (s *Store) update(w *Writer, key []byte, create *cf.Params, loading bool, fn func(c *Entry, created bool) error) error {
+	s.RlockGate(w)
+	defer s.RunlockGate(w)
+	if err := s.Writable(); err != nil {
 		return err
 	}
 	k := string(key)
 	for {
-		c, ok := s.keys.Load(k)
+		c, ok := s.Keys.Load(k)
 		if !ok {
 			if create == nil {
 				return fn(nil, false)
 			}
 			p := *create
 			p.Seed = rand.Uint64()
-			a := applyingFor(w, k, nil)
-			a.op = op{kind: opCreate, key: key, p: p}
-			err := s.commit(w, a, &a.op)
+			a := ApplyingFor(w, k, nil)
+			a.Op = Op{Kind: OpCreate, Key: key, Params: p}
+			err := s.Commit(w, a, &a.Op)
 			if err == errRaced {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			return runLocked(w, a.c, true, fn)
+			return runLocked(w, a.At, true, fn)
 		}
-		c.mu.Lock()
+		c.Mu.Lock()
 		if !s.at(k, c) {
-			c.mu.Unlock()
+			c.Mu.Unlock()
 			continue
 		}
-		if s.expireLocked(w, k, c) {
+		if s.ExpireLocked(w, k, c) {
 			// Gone: go on as on a missing key, whose new filter has no
 			// deadline.
-			c.mu.Unlock()
+			c.Mu.Unlock()
 			continue
 		}
 		if c.Loading() && !loading {
 			// Its remaining chunks would overwrite the change: refuse it
 			// rather than acknowledge and lose it.
-			c.mu.Unlock()
-			return errLoading
+			c.Mu.Unlock()
+			return ErrLoading
 		}
 		s.touch(c)
 		return runLocked(w, c, false, fn)
@@ -354,14 +355,14 @@ func (s *store) update(w *writer, key []byte, create *cf.Params, loading bool, f
 
 // runLocked runs fn and unlocks c.mu, even if fn panics. A change that
 // logged an op bumps c.version, which WATCH compares.
-func runLocked(w *writer, c *entry, created bool, fn func(*entry, bool) error) error {
-	defer c.mu.Unlock()
+func runLocked(w *Writer, c *Entry, created bool, fn func(*Entry, bool) error) error {
+	defer c.Mu.Unlock()
 	var before int
 	if w != nil {
 		before = w.opsLogged
 		defer func() {
 			if w.opsLogged != before {
-				c.version.Add(1)
+				c.Version.Add(1)
 			}
 		}()
 	}
@@ -369,108 +370,108 @@ func runLocked(w *writer, c *entry, created bool, fn func(*entry, bool) error) e
 }
 
 // drop deletes key and reports whether it was there.
-func (s *store) drop(w *writer, key []byte) (bool, error) {
-	s.rlockGate(w)
-	defer s.runlockGate(w)
-	if err := s.writable(); err != nil {
+func (s *Store) Drop(w *Writer, key []byte) (bool, error) {
+	s.RlockGate(w)
+	defer s.RunlockGate(w)
+	if err := s.Writable(); err != nil {
 		return false, err
 	}
 	k := string(key)
-	c := s.lockLive(k)
+	c := s.LockLive(k)
 	if c == nil {
 		return false, nil
 	}
-	defer c.mu.Unlock()
-	if s.expireLocked(w, k, c) {
+	defer c.Mu.Unlock()
+	if s.ExpireLocked(w, k, c) {
 		return false, nil // Redis's DEL of an expired key: 0
 	}
-	// Logged first, then unpublished: see the protocol above (opDrop's
+	// Logged first, then unpublished: see the protocol above (OpDrop's
 	// logFirst).
-	return true, s.commit(w, &applying{k: k, c: c}, &op{kind: opDrop, key: key})
+	return true, s.Commit(w, &Applying{Key: k, At: c}, &Op{Kind: OpDrop, Key: key})
 }
 
 // lockLive returns key k's filter with its writer lock held, still k's
 // (s.at), or nil if k is absent. A filter dropped or renamed away while
 // its lock was awaited is passed over for the one now under k.
-func (s *store) lockLive(k string) *entry {
+func (s *Store) LockLive(k string) *Entry {
 	for {
-		c, ok := s.keys.Load(k)
+		c, ok := s.Keys.Load(k)
 		if !ok {
 			return nil
 		}
-		c.mu.Lock()
+		c.Mu.Lock()
 		if s.at(k, c) {
 			return c
 		}
-		c.mu.Unlock()
+		c.Mu.Unlock()
 	}
 }
 
 // dropLocked removes c, key's filter. Preconditions: c.mu held (or the gate
 // held exclusively).
-func (s *store) dropLocked(k string, c *entry) {
-	s.keys.Delete(k)
+func (s *Store) dropLocked(k string, c *Entry) {
+	s.Keys.Delete(k)
 	s.retire(k, c)
 }
 
 // retire marks c, key k's filter until now, dead, forgets its deadline and
 // releases its bytes; the caller has removed or replaced it in the map.
 // Preconditions: c.mu held (or the gate held exclusively).
-func (s *store) retire(k string, c *entry) {
-	if c.deadline.Load() != 0 {
+func (s *Store) retire(k string, c *Entry) {
+	if c.Deadline.Load() != 0 {
 		s.exp.set(k, c, 0)
 	}
-	c.dead = true
-	s.release(c.SizeBytes())
+	c.Dead = true
+	s.Release(c.SizeBytes())
 }
 
 // flushAll deletes every key.
-func (s *store) flushAll(w *writer) error {
-	if !w.holdsGate() {
-		s.gate.Lock()
-		defer s.gate.Unlock()
+func (s *Store) FlushAll(w *Writer) error {
+	if !w.HoldsGate() {
+		s.Gate.Lock()
+		defer s.Gate.Unlock()
 	}
-	if err := s.writable(); err != nil {
+	if err := s.Writable(); err != nil {
 		return err
 	}
-	return s.commit(w, &applying{}, &op{kind: opFlush})
+	return s.Commit(w, &Applying{}, &Op{Kind: OpFlush})
 }
 
 // clear empties the key space. Preconditions: gate held exclusively (or
 // recovery).
-func (s *store) clear() {
-	for _, c := range s.keys.All() {
-		c.dead = true
-		s.release(c.SizeBytes())
+func (s *Store) clear() {
+	for _, c := range s.Keys.All() {
+		c.Dead = true
+		s.Release(c.SizeBytes())
 	}
-	s.keys.Clear()
+	s.Keys.Clear()
 	s.exp.reset()
 }
 
 // install applies o, an op that creates its key, unless the key exists.
-func (s *store) install(w *writer, o *op) error {
-	s.rlockGate(w)
-	defer s.runlockGate(w)
-	if err := s.writable(); err != nil {
+func (s *Store) Install(w *Writer, o *Op) error {
+	s.RlockGate(w)
+	defer s.RunlockGate(w)
+	if err := s.Writable(); err != nil {
 		return err
 	}
-	k := string(o.key)
+	k := string(o.Key)
 	for {
-		if old, ok := s.keys.Load(k); ok {
+		if old, ok := s.Keys.Load(k); ok {
 			if !s.dropExpiredOrGone(w, k, old) {
-				return errItemExists
+				return ErrItemExists
 			}
 			continue
 		}
-		a := &applying{k: k}
-		err := s.commit(w, a, o)
+		a := &Applying{Key: k}
+		err := s.Commit(w, a, o)
 		if err == errRaced {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		a.c.mu.Unlock()
+		a.At.Mu.Unlock()
 		return nil
 	}
 }
@@ -479,8 +480,27 @@ func (s *store) install(w *writer, o *op) error {
 // there: dropped or renamed meanwhile, or expired, and then dropped here
 // (logged). Preconditions: the gate read-locked (or held by w's EXEC); no
 // key lock held but that of a filter not yet published.
-func (s *store) dropExpiredOrGone(w *writer, k string, old *entry) bool {
-	old.mu.Lock()
-	defer old.mu.Unlock()
-	return !s.at(k, old) || s.expireLocked(w, k, old)
+func (s *Store) dropExpiredOrGone(w *Writer, k string, old *Entry) bool {
+	old.Mu.Lock()
+	defer old.Mu.Unlock()
+	return !s.at(k, old) || s.ExpireLocked(w, k, old)
+}
+
+// present reports whether key is in the key space (and not expired),
+// without touching it.
+func (st *Store) Present(key []byte) bool {
+	c, _ := st.Keys.Load(string(key))
+	return c != nil && (c.Deadline.Load() == 0 || !c.Expired(NowMs()))
+}
+
+// liveKeys is the key space without the keys whose deadline has passed.
+func (s *Store) LiveKeys() iter.Seq2[string, *Entry] {
+	return func(yield func(string, *Entry) bool) {
+		now := NowMs()
+		for k, c := range s.Keys.All() {
+			if !c.Expired(now) && !yield(k, c) {
+				return
+			}
+		}
+	}
 }

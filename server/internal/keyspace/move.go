@@ -1,7 +1,7 @@
-package server
+package keyspace
 
 // The writes that move a filter between keys, or put a whole one in place:
-// RENAME and RESTORE. Both follow the key space's protocol (keyspace.go):
+// RENAME and RESTORE. Both follow the key space's protocol (store.go):
 // the locks of every key they touch are held across the change and its one
 // logged op, and a filter is published under a new key while locked.
 //
@@ -16,30 +16,30 @@ package server
 
 var (
 	errNoSuchKey = reply("ERR no such key")
-	errBusyKey   = reply("BUSYKEY Target key name already exists.")
+	ErrBusyKey   = reply("BUSYKEY Target key name already exists.")
 )
 
 // rename moves key from's filter, with its deadline, to key to, replacing
 // to's filter unless nx, and logs it as one op. It reports whether it moved
 // it (RENAMENX's 1); false with nx when to exists. RENAME k k answers as
 // Redis: OK (RENAMENX 0) if k exists.
-func (s *store) rename(w *writer, from, to []byte, nx bool) (bool, error) {
-	s.rlockGate(w)
-	defer s.runlockGate(w)
-	if err := s.writable(); err != nil {
+func (s *Store) Rename(w *Writer, from, to []byte, nx bool) (bool, error) {
+	s.RlockGate(w)
+	defer s.RunlockGate(w)
+	if err := s.Writable(); err != nil {
 		return false, err
 	}
 	f, t := string(from), string(to)
 	for {
-		src, ok := s.keys.Load(f)
+		src, ok := s.Keys.Load(f)
 		if !ok {
 			return false, errNoSuchKey
 		}
 		if f == t {
-			src.mu.Lock()
+			src.Mu.Lock()
 			gone := !s.at(f, src)
-			expired := !gone && s.expireLocked(w, f, src)
-			src.mu.Unlock()
+			expired := !gone && s.ExpireLocked(w, f, src)
+			src.Mu.Unlock()
 			switch {
 			case gone:
 				continue
@@ -48,7 +48,7 @@ func (s *store) rename(w *writer, from, to []byte, nx bool) (bool, error) {
 			}
 			return !nx, nil
 		}
-		dst, _ := s.keys.Load(t)
+		dst, _ := s.Keys.Load(t)
 		unlock := lockPair(f, src, t, dst)
 		if !s.at(f, src) || dst != nil && !s.at(t, dst) {
 			unlock()
@@ -64,11 +64,11 @@ func (s *store) rename(w *writer, from, to []byte, nx bool) (bool, error) {
 
 // renameLocked is rename with src (at f) and dst (at t, or nil) locked.
 // retry asks the caller to look both up again: t was created meanwhile.
-func (s *store) renameLocked(w *writer, f string, src *entry, t string, dst *entry, nx bool) (moved, retry bool, err error) {
-	if s.expireLocked(w, f, src) {
+func (s *Store) renameLocked(w *Writer, f string, src *Entry, t string, dst *Entry, nx bool) (moved, retry bool, err error) {
+	if s.ExpireLocked(w, f, src) {
 		return false, false, errNoSuchKey
 	}
-	if dst != nil && s.expireLocked(w, t, dst) {
+	if dst != nil && s.ExpireLocked(w, t, dst) {
 		dst = nil
 	}
 	if dst != nil && nx {
@@ -77,67 +77,67 @@ func (s *store) renameLocked(w *writer, f string, src *entry, t string, dst *ent
 	if dst == nil {
 		// Publish src under t first: a writer of t that finds it waits for
 		// src's lock, then logs after the rename.
-		if _, loaded := s.keys.LoadOrStore(t, src); loaded {
+		if _, loaded := s.Keys.LoadOrStore(t, src); loaded {
 			return false, true, nil
 		}
 	}
 	s.snap.renamed(f, t)
-	return true, false, s.commit(w, &applying{k: f, c: src}, &op{kind: opRename, key: []byte(f), to: []byte(t)})
+	return true, false, s.Commit(w, &Applying{Key: f, At: src}, &Op{Kind: OpRename, Key: []byte(f), To: []byte(t)})
 }
 
 // lockPair locks a (key ka) and b (key kb, may be nil or a itself) in the
 // order of their keys, and returns the function that unlocks them.
-func lockPair(ka string, a *entry, kb string, b *entry) func() {
+func lockPair(ka string, a *Entry, kb string, b *Entry) func() {
 	switch {
 	case b == nil || b == a:
-		a.mu.Lock()
-		return a.mu.Unlock
+		a.Mu.Lock()
+		return a.Mu.Unlock
 	case ka > kb:
 		a, b = b, a
 	}
-	a.mu.Lock()
-	b.mu.Lock()
+	a.Mu.Lock()
+	b.Mu.Lock()
 	return func() {
-		b.mu.Unlock()
-		a.mu.Unlock()
+		b.Mu.Unlock()
+		a.Mu.Unlock()
 	}
 }
 
 // restore puts c, built from a RESTORE payload and not yet shared, under
 // key with deadline d (Unix ms, 0 for none), replacing the key's filter if
 // replace, else refusing with BUSYKEY; it logs payload as the op.
-func (s *store) restore(w *writer, key []byte, c *entry, d int64, replace bool, payload []byte) error {
-	s.rlockGate(w)
-	defer s.runlockGate(w)
-	if err := s.writable(); err != nil {
+func (s *Store) Restore(w *Writer, key []byte, c *Entry, d int64, replace bool, payload []byte) error {
+	s.RlockGate(w)
+	defer s.RunlockGate(w)
+	if err := s.Writable(); err != nil {
 		return err
 	}
 	k := string(key)
-	o := &op{kind: opRestore, key: key, deadline: d, items: [][]byte{payload}}
+	o := &Op{Kind: OpRestore, Key: key, Deadline: d, Items: [][]byte{payload}}
 	for {
-		a := &applying{k: k, built: c}
-		old, _ := s.keys.Load(k)
+		a := &Applying{Key: k, Built: c}
+		old, _ := s.Keys.Load(k)
 		if old != nil {
-			old.mu.Lock()
-			if !s.at(k, old) || s.expireLocked(w, k, old) {
-				old.mu.Unlock()
+			old.Mu.Lock()
+			if !s.at(k, old) || s.ExpireLocked(w, k, old) {
+				old.Mu.Unlock()
 				continue
 			}
 			if !replace {
-				old.mu.Unlock()
-				return errBusyKey
+				old.Mu.Unlock()
+				return ErrBusyKey
 			}
-			a.c = old
+			a.At = old
 		}
-		err := s.commit(w, a, o) // publishes c locked
+		err := s.Commit(w, a, o) // publishes c locked
 		if old != nil {
-			old.mu.Unlock()
+			old.Mu.Unlock()
 		}
 		if err == errRaced {
 			continue
 		}
 		if err == nil {
-			c.mu.Unlock()
+			c.Mu.Unlock()
 		}
 		return err
 	}

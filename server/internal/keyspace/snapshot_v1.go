@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"encoding/binary"
@@ -41,7 +41,7 @@ func readSnapshotV1(name string, data []byte) (gen uint64, entries []snapEntry, 
 	}
 	for i := uint64(0); i < keys && r.Err == nil; i++ {
 		key := string(r.Str())
-		c := new(entry)
+		c := new(Entry)
 		if err := c.ReadV1(r); err != nil {
 			if r.Err != nil {
 				break

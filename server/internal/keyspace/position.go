@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import "github.com/cuckoohash/cuckoo/server/internal/fields"
 
@@ -7,7 +7,7 @@ import "github.com/cuckoohash/cuckoo/server/internal/fields"
 // copy.
 //
 // Protocol. The replica logs each applied batch as one transaction record:
-// the primary's ops, then opReplPos with the replication id and the offset
+// the primary's ops, then OpReplPos with the replication id and the offset
 // after them; a crash keeps the batch and its position together or neither.
 // A full copy logs an invalid position and the flush as one record, then a
 // RESTORE op a key, then the position; a snapshot's rotation logs the
@@ -17,14 +17,14 @@ import "github.com/cuckoohash/cuckoo/server/internal/fields"
 // Recovery keeps the last position replayed; New adopts it when the server
 // starts as a replica.
 //
-//	opReplPos  string id, uvarint offset+1 (0: no valid position)
+//	OpReplPos  string id, uvarint offset+1 (0: no valid position)
 
-func encodeReplPos(id string, offset int64) []byte {
-	return fields.Writer{opReplPos}.Str([]byte(id)).Uvarint(uint64(offset + 1))
+func EncodeReplPos(id string, offset int64) []byte {
+	return fields.Writer{OpReplPos}.Str([]byte(id)).Uvarint(uint64(offset + 1))
 }
 
 // replayPosition records a logged position.
-func (st *store) replayPosition(b []byte) error {
+func (st *Store) replayPosition(b []byte) error {
 	r := &fields.Reader{B: b[1:]}
 	id := r.Str()
 	off := int64(r.Uvarint()) - 1
@@ -35,9 +35,9 @@ func (st *store) replayPosition(b []byte) error {
 		return r.Err
 	}
 	if off < 0 {
-		st.replID, st.replOffset = "", -1
+		st.ReplID, st.ReplOffset = "", -1
 	} else {
-		st.replID, st.replOffset = string(id), off
+		st.ReplID, st.ReplOffset = string(id), off
 	}
 	return nil
 }

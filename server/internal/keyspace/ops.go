@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"errors"
@@ -20,234 +20,234 @@ import (
 //
 //	op byte, then fields: uvarints, and strings as uvarint length + bytes
 //
-//	opCreate  key, capacity, bucket size, max iterations, expansion, seed
-//	opAdd     key, n, n items            (each was inserted)
-//	opDel     key, item                  (one copy was deleted)
-//	opDrop    key                        (DEL of the key)
-//	opFlush                              (FLUSHALL)
-//	opCompact key
-//	opChunk   key, iterator, data        (an accepted CF.LOADCHUNK)
-//	opExpire  key, deadline              (EXPIRE and its kin: the absolute
+//	OpCreate  key, capacity, bucket size, max iterations, expansion, seed
+//	OpAdd     key, n, n items            (each was inserted)
+//	OpDel     key, item                  (one copy was deleted)
+//	OpDrop    key                        (DEL of the key)
+//	OpFlush                              (FLUSHALL)
+//	OpCompact key
+//	OpChunk   key, iterator, data        (an accepted CF.LOADCHUNK)
+//	OpExpire  key, deadline              (EXPIRE and its kin: the absolute
 //	                                      deadline, Unix ms, > 0)
-//	opPersist key                        (PERSIST: the deadline cleared)
-//	opRename  key, new key               (RENAME, RENAMENX: the filter and
+//	OpPersist key                        (PERSIST: the deadline cleared)
+//	OpRename  key, new key               (RENAME, RENAMENX: the filter and
 //	                                      its deadline move, replacing the
 //	                                      new key's)
-//	opRestore key, deadline, payload     (RESTORE: DUMP's payload, replacing
+//	OpRestore key, deadline, payload     (RESTORE: DUMP's payload, replacing
 //	                                      the key; deadline 0 for none)
 //
 // A key dropped because its deadline passed (by a lookup, a write or the
-// sweeper) is logged as opDrop: replay never reads the clock.
+// sweeper) is logged as OpDrop: replay never reads the clock.
 const (
-	opCreate byte = 1 + iota
-	opAdd
-	opDel
-	opDrop
-	opFlush
-	opCompact
-	opChunk
-	opExpire
-	opPersist
-	opRename
-	opRestore
+	OpCreate byte = 1 + iota
+	OpAdd
+	OpDel
+	OpDrop
+	OpFlush
+	OpCompact
+	OpChunk
+	OpExpire
+	OpPersist
+	OpRename
+	OpRestore
 )
 
 // The records that are not one key's op, numbered apart from the ops.
 // Every record kind of the log and the stream is numbered here, nowhere
 // else.
 const (
-	// opMulti holds a transaction's ops, applied together (cmd_multi.go):
+	// OpMulti holds a transaction's ops, applied together (the server's cmd_multi.go):
 	// uvarint n, then n ops as strings.
-	opMulti byte = 64
-	// opReplPing is the primary's heartbeat in the stream, never logged: a
+	OpMulti byte = 64
+	// OpReplPing is the primary's heartbeat in the stream, never logged: a
 	// replica sees the link alive, and offsets move on both sides alike
-	// (repl.go).
-	opReplPing byte = 65
-	// opReplPos is a replica's position in its own log (repl_position.go).
-	opReplPos byte = 66
+	// (the server's repl.go).
+	OpReplPing byte = 65
+	// OpReplPos is a replica's position in its own log (position.go).
+	OpReplPos byte = 66
 )
 
 // op is a decoded log payload.
-type op struct {
-	kind  byte
-	key   []byte
-	p     cf.Params
-	items [][]byte
-	iter  uint64
-	// to is opRename's new key; deadline opExpire's and opRestore's.
-	to       []byte
-	deadline int64
+type Op struct {
+	Kind   byte
+	Key    []byte
+	Params cf.Params
+	Items  [][]byte
+	Iter   uint64
+	// to is OpRename's new key; deadline OpExpire's and OpRestore's.
+	To       []byte
+	Deadline int64
 }
 
 // opKind is one kind of op: its name (for errors), its fields after the
 // key, and its apply.
 type opKind struct {
 	name  string
-	write func(w fields.Writer, o *op) fields.Writer
-	read  func(r *fields.Reader, o *op)
+	write func(w fields.Writer, o *Op) fields.Writer
+	read  func(r *fields.Reader, o *Op)
 	// apply makes o's change to a.c, key o.key's entry (nil if the key is
 	// absent; create and restore kinds make it). Preconditions: a.c's lock
 	// held and the gate read-locked, or the gate held exclusively (replay,
 	// a replica's stream).
-	apply func(a *applying, o *op) error
+	apply func(a *Applying, o *Op) error
 	// needsKey: applying it to an absent key is an error in the log.
 	needsKey bool
 	// logFirst: a command logs it before applying it, since applying
 	// unpublishes a key: a writer that then creates the key anew must log
-	// its create after this op (keyspace.go's protocol). Its apply never
+	// its create after this op (store.go's protocol). Its apply never
 	// fails.
 	logFirst bool
 }
 
 var opKinds = [...]opKind{
-	opCreate: {
+	OpCreate: {
 		name: "create",
-		write: func(w fields.Writer, o *op) fields.Writer {
-			return w.Uvarint(o.p.Capacity).Uvarint(uint64(o.p.BucketSize)).Uvarint(uint64(o.p.MaxIter)).
-				Uvarint(uint64(o.p.Expansion)).Uvarint(o.p.Seed)
+		write: func(w fields.Writer, o *Op) fields.Writer {
+			return w.Uvarint(o.Params.Capacity).Uvarint(uint64(o.Params.BucketSize)).Uvarint(uint64(o.Params.MaxIter)).
+				Uvarint(uint64(o.Params.Expansion)).Uvarint(o.Params.Seed)
 		},
-		read: func(r *fields.Reader, o *op) {
-			o.p.Capacity = r.Uvarint()
-			o.p.BucketSize = r.Int(cf.MaxBucketSize)
-			o.p.MaxIter = r.Int(cf.MaxIterations)
-			o.p.Expansion = r.Int(cf.MaxExpansion)
-			o.p.Seed = r.Uvarint()
+		read: func(r *fields.Reader, o *Op) {
+			o.Params.Capacity = r.Uvarint()
+			o.Params.BucketSize = r.Int(cf.MaxBucketSize)
+			o.Params.MaxIter = r.Int(cf.MaxIterations)
+			o.Params.Expansion = r.Int(cf.MaxExpansion)
+			o.Params.Seed = r.Uvarint()
 		},
-		apply: func(a *applying, o *op) error {
-			nc := new(entry)
-			if err := nc.Init(o.p, a.charge()); err != nil {
+		apply: func(a *Applying, o *Op) error {
+			nc := new(Entry)
+			if err := nc.Init(o.Params, a.Charge()); err != nil {
 				return err
 			}
 			return a.putOwn(nc)
 		},
 	},
-	opAdd: {
+	OpAdd: {
 		name: "add",
-		write: func(w fields.Writer, o *op) fields.Writer {
-			w = w.Uvarint(uint64(len(o.items)))
-			for _, it := range o.items {
+		write: func(w fields.Writer, o *Op) fields.Writer {
+			w = w.Uvarint(uint64(len(o.Items)))
+			for _, it := range o.Items {
 				w = w.Str(it)
 			}
 			return w
 		},
-		read: func(r *fields.Reader, o *op) {
+		read: func(r *fields.Reader, o *Op) {
 			n := r.Uvarint()
 			if n > uint64(len(r.B)) {
 				r.Err = fields.ErrShort
 				return
 			}
 			for range n {
-				o.items = append(o.items, r.Str())
+				o.Items = append(o.Items, r.Str())
 			}
 		},
 		apply:    applyAdd,
 		needsKey: true,
 	},
-	opDel: {
+	OpDel: {
 		name:  "del",
-		write: func(w fields.Writer, o *op) fields.Writer { return w.Str(o.items[0]) },
-		read:  func(r *fields.Reader, o *op) { o.items = [][]byte{r.Str()} },
-		apply: func(a *applying, o *op) error {
-			a.changed = a.c.Del(o.items[0])
+		write: func(w fields.Writer, o *Op) fields.Writer { return w.Str(o.Items[0]) },
+		read:  func(r *fields.Reader, o *Op) { o.Items = [][]byte{r.Str()} },
+		apply: func(a *Applying, o *Op) error {
+			a.Changed = a.At.Del(o.Items[0])
 			return nil
 		},
 		needsKey: true,
 	},
-	opDrop: {
+	OpDrop: {
 		name: "drop",
-		apply: func(a *applying, o *op) error {
-			a.st.dropLocked(a.k, a.c)
+		apply: func(a *Applying, o *Op) error {
+			a.st.dropLocked(a.Key, a.At)
 			return nil
 		},
 		needsKey: true,
 		logFirst: true,
 	},
-	opFlush: {
+	OpFlush: {
 		name: "flush",
-		apply: func(a *applying, o *op) error {
+		apply: func(a *Applying, o *Op) error {
 			a.st.clear()
 			return nil
 		},
 		logFirst: true,
 	},
-	opCompact: {
+	OpCompact: {
 		name: "compact",
-		apply: func(a *applying, o *op) error {
-			before := a.c.SizeBytes()
-			a.changed = a.c.Compact()
-			a.st.release(before - a.c.SizeBytes())
+		apply: func(a *Applying, o *Op) error {
+			before := a.At.SizeBytes()
+			a.Changed = a.At.Compact()
+			a.st.Release(before - a.At.SizeBytes())
 			return nil
 		},
 		needsKey: true,
 	},
-	opChunk: {
+	OpChunk: {
 		name:  "chunk",
-		write: func(w fields.Writer, o *op) fields.Writer { return w.Uvarint(o.iter).Str(o.items[0]) },
-		read: func(r *fields.Reader, o *op) {
-			o.iter = r.Uvarint()
-			o.items = [][]byte{r.Str()}
+		write: func(w fields.Writer, o *Op) fields.Writer { return w.Uvarint(o.Iter).Str(o.Items[0]) },
+		read: func(r *fields.Reader, o *Op) {
+			o.Iter = r.Uvarint()
+			o.Items = [][]byte{r.Str()}
 		},
-		apply: func(a *applying, o *op) error {
-			if o.iter != 1 {
-				if a.c == nil {
-					return errNotFound
+		apply: func(a *Applying, o *Op) error {
+			if o.Iter != 1 {
+				if a.At == nil {
+					return ErrNotFound
 				}
-				return a.c.LoadChunk(int64(o.iter), o.items[0])
+				return a.At.LoadChunk(int64(o.Iter), o.Items[0])
 			}
-			nc := new(entry)
-			if err := nc.BeginLoad(o.items[0], a.charge(), a.st.release); err != nil {
+			nc := new(Entry)
+			if err := nc.BeginLoad(o.Items[0], a.Charge(), a.st.Release); err != nil {
 				return err
 			}
 			return a.putOwn(nc)
 		},
 	},
-	opExpire: {
+	OpExpire: {
 		name:  "expire",
-		write: func(w fields.Writer, o *op) fields.Writer { return w.Uvarint(uint64(o.deadline)) },
-		read: func(r *fields.Reader, o *op) {
-			o.deadline = int64(r.Int(math.MaxInt64))
-			if o.deadline == 0 && r.Err == nil {
+		write: func(w fields.Writer, o *Op) fields.Writer { return w.Uvarint(uint64(o.Deadline)) },
+		read: func(r *fields.Reader, o *Op) {
+			o.Deadline = int64(r.Int(math.MaxInt64))
+			if o.Deadline == 0 && r.Err == nil {
 				r.Err = errors.New("an expiry with no deadline")
 			}
 		},
-		apply: func(a *applying, o *op) error {
-			a.st.exp.set(a.k, a.c, o.deadline)
+		apply: func(a *Applying, o *Op) error {
+			a.st.exp.set(a.Key, a.At, o.Deadline)
 			return nil
 		},
 		needsKey: true,
 	},
-	opPersist: {
+	OpPersist: {
 		name: "persist",
-		apply: func(a *applying, o *op) error {
-			a.st.exp.set(a.k, a.c, 0)
+		apply: func(a *Applying, o *Op) error {
+			a.st.exp.set(a.Key, a.At, 0)
 			return nil
 		},
 		needsKey: true,
 	},
-	opRename: {
+	OpRename: {
 		name:     "rename",
-		write:    func(w fields.Writer, o *op) fields.Writer { return w.Str(o.to) },
-		read:     func(r *fields.Reader, o *op) { o.to = r.Str() },
+		write:    func(w fields.Writer, o *Op) fields.Writer { return w.Str(o.To) },
+		read:     func(r *fields.Reader, o *Op) { o.To = r.Str() },
 		apply:    applyRename,
 		needsKey: true,
 		logFirst: true,
 	},
-	opRestore: {
+	OpRestore: {
 		name:  "restore",
-		write: func(w fields.Writer, o *op) fields.Writer { return w.Uvarint(uint64(o.deadline)).Str(o.items[0]) },
-		read: func(r *fields.Reader, o *op) {
-			o.deadline = int64(r.Int(math.MaxInt64))
-			o.items = [][]byte{r.Str()}
+		write: func(w fields.Writer, o *Op) fields.Writer { return w.Uvarint(uint64(o.Deadline)).Str(o.Items[0]) },
+		read: func(r *fields.Reader, o *Op) {
+			o.Deadline = int64(r.Int(math.MaxInt64))
+			o.Items = [][]byte{r.Str()}
 		},
-		apply: func(a *applying, o *op) error {
-			nc := a.built
+		apply: func(a *Applying, o *Op) error {
+			nc := a.Built
 			if nc == nil { // replay: the live command built it from the payload
-				nc = new(entry)
-				if err := nc.LoadPayload(o.items[0], a.charge(), a.st.release); err != nil {
-					return fmt.Errorf("restore of %q: %v", o.key, err)
+				nc = new(Entry)
+				if err := nc.LoadPayload(o.Items[0], a.Charge(), a.st.Release); err != nil {
+					return fmt.Errorf("restore of %q: %v", o.Key, err)
 				}
 			}
-			return a.put(nc, o.deadline)
+			return a.put(nc, o.Deadline)
 		},
 	},
 }
@@ -261,30 +261,30 @@ func kindOf(k byte) *opKind {
 }
 
 // encode returns o's payload.
-func (o *op) encode() []byte {
-	w := fields.Writer{o.kind}
-	if o.kind == opFlush {
+func (o *Op) Encode() []byte {
+	w := fields.Writer{o.Kind}
+	if o.Kind == OpFlush {
 		return w
 	}
-	w = w.Str(o.key)
-	if k := kindOf(o.kind); k.write != nil {
+	w = w.Str(o.Key)
+	if k := kindOf(o.Kind); k.write != nil {
 		w = k.write(w, o)
 	}
 	return w
 }
 
-func decodeOp(b []byte) (op, error) {
+func DecodeOp(b []byte) (Op, error) {
 	if len(b) == 0 {
-		return op{}, fields.ErrShort
+		return Op{}, fields.ErrShort
 	}
-	o := op{kind: b[0]}
-	k := kindOf(o.kind)
+	o := Op{Kind: b[0]}
+	k := kindOf(o.Kind)
 	if k == nil {
-		return o, fmt.Errorf("unknown op %d", o.kind)
+		return o, fmt.Errorf("unknown op %d", o.Kind)
 	}
 	r := &fields.Reader{B: b[1:]}
-	if o.kind != opFlush {
-		o.key = r.Str()
+	if o.Kind != OpFlush {
+		o.Key = r.Str()
 	}
 	if k.read != nil && r.Err == nil {
 		k.read(r, &o)
@@ -299,42 +299,42 @@ func decodeOp(b []byte) (op, error) {
 // replay and a replica's stream. Live, limits hold: memory may be refused
 // and a filter grows only as far as it may. Replayed, every op was
 // acknowledged once: growth is forced and charged without limit.
-type applying struct {
-	st   *store
-	k    string
-	c    *entry // the key's entry, nil if absent
+type Applying struct {
+	st   *Store
+	Key  string
+	At   *Entry // the key's entry, nil if absent
 	live bool
 	// op is the op of a write by a client, kept here with the rest of
 	// the scratch.
-	op op
+	Op Op
 	// built is a restore's filter, which the live command built (and
 	// charged) from the payload before taking any lock.
-	built *entry
+	Built *Entry
 	// nx (live CF.ADDNX, CF.INSERTNX) adds an item only if absent.
-	nx bool
+	Nx bool
 
 	// What the apply did, for the live command's reply and whether it logs:
 	// changed for del and compact, added for add (for each item 1 added, 0
 	// present, or the error that refused it).
-	changed bool
-	added   []any
+	Changed bool
+	Added   []any
 	// accepted is an add's items that went in: what is logged.
-	accepted [][]byte
+	Accepted [][]byte
 }
 
 // applyingFor returns the scratch of a live write by w, for key k at entry
 // c: w's own, reset, or a new one for the server's own writes (w nil).
-func applyingFor(w *writer, k string, c *entry) *applying {
+func ApplyingFor(w *Writer, k string, c *Entry) *Applying {
 	if w == nil {
-		return &applying{k: k, c: c}
+		return &Applying{Key: k, At: c}
 	}
-	a := &w.write
-	*a = applying{k: k, c: c, added: a.added[:0], accepted: a.accepted[:0]}
+	a := &w.Write
+	*a = Applying{Key: k, At: c, Added: a.Added[:0], Accepted: a.Accepted[:0]}
 	return a
 }
 
 // charge is the account new tables are charged to.
-func (a *applying) charge() cf.Charger {
+func (a *Applying) Charge() cf.Charger {
 	if a.live {
 		return a.st.charger
 	}
@@ -345,35 +345,35 @@ func (a *applying) charge() cf.Charger {
 // none), in place of a.c, which is retired. Live, nc is published locked
 // (its lock is the caller's to release) and, if the key was absent,
 // only if it still is: errRaced asks the caller to look the key up again.
-func (a *applying) put(nc *entry, d int64) error {
+func (a *Applying) put(nc *Entry, d int64) error {
 	if a.live {
-		nc.mu.Lock()
+		nc.Mu.Lock()
 	}
-	if a.c == nil {
-		if _, loaded := a.st.keys.LoadOrStore(a.k, nc); loaded {
+	if a.At == nil {
+		if _, loaded := a.st.Keys.LoadOrStore(a.Key, nc); loaded {
 			// Only live: replay runs alone.
-			nc.mu.Unlock()
+			nc.Mu.Unlock()
 			return errRaced
 		}
 	} else {
-		a.st.keys.Swap(a.k, nc)
-		a.st.retire(a.k, a.c)
-		a.c.version.Add(1)
+		a.st.Keys.Swap(a.Key, nc)
+		a.st.retire(a.Key, a.At)
+		a.At.Version.Add(1)
 	}
 	if d != 0 {
-		a.st.exp.set(a.k, nc, d)
+		a.st.exp.set(a.Key, nc, d)
 	}
 	a.st.touch(nc)
-	a.c = nc
+	a.At = nc
 	return nil
 }
 
 // putOwn is put of a filter the apply built itself: if the put lost a
 // race, its bytes are released.
-func (a *applying) putOwn(nc *entry) error {
+func (a *Applying) putOwn(nc *Entry) error {
 	err := a.put(nc, 0)
 	if err != nil {
-		a.st.release(nc.SizeBytes())
+		a.st.Release(nc.SizeBytes())
 	}
 	return err
 }
@@ -381,25 +381,25 @@ func (a *applying) putOwn(nc *entry) error {
 // errRaced is a live put that found the key created meanwhile.
 var errRaced = errors.New("the key was created meanwhile")
 
-func applyAdd(a *applying, o *op) error {
+func applyAdd(a *Applying, o *Op) error {
 	if !a.live {
-		for _, it := range o.items {
-			if _, err := a.c.Add(it, false, true, a.st.forceCharger); err != nil {
+		for _, it := range o.Items {
+			if _, err := a.At.Add(it, false, true, a.st.forceCharger); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	for _, it := range o.items {
-		added, err := a.c.Add(it, a.nx, false, a.st.charger)
+	for _, it := range o.Items {
+		added, err := a.At.Add(it, a.Nx, false, a.st.charger)
 		switch {
 		case err == nil && added:
-			a.added = append(a.added, 1)
-			a.accepted = append(a.accepted, it)
+			a.Added = append(a.Added, 1)
+			a.Accepted = append(a.Accepted, it)
 		case err == nil:
-			a.added = append(a.added, 0)
+			a.Added = append(a.Added, 0)
 		default:
-			a.added = append(a.added, err)
+			a.Added = append(a.Added, err)
 		}
 	}
 	return nil
@@ -408,21 +408,21 @@ func applyAdd(a *applying, o *op) error {
 // applyRename moves a.c from o.key to o.to, with its deadline, retiring
 // to's entry. Live, rename has published a.c under o.to already if o.to
 // was absent, and locked both.
-func applyRename(a *applying, o *op) error {
-	st, f, t, src := a.st, a.k, string(o.to), a.c
+func applyRename(a *Applying, o *Op) error {
+	st, f, t, src := a.st, a.Key, string(o.To), a.At
 	if f == t {
 		return nil
 	}
-	if dst, ok := st.keys.Load(t); ok && dst != src {
-		st.keys.Swap(t, src)
+	if dst, ok := st.Keys.Load(t); ok && dst != src {
+		st.Keys.Swap(t, src)
 		st.retire(t, dst)
 	} else if !ok {
-		st.keys.Store(t, src)
+		st.Keys.Store(t, src)
 	}
-	st.keys.Delete(f)
+	st.Keys.Delete(f)
 	st.exp.move(f, t, src)
 	if a.live {
-		src.version.Add(1)
+		src.Version.Add(1)
 		st.touch(src)
 	}
 	return nil
@@ -434,42 +434,42 @@ func applyRename(a *applying, o *op) error {
 // or held by w's EXEC, the key space writable. A kind that reports whether
 // it changed anything is logged only if it did; an add logs the items it
 // accepted.
-func (s *store) commit(w *writer, a *applying, o *op) error {
+func (s *Store) Commit(w *Writer, a *Applying, o *Op) error {
 	a.st, a.live = s, true
-	kind := kindOf(o.kind)
+	kind := kindOf(o.Kind)
 	if kind.logFirst {
-		s.logOp(w, o.encode())
+		s.LogOp(w, o.Encode())
 		return kind.apply(a, o)
 	}
 	if err := kind.apply(a, o); err != nil {
 		return err
 	}
-	switch o.kind {
-	case opDel, opCompact:
-		if !a.changed {
+	switch o.Kind {
+	case OpDel, OpCompact:
+		if !a.Changed {
 			return nil
 		}
-	case opAdd:
-		if len(a.accepted) == 0 {
+	case OpAdd:
+		if len(a.Accepted) == 0 {
 			return nil
 		}
-		o.items = a.accepted // the caller's op: it reads the results from a
+		o.Items = a.Accepted // the caller's op: it reads the results from a
 	}
-	s.logOp(w, o.encode())
+	s.LogOp(w, o.Encode())
 	return nil
 }
 
 // needsKey reports whether o applies to an existing key only.
-func (o *op) needsKey() bool {
-	return kindOf(o.kind).needsKey || o.kind == opChunk && o.iter != 1
+func (o *Op) needsKey() bool {
+	return kindOf(o.Kind).needsKey || o.Kind == OpChunk && o.Iter != 1
 }
 
-// Records that are not one key's op: a transaction (opMulti), and a
-// replica's position (opReplPos, repl_position.go).
+// Records that are not one key's op: a transaction (OpMulti), and a
+// replica's position (OpReplPos, position.go).
 
 // encodeMulti is a transaction's record: its ops, applied together.
-func encodeMulti(ops [][]byte) []byte {
-	w := fields.Writer{opMulti}.Uvarint(uint64(len(ops)))
+func EncodeMulti(ops [][]byte) []byte {
+	w := fields.Writer{OpMulti}.Uvarint(uint64(len(ops)))
 	for _, o := range ops {
 		w = w.Str(o)
 	}
@@ -483,7 +483,7 @@ func nestedMulti(b []byte) bool {
 	r := &fields.Reader{B: b[1:]}
 	n := r.Uvarint()
 	for i := uint64(0); i < n && r.Err == nil; i++ {
-		if o := r.Str(); len(o) > 0 && o[0] == opMulti {
+		if o := r.Str(); len(o) > 0 && o[0] == OpMulti {
 			return true
 		}
 	}
@@ -492,7 +492,7 @@ func nestedMulti(b []byte) bool {
 
 // replayMulti replays a transaction's record: each of its ops in order, all
 // at the record's offset.
-func (st *store) replayMulti(b []byte, at int64, fz *fuzzyLog) error {
+func (st *Store) replayMulti(b []byte, at int64, fz *FuzzyLog) error {
 	r := &fields.Reader{B: b[1:]}
 	n := r.Uvarint()
 	if r.Err == nil && n > uint64(len(r.B)) {
@@ -509,12 +509,12 @@ func (st *store) replayMulti(b []byte, at int64, fz *fuzzyLog) error {
 		return fields.ErrShort
 	}
 	for _, o := range ops {
-		// A replica's batch (repl_position.go) may hold the primary's
+		// A replica's batch (position.go) may hold the primary's
 		// transactions: one level of nesting, no more.
-		if len(o) > 0 && o[0] == opMulti && nestedMulti(o) {
+		if len(o) > 0 && o[0] == OpMulti && nestedMulti(o) {
 			return errNestedMulti
 		}
-		if err := st.replay(o, at, fz); err != nil {
+		if err := st.Replay(o, at, fz); err != nil {
 			return err
 		}
 	}

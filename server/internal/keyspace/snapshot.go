@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"bufio"
@@ -77,9 +77,9 @@ import (
 // (and the previous one with the logs from its own generation on).
 
 const (
-	snapName    = "snapshot.cks"      // the newest snapshot
-	snapPrev    = "snapshot.prev.cks" // the previous generation
-	snapTmp     = "snapshot.tmp"      // being written
+	SnapName    = "snapshot.cks"      // the newest snapshot
+	SnapPrev    = "snapshot.prev.cks" // the previous generation
+	SnapTmp     = "snapshot.tmp"      // being written
 	snapDamaged = ".damaged"          // appended by --repair to a damaged snapshot set aside
 	snapMagic   = "CKSNAP04"
 	snapMagicV3 = "CKSNAP03"
@@ -91,35 +91,35 @@ const (
 
 // testHookSnapshotEntry, if set, runs after each entry a snapshot writes,
 // with no lock held: tests widen the window in which writes interleave.
-var testHookSnapshotEntry func()
+var TestHookSnapshotEntry func()
 
 // snapshot is Server.snapshot's work: rotate, write snapshot.tmp, verify and
 // install it (see the format above). It returns the keys written, the
 // file's size and its generation. Preconditions: st.aof set; no other
 // snapshot runs.
-func (st *store) snapshot(dir string) (int, int64, uint64, error) {
-	if err := st.aof.err(); err != nil {
+func (st *Store) Snapshot(dir string) (int, int64, uint64, error) {
+	if err := st.AOF.Err(); err != nil {
 		return 0, 0, 0, err
 	}
-	st.gate.Lock()
-	gen := st.aof.gen + 1
-	names := make([]string, 0, st.keys.Len())
-	for k := range st.keys.All() {
+	st.Gate.Lock()
+	gen := st.AOF.gen + 1
+	names := make([]string, 0, st.Keys.Len())
+	for k := range st.Keys.All() {
 		names = append(names, k)
 	}
-	if err := st.aof.rotate(gen); err != nil {
-		st.gate.Unlock()
+	if err := st.AOF.rotate(gen); err != nil {
+		st.Gate.Unlock()
 		return 0, 0, 0, err
 	}
-	if st.repl != nil && st.replica.Load() {
-		// A replica's position starts the new generation (repl_position.go).
-		st.repl.WithPosition(func(id string, offset int64) {
-			st.aof.append(encodeReplPos(id, offset))
+	if st.Repl != nil && st.Replica.Load() {
+		// A replica's position starts the new generation (position.go).
+		st.Repl.WithPosition(func(id string, offset int64) {
+			st.AOF.Append(EncodeReplPos(id, offset))
 		})
 	}
-	dirty := st.dirty.Swap(0)
+	dirty := st.Dirty.Swap(0)
 	st.snap.begin(names)
-	st.gate.Unlock()
+	st.Gate.Unlock()
 
 	n, size, err := st.writeSnapshot(dir, gen)
 	st.snap.end()
@@ -127,8 +127,8 @@ func (st *store) snapshot(dir string) (int, int64, uint64, error) {
 		err = st.installSnapshot(dir, gen)
 	}
 	if err != nil {
-		st.dirty.Add(dirty)
-		os.Remove(filepath.Join(dir, snapTmp)) // never leave a partial file on a full disk
+		st.Dirty.Add(dirty)
+		os.Remove(filepath.Join(dir, SnapTmp)) // never leave a partial file on a full disk
 		return 0, 0, 0, fmt.Errorf("ERR snapshot failed: %v", err)
 	}
 	return n, size, gen, nil
@@ -137,11 +137,11 @@ func (st *store) snapshot(dir string) (int, int64, uint64, error) {
 // testHookInstallStep, if set, runs after each step of installSnapshot
 // ("written", "verified", "demoted", "installed", "logs removed") with the
 // directory as a crash at that moment would leave it: tests copy it.
-var testHookInstallStep func(step string)
+var TestHookInstallStep func(step string)
 
 func installStep(step string) {
-	if testHookInstallStep != nil {
-		testHookInstallStep(step)
+	if TestHookInstallStep != nil {
+		TestHookInstallStep(step)
 	}
 }
 
@@ -168,16 +168,16 @@ func installStep(step string) {
 // snapshot.prev.cks holds stays the previous generation; with no snapshot
 // at all no log is removed, so the empty state at generation 0 plus every
 // log is the previous generation.
-func (st *store) installSnapshot(dir string, gen uint64) error {
+func (st *Store) installSnapshot(dir string, gen uint64) error {
 	installStep("written")
-	tmp := filepath.Join(dir, snapTmp)
+	tmp := filepath.Join(dir, SnapTmp)
 	if err := verifySnapshot(tmp, gen); err != nil {
 		return fmt.Errorf("read back: %w", err)
 	}
 	installStep("verified")
-	newest := filepath.Join(dir, snapName)
+	newest := filepath.Join(dir, SnapName)
 	if _, err := os.Stat(newest); err == nil {
-		if err := os.Rename(newest, filepath.Join(dir, snapPrev)); err != nil {
+		if err := os.Rename(newest, filepath.Join(dir, SnapPrev)); err != nil {
 			return err
 		}
 		if err := syncDir(dir); err != nil {
@@ -194,7 +194,7 @@ func (st *store) installSnapshot(dir string, gen uint64) error {
 		return err
 	}
 	installStep("installed")
-	a := st.aof
+	a := st.AOF
 	if a.hasSnap {
 		// The snapshot installed before this one is the previous
 		// generation now, whether it was in snapshot.cks (renamed in
@@ -226,8 +226,8 @@ func verifySnapshot(path string, gen uint64) error {
 // writeSnapshot streams the entries of the keys st.snap holds to
 // snapshot.tmp, fsynced and closed. It returns the keys written and the
 // file's size.
-func (st *store) writeSnapshot(dir string, gen uint64) (int, int64, error) {
-	f, err := os.OpenFile(filepath.Join(dir, snapTmp), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+func (st *Store) writeSnapshot(dir string, gen uint64) (int, int64, error) {
+	f, err := os.OpenFile(filepath.Join(dir, SnapTmp), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -249,13 +249,13 @@ func (st *store) writeSnapshot(dir string, gen uint64) (int, int64, error) {
 			continue
 		}
 		buf, err = writeEntry(cw, k, pos, c, buf)
-		c.mu.Unlock()
+		c.Mu.Unlock()
 		if err != nil {
 			return 0, 0, err
 		}
 		n++
-		if testHookSnapshotEntry != nil {
-			testHookSnapshotEntry()
+		if TestHookSnapshotEntry != nil {
+			TestHookSnapshotEntry()
 		}
 	}
 	cw.Write([]byte{0})
@@ -280,30 +280,30 @@ func (st *store) writeSnapshot(dir string, gen uint64) (int, int64, error) {
 // capture returns key k's filter with its writer lock held, and the log
 // position its entry stands at; false if k is absent. The gate's read side,
 // held while the position is read, orders it with FLUSHALL.
-func (st *store) capture(k string) (*entry, uint64, bool) {
+func (st *Store) capture(k string) (*Entry, uint64, bool) {
 	for {
-		c, ok := st.keys.Load(k)
+		c, ok := st.Keys.Load(k)
 		if !ok {
 			st.snap.visit(k)
 			return nil, 0, false
 		}
-		st.gate.RLock()
-		c.mu.Lock()
+		st.Gate.RLock()
+		c.Mu.Lock()
 		if !st.at(k, c) {
-			c.mu.Unlock()
-			st.gate.RUnlock()
+			c.Mu.Unlock()
+			st.Gate.RUnlock()
 			continue
 		}
-		pos := st.aof.position()
+		pos := st.AOF.Position()
 		st.snap.visit(k)
-		st.gate.RUnlock()
+		st.Gate.RUnlock()
 		return c, pos, true
 	}
 }
 
 // writeEntry writes key's entry. Preconditions: c.mu held.
-func writeEntry(w io.Writer, key string, pos uint64, c *entry, buf []byte) ([]byte, error) {
-	e := fields.Writer{1}.Str([]byte(key)).Uvarint(pos).Uvarint(uint64(c.deadline.Load()))
+func writeEntry(w io.Writer, key string, pos uint64, c *Entry, buf []byte) ([]byte, error) {
+	e := fields.Writer{1}.Str([]byte(key)).Uvarint(pos).Uvarint(uint64(c.Deadline.Load()))
 	if _, err := w.Write(e); err != nil {
 		return buf, err
 	}
@@ -330,7 +330,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // snapEntry is one key of a decoded snapshot.
 type snapEntry struct {
 	key      string
-	c        *entry
+	c        *Entry
 	pos      uint64 // see the format above; 0 for a version 1 snapshot
 	deadline int64  // Unix ms, 0 for none
 }
@@ -338,7 +338,7 @@ type snapEntry struct {
 // readSnapshotFile decodes the snapshot at path. fuzzy reports a version 2
 // snapshot, whose entries' positions apply to log gen. Every error wraps
 // ErrCorrupt and names the file, except I/O errors.
-func readSnapshotFile(path string) (gen uint64, entries []snapEntry, fuzzy bool, err error) {
+func ReadSnapshotFile(path string) (gen uint64, entries []snapEntry, fuzzy bool, err error) {
 	gen, fuzzy, err = readSnapshot(path, true, func(e snapEntry) { entries = append(entries, e) })
 	if err != nil {
 		return 0, nil, false, err
@@ -453,9 +453,9 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 		if r.Err != nil {
 			return 0, r.Err
 		}
-		var c *entry
+		var c *Entry
 		if apply {
-			c = new(entry)
+			c = new(Entry)
 		}
 		var into *cf.Filter
 		if c != nil {

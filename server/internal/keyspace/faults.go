@@ -1,10 +1,9 @@
-package server
+package keyspace
 
 import (
 	"os"
 	"sync"
 	"syscall"
-	"testing"
 )
 
 // LogFaults makes the log files a server opens fail on command: a disk that
@@ -21,13 +20,14 @@ type LogFaults struct {
 	syncs                      int // fsync calls that reached the file
 }
 
-// InjectLogFaults wraps every log file opened until the test ends.
+// InjectLogFaults wraps every log file opened until the test ends (cleanup
+// is the test's Cleanup). It is for tests only: no server calls it.
 // Preconditions: no server or aof of this test is running yet (the hook is
 // a package variable).
-func InjectLogFaults(t testing.TB) *LogFaults {
+func InjectLogFaults(cleanup func(func())) *LogFaults {
 	lf := &LogFaults{room: -1}
-	open := openLogFile
-	openLogFile = func(name string, flag int) (logFile, error) {
+	open := OpenLogFile
+	OpenLogFile = func(name string, flag int) (LogFile, error) {
 		lf.mu.Lock()
 		fail := lf.openErr
 		lf.mu.Unlock()
@@ -42,7 +42,7 @@ func InjectLogFaults(t testing.TB) *LogFaults {
 		}
 		return &faultFile{f: f, lf: lf}, nil
 	}
-	t.Cleanup(func() { openLogFile = open })
+	cleanup(func() { OpenLogFile = open })
 	return lf
 }
 

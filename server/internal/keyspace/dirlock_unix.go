@@ -1,6 +1,6 @@
 //go:build unix
 
-package server
+package keyspace
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ const lockName = "LOCK"
 // lockDir takes the data directory's lock, or fails at once if another
 // process (or another Server in this one) holds it. The lock lasts until the
 // returned file is closed, or the process exits.
-func lockDir(dir string) (*os.File, error) {
+func LockDir(dir string) (*os.File, error) {
 	p := filepath.Join(dir, lockName)
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {

@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"encoding/binary"
@@ -60,67 +60,67 @@ import (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 const (
-	recordHeader = 8
+	RecordHeader = 8
 	// maxRecord bounds a record's payload. A longer length field is
 	// corruption, never a torn tail.
-	maxRecord = 1 << 30
+	MaxRecord = 1 << 30
 )
 
 // ErrCorrupt is wrapped by every error reading a damaged log or snapshot.
 var ErrCorrupt = errors.New("server: corrupt data")
 
 // fsyncMode is --appendfsync.
-type fsyncMode int
+type FsyncMode int
 
 const (
-	fsyncEverysec fsyncMode = iota
-	fsyncAlways
-	fsyncNo
+	FsyncEverysec FsyncMode = iota
+	FsyncAlways
+	FsyncNo
 )
 
-func parseFsync(s string) (fsyncMode, error) {
+func ParseFsync(s string) (FsyncMode, error) {
 	switch s {
 	case "", "everysec":
-		return fsyncEverysec, nil
+		return FsyncEverysec, nil
 	case "always":
-		return fsyncAlways, nil
+		return FsyncAlways, nil
 	case "no":
-		return fsyncNo, nil
+		return FsyncNo, nil
 	}
 	return 0, fmt.Errorf("server: appendfsync %q: want always, everysec or no", s)
 }
 
-func (m fsyncMode) String() string {
+func (m FsyncMode) String() string {
 	return [...]string{"everysec", "always", "no"}[m]
 }
 
 // generation is the current log generation, for INFO (gen is guarded by
 // wmu; rotate changes it).
-func (a *aof) generation() uint64 {
+func (a *AOF) Generation() uint64 {
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
 	return a.gen
 }
 
 // appendRecord appends the framed payload to b.
-func appendRecord(b, payload []byte) []byte {
-	var h [recordHeader]byte
+func AppendRecord(b, payload []byte) []byte {
+	var h [RecordHeader]byte
 	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(h[4:], recordCRC(h[0:4], payload))
+	binary.LittleEndian.PutUint32(h[4:], RecordCRC(h[0:4], payload))
 	return append(append(b, h[:]...), payload...)
 }
 
 // recordCRC is a record's checksum: CRC-32C of its length field and its
 // payload.
-func recordCRC(length, payload []byte) uint32 {
+func RecordCRC(length, payload []byte) uint32 {
 	return crc32.Update(crc32.Update(0, castagnoli, length), castagnoli, payload)
 }
 
 // logName is the file of log generation gen.
-func logName(gen uint64) string { return fmt.Sprintf("appendonly.%016x.log", gen) }
+func LogName(gen uint64) string { return fmt.Sprintf("appendonly.%016x.log", gen) }
 
 // logFile is an open log file: an *os.File, or a test's fault injector.
-type logFile interface {
+type LogFile interface {
 	Write(b []byte) (int, error)
 	Sync() error
 	Truncate(size int64) error
@@ -130,7 +130,7 @@ type logFile interface {
 
 // openLogFile opens a log file for writing. Tests replace it to inject
 // faults.
-var openLogFile = func(name string, flag int) (logFile, error) {
+var OpenLogFile = func(name string, flag int) (LogFile, error) {
 	f, err := os.OpenFile(name, flag, 0o644)
 	if err != nil {
 		return nil, err // not a nil *os.File in a non-nil interface
@@ -140,15 +140,15 @@ var openLogFile = func(name string, flag int) (logFile, error) {
 
 // errMisconf is wrapped by the error of a failed log: the prefix Redis
 // answers writes with while it cannot persist them.
-var errMisconf = errors.New("MISCONF Errors writing to the append-only log")
+var ErrMisconf = errors.New("MISCONF Errors writing to the append-only log")
 
 // aof is the log writer.
-type aof struct {
+type AOF struct {
 	dir  string
-	mode fsyncMode
+	Mode FsyncMode
 	log  *slog.Logger
 	// onSync, if set, is told the duration of every fsync (metrics).
-	onSync func(time.Duration)
+	OnSync func(time.Duration)
 	// snapGen is the generation of the newest snapshot installed or loaded,
 	// if hasSnap: when the next one is installed it becomes the previous
 	// generation, and the logs before it go (snapshot.go). Guarded by the
@@ -156,7 +156,7 @@ type aof struct {
 	snapGen uint64
 	hasSnap bool
 
-	mu sync.Mutex // guards buf, appended and genStart
+	Mu sync.Mutex // guards buf, appended and genStart
 	// buf holds the records appended and not yet written, in append order
 	// (but for those a write(2) in progress holds).
 	buf      []byte
@@ -166,9 +166,9 @@ type aof struct {
 	genStart uint64
 
 	wmu  sync.Mutex // guards f, gen, size and torn; held across write(2)
-	f    logFile
+	f    LogFile
 	gen  uint64
-	size atomic.Int64 // bytes in the current file, written
+	Size atomic.Int64 // bytes in the current file, written
 	// torn: a write stopped part way and cutting the file back to size
 	// failed, so bytes of a torn record may follow size.
 	torn bool
@@ -186,8 +186,8 @@ type aof struct {
 
 // openAOF opens generation gen for appending at offset size (the end of its
 // valid records).
-func openAOF(dir string, gen uint64, size int64, mode fsyncMode, log *slog.Logger) (*aof, error) {
-	f, err := openLogFile(filepath.Join(dir, logName(gen)), os.O_CREATE|os.O_WRONLY)
+func OpenAOF(dir string, gen uint64, size int64, mode FsyncMode, log *slog.Logger) (*AOF, error) {
+	f, err := OpenLogFile(filepath.Join(dir, LogName(gen)), os.O_CREATE|os.O_WRONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +205,8 @@ func openAOF(dir string, gen uint64, size int64, mode fsyncMode, log *slog.Logge
 	}
 	// The positions start at the file's size, so that appended-genStart is
 	// a record's offset in the file (see position).
-	a := &aof{dir: dir, mode: mode, log: log, f: f, gen: gen, done: make(chan struct{}), appended: uint64(size)}
-	a.size.Store(size)
+	a := &AOF{dir: dir, Mode: mode, log: log, f: f, gen: gen, done: make(chan struct{}), appended: uint64(size)}
+	a.Size.Store(size)
 	a.written.Store(uint64(size))
 	a.synced.Store(uint64(size))
 	a.wg.Add(1)
@@ -217,7 +217,7 @@ func openAOF(dir string, gen uint64, size int64, mode fsyncMode, log *slog.Logge
 // ticker runs once a second: the fsync of everysec, and in every mode the
 // retry of a failed log, which must heal even if no command arrives (a
 // refused write does not commit).
-func (a *aof) ticker() {
+func (a *AOF) ticker() {
 	defer a.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -227,19 +227,19 @@ func (a *aof) ticker() {
 			return
 		case <-t.C:
 			switch {
-			case a.mode == fsyncEverysec:
-				if err := a.flush(); err == nil {
+			case a.Mode == FsyncEverysec:
+				if err := a.Flush(); err == nil {
 					_ = a.sync()
 				}
-			case a.err() != nil:
-				_ = a.flush() // heals
+			case a.Err() != nil:
+				_ = a.Flush() // heals
 			}
 		}
 	}
 }
 
 // err returns the error that stops the log, if it is failed.
-func (a *aof) err() error {
+func (a *AOF) Err() error {
 	if p := a.failed.Load(); p != nil {
 		return *p
 	}
@@ -248,24 +248,24 @@ func (a *aof) err() error {
 
 // fail puts the log in the failed state, unless it is already, and returns
 // the error err() returns. Preconditions: wmu or smu held.
-func (a *aof) fail(err error) error {
-	e := fmt.Errorf("%w: %w", errMisconf, err)
+func (a *AOF) fail(err error) error {
+	e := fmt.Errorf("%w: %w", ErrMisconf, err)
 	if a.failed.CompareAndSwap(nil, &e) {
 		a.log.Error("append-only log failed; writes refused until a retry succeeds", "err", err)
 	} else {
 		a.log.Debug("append-only log retry failed", "err", err)
 	}
-	return a.err()
+	return a.Err()
 }
 
 // append adds a record and returns its LSN: the log position commit must
 // reach for it to be written.
-func (a *aof) append(payload []byte) uint64 {
-	a.mu.Lock()
-	a.buf = appendRecord(a.buf, payload)
-	a.appended += uint64(recordHeader + len(payload))
+func (a *AOF) Append(payload []byte) uint64 {
+	a.Mu.Lock()
+	a.buf = AppendRecord(a.buf, payload)
+	a.appended += uint64(RecordHeader + len(payload))
 	lsn := a.appended
-	a.mu.Unlock()
+	a.Mu.Unlock()
 	return lsn
 }
 
@@ -273,23 +273,23 @@ func (a *aof) append(payload []byte) uint64 {
 // next record will start. A caller holding a key's writer lock gets a
 // position that every op of that key logged so far lies before, and every
 // later one at or after (snapshot.go).
-func (a *aof) position() uint64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+func (a *AOF) Position() uint64 {
+	a.Mu.Lock()
+	defer a.Mu.Unlock()
 	return a.appended - a.genStart
 }
 
 // flush writes every record appended so far to the file; if the log is
 // failed, it retries (heal), which fsyncs too.
-func (a *aof) flush() error {
+func (a *AOF) Flush() error {
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
 	return a.flushLocked()
 }
 
 // flushLocked is flush. Preconditions: wmu held.
-func (a *aof) flushLocked() error {
-	if a.err() != nil {
+func (a *AOF) flushLocked() error {
+	if a.Err() != nil {
 		return a.healLocked()
 	}
 	return a.writeLocked()
@@ -297,29 +297,29 @@ func (a *aof) flushLocked() error {
 
 // writeLocked writes buf. If the write fails, buf keeps every record (see
 // the protocol) and the log fails. Preconditions: wmu held.
-func (a *aof) writeLocked() error {
-	a.mu.Lock()
+func (a *AOF) writeLocked() error {
+	a.Mu.Lock()
 	buf, target := a.buf, a.appended
 	a.buf = nil
-	a.mu.Unlock()
+	a.Mu.Unlock()
 	if len(buf) == 0 {
 		return nil
 	}
 	n, err := a.f.Write(buf)
 	if err == nil {
-		a.size.Add(int64(len(buf)))
+		a.Size.Add(int64(len(buf)))
 		a.written.Store(target)
 		return nil
 	}
-	a.mu.Lock()
+	a.Mu.Lock()
 	a.buf = append(buf, a.buf...) // nothing else refers to buf's array
-	a.mu.Unlock()
+	a.Mu.Unlock()
 	ferr := a.fail(err)
 	if n > 0 {
 		a.torn = true
 		if err := a.cutLocked(); err != nil {
 			a.log.Error("cannot cut the append-only log back to its last whole record; it stays failed until a retry can",
-				"file", filepath.Join(a.dir, logName(a.gen)), "offset", a.size.Load(), "err", err)
+				"file", filepath.Join(a.dir, LogName(a.gen)), "offset", a.Size.Load(), "err", err)
 		}
 	}
 	return ferr
@@ -328,8 +328,8 @@ func (a *aof) writeLocked() error {
 // cutLocked truncates the file to size, dropping the bytes a failed write
 // left after the last whole record, and clears torn. Preconditions: wmu
 // held, torn set.
-func (a *aof) cutLocked() error {
-	size := a.size.Load()
+func (a *AOF) cutLocked() error {
+	size := a.Size.Load()
 	if err := a.f.Truncate(size); err != nil {
 		return err
 	}
@@ -344,11 +344,11 @@ func (a *aof) cutLocked() error {
 // healLocked retries a failed log: it cuts off a torn record left by an
 // earlier failure, writes buf and fsyncs; on success the log is writable
 // again. Preconditions: wmu held.
-func (a *aof) healLocked() error {
+func (a *AOF) healLocked() error {
 	if a.torn {
 		if err := a.cutLocked(); err != nil {
 			a.log.Debug("append-only log retry: cannot cut back the torn record yet", "err", err)
-			return a.err()
+			return a.Err()
 		}
 	}
 	if err := a.writeLocked(); err != nil {
@@ -362,18 +362,18 @@ func (a *aof) healLocked() error {
 	}
 	a.synced.Store(target)
 	a.failed.Store(nil) // healed: the linearization point
-	a.log.Info("append-only log writable again", "file", filepath.Join(a.dir, logName(a.gen)), "size", a.size.Load())
+	a.log.Info("append-only log writable again", "file", filepath.Join(a.dir, LogName(a.gen)), "size", a.Size.Load())
 	return nil
 }
 
 // fsync syncs the file and reports its duration. Preconditions: smu held.
-func (a *aof) fsync() error {
+func (a *AOF) fsync() error {
 	start := time.Now()
 	if err := a.f.Sync(); err != nil {
 		return err
 	}
-	if a.onSync != nil {
-		a.onSync(time.Since(start))
+	if a.OnSync != nil {
+		a.OnSync(time.Since(start))
 	}
 	return nil
 }
@@ -388,10 +388,10 @@ func (a *aof) fsync() error {
 // failed fsync are not rewritten (their bytes have left buf): as with Redis,
 // a crash after healing may find them missing, which startup reports as
 // damage in the middle of the log.
-func (a *aof) sync() error {
+func (a *AOF) sync() error {
 	a.smu.Lock()
 	defer a.smu.Unlock()
-	if err := a.err(); err != nil {
+	if err := a.Err(); err != nil {
 		return err
 	}
 	target := a.written.Load()
@@ -408,13 +408,13 @@ func (a *aof) sync() error {
 // commit makes the records up to lsn as durable as the mode promises: written
 // to the OS (every mode), and fsynced with always. It returns nil only then;
 // a failed log is retried first.
-func (a *aof) commit(lsn uint64) error {
-	if a.written.Load() < lsn || a.err() != nil {
-		if err := a.flush(); err != nil {
+func (a *AOF) Commit(lsn uint64) error {
+	if a.written.Load() < lsn || a.Err() != nil {
+		if err := a.Flush(); err != nil {
 			return err
 		}
 	}
-	if a.mode == fsyncAlways && a.synced.Load() < lsn {
+	if a.Mode == FsyncAlways && a.synced.Load() < lsn {
 		return a.sync()
 	}
 	return nil
@@ -424,7 +424,7 @@ func (a *aof) commit(lsn uint64) error {
 // failed log is retried first; if it still fails, or the new file cannot be
 // created, rotate returns the error and the current generation goes on.
 // Preconditions: no append runs concurrently (the store's gate is held).
-func (a *aof) rotate(gen uint64) error {
+func (a *AOF) rotate(gen uint64) error {
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
 	if err := a.flushLocked(); err != nil {
@@ -438,8 +438,8 @@ func (a *aof) rotate(gen uint64) error {
 	a.synced.Store(a.written.Load())
 	// The current file is whole and synced: failing to start the next one
 	// does not fail the log.
-	name := filepath.Join(a.dir, logName(gen))
-	f, err := openLogFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC)
+	name := filepath.Join(a.dir, LogName(gen))
+	f, err := OpenLogFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC)
 	if err != nil {
 		return err
 	}
@@ -450,26 +450,26 @@ func (a *aof) rotate(gen uint64) error {
 	}
 	a.f.Close()
 	a.f, a.gen = f, gen
-	a.size.Store(0)
-	a.mu.Lock()
+	a.Size.Store(0)
+	a.Mu.Lock()
 	a.genStart = a.appended // buf is empty: flushLocked took it, and no append runs
-	a.mu.Unlock()
+	a.Mu.Unlock()
 	return nil
 }
 
 // close writes, fsyncs and closes the log; a failed log gets one last retry.
 // Preconditions: no append or commit runs concurrently.
-func (a *aof) close() error {
+func (a *AOF) Close() error {
 	close(a.done)
 	a.wg.Wait()
-	err := a.flush()
+	err := a.Flush()
 	if err == nil {
 		err = a.sync()
 	}
 	if err != nil {
-		a.mu.Lock()
+		a.Mu.Lock()
 		lost := len(a.buf)
-		a.mu.Unlock()
+		a.Mu.Unlock()
 		a.log.Error("closing the append-only log while it is failed: its last records may not be on disk", "unwritten_bytes", lost, "err", err)
 	}
 	if cerr := a.f.Close(); err == nil {
@@ -511,25 +511,25 @@ func (e *logError) Unwrap() error { return ErrCorrupt }
 //     exceeds maxRecord: corruption in the middle.
 //
 // An error apply returns stops the scan and is returned as is.
-func scanLog(name string, data []byte, apply func([]byte) error) (good int64, torn bool, err error) {
+func ScanLog(name string, data []byte, apply func([]byte) error) (good int64, torn bool, err error) {
 	off := 0
 	for off < len(data) {
 		rest := data[off:]
-		if len(rest) < recordHeader {
-			return int64(off), true, &logError{name, int64(off), fmt.Sprintf("torn record header (%d of %d bytes)", len(rest), recordHeader)}
+		if len(rest) < RecordHeader {
+			return int64(off), true, &logError{name, int64(off), fmt.Sprintf("torn record header (%d of %d bytes)", len(rest), RecordHeader)}
 		}
 		n := binary.LittleEndian.Uint32(rest)
-		if n > maxRecord {
-			return int64(off), false, &logError{name, int64(off), fmt.Sprintf("record length %d exceeds %d", n, maxRecord)}
+		if n > MaxRecord {
+			return int64(off), false, &logError{name, int64(off), fmt.Sprintf("record length %d exceeds %d", n, MaxRecord)}
 		}
-		end := recordHeader + int(n)
+		end := RecordHeader + int(n)
 		if end > len(rest) {
 			return int64(off), true, &logError{name, int64(off), fmt.Sprintf("torn record (%d of %d bytes)", len(rest), end)}
 		}
-		if recordCRC(rest[:4], rest[recordHeader:end]) != binary.LittleEndian.Uint32(rest[4:]) {
+		if RecordCRC(rest[:4], rest[RecordHeader:end]) != binary.LittleEndian.Uint32(rest[4:]) {
 			return int64(off), end == len(rest), &logError{name, int64(off), "checksum mismatch"}
 		}
-		if err := apply(rest[recordHeader:end]); err != nil {
+		if err := apply(rest[RecordHeader:end]); err != nil {
 			return int64(off), false, err
 		}
 		off += end

@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"bytes"
@@ -40,7 +40,7 @@ func (c *logCapture) contains(s string) bool {
 // to its current generation, in order.
 type faultLog struct {
 	t        *testing.T
-	a        *aof
+	a        *AOF
 	lf       *LogFaults
 	logs     *logCapture
 	dir      string
@@ -49,16 +49,16 @@ type faultLog struct {
 	close    func() error
 }
 
-func newFaultLog(t *testing.T, mode fsyncMode) *faultLog {
+func newFaultLog(t *testing.T, mode FsyncMode) *faultLog {
 	t.Helper()
-	fl := &faultLog{t: t, dir: t.TempDir(), lf: InjectLogFaults(t), logs: &logCapture{}}
+	fl := &faultLog{t: t, dir: t.TempDir(), lf: InjectLogFaults(t.Cleanup), logs: &logCapture{}}
 	log := slog.New(slog.NewTextHandler(fl.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	a, err := openAOF(fl.dir, 0, 0, mode, log)
+	a, err := OpenAOF(fl.dir, 0, 0, mode, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fl.a = a
-	fl.close = sync.OnceValue(a.close)
+	fl.close = sync.OnceValue(a.Close)
 	t.Cleanup(func() { fl.close() })
 	return fl
 }
@@ -71,13 +71,13 @@ func (fl *faultLog) add(n int) uint64 {
 		// Lengths vary so that a short write stops inside a record.
 		p := []byte(fmt.Sprintf("rec-%d-%s", i, strings.Repeat("x", i%37)))
 		fl.payloads = append(fl.payloads, p)
-		fl.end += uint64(recordHeader + len(p))
-		lsn = fl.a.append(p)
+		fl.end += uint64(RecordHeader + len(p))
+		lsn = fl.a.Append(p)
 	}
 	return lsn
 }
 
-func (fl *faultLog) path(gen uint64) string { return filepath.Join(fl.dir, logName(gen)) }
+func (fl *faultLog) path(gen uint64) string { return filepath.Join(fl.dir, LogName(gen)) }
 
 // readLog returns the payloads of the whole records in a log file, and its
 // size; a torn or damaged record fails the test.
@@ -88,7 +88,7 @@ func readLog(t *testing.T, path string) ([][]byte, int64) {
 		t.Fatal(err)
 	}
 	var got [][]byte
-	if _, _, err := scanLog(path, data, func(b []byte) error {
+	if _, _, err := ScanLog(path, data, func(b []byte) error {
 		got = append(got, bytes.Clone(b))
 		return nil
 	}); err != nil {
@@ -125,12 +125,12 @@ func (fl *faultLog) check(gen uint64) {
 	if gen != a.gen {
 		return
 	}
-	if a.size.Load() != size || a.position() != fl.end {
-		fl.t.Fatalf("file %d bytes, size %d, position %d", size, a.size.Load(), a.position())
+	if a.Size.Load() != size || a.Position() != fl.end {
+		fl.t.Fatalf("file %d bytes, size %d, position %d", size, a.Size.Load(), a.Position())
 	}
-	a.mu.Lock()
+	a.Mu.Lock()
 	appended := a.appended
-	a.mu.Unlock()
+	a.Mu.Unlock()
 	if w := a.written.Load(); w != appended {
 		fl.t.Fatalf("written %d, appended %d", w, appended)
 	}
@@ -145,15 +145,15 @@ func (fl *faultLog) checkPrefix(n int) {
 	defer a.wmu.Unlock()
 	got, size := readLog(fl.t, fl.path(a.gen))
 	samePayloads(fl.t, got, fl.payloads[:n])
-	if size != a.size.Load() {
-		fl.t.Fatalf("file %d bytes, size %d", size, a.size.Load())
+	if size != a.Size.Load() {
+		fl.t.Fatalf("file %d bytes, size %d", size, a.Size.Load())
 	}
 }
 
 // wantMisconf: err is the failed log's error, with its cause.
 func wantMisconf(t *testing.T, err, cause error) {
 	t.Helper()
-	if !errors.Is(err, errMisconf) || !errors.Is(err, cause) || !strings.HasPrefix(err.Error(), "MISCONF Errors writing to the append-only log: ") {
+	if !errors.Is(err, ErrMisconf) || !errors.Is(err, cause) || !strings.HasPrefix(err.Error(), "MISCONF Errors writing to the append-only log: ") {
 		t.Fatalf("error %v, want MISCONF caused by %v", err, cause)
 	}
 }
@@ -178,11 +178,11 @@ func (fl *faultLog) fullMidRecord() {
 }
 
 func TestAOFShortWriteHeals(t *testing.T) {
-	for _, mode := range []fsyncMode{fsyncAlways, fsyncEverysec, fsyncNo} {
+	for _, mode := range []FsyncMode{FsyncAlways, FsyncEverysec, FsyncNo} {
 		t.Run("appendfsync="+mode.String(), func(t *testing.T) {
 			fl := newFaultLog(t, mode)
 			a := fl.a
-			if err := a.commit(fl.add(3)); err != nil {
+			if err := a.Commit(fl.add(3)); err != nil {
 				t.Fatal(err)
 			}
 			fl.fullMidRecord()
@@ -190,10 +190,10 @@ func TestAOFShortWriteHeals(t *testing.T) {
 			// A record appended while the failing write(2) runs must
 			// follow the 3 it holds.
 			fl.lf.DuringWrite(func() { fl.add(1) })
-			err := a.commit(lsn)
+			err := a.Commit(lsn)
 			wantMisconf(t, err, syscall.ENOSPC)
-			if a.err() == nil || a.err().Error() != err.Error() {
-				t.Fatalf("err() = %v, want %v", a.err(), err)
+			if a.Err() == nil || a.Err().Error() != err.Error() {
+				t.Fatalf("err() = %v, want %v", a.Err(), err)
 			}
 			if !fl.logs.contains("append-only log failed") {
 				t.Error("the failure was not logged")
@@ -202,19 +202,19 @@ func TestAOFShortWriteHeals(t *testing.T) {
 			fl.checkPrefix(3)
 			// Records of commands admitted before the failure follow.
 			lsn = fl.add(2)
-			if a.position() != fl.end {
-				t.Fatalf("position %d while failed, want %d", a.position(), fl.end)
+			if a.Position() != fl.end {
+				t.Fatalf("position %d while failed, want %d", a.Position(), fl.end)
 			}
 			// A retry on a disk still full fails the same way.
-			wantMisconf(t, a.commit(lsn), syscall.ENOSPC)
+			wantMisconf(t, a.Commit(lsn), syscall.ENOSPC)
 			fl.checkPrefix(3)
 
 			fl.lf.Free()
-			if err := a.commit(lsn); err != nil {
+			if err := a.Commit(lsn); err != nil {
 				t.Fatalf("commit after space was freed: %v", err)
 			}
-			if a.err() != nil {
-				t.Fatalf("still failed: %v", a.err())
+			if a.Err() != nil {
+				t.Fatalf("still failed: %v", a.Err())
 			}
 			if !fl.logs.contains("append-only log writable again") {
 				t.Error("the healing was not logged")
@@ -223,7 +223,7 @@ func TestAOFShortWriteHeals(t *testing.T) {
 			if a.synced.Load() != a.written.Load() {
 				t.Errorf("healed but synced %d < written %d", a.synced.Load(), a.written.Load())
 			}
-			if err := a.commit(fl.add(1)); err != nil {
+			if err := a.Commit(fl.add(1)); err != nil {
 				t.Fatal(err)
 			}
 			fl.check(0)
@@ -237,15 +237,15 @@ func TestAOFHealsInBackground(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the one-second ticker")
 	}
-	for _, mode := range []fsyncMode{fsyncAlways, fsyncNo} {
+	for _, mode := range []FsyncMode{FsyncAlways, FsyncNo} {
 		t.Run("appendfsync="+mode.String(), func(t *testing.T) {
 			fl := newFaultLog(t, mode)
 			a := fl.a
 			fl.fullMidRecord()
-			wantMisconf(t, a.commit(fl.add(3)), syscall.ENOSPC)
+			wantMisconf(t, a.Commit(fl.add(3)), syscall.ENOSPC)
 			syncs := fl.lf.Syncs()
 			fl.lf.Free()
-			waitFor(t, "the ticker to heal the log", func() bool { return a.err() == nil })
+			waitFor(t, "the ticker to heal the log", func() bool { return a.Err() == nil })
 			fl.check(0)
 			if fl.lf.Syncs() == syncs {
 				t.Error("healed without an fsync")
@@ -256,14 +256,14 @@ func TestAOFHealsInBackground(t *testing.T) {
 
 func TestAOFSyncFailure(t *testing.T) {
 	t.Run("appendfsync=always", func(t *testing.T) {
-		fl := newFaultLog(t, fsyncAlways)
+		fl := newFaultLog(t, FsyncAlways)
 		a := fl.a
-		if err := a.commit(fl.add(2)); err != nil {
+		if err := a.Commit(fl.add(2)); err != nil {
 			t.Fatal(err)
 		}
 		fl.lf.FailSync(syscall.EIO)
 		lsn := fl.add(1)
-		wantMisconf(t, a.commit(lsn), syscall.EIO)
+		wantMisconf(t, a.Commit(lsn), syscall.EIO)
 		if a.synced.Load() >= lsn {
 			t.Fatal("synced past a failed fsync")
 		}
@@ -279,16 +279,16 @@ func TestAOFSyncFailure(t *testing.T) {
 		fl.lf.FailSync(syscall.EIO)
 		// A retry whose write succeeds but whose fsync fails stays failed.
 		lsn = fl.add(1)
-		wantMisconf(t, a.commit(lsn), syscall.EIO)
-		wantMisconf(t, a.flush(), syscall.EIO)
+		wantMisconf(t, a.Commit(lsn), syscall.EIO)
+		wantMisconf(t, a.Flush(), syscall.EIO)
 		fl.check(0)
 
 		fl.lf.FailSync(nil)
-		if err := a.commit(lsn); err != nil {
+		if err := a.Commit(lsn); err != nil {
 			t.Fatalf("commit once fsync works: %v", err)
 		}
-		if fl.lf.Syncs() == syncs || a.synced.Load() < lsn || a.err() != nil {
-			t.Fatalf("not healed by an fsync: syncs %d, synced %d < %d, err %v", fl.lf.Syncs(), a.synced.Load(), lsn, a.err())
+		if fl.lf.Syncs() == syncs || a.synced.Load() < lsn || a.Err() != nil {
+			t.Fatalf("not healed by an fsync: syncs %d, synced %d < %d, err %v", fl.lf.Syncs(), a.synced.Load(), lsn, a.Err())
 		}
 		fl.check(0)
 	})
@@ -296,19 +296,19 @@ func TestAOFSyncFailure(t *testing.T) {
 		if testing.Short() {
 			t.Skip("waits for the one-second ticker")
 		}
-		fl := newFaultLog(t, fsyncEverysec)
+		fl := newFaultLog(t, FsyncEverysec)
 		a := fl.a
 		fl.lf.FailSync(syscall.EIO)
 		// everysec's commit waits for the write only.
 		lsn := fl.add(2)
-		if err := a.commit(lsn); err != nil {
+		if err := a.Commit(lsn); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the ticker's fsync to fail", func() bool { return a.err() != nil })
-		wantMisconf(t, a.err(), syscall.EIO)
-		wantMisconf(t, a.commit(lsn), syscall.EIO)
+		waitFor(t, "the ticker's fsync to fail", func() bool { return a.Err() != nil })
+		wantMisconf(t, a.Err(), syscall.EIO)
+		wantMisconf(t, a.Commit(lsn), syscall.EIO)
 		fl.lf.FailSync(nil)
-		waitFor(t, "the ticker to heal the log", func() bool { return a.err() == nil })
+		waitFor(t, "the ticker to heal the log", func() bool { return a.Err() == nil })
 		if a.synced.Load() < lsn {
 			t.Fatalf("healed with synced %d < %d", a.synced.Load(), lsn)
 		}
@@ -327,28 +327,28 @@ func TestAOFCutFails(t *testing.T) {
 		{"seek", (*LogFaults).FailSeek},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fl := newFaultLog(t, fsyncAlways)
+			fl := newFaultLog(t, FsyncAlways)
 			a := fl.a
-			if err := a.commit(fl.add(2)); err != nil {
+			if err := a.Commit(fl.add(2)); err != nil {
 				t.Fatal(err)
 			}
-			good := a.size.Load()
+			good := a.Size.Load()
 			tc.fail(fl.lf, syscall.EIO)
 			fl.fullMidRecord()
 			lsn := fl.add(3)
-			wantMisconf(t, a.commit(lsn), syscall.ENOSPC)
+			wantMisconf(t, a.Commit(lsn), syscall.ENOSPC)
 			if !fl.logs.contains("cannot cut the append-only log back to its last whole record") {
 				t.Error("the failed cut was not logged")
 			}
 			fl.lf.Free()
-			wantMisconf(t, a.commit(lsn), syscall.ENOSPC)
-			wantMisconf(t, a.flush(), syscall.ENOSPC)
+			wantMisconf(t, a.Commit(lsn), syscall.ENOSPC)
+			wantMisconf(t, a.Flush(), syscall.ENOSPC)
 			wantMisconf(t, a.rotate(1), syscall.ENOSPC)
-			if a.gen != 0 || a.size.Load() != good || a.written.Load() != uint64(good) {
-				t.Fatalf("gen %d size %d written %d after failed retries, want 0 %d %d", a.gen, a.size.Load(), a.written.Load(), good, good)
+			if a.gen != 0 || a.Size.Load() != good || a.written.Load() != uint64(good) {
+				t.Fatalf("gen %d size %d written %d after failed retries, want 0 %d %d", a.gen, a.Size.Load(), a.written.Load(), good, good)
 			}
 			tc.fail(fl.lf, nil)
-			if err := a.commit(lsn); err != nil {
+			if err := a.Commit(lsn); err != nil {
 				t.Fatalf("commit once the cut works: %v", err)
 			}
 			fl.check(0)
@@ -357,16 +357,16 @@ func TestAOFCutFails(t *testing.T) {
 }
 
 func TestAOFRotateWhileFailed(t *testing.T) {
-	fl := newFaultLog(t, fsyncEverysec)
+	fl := newFaultLog(t, FsyncEverysec)
 	a := fl.a
-	if err := a.commit(fl.add(2)); err != nil {
+	if err := a.Commit(fl.add(2)); err != nil {
 		t.Fatal(err)
 	}
 	fl.fullMidRecord()
-	wantMisconf(t, a.commit(fl.add(3)), syscall.ENOSPC)
+	wantMisconf(t, a.Commit(fl.add(3)), syscall.ENOSPC)
 	wantMisconf(t, a.rotate(1), syscall.ENOSPC)
-	if a.gen != 0 || a.position() != fl.end {
-		t.Fatalf("failed rotate moved to gen %d, position %d", a.gen, a.position())
+	if a.gen != 0 || a.Position() != fl.end {
+		t.Fatalf("failed rotate moved to gen %d, position %d", a.gen, a.Position())
 	}
 	if _, err := os.Stat(fl.path(1)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("failed rotate created %s: %v", fl.path(1), err)
@@ -378,12 +378,12 @@ func TestAOFRotateWhileFailed(t *testing.T) {
 	if err := a.rotate(1); err != nil {
 		t.Fatal(err)
 	}
-	if a.err() != nil || a.gen != 1 || a.position() != 0 {
-		t.Fatalf("after rotate: err %v, gen %d, position %d", a.err(), a.gen, a.position())
+	if a.Err() != nil || a.gen != 1 || a.Position() != 0 {
+		t.Fatalf("after rotate: err %v, gen %d, position %d", a.Err(), a.gen, a.Position())
 	}
 	fl.check(0)
 	fl.payloads, fl.end = nil, 0
-	if err := a.commit(fl.add(1)); err != nil {
+	if err := a.Commit(fl.add(1)); err != nil {
 		t.Fatal(err)
 	}
 	fl.check(1)
@@ -411,10 +411,10 @@ func TestAOFRotateWhileFailed(t *testing.T) {
 	if err := a.rotate(3); err != enospc {
 		t.Fatalf("rotate: %v, want %v", err, enospc)
 	}
-	if a.err() != nil || a.gen != 2 {
-		t.Fatalf("after a failed open: err %v, gen %d", a.err(), a.gen)
+	if a.Err() != nil || a.gen != 2 {
+		t.Fatalf("after a failed open: err %v, gen %d", a.Err(), a.gen)
 	}
-	if err := a.commit(fl.add(2)); err != nil {
+	if err := a.Commit(fl.add(2)); err != nil {
 		t.Fatal(err)
 	}
 	fl.check(2)
@@ -422,12 +422,12 @@ func TestAOFRotateWhileFailed(t *testing.T) {
 
 func TestAOFCloseWhileFailed(t *testing.T) {
 	t.Run("disk still full", func(t *testing.T) {
-		fl := newFaultLog(t, fsyncAlways)
-		if err := fl.a.commit(fl.add(2)); err != nil {
+		fl := newFaultLog(t, FsyncAlways)
+		if err := fl.a.Commit(fl.add(2)); err != nil {
 			t.Fatal(err)
 		}
 		fl.fullMidRecord()
-		wantMisconf(t, fl.a.commit(fl.add(3)), syscall.ENOSPC)
+		wantMisconf(t, fl.a.Commit(fl.add(3)), syscall.ENOSPC)
 		wantMisconf(t, fl.close(), syscall.ENOSPC)
 		if !fl.logs.contains("closing the append-only log while it is failed") {
 			t.Error("closing with records unwritten was not logged")
@@ -436,9 +436,9 @@ func TestAOFCloseWhileFailed(t *testing.T) {
 		fl.checkPrefix(2)
 	})
 	t.Run("space freed", func(t *testing.T) {
-		fl := newFaultLog(t, fsyncNo)
+		fl := newFaultLog(t, FsyncNo)
 		fl.fullMidRecord()
-		wantMisconf(t, fl.a.commit(fl.add(3)), syscall.ENOSPC)
+		wantMisconf(t, fl.a.Commit(fl.add(3)), syscall.ENOSPC)
 		fl.lf.Free()
 		if err := fl.close(); err != nil {
 			t.Fatalf("close: %v", err)
@@ -446,8 +446,8 @@ func TestAOFCloseWhileFailed(t *testing.T) {
 		fl.check(0)
 	})
 	t.Run("fsync fails", func(t *testing.T) {
-		fl := newFaultLog(t, fsyncNo)
-		if err := fl.a.commit(fl.add(2)); err != nil {
+		fl := newFaultLog(t, FsyncNo)
+		if err := fl.a.Commit(fl.add(2)); err != nil {
 			t.Fatal(err)
 		}
 		fl.lf.FailSync(syscall.EIO)
@@ -466,9 +466,9 @@ func TestOpenAOFErrors(t *testing.T) {
 		{"seek", (*LogFaults).FailSeek},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			lf := InjectLogFaults(t)
+			lf := InjectLogFaults(t.Cleanup)
 			tc.fail(lf, syscall.EACCES)
-			if _, err := openAOF(t.TempDir(), 0, 0, fsyncNo, quiet); !errors.Is(err, syscall.EACCES) {
+			if _, err := OpenAOF(t.TempDir(), 0, 0, FsyncNo, quiet); !errors.Is(err, syscall.EACCES) {
 				t.Fatalf("openAOF: %v, want EACCES", err)
 			}
 		})
@@ -485,7 +485,7 @@ func TestAOFFaultStress(t *testing.T) {
 	if testing.Short() {
 		perWriter = 50
 	}
-	fl := newFaultLog(t, fsyncAlways)
+	fl := newFaultLog(t, FsyncAlways)
 	a := fl.a
 	done := make(chan struct{})
 	deadline := time.Now().Add(30 * time.Second) // a log that never heals fails, not hangs
@@ -493,18 +493,18 @@ func TestAOFFaultStress(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := 0; i < perWriter; {
-				if a.err() != nil {
+				if a.Err() != nil {
 					if time.Now().After(deadline) {
 						t.Errorf("writer %d: log still failed after 30s", w)
 						return
 					}
-					_ = a.commit(0) // drives a retry
+					_ = a.Commit(0) // drives a retry
 					runtime.Gosched()
 					continue
 				}
-				lsn := a.append([]byte(fmt.Sprintf("w%d-%d", w, i)))
+				lsn := a.Append([]byte(fmt.Sprintf("w%d-%d", w, i)))
 				i++
-				_ = a.commit(lsn) // an error does not lose the record
+				_ = a.Commit(lsn) // an error does not lose the record
 			}
 		})
 	}
@@ -529,13 +529,13 @@ func TestAOFFaultStress(t *testing.T) {
 			} else {
 				fl.lf.FailSync(syscall.EIO)
 			}
-			if !wait(func() bool { return a.err() != nil }) {
+			if !wait(func() bool { return a.Err() != nil }) {
 				return
 			}
 			faults++
 			fl.lf.Free()
 			fl.lf.FailSync(nil)
-			if !wait(func() bool { return a.err() == nil }) {
+			if !wait(func() bool { return a.Err() == nil }) {
 				return
 			}
 		}
@@ -548,7 +548,7 @@ func TestAOFFaultStress(t *testing.T) {
 	}
 	fl.lf.Free()
 	fl.lf.FailSync(nil)
-	if err := a.flush(); err != nil {
+	if err := a.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if err := fl.close(); err != nil {

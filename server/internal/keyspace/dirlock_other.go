@@ -1,6 +1,6 @@
 //go:build !unix
 
-package server
+package keyspace
 
 import (
 	"os"
@@ -11,6 +11,6 @@ const lockName = "LOCK"
 
 // lockDir only creates the lock file where flock is unavailable: two
 // servers on one data directory are not detected there.
-func lockDir(dir string) (*os.File, error) {
+func LockDir(dir string) (*os.File, error) {
 	return os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o644)
 }

@@ -1,4 +1,4 @@
-package server
+package keyspace
 
 import (
 	"errors"
@@ -54,7 +54,7 @@ func removeLogsBefore(dir string, gen uint64, log *slog.Logger) {
 	}
 	for _, g := range gens {
 		if g < gen {
-			if err := os.Remove(filepath.Join(dir, logName(g))); err != nil {
+			if err := os.Remove(filepath.Join(dir, LogName(g))); err != nil {
 				log.Warn("removing an old log", "err", err)
 			}
 		}
@@ -62,11 +62,11 @@ func removeLogsBefore(dir string, gen uint64, log *slog.Logger) {
 }
 
 // recoverDir loads dir into st and returns the open log.
-func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Logger) (*aof, error) {
+func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Logger) (*AOF, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	os.Remove(filepath.Join(dir, snapTmp)) // an unfinished or uninstalled snapshot
+	os.Remove(filepath.Join(dir, SnapTmp)) // an unfinished or uninstalled snapshot
 	gens, err := listLogs(dir)
 	if err != nil {
 		return nil, err
@@ -82,21 +82,21 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 	var size int64
 	ops := 0
 	for i, g := range gens {
-		path := filepath.Join(dir, logName(g))
+		path := filepath.Join(dir, LogName(g))
 		data, err := os.ReadFile(path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 		var at, off int64
-		var fz *fuzzyLog
+		var fz *FuzzyLog
 		if ld.fuzzy != nil && (g == ld.fuzzy.gen || ld.lenient) {
 			fz = ld.fuzzy
 		}
-		good, torn, err := scanLog(path, data, func(b []byte) error {
+		good, torn, err := ScanLog(path, data, func(b []byte) error {
 			// scanLog hands over the records in order from offset 0.
 			rec := off
-			off += recordHeader + int64(len(b))
-			if err := st.replay(b, rec, fz); err != nil {
+			off += RecordHeader + int64(len(b))
+			if err := st.Replay(b, rec, fz); err != nil {
 				return err
 			}
 			ops++
@@ -129,10 +129,10 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 		}
 		size = at
 	}
-	st.dirty.Store(int64(ops))
+	st.Dirty.Store(int64(ops))
 	last := gens[len(gens)-1]
-	log.Info("log replayed", "dir", dir, "logs", len(gens), "ops", ops, "keys", st.keys.Len())
-	a, err := openAOF(dir, last, size, mode, log)
+	log.Info("log replayed", "dir", dir, "logs", len(gens), "ops", ops, "keys", st.Keys.Len())
+	a, err := OpenAOF(dir, last, size, mode, log)
 	if err != nil {
 		return nil, err
 	}
@@ -140,11 +140,11 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 	if ld.lenient {
 		// The logs were replayed with no snapshot under them; a restart
 		// could not replay them so again. Stand the keys on a snapshot.
-		st.aof = a
-		n, _, g, err := st.snapshot(dir)
-		st.aof = nil
+		st.AOF = a
+		n, _, g, err := st.Snapshot(dir)
+		st.AOF = nil
 		if err != nil {
-			a.close()
+			a.Close()
 			return nil, fmt.Errorf("--repair: saving the recovered keys: %w", err)
 		}
 		log.Warn("--repair: the keys recovered from the logs alone are saved", "keys", n, "generation", g)
@@ -156,7 +156,7 @@ func recoverDir(st *store, dir string, mode fsyncMode, repair bool, log *slog.Lo
 type loaded struct {
 	gen   uint64 // the first log generation to replay
 	has   bool   // a snapshot of generation gen was loaded
-	fuzzy *fuzzyLog
+	fuzzy *FuzzyLog
 	// lenient: no snapshot stands under the logs (--repair found none
 	// intact): every log is replayed with fuzzy's empty positions, so ops
 	// on keys that do not exist are skipped.
@@ -185,8 +185,8 @@ type loaded struct {
 
 // loadSnapshots loads the newest snapshot of dir into st, or what replaces
 // it when it is damaged. gens are the log generations in dir.
-func loadSnapshots(st *store, dir string, gens []uint64, repair bool, log *slog.Logger) (loaded, error) {
-	newest, prev := filepath.Join(dir, snapName), filepath.Join(dir, snapPrev)
+func loadSnapshots(st *Store, dir string, gens []uint64, repair bool, log *slog.Logger) (loaded, error) {
+	newest, prev := filepath.Join(dir, SnapName), filepath.Join(dir, SnapPrev)
 	haveNewest, err := exists(newest)
 	if err != nil {
 		return loaded{}, err
@@ -202,7 +202,7 @@ func loadSnapshots(st *store, dir string, gens []uint64, repair bool, log *slog.
 		log.Info("loading the previous snapshot as the newest: the server stopped while installing a new one", "file", prev)
 		newest, havePrev = prev, false
 	}
-	g, entries, isFuzzy, err := readSnapshotFile(newest)
+	g, entries, isFuzzy, err := ReadSnapshotFile(newest)
 	if err == nil {
 		return st.loadEntries(g, entries, isFuzzy, newest, log), nil
 	}
@@ -220,7 +220,7 @@ func loadSnapshots(st *store, dir string, gens []uint64, repair bool, log *slog.
 	var pFuzzy bool
 	var perr error
 	if havePrev {
-		pg, pEntries, pFuzzy, perr = readSnapshotFile(prev)
+		pg, pEntries, pFuzzy, perr = ReadSnapshotFile(prev)
 	}
 	if havePrev && perr == nil && logsFrom(gens, pg) {
 		if !repair {
@@ -286,27 +286,27 @@ func loadSnapshots(st *store, dir string, gens []uint64, repair bool, log *slog.
 	if len(gens) > 0 {
 		first = gens[0]
 	}
-	return loaded{gen: first, fuzzy: &fuzzyLog{positions: map[string]uint64{}}, lenient: true}, nil
+	return loaded{gen: first, fuzzy: &FuzzyLog{Positions: map[string]uint64{}}, lenient: true}, nil
 }
 
 // loadEntries stores a snapshot's entries in st.
-func (st *store) loadEntries(gen uint64, entries []snapEntry, isFuzzy bool, path string, log *slog.Logger) loaded {
+func (st *Store) loadEntries(gen uint64, entries []snapEntry, isFuzzy bool, path string, log *slog.Logger) loaded {
 	ld := loaded{gen: gen, has: true}
 	if isFuzzy {
-		ld.fuzzy = &fuzzyLog{gen: gen, positions: make(map[string]uint64, len(entries))}
+		ld.fuzzy = &FuzzyLog{gen: gen, Positions: make(map[string]uint64, len(entries))}
 	}
 	for _, e := range entries {
-		if old, ok := st.keys.Load(e.key); ok {
+		if old, ok := st.Keys.Load(e.key); ok {
 			st.dropLocked(e.key, old) // a key renamed during the snapshot: the last entry counts
 		}
-		st.keys.Store(e.key, e.c)
+		st.Keys.Store(e.key, e.c)
 		st.touch(e.c)
 		st.mem.Add(int64(e.c.SizeBytes()))
 		if e.deadline != 0 {
 			st.exp.set(e.key, e.c, e.deadline)
 		}
 		if ld.fuzzy != nil {
-			ld.fuzzy.positions[e.key] = e.pos
+			ld.fuzzy.Positions[e.key] = e.pos
 		}
 	}
 	log.Info("snapshot loaded", "file", path, "keys", len(entries), "generation", gen)
@@ -360,60 +360,60 @@ func setAside(path, aside string) error {
 
 // fuzzyLog is the log generation a version 2 snapshot stands in part for:
 // each key's position in it (see snapshot.go).
-type fuzzyLog struct {
+type FuzzyLog struct {
 	gen       uint64
-	positions map[string]uint64
+	Positions map[string]uint64
 }
 
 // replay applies one logged op, which starts at offset at of its log; fz is
 // set for the log the snapshot stands in part for. Replayed inserts never
 // fail for lack of room or memory: each was acknowledged once.
-func (st *store) replay(b []byte, at int64, fz *fuzzyLog) error {
-	if len(b) > 0 && b[0] == opMulti {
+func (st *Store) Replay(b []byte, at int64, fz *FuzzyLog) error {
+	if len(b) > 0 && b[0] == OpMulti {
 		return st.replayMulti(b, at, fz)
 	}
-	if len(b) > 0 && b[0] == opReplPos {
+	if len(b) > 0 && b[0] == OpReplPos {
 		return st.replayPosition(b)
 	}
-	o, err := decodeOp(b)
+	o, err := DecodeOp(b)
 	if err != nil {
 		return err
 	}
-	a := &applying{st: st}
-	if o.kind == opFlush {
+	a := &Applying{st: st}
+	if o.Kind == OpFlush {
 		if fz == nil {
-			return opKinds[opFlush].apply(a, &o)
+			return opKinds[OpFlush].apply(a, &o)
 		}
 		// Keys the snapshot captured after the flush keep their state.
 		var drop []string
-		for k := range st.keys.All() {
-			if uint64(at) >= fz.positions[k] {
+		for k := range st.Keys.All() {
+			if uint64(at) >= fz.Positions[k] {
 				drop = append(drop, k)
 			}
 		}
 		for _, k := range drop {
-			if c, ok := st.keys.Load(k); ok {
+			if c, ok := st.Keys.Load(k); ok {
 				st.dropLocked(k, c)
 			}
 		}
 		return nil
 	}
-	a.k = string(o.key)
-	if fz != nil && uint64(at) < fz.positions[a.k] {
+	a.Key = string(o.Key)
+	if fz != nil && uint64(at) < fz.Positions[a.Key] {
 		return nil // in the key's snapshot entry already
 	}
-	a.c, _ = st.keys.Load(a.k)
-	if a.c == nil && o.needsKey() {
+	a.At, _ = st.Keys.Load(a.Key)
+	if a.At == nil && o.needsKey() {
 		if fz != nil {
 			return nil // a life of the key that ended in this log before the snapshot reached it
 		}
-		return fmt.Errorf("op %d on missing key %q", o.kind, o.key)
+		return fmt.Errorf("op %d on missing key %q", o.Kind, o.Key)
 	}
-	if o.kind == opRename && a.k != string(o.to) && fz != nil && uint64(at) < fz.positions[string(o.to)] {
+	if o.Kind == OpRename && a.Key != string(o.To) && fz != nil && uint64(at) < fz.Positions[string(o.To)] {
 		// The snapshot's entry of the new key stands after the op, holding
 		// the moved filter already: only the old key's copy goes.
-		st.dropLocked(a.k, a.c)
+		st.dropLocked(a.Key, a.At)
 		return nil
 	}
-	return kindOf(o.kind).apply(a, &o)
+	return kindOf(o.Kind).apply(a, &o)
 }
