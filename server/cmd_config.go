@@ -15,6 +15,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/config"
+	"github.com/cuckoohash/cuckoo/server/internal/limits"
 	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 	"github.com/tidwall/match"
 )
@@ -242,26 +243,28 @@ var settingsTable = []*setting{
 	{name: "aclfile", doc: "the `file` of the users (ACL SETUSER's rules, one user a line): loaded at start if it exists, written by ACL SAVE", kind: kindString, def: "",
 		get: func(s *Server, st *settings) string { return st.cfg.ACLFile },
 		set: func(st *settings, v value) { st.cfg.ACLFile = v.s }},
-	{name: "maxclients", doc: "`N` connections at most", kind: kindInt, lo: 1, hi: 1_000_000, mutable: true, def: itoa(defaultMaxClients),
+	{name: "maxclients", doc: "`N` connections at most", kind: kindInt, lo: 1, hi: 1_000_000, mutable: true, def: itoa(limits.DefaultMaxClients),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.MaxClients)) },
 		set: func(st *settings, v value) { st.cfg.Limits.MaxClients = int(v.n) }},
 	{name: "timeout", doc: "close a client idle (or stuck mid-request) for this many `seconds` (0: never)", kind: kindInt, lo: 0, hi: math.MaxInt32, mutable: true, def: "0",
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.Timeout / time.Second)) },
 		set: func(st *settings, v value) { st.cfg.Limits.Timeout = time.Duration(v.n) * time.Second }},
-	{name: "proto-max-bulk-len", doc: "longest argument of a request, in `bytes`", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultMaxBulk),
+	{name: "proto-max-bulk-len", doc: "longest argument of a request, in `bytes`", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(limits.DefaultMaxBulk),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.MaxBulk)) },
 		set: func(st *settings, v value) { st.cfg.Limits.MaxBulk = int(v.n) }},
-	{name: "max-item-size", doc: "longest item or key a command takes, in `bytes` (dump chunks: proto-max-bulk-len)", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultMaxItem),
+	{name: "max-item-size", doc: "longest item or key a command takes, in `bytes` (dump chunks: proto-max-bulk-len)", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(limits.DefaultMaxItem),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.MaxItem)) },
 		set: func(st *settings, v value) { st.cfg.Limits.MaxItem = int(v.n) }},
-	{name: "max-args", doc: "`N` arguments at most in one request", kind: kindInt, lo: 1, hi: math.MaxInt32, mutable: true, def: itoa(defaultMaxArgs),
+	{name: "max-args", doc: "`N` arguments at most in one request", kind: kindInt, lo: 1, hi: math.MaxInt32, mutable: true, def: itoa(limits.DefaultMaxArgs),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.MaxArgs)) },
 		set: func(st *settings, v value) { st.cfg.Limits.MaxArgs = int(v.n) }},
-	{name: "client-query-buffer-limit", doc: "`bytes` of pending requests a client may buffer", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(defaultQueryBuffer),
+	{name: "client-query-buffer-limit", doc: "`bytes` of pending requests a client may buffer", kind: kindMemory, lo: 1, hi: math.MaxInt, mutable: true, def: itoa(limits.DefaultQueryBuffer),
 		get: func(s *Server, st *settings) string { return itoa(int64(st.cfg.Limits.QueryBuffer)) },
 		set: func(st *settings, v value) { st.cfg.Limits.QueryBuffer = int(v.n) }},
-	{name: "client-output-buffer-limit", doc: "\"`class hard soft seconds` ...\": a client of the class (normal, replica, pubsub) past hard bytes of pending replies, or past soft for seconds, is closed", kind: kindOutput, mutable: true, def: (&OutputBufferLimits{}).configGet(),
-		get: func(s *Server, st *settings) string { return st.cfg.Limits.OutputBuffer.configGet() },
+	{name: "client-output-buffer-limit", doc: "\"`class hard soft seconds` ...\": a client of the class (normal, replica, pubsub) past hard bytes of pending replies, or past soft for seconds, is closed", kind: kindOutput, mutable: true, def: (&limits.OutputBuffer{}).ConfigGet(),
+		get: func(s *Server, st *settings) string {
+			return (*limits.OutputBuffer)(&st.cfg.Limits.OutputBuffer).ConfigGet()
+		},
 		set: func(st *settings, v value) { st.cfg.Limits.OutputBuffer.Set(v.s) }},
 	{name: "maxmemory-clients", doc: "`bytes` (or a percentage of maxmemory) all clients may hold together; past it the clients holding the most are closed (0: no limit)", kind: kindMemoryPercent, mutable: true, def: "0",
 		get: func(s *Server, st *settings) string { return st.cfg.Limits.MaxMemoryClients.String() },
@@ -386,14 +389,9 @@ func (x *setting) line(v string) string {
 		}
 	case kindOutput:
 		// One line a class, as Redis writes them (with "replica").
-		var l OutputBufferLimits
+		var l limits.OutputBuffer
 		if l.Set(v) == nil {
-			l = l.withDefaults()
-			lines := make([]string, numClasses)
-			for c := range numClasses {
-				lines[c] = x.name + " " + (*l.class(c)).line(c)
-			}
-			return strings.Join(lines, "\n")
+			return x.name + " " + strings.Join(l.Lines(), "\n"+x.name+" ")
 		}
 	case kindMemoryPercent:
 		if n, ok := config.ParseMemory(v); ok {
@@ -453,7 +451,7 @@ func (s *Server) publish(st *settings) {
 	s.conf.pass.Store(&pass)
 	lim := st.cfg.Limits.withDefaults()
 	s.conf.limits.Store(&lim)
-	s.cmem.evictAt.Store(lim.MaxMemoryClients.bytes(st.cfg.MaxMemory))
+	s.cmem.evictAt.Store(lim.MaxMemoryClients.Bytes(st.cfg.MaxMemory))
 	s.wakeCron() // a lower maxmemory-clients evicts at once
 	d := st.cfg.FilterDefaults.withDefaults()
 	s.cfDefaults.Store(&d)
