@@ -116,10 +116,10 @@ func (s *Server) setTLS(c, client *tls.Config, certFile string) {
 // the settings are only stored, as Redis does); or the setting to blame and
 // why the files cannot be used. Setting a file to the name it had reloads
 // it, which is how a renewed certificate is put in force, as in Redis.
-func (s *Server) reloadTLS(xs []*setting, next *settings) (c, client *tls.Config, name, why string) {
+func (s *Server) reloadTLS(xs []*setting, next *configState) (c, client *tls.Config, name, why string) {
 	touched := false
 	for _, x := range xs {
-		touched = touched || strings.HasPrefix(x.name, "tls-")
+		touched = touched || strings.HasPrefix(x.Name, "tls-")
 	}
 	if !touched || s.tlsConf.Load() == nil {
 		return nil, nil, "", ""
