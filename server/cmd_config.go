@@ -183,7 +183,9 @@ var settingsTable = settings.Table[*Server, configState]{
 		Get: func(s *Server, st *configState) string { return "yes" },
 		Set: func(st *configState, v settings.Value) {}},
 	{Name: "cluster-enabled", Doc: "cluster mode: the Redis Cluster protocol (slots, MOVED, ASK, CLUSTER SLOTS), with the topology set by CUCKOO.CLUSTER SETCONFIG and kept in dir; starts owning no slots", Kind: settings.Enum, Enum: []string{"yes", "no"}, Def: "no",
-		Get: func(s *Server, st *configState) string { return settings.YesNo(st.cfg.ClusterEnabled || st.cfg.ClusterEmulated) },
+		Get: func(s *Server, st *configState) string {
+			return settings.YesNo(st.cfg.ClusterEnabled || st.cfg.ClusterEmulated)
+		},
 		Set: func(st *configState, v settings.Value) { st.cfg.ClusterEnabled = v.S == "yes" }},
 	// cluster-emulated is this server's own (--cluster-emulated): without it
 	// CONFIG REWRITE of an emulated node would write cluster-enabled alone,
@@ -469,16 +471,8 @@ type Listen struct {
 // setting or a bad value is an error naming the file, the line and the
 // setting; cfg is then unchanged.
 func ReadConfigFile(path string, cfg *Config) (Listen, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Listen{}, err
-	}
-	ds, err := config.Parse(path, data)
-	if err != nil {
-		return Listen{}, err
-	}
 	st := newConfigState(*cfg)
-	if err := settingsTable.Apply(path, ds, &st); err != nil {
+	if err := settingsTable.ReadFile(path, &st); err != nil {
 		return Listen{}, err
 	}
 	if name, why := st.check(); why != "" {

@@ -28,7 +28,7 @@
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds, Prometheus.
 //
-// Eight packages stand apart, below this one, and import nothing of it:
+// Eleven packages stand apart, below this one, and import nothing of it:
 // internal/cf (a key's filter: its parameters, add, delete, lookups,
 // compaction, CF.SCANDUMP's chunks, DUMP's payload and the filter's part of
 // a snapshot; it imports only the library's filters), internal/fields (the
@@ -41,7 +41,11 @@
 // for inline requests and config files alike), internal/acl (users, their
 // rules, and the checks), internal/topology (the cluster's topology as
 // data: the slot hash, the topology's JSON, its checks, each slot's owner
-// and the other lookups).
+// and the other lookups), internal/settings (the engine of the settings
+// table, whose rows stay in cmd_config.go: value kinds, parsing, a file's
+// lines, CONFIG SET's all or none, flags, docs/settings.md),
+// internal/limits (the client limits' values and syntax), internal/tlsconf
+// (the crypto/tls configurations of the tls-* settings).
 //
 // # Shape
 //

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,6 +224,35 @@ func TestApply(t *testing.T) {
 		if err == nil || err.Error() != want || !errors.As(err, &ce) {
 			t.Errorf("Apply(%q) = %v, want %q", src, err, want)
 		}
+	}
+}
+
+// TestReadFile: a file applied, and a missing one, a line that does not
+// split and a bad setting each an error naming it.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var st state
+	if err := table.ReadFile(write("ok.conf", "# a comment\nn 4\nmode YES\n"), &st); err != nil || st.n != 4 || st.mode != "yes" {
+		t.Errorf("ReadFile: %v, %+v", err, st)
+	}
+	missing := filepath.Join(dir, "missing.conf")
+	if err := table.ReadFile(missing, &st); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadFile of no file: %v", err)
+	}
+	quote := write("quote.conf", "str \"open\n")
+	if err := table.ReadFile(quote, &st); err == nil || !strings.HasPrefix(err.Error(), quote+":1: ") {
+		t.Errorf("ReadFile of an unbalanced quote: %v", err)
+	}
+	bad := write("bad.conf", "n 4\nmode maybe\n")
+	if err := table.ReadFile(bad, &st); err == nil || err.Error() != bad+":2: mode: argument(s) must be one of the following: yes, no" {
+		t.Errorf("ReadFile of a bad value: %v", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/cuckoohash/cuckoo/server/internal/config"
@@ -68,6 +69,21 @@ func (t Table[L, S]) Change(st *S, pairs []string) ([]*Setting[L, S], error) {
 		x.Set(st, v)
 	}
 	return xs, nil
+}
+
+// ReadFile applies the configuration file at path, in redis.conf's syntax
+// (config.Parse), to st (Apply). Its errors are the file's (os.ReadFile's,
+// a *config.Error); st is then changed in part.
+func (t Table[L, S]) ReadFile(path string, st *S) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	ds, err := config.Parse(path, data)
+	if err != nil {
+		return err
+	}
+	return t.Apply(path, ds, st)
 }
 
 // Apply sets the settings of a configuration file's directives, read from
