@@ -25,7 +25,6 @@ type state struct {
 	bind   string
 	output string
 	pct    int64
-	flag   string
 }
 
 type live struct{ port string }
