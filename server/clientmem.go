@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/limits"
 )
 
 // Client memory: what each connection holds, the totals INFO reports and
@@ -282,8 +284,8 @@ func (s *Server) closeForOutput(cl *client, class int, out int64, async bool) bo
 	s.cmem.outputClosed.Add(1)
 	lim := s.clientLimits().OutputBuffer.get(class)
 	s.log.Warn("client closed for overcoming of output buffer limits",
-		"client", s.clientLine(cl), "class", classNames[class], "bytes", out,
-		"limit", lim.line(class))
+		"client", s.clientLine(cl), "class", limits.ClassNames[class], "bytes", out,
+		"limit", lim.Line(class))
 	if async && cl.nc != nil {
 		go cl.nc.Close()
 	}

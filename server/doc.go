@@ -22,7 +22,7 @@
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds, Prometheus.
 //
-// Nine packages stand apart, below this one, and import nothing of it.
+// Twelve packages stand apart, below this one, and import nothing of it.
 // internal/keyspace is the data: the key space, its write protocol, the one
 // table of the log's record kinds with one apply each (which commands, log
 // replay and replicas all call), memory accounting, expiry, the log,
@@ -39,7 +39,11 @@
 // for inline requests and config files alike), internal/acl (users, their
 // rules, and the checks), internal/topology (the cluster's topology as
 // data: the slot hash, the topology's JSON, its checks, each slot's owner
-// and the other lookups).
+// and the other lookups), internal/settings (the engine of the settings
+// table, whose rows stay in cmd_config.go: value kinds, parsing, a file's
+// lines, CONFIG SET's all or none, flags, docs/settings.md),
+// internal/limits (the client limits' values and syntax), internal/tlsconf
+// (the crypto/tls configurations of the tls-* settings).
 //
 // # Shape
 //

@@ -2,17 +2,18 @@ package server
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/tlsconf"
 )
 
 // TLS: redis.conf's tls-* settings, the crypto/tls configuration built from
-// them, and the listeners that serve it (ServeTLS).
+// them (package internal/tlsconf), and the listeners that serve it
+// (ServeTLS).
 //
 // Protocol. The configuration in force is Server.tlsConf, an atomic pointer
 // that New stores and CONFIG SET of a tls-* setting replaces after building
@@ -29,30 +30,7 @@ import (
 
 // TLS holds the tls-* settings: the files a TLS listener's configuration is
 // built from (TLSConfig). The zero TLS serves no TLS.
-type TLS struct {
-	// CertFile (tls-cert-file) is the server's certificate chain, PEM,
-	// and KeyFile (tls-key-file) its private key, PEM.
-	CertFile, KeyFile string
-	// CACertFile (tls-ca-cert-file) holds the certificates, PEM, of the
-	// CAs that sign the clients' certificates.
-	CACertFile string
-	// AuthClients (tls-auth-clients) is "yes" (the default, as in Redis: a
-	// client must present a certificate the CAs signed), "optional" (a
-	// certificate is verified if the client presents one) or "no" (none is
-	// asked for).
-	AuthClients string
-	// ClientCertFile and ClientKeyFile (tls-client-cert-file,
-	// tls-client-key-file) are the certificate, PEM, and its key that this
-	// server presents when it connects to another node over TLS; by
-	// default CertFile and KeyFile, as in Redis (a certificate made for
-	// both server and client authentication).
-	ClientCertFile, ClientKeyFile string
-	// Replication (tls-replication): a replica connects to its primary
-	// over TLS. Cluster (tls-cluster): MIGRATE connects to its target over
-	// TLS. Both verify the other node's certificate against CACertFile
-	// and present the client certificate.
-	Replication, Cluster bool
-}
+type TLS = tlsconf.Settings
 
 // handshakeTimeout bounds a TLS handshake: a client that connects and does
 // not complete one in time is closed. Redis's bound is its timeout setting,
@@ -60,95 +38,18 @@ type TLS struct {
 // up. --timeout, if shorter, applies instead. A variable for tests.
 var handshakeTimeout = 10 * time.Second
 
-// tlsAuthModes maps tls-auth-clients to crypto/tls's ClientAuth.
-var tlsAuthModes = map[string]tls.ClientAuthType{
-	"yes":      tls.RequireAndVerifyClientCert,
-	"optional": tls.VerifyClientCertIfGiven,
-	"no":       tls.NoClientCert,
-}
-
 // TLSConfig builds the configuration of a TLS listener from t: it loads the
 // key pair and the CA pool, maps AuthClients to a ClientAuth and accepts TLS
 // 1.2 and newer. An error names the setting and the file it could not use.
 // A certificate that has expired, or is not yet valid, is not refused here:
 // clients refuse it (the server's log warns, see New).
-func TLSConfig(t TLS) (*tls.Config, error) {
-	auth := t.AuthClients
-	if auth == "" {
-		auth = "yes"
-	}
-	mode, ok := tlsAuthModes[auth]
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("tls-auth-clients %q: want yes, no or optional", t.AuthClients)
-	case t.CertFile == "":
-		return nil, errors.New("tls-cert-file: a TLS listener needs the server's certificate")
-	case t.KeyFile == "":
-		return nil, errors.New("tls-key-file: a TLS listener needs the certificate's private key")
-	case mode != tls.NoClientCert && t.CACertFile == "":
-		return nil, fmt.Errorf("tls-ca-cert-file: tls-auth-clients %s verifies clients' certificates against CAs; give their file, or set tls-auth-clients no", auth)
-	}
-	for _, f := range []struct{ name, path string }{{"tls-cert-file", t.CertFile}, {"tls-key-file", t.KeyFile}} {
-		if _, err := os.Stat(f.path); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
-		}
-	}
-	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("tls-cert-file %s, tls-key-file %s: %w", t.CertFile, t.KeyFile, err)
-	}
-	c := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: mode, MinVersion: tls.VersionTLS12}
-	if t.CACertFile != "" {
-		var err error
-		if c.ClientCAs, err = loadCAs(t.CACertFile); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
-}
-
-// loadCAs reads the CA certificates of tls-ca-cert-file, path.
-func loadCAs(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("tls-ca-cert-file: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("tls-ca-cert-file %s: no PEM certificate in it", path)
-	}
-	return pool, nil
-}
+func TLSConfig(t TLS) (*tls.Config, error) { return tlsconf.Server(t) }
 
 // TLSClientConfig builds the configuration this server connects to other
 // nodes with (tls-replication, tls-cluster): it presents the client
 // certificate (ClientCertFile, or CertFile) and verifies the other node's
 // against CACertFile's CAs (the system's if none), TLS 1.2 and newer.
-func TLSClientConfig(t TLS) (*tls.Config, error) {
-	certFile, keyFile, certName, keyName := t.ClientCertFile, t.ClientKeyFile, "tls-client-cert-file", "tls-client-key-file"
-	if certFile == "" && keyFile == "" {
-		certFile, keyFile, certName, keyName = t.CertFile, t.KeyFile, "tls-cert-file", "tls-key-file"
-	}
-	c := &tls.Config{MinVersion: tls.VersionTLS12}
-	switch {
-	case certFile == "" && keyFile == "":
-	case certFile == "" || keyFile == "":
-		return nil, fmt.Errorf("%s and %s: give both, or neither", certName, keyName)
-	default:
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s, %s %s: %w", certName, certFile, keyName, keyFile, err)
-		}
-		c.Certificates = []tls.Certificate{cert}
-	}
-	if t.CACertFile != "" {
-		var err error
-		if c.RootCAs, err = loadCAs(t.CACertFile); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
-}
+func TLSClientConfig(t TLS) (*tls.Config, error) { return tlsconf.Client(t) }
 
 // dialNode connects to another node at addr, over TLS if useTLS (with the
 // client configuration in force, verifying the node's certificate for the
@@ -178,21 +79,6 @@ func (s *Server) nodeTLS() (replication, cluster bool) {
 	return t.Replication, t.Cluster
 }
 
-// certValidity is why the server's certificate in c is unusable now ("" if
-// it is usable), for New's warning.
-func certValidity(c *tls.Config, now time.Time) string {
-	leaf := c.Certificates[0].Leaf
-	switch {
-	case leaf == nil:
-		return ""
-	case now.After(leaf.NotAfter):
-		return "expired " + leaf.NotAfter.UTC().Format(time.RFC3339)
-	case now.Before(leaf.NotBefore):
-		return "not valid before " + leaf.NotBefore.UTC().Format(time.RFC3339)
-	}
-	return ""
-}
-
 // initTLS builds the configuration of cfg.TLS, if it names a certificate or
 // a key; New calls it.
 func (s *Server) initTLS(t TLS) error {
@@ -217,7 +103,7 @@ func (s *Server) initTLS(t TLS) error {
 // setTLS puts c, built from certFile, in force for the next handshakes,
 // and client for the next connections to other nodes.
 func (s *Server) setTLS(c, client *tls.Config, certFile string) {
-	if why := certValidity(c, time.Now()); why != "" {
+	if why := tlsconf.CertValidity(c, time.Now()); why != "" {
 		s.log.Warn("the TLS certificate is not valid now; clients will refuse it", "file", certFile, "why", why)
 	}
 	s.tlsConf.Store(c)
@@ -230,10 +116,10 @@ func (s *Server) setTLS(c, client *tls.Config, certFile string) {
 // the settings are only stored, as Redis does); or the setting to blame and
 // why the files cannot be used. Setting a file to the name it had reloads
 // it, which is how a renewed certificate is put in force, as in Redis.
-func (s *Server) reloadTLS(xs []*setting, next *settings) (c, client *tls.Config, name, why string) {
+func (s *Server) reloadTLS(xs []*setting, next *configState) (c, client *tls.Config, name, why string) {
 	touched := false
 	for _, x := range xs {
-		touched = touched || strings.HasPrefix(x.name, "tls-")
+		touched = touched || strings.HasPrefix(x.Name, "tls-")
 	}
 	if !touched || s.tlsConf.Load() == nil {
 		return nil, nil, "", ""
@@ -243,20 +129,9 @@ func (s *Server) reloadTLS(xs []*setting, next *settings) (c, client *tls.Config
 		client, err = TLSClientConfig(next.cfg.TLS)
 	}
 	if err != nil {
-		name, _, _ := cutSetting(err.Error())
-		return nil, nil, name, err.Error()
+		return nil, nil, tlsconf.SettingOf(err.Error()), err.Error()
 	}
 	return c, client, "", ""
-}
-
-// cutSetting returns the setting TLSConfig's error msg names first.
-func cutSetting(msg string) (string, string, bool) {
-	for i, r := range msg {
-		if r == ' ' || r == ':' {
-			return msg[:i], msg[i:], true
-		}
-	}
-	return msg, "", false
 }
 
 // ServeTLS is Serve for a listener of TLS connections: it serves ln's
