@@ -1,0 +1,232 @@
+package keyspace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
+)
+
+// captured is a stream that keeps every op the store logs, in order: what
+// a replica would receive and what the log would hold.
+type captured struct{ ops [][]byte }
+
+func (c *captured) Feed(payload []byte) { c.ops = append(c.ops, bytes.Clone(payload)) }
+
+func (c *captured) WithPosition(func(string, int64)) {}
+
+// FuzzLiveEqualsReplay drives a store with a sequence of writes decoded
+// from the input, each as the server's commands make them (creates with
+// every shape, adds with and without NX, deletes, DEL, FLUSHALL, COMPACT,
+// deadlines set, cleared and passed, RENAME and RENAMENX, RESTORE with and
+// without REPLACE, CF.LOADCHUNK's header and chunks, and transactions), then
+// replays the ops it logged into a fresh store. Every key, its dump, its
+// deadline and the bytes charged must be the same in both: live and
+// replayed state are one apply's.
+func FuzzLiveEqualsReplay(f *testing.F) {
+	f.Add([]byte{0, 1, 1, 1, 2, 1, 5, 7, 1, 8, 3})
+	f.Add([]byte{1, 0, 6, 0, 6, 4, 1, 1, 6, 1, 7, 6, 1, 2, 6, 2, 6, 10, 8, 6}) // EXPIRE, PERSIST, RENAME with a deadline, a deadline passed, RESTORE
+	f.Add([]byte{0, 0, 1, 0, 1, 0, 1, 0, 9, 0, 2, 10, 1, 6, 1, 7, 2})
+	f.Add([]byte{0, 2, 0, 3, 1, 2, 1, 2, 1, 2, 10, 2, 4, 0, 0, 1, 0})
+	f.Add(bytes.Repeat([]byte{1, 0, 1, 3, 2, 0, 7, 1, 6, 3}, 20))
+	// Long scripts of every write, more adds than anything else: the
+	// seeds alone exercise each kind many times.
+	for seed := range uint64(4) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		script := make([]byte, 1200)
+		for i := range script {
+			script[i] = byte(r.Uint32())
+			if i%2 == 0 && r.IntN(3) > 0 {
+				script[i] = byte(1 + 11*r.IntN(20)) // an add
+			}
+		}
+		f.Add(script)
+	}
+	f.Fuzz(func(t *testing.T, script []byte) {
+		live := NewStore(0, 1<<30)
+		stream := &captured{}
+		live.Repl = stream
+		run(t, live, script)
+
+		replayed := NewStore(0, 1<<30)
+		for i, op := range stream.ops {
+			if err := replayed.Replay(op, 0, nil); err != nil {
+				t.Fatalf("replaying op %d of %d (kind %d): %v", i, len(stream.ops), op[0], err)
+			}
+		}
+		if a, b := live.FilterBytes(), replayed.FilterBytes(); a != b {
+			t.Errorf("bytes charged: live %d, replayed %d", a, b)
+		}
+		if a, b := live.Keys.Len(), replayed.Keys.Len(); a != b {
+			t.Errorf("keys: live %d, replayed %d", a, b)
+		}
+		for k, c := range live.Keys.All() {
+			r, ok := replayed.Keys.Load(k)
+			if !ok {
+				t.Errorf("key %q is live but not replayed", k)
+				continue
+			}
+			if a, b := c.Deadline.Load(), r.Deadline.Load(); a != b {
+				t.Errorf("key %q: deadline live %d, replayed %d", k, a, b)
+			}
+			if !bytes.Equal(c.DumpPayload(), r.DumpPayload()) {
+				t.Errorf("key %q: the dumps differ (live %d items, replayed %d)", k, c.Inserted(), r.Inserted())
+			}
+		}
+	})
+}
+
+// run applies script's writes to st, as commands would, two bytes a write:
+// what to do, and an argument.
+func run(t *testing.T, st *Store, script []byte) {
+	w := &Writer{}
+	key := func(b byte) []byte { return fmt.Appendf(nil, "k%d", b%4) }
+	item := func(b byte) []byte { return fmt.Appendf(nil, "item%d", b%32) }
+	far := NowMs() + 3600_000
+	for i := 0; i+1 < len(script); i += 2 {
+		arg := script[i+1]
+		k := key(arg)
+		switch script[i] % 11 {
+		case 0: // CF.RESERVE: a fixed stage, a growing table, 2 or 4 slots
+			p := cf.Params{Capacity: 16 + uint64(arg%3)*40, BucketSize: 2 + 2*int(arg/4%2), MaxIter: 20, Expansion: int(arg / 8 % 3)}
+			allow(t, st.Write(w, k, &p, func(*Entry, bool) error { return nil }))
+		case 1, 2: // CF.ADD, CF.ADDNX, creating the key
+			p := cf.Params{Capacity: 32, BucketSize: 4, MaxIter: 20, Expansion: 1}
+			allow(t, st.Write(w, k, &p, func(c *Entry, _ bool) error {
+				a := ApplyingFor(w, "", c)
+				a.Nx, a.Op = script[i] == 2, Op{Kind: OpAdd, Key: k, Items: [][]byte{item(arg / 4)}}
+				return st.Commit(w, a, &a.Op)
+			}))
+		case 3: // CF.DEL
+			allow(t, st.Write(w, k, nil, func(c *Entry, _ bool) error {
+				if c == nil {
+					return nil
+				}
+				a := ApplyingFor(w, "", c)
+				a.Op = Op{Kind: OpDel, Key: k, Items: [][]byte{item(arg / 4)}}
+				return st.Commit(w, a, &a.Op)
+			}))
+		case 4: // DEL, and now and then FLUSHALL
+			if arg%16 == 15 {
+				allow(t, st.FlushAll(w))
+			} else {
+				_, err := st.Drop(w, k)
+				allow(t, err)
+			}
+		case 5: // CF.COMPACT
+			allow(t, st.Write(w, k, nil, func(c *Entry, _ bool) error {
+				if c == nil {
+					return nil
+				}
+				return st.Commit(w, ApplyingFor(w, "", c), &Op{Kind: OpCompact, Key: k})
+			}))
+		case 6: // EXPIRE in an hour, PERSIST, or a deadline passed
+			allow(t, st.Write(w, k, nil, func(c *Entry, _ bool) error {
+				if c != nil {
+					st.SetExpire(w, k, c, []int64{far + int64(arg), 0, 1}[arg/4%3])
+				}
+				return nil
+			}))
+		case 7: // RENAME, RENAMENX
+			_, err := st.Rename(w, k, key(arg/4), arg/16%2 == 1)
+			allow(t, err)
+		case 8: // DUMP k, RESTORE into another key, with or without REPLACE
+			payload := dumpOf(st, k)
+			if payload == nil {
+				continue
+			}
+			c := new(Entry)
+			if err := c.LoadPayload(payload, st.Charge, st.Release); err != nil {
+				t.Fatalf("a DUMP payload does not load: %v", err)
+			}
+			if err := st.Restore(w, key(arg/4), c, 0, arg/16%2 == 1, payload); err != nil {
+				st.Release(c.SizeBytes())
+				allow(t, err)
+			}
+		case 9: // CF.SCANDUMP k, CF.LOADCHUNK into another key
+			loadChunks(t, st, w, k, key(arg/4))
+		case 10: // MULTI, three CF.ADDs, EXEC: one record
+			st.Gate.Lock()
+			w.Txn = &TxnOps{}
+			for j := range byte(3) {
+				p := cf.Params{Capacity: 32, BucketSize: 4, MaxIter: 20, Expansion: 1}
+				allow(t, st.Write(w, key(arg+j), &p, func(c *Entry, _ bool) error {
+					a := ApplyingFor(w, "", c)
+					a.Op = Op{Kind: OpAdd, Key: key(arg + j), Items: [][]byte{item(arg + j)}}
+					return st.Commit(w, a, &a.Op)
+				}))
+			}
+			ops := w.Txn.Ops
+			w.Txn = nil
+			if len(ops) > 0 {
+				st.LogOp(w, EncodeMulti(ops))
+			}
+			st.Gate.Unlock()
+		}
+	}
+}
+
+// allow fails the test for an error a command could not answer: the ones
+// a client may get (no such key, a key that exists, a full filter, a load
+// pending) are fine.
+func allow(t *testing.T, err error) {
+	t.Helper()
+	var le *cf.LoadError
+	switch {
+	case err == nil, errors.Is(err, errNoSuchKey), errors.Is(err, ErrItemExists), errors.Is(err, ErrBusyKey),
+		errors.Is(err, ErrLoading), errors.Is(err, cf.ErrFull), errors.Is(err, cf.ErrMaxExpansions), errors.As(err, &le):
+		return
+	}
+	t.Fatalf("a write failed: %v", err)
+}
+
+// dumpOf is DUMP k's payload, nil for a missing key or one with a load
+// pending.
+func dumpOf(st *Store, k []byte) []byte {
+	c := st.LockLive(string(k))
+	if c == nil {
+		return nil
+	}
+	defer c.Mu.Unlock()
+	if c.Loading() {
+		return nil
+	}
+	return c.DumpPayload()
+}
+
+// loadChunks moves from's filter into to as CF.SCANDUMP and CF.LOADCHUNK
+// do: the header creates to, each chunk fills it.
+func loadChunks(t *testing.T, st *Store, w *Writer, from, to []byte) {
+	c := st.LockLive(string(from))
+	if c == nil {
+		return
+	}
+	var chunks [][]byte
+	var iters []int64
+	if !c.Loading() {
+		for iter := int64(0); ; {
+			next, chunk := c.ScanDump(iter)
+			if chunk == nil {
+				break
+			}
+			chunks, iters = append(chunks, chunk), append(iters, next)
+			iter = next
+		}
+	}
+	c.Mu.Unlock()
+	if len(chunks) == 0 {
+		return
+	}
+	if err := st.Install(w, &Op{Kind: OpChunk, Key: to, Iter: 1, Items: [][]byte{chunks[0]}}); err != nil {
+		allow(t, err)
+		return
+	}
+	for i := 1; i < len(chunks); i++ {
+		allow(t, st.WriteLoading(w, to, func(c *Entry, _ bool) error {
+			return st.Commit(w, ApplyingFor(w, "", c), &Op{Kind: OpChunk, Key: to, Iter: uint64(iters[i]), Items: [][]byte{chunks[i]}})
+		}))
+	}
+}
