@@ -306,8 +306,8 @@ func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key [
 		defer l.Unlock()
 	}
 	st := s.store
-	st.RlockGate(&cl.ks)
-	defer st.RunlockGate(&cl.ks)
+	st.RLockGate(&cl.ks)
+	defer st.RUnlockGate(&cl.ks)
 	if err := st.Writable(); err != nil {
 		return err
 	}

@@ -149,13 +149,13 @@ func (s *Server) serveConn(cl *client) {
 			s.armOutput(cl)
 			continue
 		}
-		start, lsn := cl.wr.Len(), cl.ks.Lsn
+		start, lsn := cl.wr.Len(), cl.ks.LSN
 		skip := cl.skipNext
 		cl.skipNext = false
 		s.exec(cl, args)
 		if cl.replyOff || skip {
 			cl.wr.Truncate(start) // muted: CLIENT REPLY OFF or SKIP
-		} else if cl.ks.Lsn != lsn {
+		} else if cl.ks.LSN != lsn {
 			cl.logged = append(cl.logged, replySpan{start, cl.wr.Len()})
 		}
 		if cl.wr.Len() >= cl.mem.outCheck && s.overOutput(cl) {
@@ -188,14 +188,14 @@ func (s *Server) armTimeout(cl *client) {
 // survive a restart), and the other replies stand. It reports whether the
 // connection is still usable.
 func (s *Server) endPipeline(cl *client) bool {
-	if cl.ks.Lsn != 0 {
+	if cl.ks.LSN != 0 {
 		// No reply of this pipeline leaves before its writes are as
 		// durable as --appendfsync says.
-		if err := s.store.AOF.Commit(cl.ks.Lsn); err != nil {
+		if err := s.store.AOF.Commit(cl.ks.LSN); err != nil {
 			s.log.Error("log commit failed; the pipeline's writes are answered with the error", "client", cl.id, "err", err)
 			s.replaceReplies(cl, err)
 		}
-		cl.ks.Lsn = 0
+		cl.ks.LSN = 0
 	}
 	cl.logged = cl.logged[:0]
 	s.setMulti(cl)

@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"net"
 	"strings"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/fields"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // A full copy, streamed key by key (the primary's writes go on), and

@@ -61,7 +61,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 const (
 	RecordHeader = 8
-	// maxRecord bounds a record's payload. A longer length field is
+	// MaxRecord bounds a record's payload. A longer length field is
 	// corruption, never a torn tail.
 	MaxRecord = 1 << 30
 )
@@ -69,7 +69,7 @@ const (
 // ErrCorrupt is wrapped by every error reading a damaged log or snapshot.
 var ErrCorrupt = errors.New("server: corrupt data")
 
-// fsyncMode is --appendfsync.
+// FsyncMode is --appendfsync.
 type FsyncMode int
 
 const (
@@ -94,7 +94,7 @@ func (m FsyncMode) String() string {
 	return [...]string{"everysec", "always", "no"}[m]
 }
 
-// generation is the current log generation, for INFO (gen is guarded by
+// Generation is the current log generation, for INFO (gen is guarded by
 // wmu; rotate changes it).
 func (a *AOF) Generation() uint64 {
 	a.wmu.Lock()
@@ -102,7 +102,7 @@ func (a *AOF) Generation() uint64 {
 	return a.gen
 }
 
-// appendRecord appends the framed payload to b.
+// AppendRecord appends the framed payload to b.
 func AppendRecord(b, payload []byte) []byte {
 	var h [RecordHeader]byte
 	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
@@ -110,16 +110,16 @@ func AppendRecord(b, payload []byte) []byte {
 	return append(append(b, h[:]...), payload...)
 }
 
-// recordCRC is a record's checksum: CRC-32C of its length field and its
+// RecordCRC is a record's checksum: CRC-32C of its length field and its
 // payload.
 func RecordCRC(length, payload []byte) uint32 {
 	return crc32.Update(crc32.Update(0, castagnoli, length), castagnoli, payload)
 }
 
-// logName is the file of log generation gen.
+// LogName is the file of log generation gen.
 func LogName(gen uint64) string { return fmt.Sprintf("appendonly.%016x.log", gen) }
 
-// logFile is an open log file: an *os.File, or a test's fault injector.
+// LogFile is an open log file: an *os.File, or a test's fault injector.
 type LogFile interface {
 	Write(b []byte) (int, error)
 	Sync() error
@@ -128,7 +128,7 @@ type LogFile interface {
 	Close() error
 }
 
-// openLogFile opens a log file for writing. Tests replace it to inject
+// OpenLogFile opens a log file for writing. Tests replace it to inject
 // faults.
 var OpenLogFile = func(name string, flag int) (LogFile, error) {
 	f, err := os.OpenFile(name, flag, 0o644)
@@ -138,11 +138,11 @@ var OpenLogFile = func(name string, flag int) (LogFile, error) {
 	return f, nil
 }
 
-// errMisconf is wrapped by the error of a failed log: the prefix Redis
+// ErrMisconf is wrapped by the error of a failed log: the prefix Redis
 // answers writes with while it cannot persist them.
 var ErrMisconf = errors.New("MISCONF Errors writing to the append-only log")
 
-// aof is the log writer.
+// AOF is the log writer.
 type AOF struct {
 	dir  string
 	Mode FsyncMode
@@ -184,7 +184,7 @@ type AOF struct {
 	wg     sync.WaitGroup
 }
 
-// openAOF opens generation gen for appending at offset size (the end of its
+// OpenAOF opens generation gen for appending at offset size (the end of its
 // valid records).
 func OpenAOF(dir string, gen uint64, size int64, mode FsyncMode, log *slog.Logger) (*AOF, error) {
 	f, err := OpenLogFile(filepath.Join(dir, LogName(gen)), os.O_CREATE|os.O_WRONLY)
@@ -238,7 +238,7 @@ func (a *AOF) ticker() {
 	}
 }
 
-// err returns the error that stops the log, if it is failed.
+// Err returns the error that stops the log, if it is failed.
 func (a *AOF) Err() error {
 	if p := a.failed.Load(); p != nil {
 		return *p
@@ -258,7 +258,7 @@ func (a *AOF) fail(err error) error {
 	return a.Err()
 }
 
-// append adds a record and returns its LSN: the log position commit must
+// Append adds a record and returns its LSN: the log position commit must
 // reach for it to be written.
 func (a *AOF) Append(payload []byte) uint64 {
 	a.Mu.Lock()
@@ -269,7 +269,7 @@ func (a *AOF) Append(payload []byte) uint64 {
 	return lsn
 }
 
-// position returns the offset in the current generation's file at which the
+// Position returns the offset in the current generation's file at which the
 // next record will start. A caller holding a key's writer lock gets a
 // position that every op of that key logged so far lies before, and every
 // later one at or after (snapshot.go).
@@ -279,7 +279,7 @@ func (a *AOF) Position() uint64 {
 	return a.appended - a.genStart
 }
 
-// flush writes every record appended so far to the file; if the log is
+// Flush writes every record appended so far to the file; if the log is
 // failed, it retries (heal), which fsyncs too.
 func (a *AOF) Flush() error {
 	a.wmu.Lock()
@@ -405,7 +405,7 @@ func (a *AOF) sync() error {
 	return nil
 }
 
-// commit makes the records up to lsn as durable as the mode promises: written
+// Commit makes the records up to lsn as durable as the mode promises: written
 // to the OS (every mode), and fsynced with always. It returns nil only then;
 // a failed log is retried first.
 func (a *AOF) Commit(lsn uint64) error {
@@ -457,7 +457,7 @@ func (a *AOF) rotate(gen uint64) error {
 	return nil
 }
 
-// close writes, fsyncs and closes the log; a failed log gets one last retry.
+// Close writes, fsyncs and closes the log; a failed log gets one last retry.
 // Preconditions: no append or commit runs concurrently.
 func (a *AOF) Close() error {
 	close(a.done)
@@ -500,7 +500,7 @@ func (e *logError) Error() string {
 
 func (e *logError) Unwrap() error { return ErrCorrupt }
 
-// scanLog calls apply for each record of data, a log file's contents, in
+// ScanLog calls apply for each record of data, a log file's contents, in
 // order. It returns the offset just past the last good record, and:
 //
 //   - nil when every byte was a good record;

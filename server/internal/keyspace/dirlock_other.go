@@ -9,7 +9,7 @@ import (
 
 const lockName = "LOCK"
 
-// lockDir only creates the lock file where flock is unavailable: two
+// LockDir only creates the lock file where flock is unavailable: two
 // servers on one data directory are not detected there.
 func LockDir(dir string) (*os.File, error) {
 	return os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o644)

@@ -15,7 +15,7 @@ import (
 // the other's logs, so the second is refused.
 const lockName = "LOCK"
 
-// lockDir takes the data directory's lock, or fails at once if another
+// LockDir takes the data directory's lock, or fails at once if another
 // process (or another Server in this one) holds it. The lock lasts until the
 // returned file is closed, or the process exits.
 func LockDir(dir string) (*os.File, error) {

@@ -40,10 +40,10 @@ const (
 	SweepBudget = 25 * time.Millisecond  // a quarter of the period, as Redis's slow cycle
 )
 
-// nowMs is the clock deadlines are compared with.
+// NowMs is the clock deadlines are compared with.
 func NowMs() int64 { return time.Now().UnixMilli() }
 
-// expired reports whether c's deadline has passed at now (Unix ms). Redis's
+// Expired reports whether c's deadline has passed at now (Unix ms). Redis's
 // rule: a key whose deadline is now is still there. No lock.
 func (c *Entry) Expired(now int64) bool {
 	d := c.Deadline.Load()
@@ -152,7 +152,7 @@ func (s *Store) at(k string, c *Entry) bool {
 	return cur == c
 }
 
-// expireLocked drops c, key k's filter, if its deadline has passed, logging
+// ExpireLocked drops c, key k's filter, if its deadline has passed, logging
 // the drop, and reports whether it did. Preconditions: c.mu held, the gate
 // read-locked (or held by w's EXEC), s.at(k, c).
 func (s *Store) ExpireLocked(w *Writer, k string, c *Entry) bool {
@@ -184,7 +184,7 @@ func (s *Store) reap(k string, c *Entry) {
 	}
 }
 
-// sweep runs one active expiry cycle until the deadline end: it samples
+// Sweep runs one active expiry cycle until the deadline end: it samples
 // sweepSample keys with a deadline and drops the expired ones, again while
 // more than a quarter of a sample had expired. It returns the keys dropped.
 func (s *Store) Sweep(end time.Time) int {
@@ -220,7 +220,7 @@ func (s *Store) dropIfExpired(k string) bool {
 	return s.at(k, c) && s.ExpireLocked(nil, k, c)
 }
 
-// setExpire gives key k the deadline d (Unix ms; 0 clears it), logging it,
+// SetExpire gives key k the deadline d (Unix ms; 0 clears it), logging it,
 // or, if d is not after now, drops the key as Redis does. Preconditions:
 // c.mu held, the gate read-locked (or held by w's EXEC), s.at(k, c).
 func (s *Store) SetExpire(w *Writer, k []byte, c *Entry, d int64) {
@@ -234,7 +234,7 @@ func (s *Store) SetExpire(w *Writer, k []byte, c *Entry, d int64) {
 	s.Commit(w, &Applying{Key: string(k), At: c}, o)
 }
 
-// keyspaceLine is INFO's db0 line for n keys: keys=N,expires=E,avg_ttl=A,
+// KeyspaceLine is INFO's db0 line for n keys: keys=N,expires=E,avg_ttl=A,
 // E the keys with a deadline (until dropped, expired ones too, as Redis
 // counts them) and A their mean time to live in milliseconds, exact.
 func (s *Store) KeyspaceLine(n int) string {

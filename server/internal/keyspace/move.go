@@ -19,13 +19,13 @@ var (
 	ErrBusyKey   = reply("BUSYKEY Target key name already exists.")
 )
 
-// rename moves key from's filter, with its deadline, to key to, replacing
+// Rename moves key from's filter, with its deadline, to key to, replacing
 // to's filter unless nx, and logs it as one op. It reports whether it moved
 // it (RENAMENX's 1); false with nx when to exists. RENAME k k answers as
 // Redis: OK (RENAMENX 0) if k exists.
 func (s *Store) Rename(w *Writer, from, to []byte, nx bool) (bool, error) {
-	s.RlockGate(w)
-	defer s.RunlockGate(w)
+	s.RLockGate(w)
+	defer s.RUnlockGate(w)
 	if err := s.Writable(); err != nil {
 		return false, err
 	}
@@ -103,12 +103,12 @@ func lockPair(ka string, a *Entry, kb string, b *Entry) func() {
 	}
 }
 
-// restore puts c, built from a RESTORE payload and not yet shared, under
+// Restore puts c, built from a RESTORE payload and not yet shared, under
 // key with deadline d (Unix ms, 0 for none), replacing the key's filter if
 // replace, else refusing with BUSYKEY; it logs payload as the op.
 func (s *Store) Restore(w *Writer, key []byte, c *Entry, d int64, replace bool, payload []byte) error {
-	s.RlockGate(w)
-	defer s.RunlockGate(w)
+	s.RLockGate(w)
+	defer s.RUnlockGate(w)
 	if err := s.Writable(); err != nil {
 		return err
 	}

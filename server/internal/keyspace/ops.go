@@ -67,14 +67,14 @@ const (
 	OpReplPos byte = 66
 )
 
-// op is a decoded log payload.
+// Op is a decoded log payload.
 type Op struct {
 	Kind   byte
 	Key    []byte
 	Params cf.Params
 	Items  [][]byte
 	Iter   uint64
-	// to is OpRename's new key; deadline OpExpire's and OpRestore's.
+	// To is OpRename's new key; deadline OpExpire's and OpRestore's.
 	To       []byte
 	Deadline int64
 }
@@ -260,7 +260,7 @@ func kindOf(k byte) *opKind {
 	return &opKinds[k]
 }
 
-// encode returns o's payload.
+// Encode returns o's payload.
 func (o *Op) Encode() []byte {
 	w := fields.Writer{o.Kind}
 	if o.Kind == OpFlush {
@@ -295,7 +295,7 @@ func DecodeOp(b []byte) (Op, error) {
 	return o, r.Err
 }
 
-// applying is one op being applied to its key, by a command (live) or by
+// Applying is one op being applied to its key, by a command (live) or by
 // replay and a replica's stream. Live, limits hold: memory may be refused
 // and a filter grows only as far as it may. Replayed, every op was
 // acknowledged once: growth is forced and charged without limit.
@@ -304,13 +304,13 @@ type Applying struct {
 	Key  string
 	At   *Entry // the key's entry, nil if absent
 	live bool
-	// op is the op of a write by a client, kept here with the rest of
+	// Op is the op of a write by a client, kept here with the rest of
 	// the scratch.
 	Op Op
-	// built is a restore's filter, which the live command built (and
+	// Built is a restore's filter, which the live command built (and
 	// charged) from the payload before taking any lock.
 	Built *Entry
-	// nx (live CF.ADDNX, CF.INSERTNX) adds an item only if absent.
+	// Nx (live CF.ADDNX, CF.INSERTNX) adds an item only if absent.
 	Nx bool
 
 	// What the apply did, for the live command's reply and whether it logs:
@@ -318,11 +318,11 @@ type Applying struct {
 	// present, or the error that refused it).
 	Changed bool
 	Added   []any
-	// accepted is an add's items that went in: what is logged.
+	// Accepted is an add's items that went in: what is logged.
 	Accepted [][]byte
 }
 
-// applyingFor returns the scratch of a live write by w, for key k at entry
+// ApplyingFor returns the scratch of a live write by w, for key k at entry
 // c: w's own, reset, or a new one for the server's own writes (w nil).
 func ApplyingFor(w *Writer, k string, c *Entry) *Applying {
 	if w == nil {
@@ -333,7 +333,7 @@ func ApplyingFor(w *Writer, k string, c *Entry) *Applying {
 	return a
 }
 
-// charge is the account new tables are charged to.
+// Charge is the account new tables are charged to.
 func (a *Applying) Charge() cf.Charger {
 	if a.live {
 		return a.st.charger
@@ -428,7 +428,7 @@ func applyRename(a *Applying, o *Op) error {
 	return nil
 }
 
-// commit applies o, live, to a.c, key a.k's entry (a.k is needed by the
+// Commit applies o, live, to a.c, key a.k's entry (a.k is needed by the
 // kinds that create, drop, move or expire a key), and logs it: the key's lock held (or,
 // for a kind that creates, the key absent or locked), the gate read-locked
 // or held by w's EXEC, the key space writable. A kind that reports whether
@@ -467,7 +467,7 @@ func (o *Op) needsKey() bool {
 // Records that are not one key's op: a transaction (OpMulti), and a
 // replica's position (OpReplPos, position.go).
 
-// encodeMulti is a transaction's record: its ops, applied together.
+// EncodeMulti is a transaction's record: its ops, applied together.
 func EncodeMulti(ops [][]byte) []byte {
 	w := fields.Writer{OpMulti}.Uvarint(uint64(len(ops)))
 	for _, o := range ops {

@@ -61,7 +61,7 @@ func removeLogsBefore(dir string, gen uint64, log *slog.Logger) {
 	}
 }
 
-// recoverDir loads dir into st and returns the open log.
+// RecoverDir loads dir into st and returns the open log.
 func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Logger) (*AOF, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -358,14 +358,14 @@ func setAside(path, aside string) error {
 	return syncDir(filepath.Dir(path))
 }
 
-// fuzzyLog is the log generation a version 2 snapshot stands in part for:
+// FuzzyLog is the log generation a version 2 snapshot stands in part for:
 // each key's position in it (see snapshot.go).
 type FuzzyLog struct {
 	gen       uint64
 	Positions map[string]uint64
 }
 
-// replay applies one logged op, which starts at offset at of its log; fz is
+// Replay applies one logged op, which starts at offset at of its log; fz is
 // set for the log the snapshot stands in part for. Replayed inserts never
 // fail for lack of room or memory: each was acknowledged once.
 func (st *Store) Replay(b []byte, at int64, fz *FuzzyLog) error {

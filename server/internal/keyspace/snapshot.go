@@ -93,7 +93,7 @@ const (
 // with no lock held: tests widen the window in which writes interleave.
 var TestHookSnapshotEntry func()
 
-// snapshot is Server.snapshot's work: rotate, write snapshot.tmp, verify and
+// Snapshot is Server.snapshot's work: rotate, write snapshot.tmp, verify and
 // install it (see the format above). It returns the keys written, the
 // file's size and its generation. Preconditions: st.aof set; no other
 // snapshot runs.
@@ -335,7 +335,7 @@ type snapEntry struct {
 	deadline int64  // Unix ms, 0 for none
 }
 
-// readSnapshotFile decodes the snapshot at path. fuzzy reports a version 2
+// ReadSnapshotFile decodes the snapshot at path. fuzzy reports a version 2
 // snapshot, whose entries' positions apply to log gen. Every error wraps
 // ErrCorrupt and names the file, except I/O errors.
 func ReadSnapshotFile(path string) (gen uint64, entries []snapEntry, fuzzy bool, err error) {

@@ -60,7 +60,7 @@ type Store struct {
 	Inflight  atomic.Int64 // of mem, the dump chunks built and not yet sent
 	Maxmem    atomic.Int64 // 0: no limit; CONFIG SET maxmemory stores it
 	maxFilter uint64       // the most one filter may take
-	// clients is what clients hold, less the dump chunks mem counts
+	// Clients is what clients hold, less the dump chunks mem counts
 	// already (clientmem.go): --maxmemory bounds mem and clients together.
 	Clients atomic.Int64
 	// charger and forceCharger are charge and chargeForce as values, made
@@ -70,12 +70,12 @@ type Store struct {
 	Dirty       atomic.Int64 // ops since the last snapshot
 	ExpiredKeys atomic.Int64 // dropped because their deadline passed (INFO)
 
-	// repl receives every op logged (the server's repl.go); replica is set while this
+	// Repl receives every op logged (the server's repl.go); replica is set while this
 	// server is a replica: its keys change only by its primary's stream, so
 	// it never drops an expired key itself (lookups still hide it).
 	Repl    stream
 	Replica atomic.Bool
-	// replID and replOffset are the replication position the log recorded
+	// ReplID and replOffset are the replication position the log recorded
 	// last (position.go): set by recovery, read by New.
 	ReplID     string
 	ReplOffset int64
@@ -89,20 +89,20 @@ type Store struct {
 // space keeps of it. The filter is embedded, so a lookup reaches its table
 // with no pointer more than the map's.
 type Entry struct {
-	// mu is the key's writer lock: held across a write command's change
+	// Mu is the key's writer lock: held across a write command's change
 	// and its log append (see the protocol above).
 	Mu sync.Mutex
-	// dead is set, under mu, when the key is deleted; a writer that finds it
+	// Dead is set, under mu, when the key is deleted; a writer that finds it
 	// set looks the key up again.
 	Dead bool
-	// version counts the changes made by commands, for WATCH.
+	// Version counts the changes made by commands, for WATCH.
 	Version atomic.Uint64
-	// deadline is the key's expiry, Unix milliseconds, 0 for none
+	// Deadline is the key's expiry, Unix milliseconds, 0 for none
 	// (expire.go). Written under mu with the store's expiry index;
 	// read by lookups with one atomic load, no lock: the key is gone once
 	// the clock passes it.
 	Deadline atomic.Int64
-	// access is the store's coarse clock (seconds) when the key was last
+	// Access is the store's coarse clock (seconds) when the key was last
 	// looked up or written, for OBJECT IDLETIME; stored only when it
 	// changes, so readers of a hot key write its line once a second.
 	Access atomic.Int64
@@ -121,32 +121,32 @@ type stream interface {
 	WithPosition(fn func(id string, offset int64))
 }
 
-// writer is a client's side of its writes, passed to the key space as a
+// Writer is a client's side of its writes, passed to the key space as a
 // value of the write instead of the connection: the log position its
 // replies wait for, the ops its commands logged (WATCH's versions), the
 // ops of the EXEC it runs, gathered into one record, and the scratch of its
 // writes. A nil writer is the server's own (expiry): it waits for nothing.
 type Writer struct {
-	// lsn is the log position this pipeline's replies wait for.
-	Lsn uint64
+	// LSN is the log position this pipeline's replies wait for.
+	LSN uint64
 	// opsLogged counts the ops this client's commands logged.
 	opsLogged int
-	// txn is set while the client's EXEC runs, holding the gate
+	// Txn is set while the client's EXEC runs, holding the gate
 	// exclusively: its commands' ops gather here (the server's cmd_multi.go).
 	Txn *TxnOps
-	// write is the scratch of the client's live writes (ops.go),
+	// Write is the scratch of the client's live writes (ops.go),
 	// reused so that a write allocates only its log record.
 	Write Applying
 }
 
-// txnOps are the ops an EXEC's commands logged, in order.
+// TxnOps are the ops an EXEC's commands logged, in order.
 type TxnOps struct{ Ops [][]byte }
 
-// holdsGate reports whether w runs an EXEC, holding the store's gate
+// HoldsGate reports whether w runs an EXEC, holding the store's gate
 // exclusively; nil (replay, expiry) holds nothing.
 func (w *Writer) HoldsGate() bool { return w != nil && w.Txn != nil }
 
-// inExec reports whether w runs an EXEC.
+// InExec reports whether w runs an EXEC.
 func (w *Writer) InExec() bool { return w.Txn != nil }
 
 func NewStore(maxmem int64, maxFilter uint64) *Store {
@@ -157,7 +157,7 @@ func NewStore(maxmem int64, maxFilter uint64) *Store {
 	return st
 }
 
-// charge accounts n more bytes for a filter that takes have bytes now,
+// Charge accounts n more bytes for a filter that takes have bytes now,
 // before they are allocated. It refuses them past --maxmemory, or past the
 // bound on one filter, so that no command can ask for more than the machine
 // has even without --maxmemory.
@@ -183,10 +183,10 @@ func (s *Store) chargeForce(_, n uint64) error {
 	return nil
 }
 
-// release gives back n bytes charged before.
+// Release gives back n bytes charged before.
 func (s *Store) Release(n uint64) { s.mem.Add(-int64(n)) }
 
-// chargeChunk accounts n bytes for a CF.SCANDUMP chunk before it is built;
+// ChargeChunk accounts n bytes for a CF.SCANDUMP chunk before it is built;
 // the connection releases them (releaseChunk) once the reply is sent.
 func (s *Store) ChargeChunk(n uint64) error {
 	if err := s.Charge(0, n); err != nil {
@@ -201,7 +201,7 @@ func (s *Store) ReleaseChunk(n uint64) {
 	s.Release(n)
 }
 
-// itemCount is the number of filters and of items in them all (inserted
+// ItemCount is the number of filters and of items in them all (inserted
 // minus deleted): a scan of the key space, O(n) for n keys.
 func (s *Store) ItemCount() (keys int, items int64) {
 	for _, c := range s.Keys.All() {
@@ -211,24 +211,24 @@ func (s *Store) ItemCount() (keys int, items int64) {
 	return keys, items
 }
 
-// filterBytes is used_memory_filters: mem without the chunks in flight.
+// FilterBytes is used_memory_filters: mem without the chunks in flight.
 func (s *Store) FilterBytes() int64 { return s.mem.Load() - s.Inflight.Load() }
 
-// rlockGate read-locks the gate for a write by cl, unless cl holds it
+// RLockGate read-locks the gate for a write by cl, unless cl holds it
 // exclusively: the client running an EXEC (see the server's cmd_multi.go).
-func (s *Store) RlockGate(w *Writer) {
+func (s *Store) RLockGate(w *Writer) {
 	if !w.HoldsGate() {
 		s.Gate.RLock()
 	}
 }
 
-func (s *Store) RunlockGate(w *Writer) {
+func (s *Store) RUnlockGate(w *Writer) {
 	if !w.HoldsGate() {
 		s.Gate.RUnlock()
 	}
 }
 
-// logOp appends an op to the log and raises the client's LSN to it. Inside
+// LogOp appends an op to the log and raises the client's LSN to it. Inside
 // an EXEC the op joins the transaction's record instead (the server's cmd_multi.go).
 func (s *Store) LogOp(w *Writer, payload []byte) {
 	if w != nil {
@@ -246,12 +246,12 @@ func (s *Store) LogOp(w *Writer, payload []byte) {
 		return
 	}
 	lsn := s.AOF.Append(payload)
-	if w != nil && lsn > w.Lsn {
-		w.Lsn = lsn
+	if w != nil && lsn > w.LSN {
+		w.LSN = lsn
 	}
 }
 
-// errReadonly refuses a client's write on a replica, in Redis's words.
+// ErrReadonly refuses a client's write on a replica, in Redis's words.
 var ErrReadonly = reply("READONLY You can't write against a read only replica.")
 
 // reply is an error whose text is the client's reply, exactly as Redis
@@ -260,7 +260,7 @@ type reply string
 
 func (e reply) Error() string { return string(e) }
 
-// writable returns the error that refuses writes: on a replica, whose data
+// Writable returns the error that refuses writes: on a replica, whose data
 // only its primary's stream changes (replay, which does not come here), and
 // after the log failed. The dispatcher refuses commands flagged write on a
 // replica first; this is the key space's own guard, so that a command whose
@@ -277,7 +277,7 @@ func (s *Store) Writable() error {
 	return nil
 }
 
-// get returns key's filter for a lookup, nil if it is missing or expired.
+// Get returns key's filter for a lookup, nil if it is missing or expired.
 // No lock: a map Load and an atomic load of the deadline (expire.go).
 func (s *Store) Get(key []byte) *Entry {
 	c, _ := s.Keys.Load(string(key))
@@ -292,22 +292,22 @@ func (s *Store) Get(key []byte) *Entry {
 	return c
 }
 
-// write runs fn with key's writer lock held, inside the gate. A missing key is
+// Write runs fn with key's writer lock held, inside the gate. A missing key is
 // created with create's parameters (and a fresh seed) if create is not nil,
 // else fn gets nil. Preconditions: none; the caller holds no lock.
 func (s *Store) Write(w *Writer, key []byte, create *cf.Params, fn func(c *Entry, created bool) error) error {
 	return s.update(w, key, create, false, fn)
 }
 
-// writeLoading is write for CF.LOADCHUNK's data chunks, the only writes a
+// WriteLoading is write for CF.LOADCHUNK's data chunks, the only writes a
 // key with a load pending takes.
 func (s *Store) WriteLoading(w *Writer, key []byte, fn func(c *Entry, created bool) error) error {
 	return s.update(w, key, nil, true, fn)
 }
 
 func (s *Store) update(w *Writer, key []byte, create *cf.Params, loading bool, fn func(c *Entry, created bool) error) error {
-	s.RlockGate(w)
-	defer s.RunlockGate(w)
+	s.RLockGate(w)
+	defer s.RUnlockGate(w)
 	if err := s.Writable(); err != nil {
 		return err
 	}
@@ -369,10 +369,10 @@ func runLocked(w *Writer, c *Entry, created bool, fn func(*Entry, bool) error) e
 	return fn(c, created)
 }
 
-// drop deletes key and reports whether it was there.
+// Drop deletes key and reports whether it was there.
 func (s *Store) Drop(w *Writer, key []byte) (bool, error) {
-	s.RlockGate(w)
-	defer s.RunlockGate(w)
+	s.RLockGate(w)
+	defer s.RUnlockGate(w)
 	if err := s.Writable(); err != nil {
 		return false, err
 	}
@@ -390,7 +390,7 @@ func (s *Store) Drop(w *Writer, key []byte) (bool, error) {
 	return true, s.Commit(w, &Applying{Key: k, At: c}, &Op{Kind: OpDrop, Key: key})
 }
 
-// lockLive returns key k's filter with its writer lock held, still k's
+// LockLive returns key k's filter with its writer lock held, still k's
 // (s.at), or nil if k is absent. A filter dropped or renamed away while
 // its lock was awaited is passed over for the one now under k.
 func (s *Store) LockLive(k string) *Entry {
@@ -425,7 +425,7 @@ func (s *Store) retire(k string, c *Entry) {
 	s.Release(c.SizeBytes())
 }
 
-// flushAll deletes every key.
+// FlushAll deletes every key.
 func (s *Store) FlushAll(w *Writer) error {
 	if !w.HoldsGate() {
 		s.Gate.Lock()
@@ -448,10 +448,10 @@ func (s *Store) clear() {
 	s.exp.reset()
 }
 
-// install applies o, an op that creates its key, unless the key exists.
+// Install applies o, an op that creates its key, unless the key exists.
 func (s *Store) Install(w *Writer, o *Op) error {
-	s.RlockGate(w)
-	defer s.RunlockGate(w)
+	s.RLockGate(w)
+	defer s.RUnlockGate(w)
 	if err := s.Writable(); err != nil {
 		return err
 	}
@@ -486,14 +486,14 @@ func (s *Store) dropExpiredOrGone(w *Writer, k string, old *Entry) bool {
 	return !s.at(k, old) || s.ExpireLocked(w, k, old)
 }
 
-// present reports whether key is in the key space (and not expired),
+// Present reports whether key is in the key space (and not expired),
 // without touching it.
 func (st *Store) Present(key []byte) bool {
 	c, _ := st.Keys.Load(string(key))
 	return c != nil && (c.Deadline.Load() == 0 || !c.Expired(NowMs()))
 }
 
-// liveKeys is the key space without the keys whose deadline has passed.
+// LiveKeys is the key space without the keys whose deadline has passed.
 func (s *Store) LiveKeys() iter.Seq2[string, *Entry] {
 	return func(yield func(string, *Entry) bool) {
 		now := NowMs()
