@@ -2,6 +2,7 @@ package limits_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/server/internal/limits"
@@ -121,6 +122,9 @@ func TestMemoryOrPercent(t *testing.T) {
 		{-50, 1 << 30, 1 << 29},
 		{-1, 1 << 20, limits.MinClientEviction},
 		{-100, 1 << 62, 1 << 62},
+		{-100, math.MaxInt64, math.MaxInt64}, // a float product overflowed to 128 KiB
+		{-50, math.MaxInt64, math.MaxInt64/100*50 + math.MaxInt64%100*50/100},
+		{-99, 1<<63 - 1024, (1<<63-1024)/100*99 + (1<<63-1024)%100*99/100},
 	} {
 		if got := tc.m.Bytes(tc.maxmemory); got != tc.want {
 			t.Errorf("%v.Bytes(%d) = %d, want %d", tc.m, tc.maxmemory, got, tc.want)

@@ -3,7 +3,6 @@ package limits
 import (
 	"bufio"
 	"errors"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -61,7 +60,10 @@ func (m MemoryOrPercent) Bytes(maxmemory int64) int64 {
 		if maxmemory <= 0 {
 			return 0
 		}
-		n = int64(math.Min(float64(maxmemory)*float64(-m)/100, math.MaxInt64))
+		// In integers: a float product rounds up to 2^63 near MaxInt64,
+		// which does not convert back. p <= 100, so neither term overflows.
+		p := -int64(m)
+		n = maxmemory/100*p + maxmemory%100*p/100
 	}
 	if n == 0 {
 		return 0
