@@ -7,27 +7,97 @@ import (
 	"strings"
 
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
+	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // The CF.* commands, with RedisBloom's syntax, reply types and error texts.
+//
+// The family registers its rows of the command table here, each beside its
+// handler, as a Redis module registers its commands: RedisBloom's names,
+// arity, flags, ACL categories (@cuckoo, as RedisBloom registers them), key
+// specs and arguments, documented with group "cf" and module "bf", as Redis
+// serves RedisBloom's. A new CF command is a row and a handler here, and, if
+// it has a new effect, a record kind in the key space (keyspace/ops.go).
+
+var (
+	cfKeyRW = []command.KeySpec{{Flags: []string{"RW"}, Begin: 1, Step: 1}}
+	cfKeyRO = []command.KeySpec{{Flags: []string{"RO"}, Begin: 1, Step: 1}}
+	cfKey   = command.Arg{Name: "key", Type: command.Key}
+	cfItem  = command.Arg{Name: "item", Type: command.String}
+	cfItems = command.Arg{Name: "item", Type: command.String, Multiple: true}
+	cfWrite = command.Write | command.DenyOOM | command.Module
+	cfRead  = command.ReadOnly | command.Fast | command.Module
+)
+
+// cfSpec is a CF command's row.
+func cfSpec(name string, arity int, flags command.Flag, acl string, keys []command.KeySpec, summary, complexity string, args ...command.Arg) *command.Spec {
+	return &command.Spec{Name: name, Arity: arity, Flags: flags, ACL: acl + " cuckoo", Keys: keys,
+		Summary: summary, Since: "1.0.0", Group: "cf", Complexity: complexity, ModuleName: "bf", Args: args}
+}
 
 func init() {
-	handle("cf.reserve", cfReserve)
-	// Each variant is bound to its own handler, by its spec's name.
-	handle("cf.add", cfAdd(false))
-	handle("cf.addnx", cfAdd(true))
-	handle("cf.insert", cfInsert(false))
-	handle("cf.insertnx", cfInsert(true))
-	handle("cf.exists", cfExists(false))
-	handle("cf.mexists", cfExists(true))
-	handle("cf.count", cfCount)
-	handle("cf.del", cfDel)
-	handle("cf.info", cfInfo)
-	handle("cf.debug", cfDebug)
-	handle("cf.compact", cfCompact)
-	handle("cf.scandump", cfScanDump)
-	handle("cf.loadchunk", cfLoadChunk)
+	capacity := command.Arg{Name: "capacity", Type: command.Integer, Token: "CAPACITY", Optional: true}
+	nocreate := command.Arg{Name: "nocreate", Type: command.PureToken, Token: "NOCREATE", Optional: true}
+	items := command.Arg{Name: "items", Type: command.PureToken, Token: "ITEMS"}
+	iterator := command.Arg{Name: "iterator", Type: command.Integer}
+	const lookup = "O(1): two buckets, however far the filter grew"
+	const insert = "O(1) amortized; a displacement search of at most max(MAXITERATIONS, 500) buckets"
+	// Each variant has its own row and handler.
+	define(cfSpec("cf.reserve", -3, cfWrite, "write fast", cfKeyRW,
+		"Creates a cuckoo filter for a given capacity", "O(1)",
+		cfKey, command.Arg{Name: "capacity", Type: command.Integer},
+		command.Arg{Name: "bucketsize", Type: command.Integer, Token: "BUCKETSIZE", Optional: true},
+		command.Arg{Name: "maxiterations", Type: command.Integer, Token: "MAXITERATIONS", Optional: true},
+		command.Arg{Name: "expansion", Type: command.Integer, Token: "EXPANSION", Optional: true}),
+		cfReserve)
+	define(cfSpec("cf.add", 3, cfWrite, "write", cfKeyRW,
+		"Adds an item to a cuckoo filter, creating the filter if needed", insert, cfKey, cfItem),
+		cfAdd(false))
+	define(cfSpec("cf.addnx", 3, cfWrite, "write", cfKeyRW,
+		"Adds an item to a cuckoo filter unless it may be there already", insert, cfKey, cfItem),
+		cfAdd(true))
+	define(cfSpec("cf.insert", -4, cfWrite, "write", cfKeyRW,
+		"Adds items to a cuckoo filter, creating it unless NOCREATE", "O(n) for n items, each as CF.ADD",
+		cfKey, capacity, nocreate, items, cfItems),
+		cfInsert(false))
+	define(cfSpec("cf.insertnx", -4, cfWrite, "write", cfKeyRW,
+		"Adds items that may not be there yet to a cuckoo filter, creating it unless NOCREATE", "O(n) for n items, each as CF.ADDNX",
+		cfKey, capacity, nocreate, items, cfItems),
+		cfInsert(true))
+	define(cfSpec("cf.exists", 3, cfRead, "read", cfKeyRO,
+		"Tells whether an item may be in a cuckoo filter", lookup, cfKey, cfItem),
+		cfExists(false))
+	define(cfSpec("cf.mexists", -3, cfRead, "read", cfKeyRO,
+		"Tells, for each item, whether it may be in a cuckoo filter", "O(n) for n items", cfKey, cfItems),
+		cfExists(true))
+	define(cfSpec("cf.count", 3, cfRead, "read", cfKeyRO,
+		"Counts the entries that match an item in a cuckoo filter (an upper bound on its copies)", lookup, cfKey, cfItem),
+		cfCount)
+	define(cfSpec("cf.del", 3, command.Write|command.Fast|command.Module, "write", cfKeyRW,
+		"Deletes one copy of an item from a cuckoo filter", lookup, cfKey, cfItem),
+		cfDel)
+	// Write, where RedisBloom says readonly: it changes the filter and is
+	// logged, so a replica and a read-only user must be refused it.
+	define(cfSpec("cf.compact", 2, command.Write|command.Module, "write", cfKeyRW,
+		"Drops the empty stages of a filter loaded from an old dump", "O(n) for n buckets", cfKey),
+		cfCompact)
+	define(cfSpec("cf.info", 2, cfRead, "read fast", cfKeyRO,
+		"Returns a cuckoo filter's figures", "O(1)", cfKey),
+		cfInfo)
+	debug := cfSpec("cf.debug", 2, cfRead, "read", cfKeyRO,
+		"Returns a cuckoo filter's figures in one line", "O(1)", cfKey)
+	debug.Tips = []string{"dont_cache"}
+	define(debug, cfDebug)
+	define(cfSpec("cf.scandump", 3, cfRead, "read", cfKeyRO,
+		"Returns the next chunk of a cuckoo filter's dump", "O(n) for n bytes of the chunk",
+		cfKey, iterator),
+		cfScanDump)
+	load := cfSpec("cf.loadchunk", 4, cfWrite, "write", cfKeyRW,
+		"Restores a cuckoo filter from its dump, one chunk at a time", "O(n) for n bytes of the chunk",
+		cfKey, iterator, command.Arg{Name: "data", Type: command.String})
+	load.DataArg = 3
+	define(load, cfLoadChunk)
 }
 
 // parseInt parses a Redis integer argument.

@@ -17,7 +17,9 @@ type handler func(s *Server, cl *client, args [][]byte)
 // handlers binds command.Spec names ("cf.add", "client|list") to their
 // handlers; filled by the init functions of the cmd_*.go files. Every other
 // fact about a command is in package command's table, the one source of
-// truth for arity, flags, ACL categories, key positions and docs.
+// truth for arity, flags, ACL categories, key positions and docs: Redis's
+// own commands' rows are in that package, the CF family's are registered
+// beside their handlers (define).
 var handlers = map[string]handler{}
 
 func handle(name string, h handler) {
@@ -25,6 +27,13 @@ func handle(name string, h handler) {
 		panic("server: handler for an unknown or bound command " + name)
 	}
 	handlers[name] = h
+}
+
+// define adds a family's row to the command table with its handler, for
+// the families that keep their rows beside their handlers (cmd_cf.go).
+func define(spec *command.Spec, h handler) {
+	command.Register(spec)
+	handle(spec.Name, h)
 }
 
 // bound is a command with its handler, and the spec's facts the dispatcher

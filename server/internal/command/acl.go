@@ -8,7 +8,7 @@ func init() {
 			Summary: summary, Since: "6.0.0", Group: "server", Complexity: complexity, Args: args}
 	}
 	username := Arg{Name: "username", Type: String}
-	register(&Spec{
+	Register(&Spec{
 		Name: "acl", Arity: -2, Summary: "Groups the commands that manage users and their permissions",
 		Since: "6.0.0", Group: "server", Complexity: "Depends on the subcommand",
 		Subs: []*Spec{

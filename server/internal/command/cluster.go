@@ -12,7 +12,7 @@ func init() {
 			Summary: summary, Since: since, Group: "cluster", Complexity: complexity, Args: args}
 	}
 	nondet := []string{"nondeterministic_output"}
-	register(
+	Register(
 		&Spec{Name: "cluster", Arity: -2, Summary: "A container for the cluster commands",
 			Since: "3.0.0", Group: "cluster", Complexity: "Depends on subcommand",
 			Subs: []*Spec{

@@ -4,7 +4,7 @@ package command
 // tips, since and arguments.
 
 func init() {
-	register(
+	Register(
 		&Spec{
 			Name:       "config",
 			Arity:      -2,

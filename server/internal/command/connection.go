@@ -5,7 +5,7 @@ package command
 // filters of 7.2: MAXAGE came in 7.4.
 
 func init() {
-	register(
+	Register(
 		&Spec{
 			Name:       "ping",
 			Arity:      -1,

@@ -16,6 +16,12 @@
 //   - its subcommands (CLIENT LIST, CONFIG GET, ...), each a Spec of its own
 //     named "container|sub" as Redis names them.
 //
+// Redis's own commands' rows are here, one file a group (generic.go,
+// keyspace.go, server.go, ...). A family of the server's own, the CF
+// commands, registers its rows beside its handlers (package server's
+// cmd_cf.go), as a Redis module registers its commands: the table is still
+// one, and the tests of this package see it whole.
+//
 // The replies of COMMAND, COMMAND INFO, COMMAND DOCS, COMMAND LIST and
 // COMMAND GETKEYS are built here from the table, in Redis 7's shapes, in
 // RESP2 or RESP3. The server binds a handler to every Spec by name; its tests

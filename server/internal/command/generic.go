@@ -5,7 +5,7 @@ package command
 // FLUSHDB in group "server", the others in group "generic".
 
 func init() {
-	register(
+	Register(
 		&Spec{
 			Name:       "del",
 			Arity:      -2,

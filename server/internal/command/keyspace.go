@@ -87,7 +87,7 @@ func objectSub(name, since, summary string) *Spec {
 
 func init() {
 	nondet := []string{"nondeterministic_output"}
-	register(
+	Register(
 		expireSpec("expire", "1.0.0", "Gives a key a time to live, in seconds",
 			Arg{Name: "seconds", Type: Integer}),
 		expireSpec("pexpire", "2.6.0", "Gives a key a time to live, in milliseconds",

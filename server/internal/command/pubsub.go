@@ -14,7 +14,7 @@ func init() {
 	patterns := func(optional bool) []Arg {
 		return []Arg{{Name: "pattern", Type: Pattern, Optional: optional, Multiple: true}}
 	}
-	register(
+	Register(
 		&Spec{Name: "subscribe", Arity: -2, Flags: sub,
 			Summary: "Starts receiving the messages published to the channels given", Since: "2.0.0", Group: "pubsub",
 			Complexity: "O(n) for n channels", Args: channels("channel", false)},

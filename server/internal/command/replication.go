@@ -8,7 +8,7 @@ func init() {
 		{Name: "host-port", Type: Block, Args: []Arg{{Name: "host", Type: String}, {Name: "port", Type: Integer}}},
 		{Name: "no-one", Type: Block, Args: []Arg{{Name: "no", Type: PureToken, Token: "NO"}, {Name: "one", Type: PureToken, Token: "ONE"}}},
 	}}}
-	register(
+	Register(
 		&Spec{Name: "replicaof", Arity: 3, Flags: Admin | NoScript | Stale,
 			Summary: "Makes the server a replica of another, or (NO ONE) a primary", Since: "5.0.0", Group: "server",
 			Complexity: "O(1); a full copy is O(n) for n bytes of filters", Args: hostPortOrNoOne},

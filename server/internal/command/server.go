@@ -4,7 +4,7 @@ package command
 // since and arguments (Sentinel's and async loading's flags left out).
 
 func init() {
-	register(
+	Register(
 		&Spec{
 			Name:       "save",
 			Arity:      1,

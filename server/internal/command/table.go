@@ -8,10 +8,12 @@ import (
 // table maps lower-case names to commands; subcommands hang off theirs.
 var table = map[string]*Spec{}
 
-// register adds specs to the table; called by the init of each group file.
-// It panics on a name given twice or a malformed spec: the table is code,
-// and its tests run every init.
-func register(specs ...*Spec) {
+// Register adds specs to the table: called by the init of each group file
+// here, and by the server's families that keep their rows beside their
+// handlers (the CF commands, as a module registers its own). It panics on a
+// name given twice or a malformed spec: the table is code, and its tests run
+// every init. Register must not be called once the server has started.
+func Register(specs ...*Spec) {
 	for _, s := range specs {
 		if s.Name != strings.ToLower(s.Name) || table[s.Name] != nil {
 			panic("command: bad or duplicate name " + s.Name)

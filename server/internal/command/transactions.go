@@ -5,7 +5,7 @@ package command
 
 func init() {
 	tx := NoScript | Loading | Stale | AllowBusy
-	register(
+	Register(
 		&Spec{Name: "multi", Arity: 1, Flags: tx | Fast, ACL: "transaction",
 			Summary: "Starts a transaction: the commands that follow are queued until EXEC", Since: "1.2.0", Group: "transactions", Complexity: "O(1)"},
 		&Spec{Name: "exec", Arity: 1, Flags: NoScript | Loading | Stale | SkipSlowlog, ACL: "transaction",
