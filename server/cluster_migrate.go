@@ -1,16 +1,13 @@
 package server
 
 import (
-	"bufio"
-	"fmt"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
-	"github.com/cuckoohash/cuckoo/server/internal/resp"
+	"github.com/cuckoohash/cuckoo/server/internal/peer"
 	"github.com/cuckoohash/cuckoo/server/internal/topology"
 )
 
@@ -36,129 +33,14 @@ import (
 // drop here (logged, and replicated as a DEL), which follows the target's
 // OK: an acknowledged write is in the payload or was made on the target. Holding the locks across a
 // round trip to the target is Redis's own trade (MIGRATE blocks its whole
-// server): the timeout argument bounds it. With tls-cluster yes the
-// connection to the target is TLS (tls.go's dialNode).
+// server): the timeout argument bounds it. Connections to targets are kept
+// between MIGRATEs (internal/peer); with tls-cluster yes they are TLS
+// (tls.go's dialNode).
 
 func init() {
 	handle("migrate", cmdMigrate)
 	handle("restore-asking", cmdRestore) // RESTORE, allowed on an importing slot (Asking flag)
 }
-
-// migrateIdle is how long a connection to a target is kept for the next
-// MIGRATE, as Redis keeps its cached sockets ten seconds.
-const migrateIdle = 10 * time.Second
-
-// migrateConn is a connection to a MIGRATE target.
-type migrateConn struct {
-	nc     net.Conn
-	br     *bufio.Reader
-	w      *resp.Writer
-	used   time.Time
-	broken bool // a read or write failed: not to be used again
-}
-
-// migrateConns caches connections to targets by address. A connection is
-// taken out while one MIGRATE uses it, so two MIGRATEs never share one.
-type migrateConns struct {
-	mu sync.Mutex
-	m  map[string][]*migrateConn
-}
-
-// take returns a cached connection to addr (key names the address and
-// whether it is TLS), or dials one with dial.
-func (mc *migrateConns) take(key string, dial func() (net.Conn, error)) (*migrateConn, error) {
-	mc.mu.Lock()
-	var c *migrateConn
-	now := time.Now()
-	for a, cs := range mc.m {
-		kept := cs[:0]
-		for _, x := range cs {
-			if now.Sub(x.used) > migrateIdle {
-				x.nc.Close()
-			} else {
-				kept = append(kept, x)
-			}
-		}
-		if len(kept) == 0 {
-			delete(mc.m, a)
-		} else {
-			mc.m[a] = kept
-		}
-	}
-	if cs := mc.m[key]; len(cs) > 0 {
-		c, mc.m[key] = cs[len(cs)-1], cs[:len(cs)-1]
-	}
-	mc.mu.Unlock()
-	if c != nil {
-		return c, nil
-	}
-	nc, err := dial()
-	if err != nil {
-		return nil, err
-	}
-	return newMigrateConn(nc), nil
-}
-
-func newMigrateConn(nc net.Conn) *migrateConn {
-	return &migrateConn{nc: nc, br: bufio.NewReader(nc), w: resp.NewWriter(nc)}
-}
-
-// put gives c back for the next MIGRATE to key.
-func (mc *migrateConns) put(key string, c *migrateConn) {
-	c.used = time.Now()
-	mc.mu.Lock()
-	if mc.m == nil {
-		mc.m = map[string][]*migrateConn{}
-	}
-	mc.m[key] = append(mc.m[key], c)
-	mc.mu.Unlock()
-}
-
-// closeAll closes the cached connections (at shutdown).
-func (mc *migrateConns) closeAll() {
-	mc.mu.Lock()
-	defer mc.mu.Unlock()
-	for _, cs := range mc.m {
-		for _, c := range cs {
-			c.nc.Close()
-		}
-	}
-	mc.m = nil
-}
-
-// errTarget is an error reply from the target: the MIGRATE fails with
-// Redis's text (the connection may still be good: migrateConn.broken says).
-type errTarget string
-
-// call sends one command and reads its one-line reply (a status or an
-// integer) within timeout.
-func (c *migrateConn) call(timeout time.Duration, args ...[]byte) error {
-	c.w.WriteArray(len(args))
-	for _, a := range args {
-		c.w.WriteBulk(a)
-	}
-	c.nc.SetDeadline(time.Now().Add(timeout))
-	if err := c.w.Flush(); err != nil {
-		c.broken = true
-		return fmt.Errorf("IOERR error or timeout writing to target instance")
-	}
-	line, err := c.br.ReadString('\n')
-	if err != nil {
-		c.broken = true
-		return fmt.Errorf("IOERR error or timeout reading from target instance")
-	}
-	line = strings.TrimRight(line, "\r\n")
-	switch {
-	case strings.HasPrefix(line, "+"), strings.HasPrefix(line, ":"): // a status, or DEL's and PEXPIRE's count
-		return nil
-	case strings.HasPrefix(line, "-"):
-		return errTarget(line[1:])
-	}
-	c.broken = true
-	return fmt.Errorf("IOERR the target answered %q, not a status or an integer", printable([]byte(line), 64))
-}
-
-func (e errTarget) Error() string { return "ERR Target instance replied with error: " + string(e) }
 
 // migrateArgs is a parsed MIGRATE.
 type migrateArgs struct {
@@ -247,22 +129,15 @@ func cmdMigrate(s *Server, cl *client, a [][]byte) {
 		return
 	}
 	_, m.tls = s.nodeTLS()
-	key := m.addr
-	if m.tls {
-		key = "tls " + key
-	}
-	conn, err := s.migrate.take(key, func() (net.Conn, error) { return s.dialNode(m.addr, m.tls, m.timeout) })
+	target := peer.Key{Addr: m.addr, TLS: m.tls}
+	conn, err := s.migrate.Take(target, func() (net.Conn, error) { return s.dialNode(m.addr, m.tls, m.timeout) })
 	if err != nil {
 		s.log.Warn("MIGRATE: connecting to the target failed", "target", m.addr, "tls", m.tls, "err", err)
-		s.writeErr(cl, replyErr("IOERR error or timeout connecting to the client"))
+		s.writeErr(cl, peer.ErrConnect)
 		return
 	}
 	err = s.migrateKeys(cl, conn, m, present)
-	if conn.broken {
-		conn.nc.Close()
-	} else {
-		s.migrate.put(key, conn) // still in step with the target
-	}
+	s.migrate.Put(target, conn)
 	if err != nil {
 		s.writeErr(cl, err)
 		return
@@ -273,8 +148,8 @@ func cmdMigrate(s *Server, cl *client, a [][]byte) {
 // migrateKeys authenticates, selects the database, and moves keys one by
 // one (see the protocol above), stopping at the first error: the keys moved
 // before it stay moved, as Redis's.
-func (s *Server) migrateKeys(cl *client, conn *migrateConn, m *migrateArgs, keys [][]byte) error {
-	if err := conn.prelude(m); err != nil {
+func (s *Server) migrateKeys(cl *client, conn *peer.Conn, m *migrateArgs, keys [][]byte) error {
+	if err := m.prelude(conn); err != nil {
 		return err
 	}
 	for _, k := range keys {
@@ -285,21 +160,21 @@ func (s *Server) migrateKeys(cl *client, conn *migrateConn, m *migrateArgs, keys
 	return nil
 }
 
-// prelude authenticates and selects the database, as MIGRATE asks.
-func (c *migrateConn) prelude(m *migrateArgs) error {
+// prelude authenticates and selects the database on c, as MIGRATE asks.
+func (m *migrateArgs) prelude(c *peer.Conn) error {
 	if m.auth != nil {
-		if err := c.call(m.timeout, m.auth...); err != nil {
+		if err := c.Call(m.timeout, m.auth...); err != nil {
 			return err
 		}
 	}
 	if m.db != 0 {
-		return c.call(m.timeout, []byte("SELECT"), []byte(strconv.FormatInt(m.db, 10)))
+		return c.Call(m.timeout, []byte("SELECT"), []byte(strconv.FormatInt(m.db, 10)))
 	}
 	return nil
 }
 
 // migrateKey moves one key, if it is still here.
-func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key []byte) error {
+func (s *Server) migrateKey(cl *client, conn *peer.Conn, m *migrateArgs, key []byte) error {
 	if s.cluster != nil {
 		l := &s.cluster.slotLocks[topology.KeySlot(key)]
 		l.Lock()
@@ -323,7 +198,7 @@ func (s *Server) migrateKey(cl *client, conn *migrateConn, m *migrateArgs, key [
 // moveLocked sends c, key k's filter, to the target and, unless COPY, drops
 // it here. Preconditions: as drop's: c.mu held, the gate read-locked,
 // st.at(k, c).
-func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k string, c *keyspace.Entry) error {
+func (s *Server) moveLocked(cl *client, conn *peer.Conn, m *migrateArgs, k string, c *keyspace.Entry) error {
 	st := s.store
 	if st.ExpireLocked(&cl.ks, k, c) {
 		return nil
@@ -351,7 +226,7 @@ func (s *Server) moveLocked(cl *client, conn *migrateConn, m *migrateArgs, k str
 // moveWhole sends c, key k's filter, to the target as one DUMP payload in
 // a RESTORE-ASKING, with its deadline (ttl ms from now, 0 for none).
 // Preconditions: as moveLocked's.
-func (s *Server) moveWhole(conn *migrateConn, m *migrateArgs, k string, c *keyspace.Entry, ttl int64) error {
+func (s *Server) moveWhole(conn *peer.Conn, m *migrateArgs, k string, c *keyspace.Entry, ttl int64) error {
 	n := 2 * c.PayloadBound()
 	if err := s.store.ChargeChunk(n); err != nil {
 		return err
@@ -361,7 +236,7 @@ func (s *Server) moveWhole(conn *migrateConn, m *migrateArgs, k string, c *keysp
 	if m.replace {
 		args = append(args, []byte("REPLACE"))
 	}
-	return conn.call(m.timeout, args...)
+	return conn.Call(m.timeout, args...)
 }
 
 // migrateWhole is the largest filter MIGRATE sends as one DUMP payload; a
@@ -377,15 +252,15 @@ var migrateWhole uint64 = 64 << 20
 // for it meanwhile.
 // If a chunk fails, the partial key is deleted on the target. REPLACE
 // deletes the target's key first. Preconditions: as moveLocked's.
-func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *keyspace.Entry, ttl int64) error {
+func (s *Server) moveChunked(conn *peer.Conn, m *migrateArgs, k string, c *keyspace.Entry, ttl int64) error {
 	key := []byte(k)
 	asking := func(args ...[]byte) error {
 		if s.cluster != nil { // a cluster node's target is one too
-			if err := conn.call(m.timeout, []byte("ASKING")); err != nil {
+			if err := conn.Call(m.timeout, []byte("ASKING")); err != nil {
 				return err
 			}
 		}
-		return conn.call(m.timeout, args...)
+		return conn.Call(m.timeout, args...)
 	}
 	if m.replace {
 		if err := asking([]byte("DEL"), key); err != nil {
@@ -394,7 +269,7 @@ func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *key
 	}
 	// undo deletes the partial key a failure after the header leaves.
 	undo := func(err error) error {
-		if !conn.broken && asking([]byte("DEL"), key) == nil {
+		if !conn.Broken() && asking([]byte("DEL"), key) == nil {
 			return err
 		}
 		// The connection failed (or the target closed it after its
@@ -406,8 +281,8 @@ func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *key
 			return err
 		}
 		defer nc.Close()
-		conn = newMigrateConn(nc)
-		if conn.prelude(m) == nil {
+		conn = peer.NewConn(nc)
+		if m.prelude(conn) == nil {
 			asking([]byte("DEL"), key)
 		}
 		return err
@@ -435,7 +310,7 @@ func (s *Server) moveChunked(conn *migrateConn, m *migrateArgs, k string, c *key
 				return undo(err)
 			}
 			if strings.Contains(err.Error(), "item exists") {
-				return errTarget("BUSYKEY Target key name already exists.") // as RESTORE says it
+				return peer.TargetError("BUSYKEY Target key name already exists.") // as RESTORE says it
 			}
 			return err // the header was refused: nothing to undo
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+	"github.com/cuckoohash/cuckoo/server/internal/peer"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -133,8 +134,8 @@ type Server struct {
 	tlsConf   atomic.Pointer[tls.Config] // the TLS configuration in force (tls.go); nil if none
 	tlsClient atomic.Pointer[tls.Config] // the one connections to other nodes use (tls.go)
 
-	cluster *cluster     // nil unless cluster mode is on (cluster.go); set once, by New
-	migrate migrateConns // MIGRATE's connections to targets (cluster_migrate.go)
+	cluster *cluster  // nil unless cluster mode is on (cluster.go); set once, by New
+	migrate peer.Pool // MIGRATE's connections to targets (cluster_migrate.go)
 
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
@@ -404,7 +405,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 		<-done
 	}
 	s.bg.Wait()
-	s.migrate.closeAll()
+	s.migrate.CloseAll()
 	close(s.closed)
 	if s.store.AOF == nil {
 		return nil
