@@ -112,7 +112,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.Dirty.Load(),
 			"rdb_bgsave_in_progress", 0, "rdb_last_save_time", s.lastSave.Load(), "aof_enabled", 0)
 	}
-	psChannels, psPatterns, psShard := s.pubsubCounts()
+	psChannels, psPatterns, psShard := s.ps.Counts()
 	w.section("Stats", "total_connections_received", s.stats.conns.Load(), "total_commands_processed", s.stats.cmds.Load(),
 		"total_net_input_bytes", s.stats.netIn.Load(), "total_net_output_bytes", s.stats.netOut.Load(),
 		"rejected_connections", s.stats.rejected.Load(),

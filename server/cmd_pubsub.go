@@ -3,13 +3,12 @@ package server
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
-	"github.com/tidwall/match"
+	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 )
 
 // Pub/sub: SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBEs, PUBLISH,
@@ -17,9 +16,10 @@ import (
 // namespace of plain channels (a standalone server has one shard), with no
 // patterns.
 //
-// Protocol. The registry (Server.ps) maps each channel and pattern to its
-// subscribers under an RWMutex: a connection's goroutine write-locks it to
-// change its own subscriptions, PUBLISH read-locks it. A publisher never
+// Protocol. The registry (Server.ps, package pubsub) maps each channel and
+// pattern to its subscribers, the connections, under an RWMutex: a
+// connection's goroutine write-locks it to change its own subscriptions,
+// PUBLISH read-locks it. A publisher never
 // writes to a subscriber's connection. It appends the encoded message to the
 // subscriber's pending buffer (subscriber.mu, held for the append only) and
 // wakes the subscriber's push goroutine, which takes the whole buffer and
@@ -48,23 +48,21 @@ import (
 // under the subscriber's lock in steps of trackOutput.
 
 func init() {
-	handle("subscribe", cmdSubscribe(nsPlain, false))
-	handle("psubscribe", cmdSubscribe(nsPlain, true))
-	handle("ssubscribe", cmdSubscribe(nsShard, false))
-	handle("unsubscribe", cmdUnsubscribe(nsPlain, false))
-	handle("punsubscribe", cmdUnsubscribe(nsPlain, true))
-	handle("sunsubscribe", cmdUnsubscribe(nsShard, false))
-	handle("publish", func(s *Server, cl *client, a [][]byte) { cl.wr.WriteInt(s.publishMessage(nsPlain, a[1], a[2])) })
-	handle("spublish", func(s *Server, cl *client, a [][]byte) { cl.wr.WriteInt(s.publishMessage(nsShard, a[1], a[2])) })
-	handle("pubsub|channels", pubsubChannels(nsPlain))
-	handle("pubsub|shardchannels", pubsubChannels(nsShard))
-	handle("pubsub|numsub", pubsubNumsub(nsPlain))
-	handle("pubsub|shardnumsub", pubsubNumsub(nsShard))
+	handle("subscribe", cmdSubscribe(pubsub.Channel))
+	handle("psubscribe", cmdSubscribe(pubsub.Pattern))
+	handle("ssubscribe", cmdSubscribe(pubsub.ShardChannel))
+	handle("unsubscribe", cmdUnsubscribe(pubsub.Channel))
+	handle("punsubscribe", cmdUnsubscribe(pubsub.Pattern))
+	handle("sunsubscribe", cmdUnsubscribe(pubsub.ShardChannel))
+	handle("publish", cmdPublish(pubsub.Channel))
+	handle("spublish", cmdPublish(pubsub.ShardChannel))
+	handle("pubsub|channels", pubsubChannels(pubsub.Channel))
+	handle("pubsub|shardchannels", pubsubChannels(pubsub.ShardChannel))
+	handle("pubsub|numsub", pubsubNumsub(pubsub.Channel))
+	handle("pubsub|shardnumsub", pubsubNumsub(pubsub.ShardChannel))
 	handle("pubsub|numpat", func(s *Server, cl *client, a [][]byte) {
-		s.ps.mu.RLock()
-		n := len(s.ps.patterns)
-		s.ps.mu.RUnlock()
-		cl.wr.WriteInt(n)
+		_, patterns, _ := s.ps.Counts()
+		cl.wr.WriteInt(patterns)
 	})
 	handle("pubsub|help", func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, pubsubHelp) })
 }
@@ -86,34 +84,15 @@ var pubsubHelp = []string{
 	"    Print this help.",
 }
 
-// The channel namespaces: plain channels (with patterns) and shard channels.
-const (
-	nsPlain = 0
-	nsShard = 1
-)
-
 // maxIdlePushBuf is the largest write buffer a subscriber keeps between
 // writes; a larger one (a burst) is left to the collector.
 const maxIdlePushBuf = 64 << 10
-
-// pubsub is the registry: who listens to what. Sets are never empty: the
-// last subscriber's leaving deletes its channel's (or pattern's) entry, so
-// len(channels[ns]) counts the channels with subscribers.
-type pubsub struct {
-	mu       sync.RWMutex
-	channels [2]map[string]map[*subscriber]struct{}
-	patterns map[string]map[*subscriber]struct{}
-}
 
 // subscriber is a connection's pub/sub state, made at its first subscription
 // and kept until the connection ends.
 type subscriber struct {
 	s  *Server
 	cl *client
-	// The connection's subscriptions: changed by its goroutine only, with
-	// the registry write-locked; its counts are in client (nsub...).
-	channels [2]map[string]struct{}
-	patterns map[string]struct{}
 
 	// wmu is held across every write to the connection once it has a
 	// subscriber: by the push goroutine and by the connection's flush.
@@ -144,11 +123,8 @@ func (s *Server) subscriberOf(cl *client) *subscriber {
 	if cl.sub != nil {
 		return cl.sub
 	}
-	sub := &subscriber{s: s, cl: cl, patterns: map[string]struct{}{},
+	sub := &subscriber{s: s, cl: cl,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
-	for i := range sub.channels {
-		sub.channels[i] = map[string]struct{}{}
-	}
 	cl.sub = sub
 	if cl.nc != nil {
 		go sub.pushLoop()
@@ -158,133 +134,61 @@ func (s *Server) subscriberOf(cl *client) *subscriber {
 	return sub
 }
 
-// pubsubKind names a namespace's subscription replies and messages.
-func pubsubKind(ns int, pattern bool, verb string) string {
-	switch {
-	case pattern:
-		return "p" + verb
-	case ns == nsShard:
-		return "s" + verb
-	}
-	return verb
-}
-
-// count is the number a (un)subscription reply carries: the client's
-// channels and patterns, or its shard channels.
-func (c *client) count(ns int) int64 {
-	if ns == nsShard {
+// count is the number a (un)subscription reply of kind k carries: the
+// client's channels and patterns, or its shard channels.
+func (c *client) count(k pubsub.Kind) int64 {
+	if k == pubsub.ShardChannel {
 		return int64(c.nssub.Load())
 	}
 	return int64(c.nsub.Load() + c.npsub.Load())
 }
 
-func (c *client) counter(ns int, pattern bool) *atomic.Int32 {
-	switch {
-	case pattern:
+// counter is c's count of its subscriptions of kind k, which the registry
+// reports at each change and CLIENT LIST reads without its lock.
+func (c *client) counter(k pubsub.Kind) *atomic.Int32 {
+	switch k {
+	case pubsub.Pattern:
 		return &c.npsub
-	case ns == nsShard:
+	case pubsub.ShardChannel:
 		return &c.nssub
 	}
 	return &c.nsub
 }
 
-// cmdSubscribe is (P|S)SUBSCRIBE: one confirmation per argument, a push in
-// RESP3, with the client's count after it.
-func cmdSubscribe(ns int, pattern bool) handler {
-	verb := pubsubKind(ns, pattern, "subscribe")
+// confirm is the confirmation of a (un)subscription of kind k to name,
+// with n, the client's number of subscriptions of kind k after it: a push
+// in RESP3, with the reply's count.
+func (c *client) confirm(verb string, k pubsub.Kind, name string, n int) {
+	c.counter(k).Store(int32(n))
+	c.wr.WritePush(3)
+	c.wr.WriteBulkString(verb)
+	c.wr.WriteBulkString(name)
+	c.wr.WriteInt64(c.count(k))
+}
+
+// cmdSubscribe is (P|S)SUBSCRIBE: one confirmation per argument.
+func cmdSubscribe(k pubsub.Kind) handler {
+	verb := k.Prefix() + "subscribe"
 	return func(s *Server, cl *client, a [][]byte) {
 		sub := s.subscriberOf(cl)
 		sub.mu.Lock()
 		sub.hold = true // until this pipeline's replies are out
 		sub.mu.Unlock()
-		own, n := sub.channels[ns], cl.counter(ns, pattern)
-		if pattern {
-			own = sub.patterns
-		}
-		s.ps.mu.Lock()
-		reg := &s.ps.channels[ns]
-		if pattern {
-			reg = &s.ps.patterns
-		}
-		for _, arg := range a[1:] {
-			name := string(arg)
-			if _, ok := own[name]; !ok {
-				own[name] = struct{}{}
-				n.Add(1)
-				if *reg == nil {
-					*reg = map[string]map[*subscriber]struct{}{}
-				}
-				set := (*reg)[name]
-				if set == nil {
-					set = map[*subscriber]struct{}{}
-					(*reg)[name] = set
-				}
-				set[sub] = struct{}{}
-			}
-			cl.wr.WritePush(3)
-			cl.wr.WriteBulkString(verb)
-			cl.wr.WriteBulk(arg)
-			cl.wr.WriteInt64(cl.count(ns))
-		}
-		s.ps.mu.Unlock()
+		s.ps.Subscribe(cl, k, a[1:], func(name string, n int) { cl.confirm(verb, k, name, n) })
 	}
 }
 
 // cmdUnsubscribe is (P|S)UNSUBSCRIBE: the channels given, or all the
 // client's (in order); with none to name, one reply with a null channel.
-func cmdUnsubscribe(ns int, pattern bool) handler {
-	verb := pubsubKind(ns, pattern, "unsubscribe")
+func cmdUnsubscribe(k pubsub.Kind) handler {
+	verb := k.Prefix() + "unsubscribe"
 	return func(s *Server, cl *client, a [][]byte) {
-		var names []string
-		for _, arg := range a[1:] {
-			names = append(names, string(arg))
-		}
-		sub := cl.sub
-		if len(a) == 1 && sub != nil {
-			own := sub.channels[ns]
-			if pattern {
-				own = sub.patterns
-			}
-			for name := range own {
-				names = append(names, name)
-			}
-			slices.Sort(names)
-		}
-		if len(names) == 0 {
+		if s.ps.Unsubscribe(cl, k, a[1:], func(name string, n int) { cl.confirm(verb, k, name, n) }) == 0 {
 			cl.wr.WritePush(3)
 			cl.wr.WriteBulkString(verb)
 			cl.wr.WriteNull()
-			cl.wr.WriteInt64(cl.count(ns))
-			return
+			cl.wr.WriteInt64(cl.count(k))
 		}
-		s.ps.mu.Lock()
-		for _, name := range names {
-			if sub != nil {
-				s.ps.unregister(sub, ns, pattern, name)
-			}
-			cl.wr.WritePush(3)
-			cl.wr.WriteBulkString(verb)
-			cl.wr.WriteBulkString(name)
-			cl.wr.WriteInt64(cl.count(ns))
-		}
-		s.ps.mu.Unlock()
-	}
-}
-
-// unregister removes one subscription of sub; ps.mu write-locked.
-func (ps *pubsub) unregister(sub *subscriber, ns int, pattern bool, name string) {
-	own, reg, n := sub.channels[ns], ps.channels[ns], sub.cl.counter(ns, pattern)
-	if pattern {
-		own, reg = sub.patterns, ps.patterns
-	}
-	if _, ok := own[name]; !ok {
-		return
-	}
-	delete(own, name)
-	n.Add(-1)
-	delete(reg[name], sub)
-	if len(reg[name]) == 0 {
-		delete(reg, name)
 	}
 }
 
@@ -296,16 +200,10 @@ func (s *Server) dropSubscriber(cl *client) {
 	if sub == nil {
 		return
 	}
-	s.ps.mu.Lock()
-	for ns := range sub.channels {
-		for name := range sub.channels[ns] {
-			s.ps.unregister(sub, ns, false, name)
-		}
-	}
-	for name := range sub.patterns {
-		s.ps.unregister(sub, nsPlain, true, name)
-	}
-	s.ps.mu.Unlock()
+	s.ps.Leave(cl)
+	cl.nsub.Store(0)
+	cl.npsub.Store(0)
+	cl.nssub.Store(0)
 	sub.mu.Lock()
 	sub.dead, sub.pending = true, nil
 	sub.mu.Unlock()
@@ -321,121 +219,45 @@ func (s *Server) dropSubscriber(cl *client) {
 // LOAD, as Redis does; self (the caller, if any) is closed after its reply.
 func (s *Server) closeUnpermittedSubscribers(self *client) {
 	var out []*client
-	denied := func(sub *subscriber, name string, pattern bool) {
-		if ref := sub.cl.user.Load(); ref != nil && !ref.Load().CanChannel(name, pattern) && !slices.Contains(out, sub.cl) {
-			out = append(out, sub.cl)
+	for c, sub := range s.ps.All() {
+		if ref := c.user.Load(); ref != nil && !ref.Load().CanChannel(sub.Name, sub.Kind == pubsub.Pattern) && !slices.Contains(out, c) {
+			out = append(out, c)
 		}
 	}
-	s.ps.mu.RLock()
-	for _, reg := range s.ps.channels {
-		for name, subs := range reg {
-			for sub := range subs {
-				denied(sub, name, false)
-			}
-		}
-	}
-	for name, subs := range s.ps.patterns {
-		for sub := range subs {
-			denied(sub, name, true)
-		}
-	}
-	s.ps.mu.RUnlock()
 	for _, c := range out {
 		s.kill(self, c)
 	}
 }
 
-// publishMessage delivers msg to the subscribers of channel in namespace ns and,
-// for plain channels, of every pattern matching it, and returns the number
-// of deliveries (a client subscribed twice counts twice, as in Redis).
-// Each message is encoded once per protocol.
-func (s *Server) publishMessage(ns int, channel, msg []byte) int {
-	s.ps.mu.RLock()
-	defer s.ps.mu.RUnlock()
-	n := 0
-	var enc [2][]byte // RESP2, RESP3
-	for sub := range s.ps.channels[ns][string(channel)] {
-		p := sub.resp3()
-		if enc[p] == nil {
-			enc[p] = appendPush(nil, p == 1, pubsubKind(ns, false, "message"), channel, msg)
-		}
-		s.push(sub, enc[p])
-		n++
+// cmdPublish is (S)PUBLISH: the number of deliveries (a client subscribed
+// to the channel and to a pattern matching it counts twice, as in Redis).
+func cmdPublish(k pubsub.Kind) handler {
+	return func(s *Server, cl *client, a [][]byte) {
+		cl.wr.WriteInt(s.ps.Publish(k, a[1], a[2], (*client).resp3, s.push))
 	}
-	if ns != nsPlain || len(s.ps.patterns) == 0 {
-		return n
-	}
-	ch := string(channel)
-	for pat, subs := range s.ps.patterns {
-		if !globMatch(ch, pat) {
-			continue
-		}
-		var penc [2][]byte
-		for sub := range subs {
-			p := sub.resp3()
-			if penc[p] == nil {
-				penc[p] = appendPush(nil, p == 1, "pmessage", []byte(pat), channel, msg)
-			}
-			s.push(sub, penc[p])
-			n++
-		}
-	}
-	return n
 }
 
-// globMatch is Redis's glob (* ? and \ escapes; this server's KEYS syntax)
-// with a bound on the work one pattern may cost a publisher: a pattern that
-// needs more matches nothing.
-func globMatch(s, pattern string) bool {
-	ok, stopped := match.MatchLimit(s, pattern, 1000)
-	return ok && !stopped
-}
+func (c *client) resp3() bool { return c.proto.Load() == 3 }
 
-func (sub *subscriber) resp3() int {
-	if sub.cl.proto.Load() == 3 {
-		return 1
-	}
-	return 0
-}
-
-// appendPush appends a push of kind and parts: RESP3's '>' or RESP2's array.
-func appendPush(b []byte, resp3 bool, kind string, parts ...[]byte) []byte {
-	head := byte('*')
-	if resp3 {
-		head = '>'
-	}
-	b = strconv.AppendInt(append(b, head), int64(len(parts)+1), 10)
-	b = append(b, '\r', '\n')
-	b = appendBulk(b, []byte(kind))
-	for _, p := range parts {
-		b = appendBulk(b, p)
-	}
-	return b
-}
-
-func appendBulk(b, p []byte) []byte {
-	b = strconv.AppendInt(append(b, '$'), int64(len(p)), 10)
-	b = append(append(append(b, '\r', '\n'), p...), '\r', '\n')
-	return b
-}
-
-// push queues one encoded message for sub, or, if that would take sub past
-// its client-output-buffer-limit, drops sub: its pending messages go and
-// its connection is closed (in another goroutine: a TLS close may write).
-// Never blocks on the connection.
-func (s *Server) push(sub *subscriber, msg []byte) {
+// push is Publish's delivery: it queues one encoded message for cl's
+// subscriber, or, if that would take cl past its
+// client-output-buffer-limit, drops the subscriber: its pending messages go
+// and its connection is closed (in another goroutine: a TLS close may
+// write). Never blocks on the connection.
+func (s *Server) push(cl *client, msg []byte) {
+	sub := cl.sub
 	sub.mu.Lock()
 	if sub.dead {
 		sub.mu.Unlock()
 		return
 	}
-	out := int64(len(sub.pending)+sub.inflight+len(msg)) + sub.cl.mem.obuf.Load()
+	out := int64(len(sub.pending)+sub.inflight+len(msg)) + cl.mem.obuf.Load()
 	lim := s.clientLimits().OutputBuffer.get(classPubSub)
-	if lim.Hard > 0 && out >= lim.Hard || lim.Soft > 0 && out >= lim.Soft && s.softExpired(sub.cl, lim, time.Now()) {
+	if lim.Hard > 0 && out >= lim.Hard || lim.Soft > 0 && out >= lim.Soft && s.softExpired(cl, lim, time.Now()) {
 		sub.dead, sub.pending = true, nil
 		s.setPush(sub, int64(sub.inflight))
 		sub.mu.Unlock()
-		s.closeForOutput(sub.cl, classPubSub, out, true)
+		s.closeForOutput(cl, classPubSub, out, true)
 		return
 	}
 	sub.pending = append(sub.pending, msg...)
@@ -549,21 +371,17 @@ func (s *Server) runSubscribed(cl *client, cmd *bound, args [][]byte) {
 
 // PUBSUB CHANNELS|SHARDCHANNELS [pattern]: the channels with subscribers,
 // sorted.
-func pubsubChannels(ns int) handler {
+func pubsubChannels(k pubsub.Kind) handler {
 	return func(s *Server, cl *client, a [][]byte) {
 		if len(a) > 3 {
 			s.writeErr(cl, replyErr(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try PUBSUB HELP.", printable(a[1], 128))))
 			return
 		}
-		var names []string
-		s.ps.mu.RLock()
-		for name := range s.ps.channels[ns] {
-			if len(a) < 3 || globMatch(name, string(a[2])) {
-				names = append(names, name)
-			}
+		pattern := "*"
+		if len(a) == 3 {
+			pattern = string(a[2])
 		}
-		s.ps.mu.RUnlock()
-		slices.Sort(names)
+		names := s.ps.Channels(k, pattern)
 		cl.wr.WriteArray(len(names))
 		for _, name := range names {
 			cl.wr.WriteBulkString(name)
@@ -573,22 +391,13 @@ func pubsubChannels(ns int) handler {
 
 // PUBSUB NUMSUB|SHARDNUMSUB [channel...]: each channel and its number of
 // subscribers, a flat array (RESP3 too, as Redis).
-func pubsubNumsub(ns int) handler {
+func pubsubNumsub(k pubsub.Kind) handler {
 	return func(s *Server, cl *client, a [][]byte) {
-		cl.wr.WriteArray(2 * (len(a) - 2))
-		s.ps.mu.RLock()
-		defer s.ps.mu.RUnlock()
-		for _, ch := range a[2:] {
+		counts := s.ps.NumSub(k, a[2:])
+		cl.wr.WriteArray(2 * len(counts))
+		for i, ch := range a[2:] {
 			cl.wr.WriteBulk(ch)
-			cl.wr.WriteInt(len(s.ps.channels[ns][string(ch)]))
+			cl.wr.WriteInt(counts[i])
 		}
 	}
-}
-
-// pubsubCounts are INFO's pubsub_channels, pubsub_patterns and
-// pubsubshard_channels.
-func (s *Server) pubsubCounts() (channels, patterns, shard int) {
-	s.ps.mu.RLock()
-	defer s.ps.mu.RUnlock()
-	return len(s.ps.channels[nsPlain]), len(s.ps.patterns), len(s.ps.channels[nsShard])
 }

@@ -56,7 +56,8 @@ type client struct {
 	monitor chan []byte
 	// sub is the pub/sub state, from the first subscription on
 	// (cmd_pubsub.go); nsub, npsub and nssub count the channels, patterns
-	// and shard channels subscribed to.
+	// and shard channels subscribed to, as the registry (Server.ps)
+	// reports them at each change, for readers without its lock.
 	sub                *subscriber
 	nsub, npsub, nssub atomic.Int32
 	// replLink is set by REPLCONF and PSYNC from a replica; replStart once

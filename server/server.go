@@ -15,6 +15,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
+	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -118,8 +119,8 @@ type Server struct {
 	cfDefaults atomic.Pointer[FilterDefaults]
 	conf       liveConfig // the settings CONFIG GET and SET read and change (cmd_config.go)
 	mon        monitors
-	ps         pubsub       // channels and patterns to subscribers (cmd_pubsub.go)
-	cmem       clientMemory // what clients hold, and its bounds (clientmem.go)
+	ps         pubsub.Registry[*client] // channels and patterns to subscribers (cmd_pubsub.go)
+	cmem       clientMemory             // what clients hold, and its bounds (clientmem.go)
 	// finalSave is SHUTDOWN's choice: -1 NOSAVE, 1 SAVE, 0 a snapshot if
 	// anything changed.
 	finalSave atomic.Int32
