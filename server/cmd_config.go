@@ -174,7 +174,7 @@ var settingsTable = settings.Table[*Server, configState]{
 		Get: func(s *Server, st *configState) string { return st.cfg.MasterAuth },
 		Set: func(st *configState, v settings.Value) { st.cfg.MasterAuth = v.S }},
 	{Name: "repl-backlog-size", Doc: "`bytes` of the replication stream kept for replicas that reconnect", Kind: settings.Memory, Lo: 16 << 10, Hi: math.MaxInt64, Def: itoa(defaultBacklog),
-		Get: func(s *Server, st *configState) string { return itoa(s.repl.size) },
+		Get: func(s *Server, st *configState) string { return itoa(s.repl.backlog.Size()) },
 		Set: func(st *configState, v settings.Value) { st.cfg.ReplBacklogSize = v.N }},
 	{Name: "replica-priority", Doc: "`priority`: Sentinel promotes the replica of lowest priority first; 0: never", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: "100",
 		Get: func(s *Server, st *configState) string { return itoa(int64(max(st.cfg.ReplicaPriority, 0))) },

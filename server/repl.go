@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"net"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/backlog"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
@@ -54,22 +54,22 @@ type replication struct {
 	mu   sync.Mutex
 	cond *sync.Cond // broadcast on feed, acks, link changes and shutdown
 
-	id     string // master_replid
-	id2    string // master_replid2: the id before the last promotion
-	off2   int64  // second_repl_offset: id2 valid up to here; -1: none
-	offset int64  // master_repl_offset: stream bytes so far
-	// The backlog holds the stream from start to offset.
-	start   int64
-	buf     []byte
-	size    int64
-	active  atomic.Bool // a backlog is kept: fed since a replica first connected
+	id   string // master_replid
+	id2  string // master_replid2: the id before the last promotion
+	off2 int64  // second_repl_offset: id2 valid up to here; -1: none
+	// backlog holds the end of the stream; its end is master_repl_offset,
+	// the replication position's offset. A full copy in progress pins it
+	// at the offset the copy started at until the copy is sent
+	// (repl_copy.go), up to pinLimit bytes.
+	backlog backlog.Backlog[*replicaLink]
+	// active: a backlog is kept, fed since a replica first connected (or
+	// a full copy was loaded, or a promotion). Feed reads it without mu on
+	// every write, so it stays an atomic here rather than in the backlog.
+	active  atomic.Bool
 	closing bool
 
 	replicas map[*replicaLink]struct{}
-	// pins hold the backlog from each offset a full copy started at until
-	// the copy is sent (repl_copy.go), up to pinLimit bytes.
-	pins   map[*replicaLink]int64
-	master *masterLink // non-nil while this server is a replica
+	master   *masterLink // non-nil while this server is a replica
 
 	// INFO's sync_full, sync_partial_ok, sync_partial_err: PSYNCs
 	// answered with a copy (after asking to continue, for the last), or
@@ -102,12 +102,12 @@ type replicaLink struct {
 	copyNames []string
 }
 
-func newReplication(backlog int64) *replication {
-	if backlog <= 0 {
-		backlog = defaultBacklog
+func newReplication(size int64) *replication {
+	if size <= 0 {
+		size = defaultBacklog
 	}
-	r := &replication{id: newRunID(), id2: strings.Repeat("0", 40), off2: -1, size: backlog,
-		replicas: map[*replicaLink]struct{}{}, pins: map[*replicaLink]int64{}}
+	r := &replication{id: newRunID(), id2: strings.Repeat("0", 40), off2: -1,
+		backlog: backlog.New[*replicaLink](size, pinLimit), replicas: map[*replicaLink]struct{}{}}
 	r.cond = sync.NewCond(&r.mu)
 	return r
 }
@@ -125,7 +125,7 @@ func (r *replication) Feed(payload []byte) {
 func (r *replication) WithPosition(fn func(id string, offset int64)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fn(r.id, r.offset)
+	fn(r.id, r.backlog.End())
 }
 
 func (r *replication) feed(payload []byte) {
@@ -135,72 +135,36 @@ func (r *replication) feed(payload []byte) {
 }
 
 func (r *replication) feedLocked(payload []byte) {
-	n := len(r.buf)
-	r.buf = keyspace.AppendRecord(r.buf, payload)
-	r.offset += int64(len(r.buf) - n)
-	if over := int64(len(r.buf)) - r.size; over > r.size {
-		// Keep about the last size bytes; trimming at twice the size
-		// keeps the copying amortized. A copy in progress pins its start,
-		// while the backlog stays within pinLimit. The cut falls between
-		// records, so that the backlog starts with one (atRecord).
-		if int64(len(r.buf)) <= max(pinLimit, 2*r.size) {
-			for _, p := range r.pins {
-				over = min(over, p-r.start)
-			}
-		}
-		cut := int64(0)
-		for cut < over {
-			next := cut + keyspace.RecordHeader + int64(binary.LittleEndian.Uint32(r.buf[cut:]))
-			if next > over {
-				break
-			}
-			cut = next
-		}
-		if cut > 0 {
-			r.buf = append(r.buf[:0:0], r.buf[cut:]...)
-			r.start += cut
-		}
-	}
+	r.backlog.Append(payload)
 	r.cond.Broadcast()
 }
 
-// canContinue reports whether a replica at (id, offset) can continue from
-// the backlog: the id is this history's, and the offset one this primary
-// had, at a record's start, still in the backlog. Preconditions: mu held.
-func (r *replication) canContinue(id string, offset int64) bool {
-	known := id == r.id || (id == r.id2 && offset <= r.off2)
-	return known && r.active.Load() && offset >= r.start && offset <= r.offset && r.atRecord(offset)
-}
-
-// neverHad says why a replica's position in this primary's history, (id,
-// offset), is one this primary never had, or "" if it had it (or does not
-// know the id): a replica that applied something its primary did not send.
+// psyncFrom decides a PSYNC from (id, offset): whether the replica can
+// continue from the backlog (the id is this history's, and the offset one
+// this primary had, at a record's start, still in the backlog), and if
+// not, why the position is one this primary never had, or "" if it may
+// have had it (or the id is not this history's). A replica that stands
+// where its primary never was applied something the primary did not send.
 // Preconditions: mu held.
-func (r *replication) neverHad(id string, offset int64) string {
+func (r *replication) psyncFrom(id string, offset int64) (cont bool, neverHad string) {
+	// "?" names no history: a replica without a position asks PSYNC ? -1,
+	// and a promotion from no position leaves id2 "?".
+	if id == "?" || (id != r.id && id != r.id2) {
+		return false, ""
+	}
+	known := id == r.id || (id == r.id2 && offset <= r.off2)
+	// Continuing from inside a record would feed the replica the middle
+	// of one.
+	pos := r.backlog.Locate(offset)
 	switch {
-	case id != r.id && id != r.id2:
-		return ""
-	case id == r.id2 && offset > r.off2, id == r.id && offset > r.offset:
-		return "past the end of this primary's stream"
-	case offset >= r.start && offset <= r.offset && r.active.Load() && !r.atRecord(offset):
-		return "inside a record of this primary's stream"
+	case known && r.active.Load() && pos == backlog.AtRecord:
+		return true, ""
+	case id == r.id2 && offset > r.off2, id == r.id && pos == backlog.PastEnd:
+		return false, "past the end of this primary's stream"
+	case r.active.Load() && pos == backlog.InsideRecord:
+		return false, "inside a record of this primary's stream"
 	}
-	return ""
-}
-
-// atRecord reports whether offset, within the backlog, is where a record
-// starts (or the end). An offset inside a record was never a replica's
-// position in this stream: the replica applied something its primary did
-// not send, and continuing would feed it the middle of a record. The backlog
-// always starts with a record (feedLocked cuts between records; a copy or a
-// promotion starts it empty). Preconditions: mu held, start <= offset <=
-// r.offset.
-func (r *replication) atRecord(offset int64) bool {
-	at := r.start
-	for at < offset {
-		at += keyspace.RecordHeader + int64(binary.LittleEndian.Uint32(r.buf[at-r.start:]))
-	}
-	return at == offset
+	return false, ""
 }
 
 // PSYNC replid offset: this connection becomes a replica link; the reply and
@@ -224,16 +188,17 @@ func cmdPsync(s *Server, cl *client, a [][]byte) {
 		link = &replicaLink{cl: cl}
 		link.ip, _, _ = net.SplitHostPort(cl.nc.RemoteAddr().String())
 	}
-	link.full = !r.canContinue(string(a[1]), off)
+	cont, neverHad := r.psyncFrom(string(a[1]), off)
+	link.full = !cont
 	switch {
 	case !link.full:
 		r.syncPartialOK.Add(1)
 	case string(a[1]) != "?":
 		r.syncPartialErr.Add(1)
 		r.syncFull.Add(1)
-		if why := r.neverHad(string(a[1]), off); why != "" {
+		if neverHad != "" {
 			s.log.Warn("a replica's position was never this primary's; it takes a full copy",
-				"replica", cl.nc.RemoteAddr().String(), "replid", printable(a[1], 64), "offset", off, "why", why)
+				"replica", cl.nc.RemoteAddr().String(), "replid", printable(a[1], 64), "offset", off, "why", neverHad)
 		}
 	default:
 		r.syncFull.Add(1)
@@ -292,7 +257,7 @@ func (s *Server) serveReplica(cl *client) {
 	defer func() {
 		r.mu.Lock()
 		delete(r.replicas, link)
-		delete(r.pins, link)
+		r.backlog.Unpin(link)
 		r.cond.Broadcast()
 		r.mu.Unlock()
 		cl.nc.Close()
@@ -353,26 +318,25 @@ func (s *Server) serveReplica(cl *client) {
 	link.state = "online"
 	for {
 		r.mu.Lock()
-		for r.offset == from && !r.closing && !isClosed(gone) {
+		for r.backlog.End() == from && !r.closing && !isClosed(gone) {
 			r.cond.Wait()
 		}
 		if r.closing || isClosed(gone) {
 			r.mu.Unlock()
 			return
 		}
-		if from < r.start {
-			r.mu.Unlock()
+		data, ok := r.backlog.Since(from)
+		r.mu.Unlock()
+		if !ok {
 			s.log.Warn("a replica fell behind the backlog; it will take a full copy", "replica", cl.nc.RemoteAddr().String())
 			return
 		}
-		data := append([]byte(nil), r.buf[from-r.start:]...)
-		r.mu.Unlock()
 		if _, err := w.Write(data); err != nil || w.Flush() != nil {
 			return
 		}
 		from += int64(len(data))
 		r.mu.Lock()
-		delete(r.pins, link) // the copy is sent: the backlog may move on
+		r.backlog.Unpin(link) // the copy is sent: the backlog may move on
 		r.mu.Unlock()
 	}
 }
@@ -419,7 +383,7 @@ func cmdWait(s *Server, cl *client, a [][]byte) {
 	}
 	r := s.repl
 	r.mu.Lock()
-	target := r.offset
+	target := r.backlog.End()
 	acked := func() int {
 		k := 0
 		for l := range r.replicas {
@@ -459,12 +423,12 @@ func cmdRole(s *Server, cl *client, a [][]byte) {
 		cl.wr.WriteBulkString(m.host)
 		cl.wr.WriteInt(m.port)
 		cl.wr.WriteBulkString(m.roleState())
-		cl.wr.WriteInt64(r.offset)
+		cl.wr.WriteInt64(r.backlog.End())
 		return
 	}
 	cl.wr.WriteArray(3)
 	cl.wr.WriteBulkString("master")
-	cl.wr.WriteInt64(r.offset)
+	cl.wr.WriteInt64(r.backlog.End())
 	links := r.onlineLinks()
 	cl.wr.WriteArray(len(links))
 	for _, l := range links {
@@ -493,6 +457,7 @@ func (s *Server) replicationInfo() []any {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var kv []any
+	offset := r.backlog.End()
 	if m := r.master; m != nil {
 		status := "down"
 		if m.roleState() == "connected" {
@@ -504,8 +469,8 @@ func (s *Server) replicationInfo() []any {
 		}
 		kv = append(kv, "role", "slave", "master_host", m.host, "master_port", m.port,
 			"master_link_status", status, "master_last_io_seconds_ago", ago,
-			"master_sync_in_progress", b2i(m.syncing.Load()), "slave_read_repl_offset", r.offset,
-			"slave_repl_offset", r.offset, "slave_priority", s.replicaPriority(), "slave_read_only", 1,
+			"master_sync_in_progress", b2i(m.syncing.Load()), "slave_read_repl_offset", offset,
+			"slave_repl_offset", offset, "slave_priority", s.replicaPriority(), "slave_read_only", 1,
 			"replica_announced", 1, "master_full_syncs", r.fullSyncs.Load(),
 			"master_position_refused", r.positionRefused.Load(), "master_stream_errors", r.streamErrors.Load())
 		if status == "down" {
@@ -521,9 +486,8 @@ func (s *Server) replicationInfo() []any {
 		kv = append(kv, fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",
 			l.ip, l.port, l.state, l.ack.Load(), now-l.lastAck.Load()))
 	}
-	histlen := r.offset - r.start
 	return append(kv, "master_failover_state", "no-failover", "master_replid", r.id, "master_replid2", r.id2,
-		"master_repl_offset", r.offset, "second_repl_offset", r.off2,
-		"repl_backlog_active", b2i(r.active.Load()), "repl_backlog_size", r.size,
-		"repl_backlog_first_byte_offset", r.start, "repl_backlog_histlen", histlen)
+		"master_repl_offset", offset, "second_repl_offset", r.off2,
+		"repl_backlog_active", b2i(r.active.Load()), "repl_backlog_size", r.backlog.Size(),
+		"repl_backlog_first_byte_offset", r.backlog.Start(), "repl_backlog_histlen", r.backlog.Len())
 }

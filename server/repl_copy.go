@@ -39,8 +39,8 @@ func (s *Server) beginCopy(link *replicaLink) (id string, offset int64) {
 	st, r := s.store, s.repl
 	st.Gate.Lock()
 	r.mu.Lock()
-	id, offset = r.id, r.offset
-	r.pins[link] = offset
+	id, offset = r.id, r.backlog.End()
+	r.backlog.Pin(link)
 	r.mu.Unlock()
 	link.copyNames = link.copyNames[:0]
 	for k := range st.Keys.All() {
@@ -65,7 +65,7 @@ func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes 
 			continue
 		}
 		r.mu.Lock()
-		pos := r.offset
+		pos := r.backlog.End()
 		r.mu.Unlock()
 		body := fields.Writer{'K'}.Str([]byte(k)).Uvarint(uint64(c.Deadline.Load())).Uvarint(uint64(pos)).Str(c.DumpPayload())
 		c.Mu.Unlock()
@@ -107,7 +107,8 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 	// from the old position over a key space the copy emptied.
 	r := s.repl
 	r.mu.Lock()
-	r.id, r.offset, r.followed = "?", -1, false
+	r.id, r.followed = "?", false
+	r.backlog.Reset(-1)
 	r.mu.Unlock()
 	st.Gate.Unlock()
 	fz := &keyspace.FuzzyLog{Positions: map[string]uint64{}}
@@ -147,7 +148,7 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 			}
 			r.mu.Lock()
 			r.id, r.id2, r.off2, r.followed = id, strings.Repeat("0", 40), -1, true
-			r.offset, r.start, r.buf = offset, offset, nil
+			r.backlog.Reset(offset)
 			r.active.Store(true)
 			r.mu.Unlock()
 			s.log.Info("full copy from the primary loaded", "keys", keys, "bytes", bytes, "offset", offset, "took", time.Since(start))

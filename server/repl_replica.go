@@ -161,7 +161,7 @@ func (s *Server) promote() {
 	r.mu.Lock()
 	r.master = nil
 	r.followed = false
-	r.id2, r.off2 = r.id, r.offset
+	r.id2, r.off2 = r.id, r.backlog.End()
 	r.id = newRunID()
 	r.active.Store(true)
 	s.store.Replica.Store(false)
@@ -286,7 +286,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	}
 	r := s.repl
 	r.mu.Lock()
-	id, off, followed := r.id, r.offset, r.followed
+	id, off, followed := r.id, r.backlog.End(), r.followed
 	r.mu.Unlock()
 	if err := send("PSYNC", id, strconv.FormatInt(off, 10)); err != nil {
 		return err
@@ -324,7 +324,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 			return errStaleLink
 		}
 		if len(f) == 2 && f[1] != id {
-			r.id2, r.off2, r.id = r.id, r.offset, f[1]
+			r.id2, r.off2, r.id = r.id, r.backlog.End(), f[1]
 		}
 		r.followed = true
 		r.mu.Unlock()
@@ -339,7 +339,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	defer close(ackDone)
 	ack := func() error {
 		r.mu.Lock()
-		o := r.offset
+		o := r.backlog.End()
 		r.mu.Unlock()
 		return send("REPLCONF", "ACK", strconv.FormatInt(o, 10))
 	}
@@ -426,8 +426,9 @@ func (s *Server) parted(err error) error {
 	}
 	r := s.repl
 	r.mu.Lock()
-	id, off := r.id, r.offset
-	r.id, r.offset, r.followed = "?", -1, false
+	id, off := r.id, r.backlog.End()
+	r.id, r.followed = "?", false
+	r.backlog.Reset(-1)
 	r.mu.Unlock()
 	r.streamErrors.Add(1)
 	s.log.Error("the replication stream does not match this replica's data; taking a full copy",
@@ -447,7 +448,7 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	// write, the heartbeat feeds a primary only), so the ops' offsets are
 	// counted here.
 	r.mu.Lock()
-	at := r.offset
+	at := r.backlog.End()
 	r.mu.Unlock()
 	logged := make([][]byte, 0, len(ops)+1)
 	for _, op := range ops {
@@ -472,7 +473,7 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	for _, op := range ops {
 		r.feedLocked(op)
 	}
-	id, offset := r.id, r.offset
+	id, offset := r.id, r.backlog.End()
 	r.mu.Unlock()
 	var lsn uint64
 	if st.AOF != nil && m.fz == nil {
@@ -590,7 +591,8 @@ func (s *Server) adoptPosition(replica bool) {
 		return
 	}
 	r.mu.Lock()
-	r.id, r.offset, r.start, r.buf = st.ReplID, st.ReplOffset, st.ReplOffset, nil
+	r.id = st.ReplID
+	r.backlog.Reset(st.ReplOffset)
 	r.followed = true
 	r.mu.Unlock()
 	s.log.Info("replication position recovered", "replid", st.ReplID, "offset", st.ReplOffset)
