@@ -2,7 +2,6 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -106,70 +105,8 @@ func parseInt(b []byte) (int64, bool) {
 	return v, err == nil
 }
 
-// FilterDefaults are RedisBloom's cf-* settings (Redis 8's names): the
-// parameters of filters created without them, and the bound on growth. Zero
-// fields take RedisBloom's defaults, except BucketSize: 0 means "not set",
-// and a filter created without BUCKETSIZE is then built with 4-slot buckets
-// (see doc.go) while its capacity is checked against RedisBloom's default
-// of 2.
-type FilterDefaults struct {
-	BucketSize    int64 // cf-bucket-size, 1..255
-	InitialSize   int64 // cf-initial-size: CF.ADD's and CF.INSERT's capacity, 4..2^32
-	MaxIterations int64 // cf-max-iterations, 1..65535
-	Expansion     int64 // cf-expansion-factor, 0..32768
-	MaxExpansions int64 // cf-max-expansions, 1..65536: "Number of filters" at which inserts are refused
-}
-
-// withDefaults fills zero fields (all but BucketSize) with RedisBloom's
-// defaults.
-func (d FilterDefaults) withDefaults() FilterDefaults {
-	if d.InitialSize == 0 {
-		d.InitialSize = cf.DefaultCapacity
-	}
-	if d.MaxIterations == 0 {
-		d.MaxIterations = cf.DefaultMaxIter
-	}
-	if d.Expansion == 0 {
-		d.Expansion = cf.DefaultExpansion
-	}
-	if d.MaxExpansions == 0 {
-		d.MaxExpansions = cf.DefaultMaxExpansions
-	}
-	return d
-}
-
-// rangeBucket is the bucket size capacity ranges are checked against when a
-// command gives none: cf-bucket-size, or RedisBloom's default of 2.
-func (d *FilterDefaults) rangeBucket() int64 {
-	if d.BucketSize == 0 {
-		return 2
-	}
-	return d.BucketSize
-}
-
-// create returns the parameters of a filter of capacity created with the
-// defaults (CF.ADD, CF.INSERT).
-func (d *FilterDefaults) create(capacity uint64) *cf.Params {
-	p := &cf.Params{Capacity: capacity, BucketSize: int(d.BucketSize), MaxIter: int(d.MaxIterations), Expansion: int(d.Expansion)}
-	if p.BucketSize == 0 {
-		p.BucketSize = 4 // see doc.go: the shape whose bucket word holds four fingerprints
-	}
-	return p
-}
-
-// reserveOption parses CF.RESERVE's option value v into *dst, checked against
-// [lo, hi], with RedisBloom's error texts.
-func reserveOption(name string, v []byte, lo, hi int64, dst *int64) error {
-	n, ok := parseInt(v)
-	if !ok {
-		return replyErr("Couldn't parse " + name)
-	}
-	if n < lo || n > hi {
-		return replyErr(fmt.Sprintf("%s: value must be in the range [%d, %d]", name, lo, hi))
-	}
-	*dst = n
-	return nil
-}
+// FilterDefaults are RedisBloom's cf-* settings (package internal/cf).
+type FilterDefaults = cf.Defaults
 
 // CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e]
 func cfReserve(s *Server, cl *client, args [][]byte) {
@@ -177,45 +114,13 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'cf.reserve' command"))
 		return
 	}
-	capacity, ok := parseInt(args[2])
-	if !ok {
-		s.writeErr(cl, replyErr("Bad capacity"))
+	p, err := cf.ParseReserve(args[2:], s.filterDefaults())
+	if err != nil {
+		s.writeErr(cl, err)
 		return
 	}
-	d := s.filterDefaults()
-	bucket, maxIter, expansion := d.BucketSize, d.MaxIterations, d.Expansion
-	for i := 3; i < len(args); i += 2 {
-		var err error
-		switch strings.ToUpper(string(args[i])) {
-		case "BUCKETSIZE":
-			err = reserveOption("BUCKETSIZE", args[i+1], 1, cf.MaxBucketSize, &bucket)
-		case "MAXITERATIONS":
-			err = reserveOption("MAXITERATIONS", args[i+1], 1, cf.MaxIterations, &maxIter)
-		case "EXPANSION":
-			err = reserveOption("EXPANSION", args[i+1], 0, cf.MaxExpansion, &expansion)
-		default:
-			err = replyErr("Unknown argument received")
-		}
-		if err != nil {
-			s.writeErr(cl, err)
-			return
-		}
-	}
-	rangeBucket := bucket
-	if bucket == 0 {
-		rangeBucket = 2
-	}
-	if capacity < 2*rangeBucket || capacity > cf.MaxCapacity {
-		s.writeErr(cl, replyErr(fmt.Sprintf("Capacity must be in the range [2 * BUCKETSIZE, %d]", int64(cf.MaxCapacity))))
-		return
-	}
-	p := d.create(uint64(capacity))
-	if bucket != 0 {
-		p.BucketSize = int(bucket)
-	}
-	p.MaxIter, p.Expansion = int(maxIter), int(expansion)
 	created := false
-	err := s.store.Write(&cl.ks, args[1], p, func(c *keyspace.Entry, isNew bool) error {
+	err = s.store.Write(&cl.ks, args[1], p, func(c *keyspace.Entry, isNew bool) error {
 		created = isNew
 		return nil
 	})
@@ -229,15 +134,6 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 	}
 }
 
-// checkExpansions refuses inserts into a filter that has as many filters as
-// cf-max-expansions allows, as RedisBloom does. Preconditions: c.mu held.
-func checkExpansions(c *keyspace.Entry, d *FilterDefaults) error {
-	if int64(c.Filters()) >= d.MaxExpansions {
-		return cf.ErrMaxExpansions
-	}
-	return nil
-}
-
 // CF.ADD key item, CF.ADDNX key item (nx). RESP3: a boolean, as RedisBloom.
 func cfAdd(nx bool) handler {
 	return func(s *Server, cl *client, args [][]byte) { cfAddItem(s, cl, args, nx) }
@@ -246,8 +142,8 @@ func cfAdd(nx bool) handler {
 func cfAddItem(s *Server, cl *client, args [][]byte, nx bool) {
 	d := s.filterDefaults()
 	var added bool
-	err := s.store.Write(&cl.ks, args[1], d.create(uint64(d.InitialSize)), func(c *keyspace.Entry, _ bool) error {
-		if err := checkExpansions(c, d); err != nil {
+	err := s.store.Write(&cl.ks, args[1], d.Create(uint64(d.InitialSize)), func(c *keyspace.Entry, _ bool) error {
+		if err := d.CheckGrowth(&c.Filter); err != nil {
 			return err
 		}
 		a := keyspace.ApplyingFor(&cl.ks, "", c)
@@ -277,51 +173,18 @@ func cfInsert(nx bool) handler {
 
 func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 	d := s.filterDefaults()
-	create := d.create(uint64(d.InitialSize))
 	wrongArity := replyErr("ERR wrong number of arguments for '" + strings.ToLower(string(args[0])) + "' command")
-	i := 2
-	for ; i < len(args); i++ {
-		switch strings.ToUpper(string(args[i])) {
-		case "CAPACITY":
-			i++
-			if i == len(args) {
-				s.writeErr(cl, wrongArity)
-				return
-			}
-			v, ok := parseInt(args[i])
-			if !ok {
-				s.writeErr(cl, replyErr("Bad capacity"))
-				return
-			}
-			if v < 2*d.rangeBucket() || v > cf.MaxCapacity {
-				s.writeErr(cl, replyErr(fmt.Sprintf("Capacity must be in the range [cf-bucket-size * 2, %d]", int64(cf.MaxCapacity))))
-				return
-			}
-			if create != nil {
-				create.Capacity = uint64(v)
-			}
-			continue
-		case "NOCREATE":
-			create = nil
-			continue
-		case "ITEMS":
-		default:
-			s.writeErr(cl, replyErr("Unknown argument received"))
-			return
-		}
-		break
-	}
-	items := args[min(i+1, len(args)):]
-	if i >= len(args) || len(items) == 0 {
-		s.writeErr(cl, wrongArity)
+	create, items, err := cf.ParseInsert(args[2:], d, wrongArity)
+	if err != nil {
+		s.writeErr(cl, err)
 		return
 	}
 	res := make([]any, len(items))
-	err := s.store.Write(&cl.ks, args[1], create, func(c *keyspace.Entry, _ bool) error {
+	err = s.store.Write(&cl.ks, args[1], create, func(c *keyspace.Entry, _ bool) error {
 		if c == nil {
 			return keyspace.ErrNotFound
 		}
-		if err := checkExpansions(c, d); err != nil {
+		if err := d.CheckGrowth(&c.Filter); err != nil {
 			return err
 		}
 		a := keyspace.ApplyingFor(&cl.ks, "", c)
@@ -416,46 +279,18 @@ func cfDel(s *Server, cl *client, args [][]byte) {
 	cl.wr.WriteBool(deleted)
 }
 
-// cfFigures are a filter's CF.INFO and CF.DEBUG figures.
-type cfFigures struct {
-	size, buckets, filters, inserted, deleted, bucketSize, expansion, maxIter int64
-}
-
-func figures(c *keyspace.Entry) cfFigures {
-	p := c.Params()
-	return cfFigures{
-		size: int64(c.SizeBytes()), buckets: int64(c.FirstBuckets()), filters: int64(c.Filters()),
-		inserted: c.Inserted(), deleted: c.Deleted(),
-		bucketSize: int64(p.Bucket()), expansion: int64(p.Expansion), maxIter: int64(p.MaxIter),
-	}
-}
-
-// CF.INFO key: RedisBloom's fields, in its order; a map in RESP3. Size is
-// the bytes of the tables; Number of buckets is the first sub-filter's, as
-// RedisBloom reports it; Bucket size is the size built (see doc.go).
+// CF.INFO key: RedisBloom's fields, in its order; a map in RESP3.
 func cfInfo(s *Server, cl *client, args [][]byte) {
 	c := s.lookup(args[1])
 	if c == nil {
 		s.writeErr(cl, keyspace.ErrNotFound)
 		return
 	}
-	f := figures(c)
-	cl.wr.WriteMap(8)
-	for _, kv := range []struct {
-		name string
-		v    int64
-	}{
-		{"Size", f.size},
-		{"Number of buckets", f.buckets},
-		{"Number of filters", f.filters},
-		{"Number of items inserted", f.inserted},
-		{"Number of items deleted", f.deleted},
-		{"Bucket size", f.bucketSize},
-		{"Expansion rate", f.expansion},
-		{"Max iterations", f.maxIter},
-	} {
-		cl.wr.WriteString(kv.name)
-		cl.wr.WriteInt64(kv.v)
+	info := c.Info()
+	cl.wr.WriteMap(len(info))
+	for _, f := range info {
+		cl.wr.WriteString(f.Name)
+		cl.wr.WriteInt64(f.Value)
 	}
 }
 
@@ -466,9 +301,7 @@ func cfDebug(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, keyspace.ErrNotFound)
 		return
 	}
-	f := figures(c)
-	cl.wr.WriteBulkString(fmt.Sprintf("bktsize:%d buckets:%d items:%d deletes:%d filters:%d max_iterations:%d expansion:%d",
-		f.bucketSize, f.buckets, f.inserted, f.deleted, f.filters, f.maxIter, f.expansion))
+	cl.wr.WriteBulkString(c.Debug())
 }
 
 // CF.COMPACT key: drops empty stages.

@@ -64,7 +64,7 @@ func newConfigState(cfg Config) configState {
 		st.cfg.ReplicaPriority = 100 // Config's zero value (see ReplicaPriority)
 	}
 	st.cfg.Limits = cfg.Limits.withDefaults()
-	st.cfg.FilterDefaults = cfg.FilterDefaults.withDefaults()
+	st.cfg.FilterDefaults = cfg.FilterDefaults.WithDefaults()
 	if st.cfg.AppendFsync == "" {
 		st.cfg.AppendFsync = "everysec"
 	}
@@ -229,7 +229,7 @@ var settingsTable = settings.Table[*Server, configState]{
 		Get: func(s *Server, st *configState) string { return itoa(st.cfg.MaxFilterMemory) },
 		Set: func(st *configState, v settings.Value) { st.cfg.MaxFilterMemory = v.N }},
 	{Name: "cf-bucket-size", Doc: "`slots`: BUCKETSIZE of filters created without one", Kind: settings.Int, Lo: 1, Hi: cf.MaxBucketSize, Mutable: true, Def: "2",
-		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.rangeBucket()) },
+		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.RangeBucket()) },
 		Set: func(st *configState, v settings.Value) { st.cfg.FilterDefaults.BucketSize = v.N }},
 	{Name: "cf-initial-size", Doc: "`items`: CAPACITY of filters CF.ADD and CF.INSERT create (at least twice cf-bucket-size)", Kind: settings.Int, Lo: 4, Hi: cf.MaxCapacity, Mutable: true, Def: itoa(cf.DefaultCapacity),
 		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.InitialSize) },
@@ -253,8 +253,8 @@ const defaultSnapshotLogSize = 64 << 20
 // returns the setting to blame and why.
 func (st *configState) check() (string, string) {
 	d := &st.cfg.FilterDefaults
-	if d.InitialSize < 2*d.rangeBucket() {
-		return "cf-initial-size", fmt.Sprintf("cf-initial-size must be at least twice cf-bucket-size (%d)", 2*d.rangeBucket())
+	if d.InitialSize < 2*d.RangeBucket() {
+		return "cf-initial-size", fmt.Sprintf("cf-initial-size must be at least twice cf-bucket-size (%d)", 2*d.RangeBucket())
 	}
 	return "", ""
 }
@@ -301,7 +301,7 @@ func (s *Server) publish(st *configState) {
 	s.conf.limits.Store(&lim)
 	s.cmem.evictAt.Store(lim.MaxMemoryClients.Bytes(st.cfg.MaxMemory))
 	s.wakeCron() // a lower maxmemory-clients evicts at once
-	d := st.cfg.FilterDefaults.withDefaults()
+	d := st.cfg.FilterDefaults.WithDefaults()
 	s.cfDefaults.Store(&d)
 }
 

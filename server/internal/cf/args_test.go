@@ -1,0 +1,138 @@
+package cf_test
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
+)
+
+func fields(s string) [][]byte {
+	var out [][]byte
+	for _, f := range strings.Fields(s) {
+		out = append(out, []byte(f))
+	}
+	return out
+}
+
+func TestParseReserve(t *testing.T) {
+	d := cf.Defaults{}.WithDefaults()
+	for _, tc := range []struct {
+		args string
+		want cf.Params // when err is ""
+		err  string
+	}{
+		{args: "1000", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 1}},
+		{args: "1000 bucketsize 2 MAXITERATIONS 50 Expansion 0", want: cf.Params{Capacity: 1000, BucketSize: 2, MaxIter: 50, Expansion: 0}},
+		{args: "4", want: cf.Params{Capacity: 4, BucketSize: 4, MaxIter: 20, Expansion: 1}},
+		{args: "x", err: "Bad capacity"},
+		{args: "3", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
+		{args: "7 BUCKETSIZE 4", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
+		{args: "4294967297", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
+		{args: "1000 BUCKETSIZE x", err: "Couldn't parse BUCKETSIZE"},
+		{args: "1000 BUCKETSIZE 0", err: "BUCKETSIZE: value must be in the range [1, 255]"},
+		{args: "1000 BUCKETSIZE 256", err: "BUCKETSIZE: value must be in the range [1, 255]"},
+		{args: "1000 MAXITERATIONS 0", err: "MAXITERATIONS: value must be in the range [1, 65535]"},
+		{args: "1000 EXPANSION -1", err: "EXPANSION: value must be in the range [0, 32768]"},
+		{args: "1000 EXPANSION 32769", err: "EXPANSION: value must be in the range [0, 32768]"},
+		{args: "1000 SIZE 4", err: "Unknown argument received"},
+	} {
+		p, err := cf.ParseReserve(fields(tc.args), &d)
+		switch {
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("CF.RESERVE k %s: error %v, want %q", tc.args, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("CF.RESERVE k %s: %v", tc.args, err)
+		case tc.err == "" && *p != tc.want:
+			t.Errorf("CF.RESERVE k %s: %+v, want %+v", tc.args, *p, tc.want)
+		}
+	}
+	// cf-bucket-size set: the capacity's range and the default size follow it.
+	d8 := cf.Defaults{BucketSize: 8}.WithDefaults()
+	if _, err := cf.ParseReserve(fields("15"), &d8); err == nil {
+		t.Error("CF.RESERVE k 15 with cf-bucket-size 8: accepted")
+	}
+	if p, err := cf.ParseReserve(fields("16"), &d8); err != nil || p.BucketSize != 8 {
+		t.Errorf("CF.RESERVE k 16 with cf-bucket-size 8: %+v, %v", p, err)
+	}
+}
+
+func TestParseInsert(t *testing.T) {
+	d := cf.Defaults{}.WithDefaults()
+	arity := errors.New("arity")
+	for _, tc := range []struct {
+		args     string
+		capacity uint64 // 0: NOCREATE
+		items    int
+		err      string
+	}{
+		{args: "ITEMS a b", capacity: 1024, items: 2},
+		{args: "capacity 100 items a", capacity: 100, items: 1},
+		{args: "NOCREATE ITEMS a", items: 1},
+		{args: "CAPACITY 100 NOCREATE ITEMS a b c", items: 3},
+		{args: "ITEMS", err: "arity"},
+		{args: "CAPACITY", err: "arity"},
+		{args: "CAPACITY 100", err: "arity"},
+		{args: "", err: "arity"},
+		{args: "CAPACITY x ITEMS a", err: "Bad capacity"},
+		{args: "CAPACITY 3 ITEMS a", err: "Capacity must be in the range [cf-bucket-size * 2, 4294967296]"},
+		{args: "NOSUCH ITEMS a", err: "Unknown argument received"},
+	} {
+		create, items, err := cf.ParseInsert(fields(tc.args), &d, arity)
+		switch {
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("CF.INSERT k %s: error %v, want %q", tc.args, err, tc.err)
+		case tc.err != "":
+		case err != nil:
+			t.Errorf("CF.INSERT k %s: %v", tc.args, err)
+		case len(items) != tc.items:
+			t.Errorf("CF.INSERT k %s: %d items, want %d", tc.args, len(items), tc.items)
+		case tc.capacity == 0 && create != nil, tc.capacity != 0 && (create == nil || create.Capacity != tc.capacity):
+			t.Errorf("CF.INSERT k %s: creates %+v, want capacity %d", tc.args, create, tc.capacity)
+		}
+	}
+}
+
+func TestInfoAndDebug(t *testing.T) {
+	var f cf.Filter
+	free := func(have, n uint64) error { return nil }
+	if err := f.Init(cf.Params{Capacity: 1000, BucketSize: 2, MaxIter: 20, Expansion: 0, Seed: 1}, free); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range []string{"a", "b", "c"} {
+		if _, err := f.Add([]byte(it), false, false, free); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Del([]byte("a"))
+	info := f.Info()
+	want := []string{"Size", "Number of buckets", "Number of filters", "Number of items inserted",
+		"Number of items deleted", "Bucket size", "Expansion rate", "Max iterations"}
+	got := map[string]int64{}
+	for i, x := range info {
+		if x.Name != want[i] {
+			t.Errorf("CF.INFO field %d is %q, want %q", i, x.Name, want[i])
+		}
+		got[x.Name] = x.Value
+	}
+	if got["Number of items inserted"] != 2 || got["Number of items deleted"] != 1 || got["Bucket size"] != 2 ||
+		got["Number of filters"] != 1 || got["Max iterations"] != 20 || got["Expansion rate"] != 0 ||
+		got["Size"] != int64(f.SizeBytes()) || got["Number of buckets"] != int64(f.FirstBuckets()) {
+		t.Errorf("CF.INFO: %v", got)
+	}
+	line := f.Debug()
+	wantLine := "bktsize:2 buckets:" + strconv.FormatInt(got["Number of buckets"], 10) + " items:2 deletes:1 filters:1 max_iterations:20 expansion:0"
+	if line != wantLine {
+		t.Errorf("CF.DEBUG: %q, want %q", line, wantLine)
+	}
+	d := cf.Defaults{MaxExpansions: 1}.WithDefaults()
+	if err := d.CheckGrowth(&f); !errors.Is(err, cf.ErrMaxExpansions) {
+		t.Errorf("CheckGrowth at cf-max-expansions: %v", err)
+	}
+	d.MaxExpansions = 2
+	if err := d.CheckGrowth(&f); err != nil {
+		t.Errorf("CheckGrowth under cf-max-expansions: %v", err)
+	}
+}

@@ -1,0 +1,34 @@
+package cf
+
+import "fmt"
+
+// Figure is one of CF.INFO's fields.
+type Figure struct {
+	Name  string
+	Value int64
+}
+
+// Info returns f's CF.INFO fields, in RedisBloom's order. Size is the bytes
+// of the tables; Number of buckets is the first sub-filter's, as RedisBloom
+// reports it; Bucket size is the size built (see doc.go).
+func (f *Filter) Info() [8]Figure {
+	p := f.Params()
+	return [8]Figure{
+		{"Size", int64(f.SizeBytes())},
+		{"Number of buckets", int64(f.FirstBuckets())},
+		{"Number of filters", int64(f.Filters())},
+		{"Number of items inserted", f.Inserted()},
+		{"Number of items deleted", f.Deleted()},
+		{"Bucket size", int64(p.Bucket())},
+		{"Expansion rate", int64(p.Expansion)},
+		{"Max iterations", int64(p.MaxIter)},
+	}
+}
+
+// Debug returns f's CF.DEBUG line: the figures of Info, as RedisBloom
+// spells them.
+func (f *Filter) Debug() string {
+	p := f.Params()
+	return fmt.Sprintf("bktsize:%d buckets:%d items:%d deletes:%d filters:%d max_iterations:%d expansion:%d",
+		p.Bucket(), f.FirstBuckets(), f.Inserted(), f.Deleted(), f.Filters(), p.MaxIter, p.Expansion)
+}
