@@ -12,9 +12,12 @@
 //     command table, arity, authentication, limits, MULTI's queue);
 //   - cmd_*.go: the commands, one file per group (cmd_cf.go, cmd_keys.go,
 //     cmd_conn.go, cmd_client.go, cmd_server.go, cmd_multi.go,
-//     cmd_admin.go, cmd_config.go, ...); cmd_config.go holds the one table
-//     of settings, from which settings_flags.go makes cuckoo serve's flags
-//     and docs/settings.md;
+//     cmd_admin.go, cmd_config.go, ...). cmd_cf.go holds the CF family's
+//     rows of the command table beside their handlers, as a Redis module
+//     registers its commands; Redis's own commands' rows are in
+//     internal/command. cmd_config.go holds the one table of settings, from
+//     which settings_flags.go makes cuckoo serve's flags and
+//     docs/settings.md;
 //   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
 //     replica (repl_replica.go);
 //   - cluster*.go: cluster mode: redirects, the CLUSTER commands and
@@ -22,13 +25,13 @@
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds, Prometheus.
 //
-// Twelve packages stand apart, below this one, and import nothing of it.
+// Fifteen packages stand apart, below this one, and import nothing of it.
 // internal/keyspace is the data: the key space, its write protocol, the one
 // table of the log's record kinds with one apply each (which commands, log
 // replay and replicas all call), memory accounting, expiry, the log,
 // snapshots and recovery; each key's entry embeds its filter from
-// internal/cf (a key's filter: its parameters, add, delete, lookups,
-// compaction, CF.SCANDUMP's chunks, DUMP's payload and the filter's part of
+// internal/cf (a key's filter: its parameters from RedisBloom's arguments
+// and cf-* settings, add, delete, lookups, CF.INFO's figures, compaction, CF.SCANDUMP's chunks, DUMP's payload and the filter's part of
 // a snapshot; it imports only the library's filters), internal/fields (the
 // varint fields of every binary record), internal/resp (the protocol: a
 // request reader that checks sizes before allocating, a reply writer for
@@ -39,7 +42,13 @@
 // for inline requests and config files alike), internal/acl (users, their
 // rules, and the checks), internal/topology (the cluster's topology as
 // data: the slot hash, the topology's JSON, its checks, each slot's owner
-// and the other lookups), internal/settings (the engine of the settings
+// and the other lookups), internal/backlog (the replication backlog: the
+// stream's last bytes in whole records, trimmed, pinned by full copies, and
+// where a replica's position falls in it), internal/peer (MIGRATE's
+// connections to targets: a pool with Redis's idle expiry, one command and
+// one reply under a deadline, Redis's IOERR texts), internal/pubsub (who
+// listens to what: channels, patterns, shard channels; a PUBLISH's fan-out
+// and its encoding), internal/settings (the engine of the settings
 // table, whose rows stay in cmd_config.go: value kinds, parsing, a file's
 // lines, CONFIG SET's all or none, flags, docs/settings.md),
 // internal/limits (the client limits' values and syntax), internal/tlsconf

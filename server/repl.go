@@ -112,9 +112,8 @@ func newReplication(size int64) *replication {
 	return r
 }
 
-// feed appends one op to the stream. Called by logOp (see the protocol).
-// Feed sends a logged op to the replicas, if any listens: the key space's
-// stream (keyspace.go).
+// Feed appends a logged op to the stream, if a replica ever listened: the
+// key space's stream (keyspace/aof.go calls it; see the protocol above).
 func (r *replication) Feed(payload []byte) {
 	if r.active.Load() {
 		r.feed(payload)

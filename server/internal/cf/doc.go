@@ -1,19 +1,21 @@
 // Package cf is the value of a CF.* key: one cuckoo filter with its
-// RedisBloom parameters, and everything done to it whole. It adds,
-// deletes, looks up and counts items, compacts, and moves the filter in and
-// out: CF.SCANDUMP's chunks and CF.LOADCHUNK (dump.go), DUMP's payload for
+// RedisBloom parameters, and everything done to it whole. It turns
+// CF.RESERVE's and CF.INSERT's arguments and the cf-* settings into
+// parameters with RedisBloom's error texts (args.go), reports CF.INFO's and
+// CF.DEBUG's figures (figures.go), adds, deletes, looks up and counts items,
+// compacts, and moves the filter in and out: CF.SCANDUMP's chunks and CF.LOADCHUNK (dump.go), DUMP's payload for
 // RESTORE (payload.go), and the filter's part of a snapshot entry
 // (snapshot.go), all of them as runs of buckets (runs.go).
 //
 // It knows nothing of keys, connections, logs or replicas. The key space
-// (package server) holds each key's Filter embedded in its entry, holds the
+// (package internal/keyspace) holds each key's Filter embedded in its entry, holds the
 // key's writer lock around every method that says so, and accounts memory
 // through the Charger each allocating method is given: a table is charged
 // before it is allocated, and a Charger may refuse it.
 //
 // It imports the library's filters (filter, growing, lockfree,
-// internal/linhash) and internal/fields, and nothing of the server; only
-// package server imports it.
+// internal/linhash) and internal/fields, and nothing of the server;
+// packages internal/keyspace and server import it.
 //
 // # Shapes
 //
