@@ -129,15 +129,12 @@ func (s *Store) Restore(w *Writer, key []byte, c *Entry, d int64, replace bool, 
 			}
 			a.At = old
 		}
-		err := s.Commit(w, a, o) // publishes c locked
+		err := s.Commit(w, a, o)
 		if old != nil {
 			old.Mu.Unlock()
 		}
 		if err == errRaced {
 			continue
-		}
-		if err == nil {
-			c.Mu.Unlock()
 		}
 		return err
 	}

@@ -85,8 +85,8 @@ type opKind struct {
 	name  string
 	write func(w fields.Writer, o *Op) fields.Writer
 	read  func(r *fields.Reader, o *Op)
-	// apply makes o's change to a.c, key o.key's entry (nil if the key is
-	// absent; create and restore kinds make it). Preconditions: a.c's lock
+	// apply makes o's change to a.At, key o.Key's entry (nil if the key is
+	// absent; create and restore kinds make it). Preconditions: a.At's lock
 	// held and the gate read-locked, or the gate held exclusively (replay,
 	// a replica's stream).
 	apply func(a *Applying, o *Op) error
@@ -97,6 +97,10 @@ type opKind struct {
 	// its create after this op (store.go's protocol). Its apply never
 	// fails.
 	logFirst bool
+	// inPlace: it changes the entry and never the map, so its apply does
+	// not read the key (a.Key may be left empty: the hot writes do not
+	// make a string of it).
+	inPlace bool
 }
 
 var opKinds = [...]opKind{
@@ -142,6 +146,7 @@ var opKinds = [...]opKind{
 		},
 		apply:    applyAdd,
 		needsKey: true,
+		inPlace:  true,
 	},
 	OpDel: {
 		name:  "del",
@@ -152,6 +157,7 @@ var opKinds = [...]opKind{
 			return nil
 		},
 		needsKey: true,
+		inPlace:  true,
 	},
 	OpDrop: {
 		name: "drop",
@@ -179,6 +185,7 @@ var opKinds = [...]opKind{
 			return nil
 		},
 		needsKey: true,
+		inPlace:  true,
 	},
 	OpChunk: {
 		name:  "chunk",
@@ -312,6 +319,8 @@ type Applying struct {
 	Built *Entry
 	// Nx (live CF.ADDNX, CF.INSERTNX) adds an item only if absent.
 	Nx bool
+	// Hold keeps a new entry Commit published locked for the caller.
+	Hold bool
 
 	// What the apply did, for the live command's reply and whether it logs:
 	// changed for del and compact, added for add (for each item 1 added, 0
@@ -341,10 +350,11 @@ func (a *Applying) Charge() cf.Charger {
 	return a.st.forceCharger
 }
 
-// put makes nc, not yet shared, key a.k's entry with deadline d (0 for
-// none), in place of a.c, which is retired. Live, nc is published locked
-// (its lock is the caller's to release) and, if the key was absent,
-// only if it still is: errRaced asks the caller to look the key up again.
+// put makes nc, not yet shared, key a.Key's entry with deadline d (0 for
+// none), in place of a.At, which is retired. Live, nc is published locked
+// (Commit releases it once the op is logged, see Hold) and, if the key was
+// absent, only if it still is: errRaced asks the caller to look the key up
+// again.
 func (a *Applying) put(nc *Entry, d int64) error {
 	if a.live {
 		nc.Mu.Lock()
@@ -405,8 +415,8 @@ func applyAdd(a *Applying, o *Op) error {
 	return nil
 }
 
-// applyRename moves a.c from o.key to o.to, with its deadline, retiring
-// to's entry. Live, rename has published a.c under o.to already if o.to
+// applyRename moves a.At from o.Key to o.To, with its deadline, retiring
+// to's entry. Live, rename has published a.At under o.To already if o.to
 // was absent, and locked both.
 func applyRename(a *Applying, o *Op) error {
 	st, f, t, src := a.st, a.Key, string(o.To), a.At
@@ -428,19 +438,29 @@ func applyRename(a *Applying, o *Op) error {
 	return nil
 }
 
-// Commit applies o, live, to a.c, key a.k's entry (a.k is needed by the
-// kinds that create, drop, move or expire a key), and logs it: the key's lock held (or,
-// for a kind that creates, the key absent or locked), the gate read-locked
-// or held by w's EXEC, the key space writable. A kind that reports whether
-// it changed anything is logged only if it did; an add logs the items it
-// accepted.
+// Commit applies o, live, to a.At, the key's entry, and logs it: the key's
+// lock held (or, for a kind that creates, the key absent), the gate
+// read-locked or held by w's EXEC, the key space writable. The key is o's:
+// Commit fills a.Key from it for the kinds that read it. A kind that
+// reports whether it changed anything is logged only if it did; an add
+// logs the items it accepted.
+//
+// A kind that publishes a new entry (a create, a restore, a load's header,
+// a clear) publishes it locked, so that no other writer reaches it before
+// its op is logged; Commit unlocks it then, unless a.Hold asks to keep it
+// (a create whose command then runs on it, and unlocks it). An entry it
+// replaced stays locked by the caller, who locked it.
 func (s *Store) Commit(w *Writer, a *Applying, o *Op) error {
 	a.st, a.live = s, true
 	kind := kindOf(o.Kind)
+	if a.Key == "" && !kind.inPlace {
+		a.Key = string(o.Key)
+	}
 	if kind.logFirst {
 		s.LogOp(w, o.Encode())
 		return kind.apply(a, o)
 	}
+	before := a.At
 	if err := kind.apply(a, o); err != nil {
 		return err
 	}
@@ -456,6 +476,9 @@ func (s *Store) Commit(w *Writer, a *Applying, o *Op) error {
 		o.Items = a.Accepted // the caller's op: it reads the results from a
 	}
 	s.LogOp(w, o.Encode())
+	if a.At != before && !a.Hold {
+		a.At.Mu.Unlock()
+	}
 	return nil
 }
 

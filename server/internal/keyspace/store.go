@@ -321,7 +321,7 @@ func (s *Store) update(w *Writer, key []byte, create *cf.Params, loading bool, f
 			p := *create
 			p.Seed = rand.Uint64()
 			a := ApplyingFor(w, k, nil)
-			a.Op = Op{Kind: OpCreate, Key: key, Params: p}
+			a.Op, a.Hold = Op{Kind: OpCreate, Key: key, Params: p}, true
 			err := s.Commit(w, a, &a.Op)
 			if err == errRaced {
 				continue
@@ -468,11 +468,7 @@ func (s *Store) Install(w *Writer, o *Op) error {
 		if err == errRaced {
 			continue
 		}
-		if err != nil {
-			return err
-		}
-		a.At.Mu.Unlock()
-		return nil
+		return err
 	}
 }
 
