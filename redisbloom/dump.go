@@ -2,7 +2,6 @@ package redisbloom
 
 import (
 	"encoding/binary"
-	"errors"
 	"math"
 )
 
@@ -26,10 +25,10 @@ const MaxChunk = 16 << 20
 
 // Errors of loading a dump, with RedisBloom's replies where it has one.
 var (
-	ErrHeader    = errors.New("Invalid header")
-	ErrOldHeader = errors.New("Invalid header: a 46-byte header, as RedisBloom 2.2.0 to 2.2.10 wrote, which RedisBloom itself no longer loads; dump the key from RedisBloom 2.2.11 or later")
-	ErrBadFilter = errors.New("Couldn't create filter!")
-	ErrBadChunk  = errors.New("Couldn't load chunk!")
+	ErrHeader    error = reply("Invalid header")
+	ErrOldHeader error = reply("Invalid header: a 46-byte header, as RedisBloom 2.2.0 to 2.2.10 wrote, which RedisBloom itself no longer loads; dump the key from RedisBloom 2.2.11 or later")
+	ErrBadFilter error = reply("Couldn't create filter!")
+	ErrBadChunk  error = reply("Couldn't load chunk!")
 )
 
 // Header is a dump's header: the filter's figures and parameters.

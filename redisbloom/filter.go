@@ -50,16 +50,21 @@ const DefaultMaxBytes = 1 << 32
 // Errors. Their texts are RedisBloom's replies where it has one.
 var (
 	// ErrFull is an add that found no room and may not grow: EXPANSION 0.
-	ErrFull = errors.New("Filter is full")
+	ErrFull error = reply("Filter is full")
 	// ErrGrow is an add that found no room and cannot grow: the next
 	// sub-filter would pass 2^56 buckets, or the filter has 65535.
 	// RedisBloom answers "Memory allocation failure".
-	ErrGrow = errors.New("Memory allocation failure")
+	ErrGrow error = reply("Memory allocation failure")
 	// ErrParams is a filter RedisBloom could not build: a bucket size,
 	// iteration count or expansion outside its ranges, or a first
 	// sub-filter past 2^56 buckets.
-	ErrParams = errors.New("ERR Could not create filter")
+	ErrParams error = reply("ERR Could not create filter")
 )
+
+// reply is an error whose text is RedisBloom's reply, word for word.
+type reply string
+
+func (e reply) Error() string { return string(e) }
 
 // Reserve is asked for the bytes of every sub-filter before it is
 // allocated, and may refuse them with an error that the operation
