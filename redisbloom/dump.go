@@ -77,6 +77,15 @@ func ParseHeader(b []byte) (Header, error) {
 	}, nil
 }
 
+// sane reports whether h can describe a filter this package holds, whatever
+// its sub-filters' sizes: RedisBloom's bounds on every field, but not its
+// rules on how a header's sizes follow from each other, which filters
+// restored from DUMP payloads need not keep.
+func (h Header) sane() bool {
+	return h.BucketSize >= 1 && h.BucketSize <= MaxBucketSize && h.Filters >= 1 && h.Filters <= maxSubFilters &&
+		h.Buckets >= 1 && h.Buckets <= maxBuckets && h.MaxIterations >= 1
+}
+
 // DumpChunk returns CF.SCANDUMP's answer at iter: for 0 the header and
 // iterator 1; then the chunk after iter and the iterator of the next; 0
 // and nil once the slots are done, and at once for a filter with no items.
