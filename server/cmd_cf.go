@@ -193,7 +193,7 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 			return err
 		}
 		for j, r := range a.Added {
-			if err, ok := r.(error); ok && (errors.Is(err, cf.ErrFull) || errors.Is(err, cf.ErrMaxExpansions) || errors.Is(err, keyspace.ErrOOM)) {
+			if err, ok := r.(error); ok && (errors.Is(err, cf.ErrFull) || errors.Is(err, cf.ErrMaxExpansions) || errors.Is(err, keyspace.ErrOOM) || errors.Is(err, cf.ErrGrowRB)) {
 				r = -1 // RedisBloom's answer for an item that did not fit
 			}
 			res[j] = r

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -240,6 +241,11 @@ var settingsTable = settings.Table[*Server, configState]{
 	{Name: "cf-max-expansions", Doc: "`N`: inserts are refused once a filter has this many sub-filters", Kind: settings.Int, Lo: 1, Hi: 65536, Mutable: true, Def: itoa(cf.DefaultMaxExpansions),
 		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.MaxExpansions) },
 		Set: func(st *configState, v settings.Value) { st.cfg.FilterDefaults.MaxExpansions = v.N }},
+	{Name: "cf-layout", Doc: "the layout of filters CF.RESERVE, CF.ADD and CF.INSERT create: `cuckoo` (this server's: smaller, fewer false positives, never loses a kept item) or redisbloom (RedisBloom's, bit for bit: its dumps and DUMP payloads move to and from RedisBloom)", Kind: settings.Enum, Enum: cf.Layouts, Mutable: true, Def: "cuckoo",
+		Get: func(s *Server, st *configState) string { return st.cfg.FilterDefaults.Layout.String() },
+		Set: func(st *configState, v settings.Value) {
+			st.cfg.FilterDefaults.Layout = cf.Layout(slices.Index(cf.Layouts, v.S))
+		}},
 	{Name: "cf-max-iterations", Doc: "`N`: MAXITERATIONS of filters created without one", Kind: settings.Int, Lo: 1, Hi: cf.MaxIterations, Mutable: true, Def: itoa(cf.DefaultMaxIter),
 		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.MaxIterations) },
 		Set: func(st *configState, v settings.Value) { st.cfg.FilterDefaults.MaxIterations = v.N }},

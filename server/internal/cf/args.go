@@ -18,6 +18,7 @@ type Defaults struct {
 	MaxIterations int64 // cf-max-iterations, 1..65535
 	Expansion     int64 // cf-expansion-factor, 0..32768
 	MaxExpansions int64 // cf-max-expansions, 1..65536: "Number of filters" at which inserts are refused
+	Layout        Layout // cf-layout: the layout of the filters CF.RESERVE, CF.ADD and CF.INSERT create
 }
 
 // WithDefaults fills zero fields (all but BucketSize) with RedisBloom's
@@ -50,8 +51,12 @@ func (d *Defaults) RangeBucket() int64 {
 // Create returns the parameters of a filter of capacity created with the
 // defaults (CF.ADD, CF.INSERT).
 func (d *Defaults) Create(capacity uint64) *Params {
-	p := &Params{Capacity: capacity, BucketSize: int(d.BucketSize), MaxIter: int(d.MaxIterations), Expansion: int(d.Expansion)}
-	if p.BucketSize == 0 {
+	p := &Params{Capacity: capacity, BucketSize: int(d.BucketSize), MaxIter: int(d.MaxIterations), Expansion: int(d.Expansion), Layout: d.Layout}
+	switch {
+	case p.BucketSize != 0:
+	case d.Layout == LayoutRedisBloom:
+		p.BucketSize = 2 // RedisBloom's default
+	default:
 		p.BucketSize = 4 // see doc.go: the shape whose bucket word holds four fingerprints
 	}
 	return p

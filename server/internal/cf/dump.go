@@ -9,6 +9,7 @@ import (
 	"github.com/cuckoohash/cuckoo/growing"
 	"github.com/cuckoohash/cuckoo/internal/linhash"
 	"github.com/cuckoohash/cuckoo/lockfree"
+	"github.com/cuckoohash/cuckoo/redisbloom"
 	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
@@ -138,6 +139,9 @@ func appendDesc(w fields.Writer, f *Filter) fields.Writer {
 // ScanDump answers CF.SCANDUMP key iter: the next iterator and the chunk
 // (nil at the end). Preconditions: the key's lock held.
 func (f *Filter) ScanDump(iter int64) (int64, []byte) {
+	if f.rb != nil {
+		return f.rb.DumpChunk(iter)
+	}
 	if iter == 0 {
 		return 1, dumpHeader(f)
 	}
@@ -170,6 +174,9 @@ func dumpSpan(f *Filter, iter int64) (st rawTable, first, n, g uint64) {
 // (runsBound: the buckets in blocks ever written), and its magic, first
 // bucket, count and checksum. Preconditions: the key's lock held.
 func (f *Filter) ChunkBound(iter int64) uint64 {
+	if f.rb != nil {
+		return min(redisbloom.MaxChunk, f.rb.Bytes())
+	}
 	st, first, n, _ := dumpSpan(f, iter)
 	if st == nil {
 		return 0
@@ -363,6 +370,9 @@ func (e *partialCharge) Unwrap() error { return e.err }
 // before they are allocated. On failure it releases what it charged.
 // Preconditions: f is a zero Filter.
 func (f *Filter) BeginLoad(header []byte, mem Charger, release func(uint64)) error {
+	if isRBHeader(header) {
+		return f.beginLoadRB(header, mem)
+	}
 	body, ok := checkCRC(header, headerMagic)
 	if !ok {
 		return errInvalidHeader
@@ -396,6 +406,9 @@ func (f *Filter) BeginLoad(header []byte, mem Charger, release func(uint64)) err
 // LoadChunk applies data chunk iter (CF.LOADCHUNK's iterator >= 2) to f,
 // or changes nothing and fails. Preconditions: the key's lock held.
 func (f *Filter) LoadChunk(iter int64, chunk []byte) error {
+	if f.rb != nil {
+		return f.loadChunkRB(iter, chunk)
+	}
 	ls := f.load
 	if ls == nil {
 		return badChunk("no CF.LOADCHUNK header (iterator 1) was loaded into this key")

@@ -12,6 +12,9 @@ type Figure struct {
 // of the tables; Number of buckets is the first sub-filter's, as RedisBloom
 // reports it; Bucket size is the size built (see doc.go).
 func (f *Filter) Info() [8]Figure {
+	if f.rb != nil {
+		return f.infoRB()
+	}
 	p := f.Params()
 	return [8]Figure{
 		{"Size", int64(f.SizeBytes())},
@@ -29,6 +32,10 @@ func (f *Filter) Info() [8]Figure {
 // spells them.
 func (f *Filter) Debug() string {
 	p := f.Params()
+	if f.rb != nil {
+		in := f.rb.Info()
+		p.BucketSize, p.MaxIter, p.Expansion = int(in.BucketSize), int(in.MaxIterations), int(in.Expansion)
+	}
 	return fmt.Sprintf("bktsize:%d buckets:%d items:%d deletes:%d filters:%d max_iterations:%d expansion:%d",
 		p.Bucket(), f.FirstBuckets(), f.Inserted(), f.Deleted(), f.Filters(), p.MaxIter, p.Expansion)
 }

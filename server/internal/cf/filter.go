@@ -9,6 +9,7 @@ import (
 	"github.com/cuckoohash/cuckoo/filter"
 	"github.com/cuckoohash/cuckoo/growing"
 	"github.com/cuckoohash/cuckoo/lockfree"
+	"github.com/cuckoohash/cuckoo/redisbloom"
 )
 
 // This file is the filter: the value of every key. A key created with
@@ -64,13 +65,32 @@ type Params struct {
 	BucketSize int // as requested, 1..255; Bucket() is what is built
 	MaxIter    int
 	Expansion  int
-	Seed       uint64
+	Seed       uint64 // unused by the RedisBloom layout, which hashes with seed 0
+	Layout     Layout
 }
+
+// Layout is how a filter is built: this server's tables, or RedisBloom's
+// (package redisbloom), bit for bit.
+type Layout uint8
+
+const (
+	LayoutCuckoo Layout = iota
+	LayoutRedisBloom
+)
+
+// Layouts are the names of the layouts, as cf-layout takes them.
+var Layouts = []string{LayoutCuckoo: "cuckoo", LayoutRedisBloom: "redisbloom"}
+
+func (l Layout) String() string { return Layouts[l] }
 
 // Bucket returns the bucket size the stages are built with: RedisBloom
 // accepts 1..255, the lock-free filter supports 2, 4 and 8 slots in a 64-bit
-// word; see doc.go for why 1..2 map to 2 and everything else to 4.
+// word; see doc.go for why 1..2 map to 2 and everything else to 4. The
+// RedisBloom layout builds the size asked for.
 func (p Params) Bucket() int {
+	if p.Layout == LayoutRedisBloom {
+		return p.BucketSize
+	}
 	if p.BucketSize <= 2 {
 		return 2
 	}
@@ -137,6 +157,8 @@ func (p Params) Validate() error {
 		return reply("ERR Bad maxIterations")
 	case p.Expansion < 0 || p.Expansion > MaxExpansion:
 		return reply("ERR Bad expansion")
+	case p.Layout > LayoutRedisBloom:
+		return reply("ERR Bad layout")
 	}
 	return nil
 }
@@ -164,6 +186,10 @@ type Filter struct {
 	// load is a CF.LOADCHUNK in progress (nil otherwise), guarded by the
 	// key's lock.
 	load *loadState
+
+	// rb is the filter of the RedisBloom layout (rb.go), nil for this
+	// server's; set before the filter is published, never changed.
+	rb *redisbloom.Filter
 }
 
 // Init makes f a new, empty filter of parameters p: its first stage or its
@@ -171,6 +197,9 @@ type Filter struct {
 func (f *Filter) Init(p Params, mem Charger) error {
 	if err := p.Validate(); err != nil {
 		return err
+	}
+	if p.Layout == LayoutRedisBloom {
+		return f.initRB(p, mem)
 	}
 	if p.Expansion > 0 {
 		return f.initGrowing(p, mem)
@@ -221,10 +250,20 @@ func (f *Filter) initGrowing(p Params, mem Charger) error {
 func (f *Filter) Params() Params { return f.p }
 
 // Inserted is CF.INFO's "Number of items inserted": the items in f.
-func (f *Filter) Inserted() int64 { return f.inserted.Load() }
+func (f *Filter) Inserted() int64 {
+	if f.rb != nil {
+		return int64(f.rb.Info().Items)
+	}
+	return f.inserted.Load()
+}
 
 // Deleted is CF.INFO's "Number of items deleted".
-func (f *Filter) Deleted() int64 { return f.deleted.Load() }
+func (f *Filter) Deleted() int64 {
+	if f.rb != nil {
+		return int64(f.rb.Info().Deletes)
+	}
+	return f.deleted.Load()
+}
 
 // Loading reports whether a CF.LOADCHUNK into f is pending: its writes are
 // refused until the last chunk arrives. Preconditions: the key's lock held.
@@ -233,6 +272,9 @@ func (f *Filter) Loading() bool { return f.load != nil }
 // Encoding is OBJECT ENCODING's answer: "growing", "fixed" (EXPANSION 0)
 // or "chain" (stages, as old snapshots and dumps hold them).
 func (f *Filter) Encoding() string {
+	if f.rb != nil {
+		return "redisbloom"
+	}
 	switch {
 	case f.table != nil:
 		return "growing"
@@ -244,10 +286,18 @@ func (f *Filter) Encoding() string {
 
 // StagePointers is the bytes of f's list of stages, beside the stages'
 // own (SizeBytes counts those): MEMORY USAGE's overhead.
-func (f *Filter) StagePointers() uint64 { return 8 * uint64(len(f.list())) }
+func (f *Filter) StagePointers() uint64 {
+	if f.rb != nil {
+		return f.rb.Info().Size - f.rb.Bytes()
+	}
+	return 8 * uint64(len(f.list()))
+}
 
 // list returns a chain's stages, nil for a growing table.
 func (f *Filter) list() []*lockfree.Filter {
+	if f.rb != nil {
+		return nil
+	}
 	if f.table != nil {
 		return nil
 	}
@@ -257,6 +307,9 @@ func (f *Filter) list() []*lockfree.Filter {
 // filters returns CF.INFO's "Number of filters": a growing table's
 // doublings plus one (its Stages), or a list's stages.
 func (f *Filter) Filters() int {
+	if f.rb != nil {
+		return int(f.rb.Info().Filters)
+	}
 	if f.table != nil {
 		return f.table.Stages()
 	}
@@ -265,6 +318,9 @@ func (f *Filter) Filters() int {
 
 // exists reports whether item may be in the filter. No lock.
 func (f *Filter) Exists(item []byte) bool {
+	if f.rb != nil {
+		return f.rb.Contains(item)
+	}
 	if f.table != nil {
 		return f.table.Contains(item)
 	}
@@ -279,6 +335,9 @@ func (f *Filter) Exists(item []byte) bool {
 
 // count returns the copies of item's fingerprint in all stages. No lock.
 func (f *Filter) Count(item []byte) int {
+	if f.rb != nil {
+		return int(f.rb.Count(item))
+	}
 	if f.table != nil {
 		return f.table.Count(item)
 	}
@@ -291,6 +350,9 @@ func (f *Filter) Count(item []byte) int {
 
 // sizeBytes returns the memory of all stages.
 func (f *Filter) SizeBytes() uint64 {
+	if f.rb != nil {
+		return f.rb.Bytes()
+	}
 	if f.table != nil {
 		return f.table.SizeInBytes()
 	}
@@ -305,6 +367,9 @@ func (f *Filter) SizeBytes() uint64 {
 // sub-filter's. A growing table's first sub-filter is the table it started
 // as, its initial buckets; a list's is its first stage.
 func (f *Filter) FirstBuckets() uint64 {
+	if f.rb != nil {
+		return f.rb.Info().Buckets
+	}
 	if f.table != nil {
 		return f.table.InitialBuckets()
 	}
@@ -350,6 +415,9 @@ func (f *Filter) grow(mem Charger) (*lockfree.Filter, error) {
 // rather than fail: a replayed insert was acknowledged once.
 // Preconditions: the key's lock held.
 func (f *Filter) Add(item []byte, nx, force bool, mem Charger) (bool, error) {
+	if f.rb != nil {
+		return f.addRB(item, nx, mem)
+	}
 	if nx && f.Exists(item) {
 		return false, nil
 	}
@@ -427,6 +495,9 @@ func (f *Filter) forceGrow(mem Charger) (*lockfree.Filter, error) {
 // del removes one copy of item's fingerprint, newest stage first.
 // Preconditions: the key's lock held.
 func (f *Filter) Del(item []byte) bool {
+	if f.rb != nil {
+		return f.rb.Delete(item)
+	}
 	if f.table != nil {
 		if !f.table.Delete(item) {
 			return false
@@ -449,6 +520,10 @@ func (f *Filter) Del(item []byte) bool {
 // compact drops empty stages after the first. It reports whether it changed
 // anything. Preconditions: the key's lock held.
 func (f *Filter) Compact() bool {
+	if f.rb != nil {
+		f.rb.Compact()
+		return true // it resets the delete count, whatever moved
+	}
 	if f.table != nil {
 		return false // a growing table has no stages to drop
 	}

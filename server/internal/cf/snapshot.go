@@ -23,6 +23,9 @@ import (
 // WriteSnapshot writes f as a snapshot entry holds it, reusing buf for the
 // runs, and returns buf. Preconditions: the key's lock held.
 func (f *Filter) WriteSnapshot(w io.Writer, buf []byte) ([]byte, error) {
+	if f.rb != nil {
+		return buf, f.writeSnapshotRB(w)
+	}
 	if _, err := w.Write(appendDesc(nil, f)); err != nil {
 		return buf, err
 	}

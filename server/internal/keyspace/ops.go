@@ -20,7 +20,8 @@ import (
 //
 //	op byte, then fields: uvarints, and strings as uvarint length + bytes
 //
-//	OpCreate  key, capacity, bucket size, max iterations, expansion, seed
+//	OpCreate  key, capacity, bucket size, max iterations, expansion, seed,
+//	          and the layout unless it is this server's (1: RedisBloom's)
 //	OpAdd     key, n, n items            (each was inserted)
 //	OpDel     key, item                  (one copy was deleted)
 //	OpDrop    key                        (DEL of the key)
@@ -107,8 +108,12 @@ var opKinds = [...]opKind{
 	OpCreate: {
 		name: "create",
 		write: func(w fields.Writer, o *Op) fields.Writer {
-			return w.Uvarint(o.Params.Capacity).Uvarint(uint64(o.Params.BucketSize)).Uvarint(uint64(o.Params.MaxIter)).
+			w = w.Uvarint(o.Params.Capacity).Uvarint(uint64(o.Params.BucketSize)).Uvarint(uint64(o.Params.MaxIter)).
 				Uvarint(uint64(o.Params.Expansion)).Uvarint(o.Params.Seed)
+			if o.Params.Layout != cf.LayoutCuckoo {
+				w = w.Uvarint(uint64(o.Params.Layout)) // absent before the RedisBloom layout: logs stay readable
+			}
+			return w
 		},
 		read: func(r *fields.Reader, o *Op) {
 			o.Params.Capacity = r.Uvarint()
@@ -116,6 +121,9 @@ var opKinds = [...]opKind{
 			o.Params.MaxIter = r.Int(cf.MaxIterations)
 			o.Params.Expansion = r.Int(cf.MaxExpansion)
 			o.Params.Seed = r.Uvarint()
+			if len(r.B) > 0 && r.Err == nil {
+				o.Params.Layout = cf.Layout(r.Int(uint64(cf.LayoutRedisBloom)))
+			}
 		},
 		apply: func(a *Applying, o *Op) error {
 			nc := new(Entry)
@@ -153,7 +161,9 @@ var opKinds = [...]opKind{
 		write: func(w fields.Writer, o *Op) fields.Writer { return w.Str(o.Items[0]) },
 		read:  func(r *fields.Reader, o *Op) { o.Items = [][]byte{r.Str()} },
 		apply: func(a *Applying, o *Op) error {
+			before := a.At.SizeBytes()
 			a.Changed = a.At.Del(o.Items[0])
+			a.st.Release(before - a.At.SizeBytes()) // a RedisBloom filter compacts as it deletes
 			return nil
 		},
 		needsKey: true,

@@ -23,7 +23,7 @@ import (
 //	u64         generation G: the snapshot stands for the logs before
 //	            appendonly.G.log and part of that log (below)
 //	per key:
-//	  byte      1
+//	  byte      1, or 2 for a filter of RedisBloom's layout (below)
 //	  string    key
 //	  uvarint   position P: the key's state is the one after every op of
 //	            the key that starts before offset P of log G, and before
@@ -38,6 +38,10 @@ import (
 //	            it expects and each stage's fingerprints as its header said
 //	byte        0
 //	u32         CRC-32C of every byte before it
+//
+// An entry of tag 2 holds, after the deadline, the RedisBloom filter whole
+// as redisbloom.WriteTo streams it (its header, then each sub-filter's
+// bucket count and slots).
 //
 // Writing one. With the gate held exclusively (no write in flight), note the
 // keys and rotate the log to generation G; release the gate. Then, for each
@@ -277,6 +281,10 @@ func (st *Store) writeSnapshot(dir string, gen uint64) (int, int64, error) {
 	return n, cw.n + 4, nil
 }
 
+// An entry's tag is its filter's layout: 1 for this server's, 2 for
+// RedisBloom's.
+func entryTag(l cf.Layout) byte { return 1 + byte(l) }
+
 // capture returns key k's filter with its writer lock held, and the log
 // position its entry stands at; false if k is absent. The gate's read side,
 // held while the position is read, orders it with FLUSHALL.
@@ -303,7 +311,7 @@ func (st *Store) capture(k string) (*Entry, uint64, bool) {
 
 // writeEntry writes key's entry. Preconditions: c.mu held.
 func writeEntry(w io.Writer, key string, pos uint64, c *Entry, buf []byte) ([]byte, error) {
-	e := fields.Writer{1}.Str([]byte(key)).Uvarint(pos).Uvarint(uint64(c.Deadline.Load()))
+	e := fields.Writer{entryTag(c.Params().Layout)}.Str([]byte(key)).Uvarint(pos).Uvarint(uint64(c.Deadline.Load()))
 	if _, err := w.Write(e); err != nil {
 		return buf, err
 	}
@@ -441,7 +449,7 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 		if tag == 0 {
 			return gen, nil
 		}
-		if tag != 1 {
+		if tag != entryTag(cf.LayoutCuckoo) && tag != entryTag(cf.LayoutRedisBloom) {
 			return 0, fmt.Errorf("entry tag %d", tag)
 		}
 		key := string(r.Str(maxSnapKey))
@@ -461,7 +469,11 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 		if c != nil {
 			into = &c.Filter
 		}
-		if err := cf.ReadSnapshot(r, into); err != nil {
+		read := cf.ReadSnapshot
+		if tag == entryTag(cf.LayoutRedisBloom) {
+			read = cf.ReadSnapshotRB
+		}
+		if err := read(r, into); err != nil {
 			return 0, fmt.Errorf("key %q: %v", key, err)
 		}
 		each(snapEntry{key, c, pos, deadline})
