@@ -13,11 +13,11 @@ import (
 // (see doc.go) while its capacity is checked against RedisBloom's default of
 // 2.
 type Defaults struct {
-	BucketSize    int64 // cf-bucket-size, 1..255
-	InitialSize   int64 // cf-initial-size: CF.ADD's and CF.INSERT's capacity, 4..2^32
-	MaxIterations int64 // cf-max-iterations, 1..65535
-	Expansion     int64 // cf-expansion-factor, 0..32768
-	MaxExpansions int64 // cf-max-expansions, 1..65536: "Number of filters" at which inserts are refused
+	BucketSize    int64  // cf-bucket-size, 1..255
+	InitialSize   int64  // cf-initial-size: CF.ADD's and CF.INSERT's capacity, 4..2^32
+	MaxIterations int64  // cf-max-iterations, 1..65535
+	Expansion     int64  // cf-expansion-factor, 0..32768
+	MaxExpansions int64  // cf-max-expansions, 1..65536: "Number of filters" at which inserts are refused
 	Layout        Layout // cf-layout: the layout of the filters CF.RESERVE, CF.ADD and CF.INSERT create
 }
 
