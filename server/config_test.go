@@ -34,7 +34,7 @@ func TestConfigGet(t *testing.T) {
 		}
 		got, err = c.ConfigGet(ctx, "CF-*").Result()
 		want := map[string]string{"cf-bucket-size": "2", "cf-initial-size": "1024", "cf-expansion-factor": "1",
-			"cf-max-expansions": "32", "cf-max-iterations": "20"}
+			"cf-layout": "cuckoo", "cf-max-expansions": "32", "cf-max-iterations": "20"}
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("CONFIG GET CF-* = %v, %v; want %v", got, err, want)
 		}
