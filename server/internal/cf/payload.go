@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/crc32"
 
+	"github.com/cuckoohash/cuckoo/redisbloom"
 	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
 
@@ -39,6 +40,9 @@ var (
 // chunk (its stash holds at most 64 hashes), its length and the trailer.
 // Preconditions: the key's lock held.
 func (f *Filter) PayloadBound() uint64 {
+	if f.rb != nil {
+		return f.payloadBoundRB()
+	}
 	n := uint64(2 << 10)
 	for _, st := range f.tables() {
 		n += runsBound(st, 0, st.Buckets())
@@ -48,6 +52,9 @@ func (f *Filter) PayloadBound() uint64 {
 
 // DumpPayload returns f's payload. Preconditions: the key's lock held.
 func (f *Filter) DumpPayload() []byte {
+	if f.rb != nil {
+		return f.rb.AppendPayload(nil)
+	}
 	w := fields.Writer(nil).Str(dumpHeader(f))
 	for _, st := range f.tables() {
 		w = appendRuns(w, st, 0, st.Buckets())
@@ -59,6 +66,9 @@ func (f *Filter) DumpPayload() []byte {
 // CheckPayload returns the body of payload b (before its version) if the
 // version and checksum are right.
 func CheckPayload(b []byte) ([]byte, error) {
+	if redisbloom.IsPayload(b) {
+		return checkPayloadRB(b)
+	}
 	if len(b) < 6 {
 		return nil, errPayload
 	}
@@ -75,6 +85,9 @@ func CheckPayload(b []byte) ([]byte, error) {
 // charged and returns errPayload, errBadPayload or mem's refusal.
 // Preconditions: f is a zero Filter.
 func (f *Filter) LoadPayload(b []byte, mem Charger, release func(uint64)) error {
+	if redisbloom.IsPayload(b) {
+		return f.loadPayloadRB(b, mem, release)
+	}
 	body, err := CheckPayload(b)
 	if err != nil {
 		return err

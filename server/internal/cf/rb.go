@@ -147,3 +147,47 @@ func ReadSnapshotRB(r *fields.Stream, f *Filter) error {
 	f.adoptRB(rb)
 	return nil
 }
+
+// A RedisBloom filter's DUMP payload is RedisBloom's (package redisbloom),
+// which Redis with RedisBloom RESTOREs; RESTORE takes one too, told from
+// this server's by its first byte, Redis's module type.
+
+// payloadBoundRB bounds a RedisBloom filter's payload: its slots, LZF
+// compressed or not, and a few fields a sub-filter.
+func (f *Filter) payloadBoundRB() uint64 {
+	return f.rb.Bytes() + 32*uint64(f.Filters()) + 256
+}
+
+// checkPayloadRB is CheckPayload of a module value's payload.
+func checkPayloadRB(b []byte) ([]byte, error) {
+	if err := redisbloom.CheckPayload(b); err != nil {
+		return nil, errPayload
+	}
+	return b, nil
+}
+
+// loadPayloadRB makes f the RedisBloom filter of payload b, charging it to
+// mem as it reads it; on failure it releases what it charged.
+func (f *Filter) loadPayloadRB(b []byte, mem Charger, release func(uint64)) error {
+	var charged uint64
+	var refused error
+	rb, err := redisbloom.ParsePayload(b, func(n uint64) error {
+		if refused = mem(charged, n); refused != nil {
+			return refused
+		}
+		charged += n
+		return nil
+	})
+	if err != nil {
+		release(charged)
+		if refused != nil {
+			return refused
+		}
+		if redisbloom.CheckPayload(b) != nil {
+			return errPayload
+		}
+		return errBadPayload
+	}
+	f.adoptRB(rb)
+	return nil
+}

@@ -1,0 +1,184 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/cuckoohash/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
+)
+
+// rbConfig is a server whose new filters take RedisBloom's layout.
+func rbConfig(dir string) server.Config {
+	return server.Config{Dir: dir, Logger: quiet(), FilterDefaults: server.FilterDefaults{Layout: cf.LayoutRedisBloom}}
+}
+
+// scanDump is key's whole CF.SCANDUMP: each iterator and chunk.
+func scanDump(t *testing.T, c *redis.Client, key string) []redis.ScanDump {
+	t.Helper()
+	var out []redis.ScanDump
+	for iter := int64(0); ; {
+		d, err := c.CFScanDump(context.Background(), key, iter).Result()
+		if err == redis.Nil { // [0, nil]: the end
+			return out
+		}
+		if err != nil {
+			t.Fatalf("CF.SCANDUMP %s %d: %v", key, iter, err)
+		}
+		if d.Iter == 0 {
+			return out
+		}
+		out = append(out, d)
+		iter = d.Iter
+	}
+}
+
+// fillRB makes keys of several RedisBloom shapes: grown to several
+// sub-filters, with deletes (and so an automatic compaction), a fixed
+// one filled up, and one CF.ADD created.
+func fillRB(t *testing.T, c *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	for _, args := range [][]any{
+		{"CF.RESERVE", "grown", 100, "EXPANSION", 2, "BUCKETSIZE", 3},
+		{"CF.RESERVE", "fixed", 64, "EXPANSION", 0, "BUCKETSIZE", 4, "MAXITERATIONS", 5},
+	} {
+		if err := c.Do(ctx, args...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pipe := c.Pipeline()
+	for i := range 2000 {
+		pipe.CFAdd(ctx, "grown", fmt.Sprint("item", i))
+		pipe.CFAdd(ctx, "auto", fmt.Sprint("item", i))
+		if i < 100 {
+			pipe.Do(ctx, "CF.ADD", "fixed", fmt.Sprint("item", i))
+		}
+	}
+	for i := range 300 {
+		pipe.CFDel(ctx, "grown", fmt.Sprint("item", i))
+	}
+	pipe.Exec(ctx) // "fixed" answers "Filter is full" once full
+}
+
+// TestRedisBloomLayoutFigures: with cf-layout redisbloom, CF.RESERVE,
+// CF.ADD and CF.INSERT make RedisBloom's filters, with its figures, and
+// OBJECT ENCODING names the layout.
+func TestRedisBloomLayoutFigures(t *testing.T) {
+	ctx := context.Background()
+	_, addr := start(t, rbConfig(""))
+	c := client(t, addr)
+	if err := c.CFReserve(ctx, "k", 1000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.CFAdd(ctx, "k", "foo")
+	c.CFAdd(ctx, "k", "bar")
+	info, err := c.CFInfo(ctx, "k").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RedisBloom 2.6.28's figures after the same commands.
+	want := redis.CFInfo{Size: 1080, NumBuckets: 512, NumFilters: 1, NumItemsInserted: 2, BucketSize: 2, ExpansionRate: 1, MaxIteration: 20}
+	if info != want {
+		t.Errorf("CF.INFO %+v, want %+v", info, want)
+	}
+	if got := c.Do(ctx, "CF.DEBUG", "k").Val(); got != "bktsize:2 buckets:512 items:2 deletes:0 filters:1 max_iterations:20 expansion:1" {
+		t.Errorf("CF.DEBUG %v", got)
+	}
+	if enc := c.ObjectEncoding(ctx, "k").Val(); enc != "redisbloom" {
+		t.Errorf("OBJECT ENCODING %q", enc)
+	}
+	d := scanDump(t, c, "k")
+	if len(d) != 2 || len(d[1].Data) != 1024 || d[1].Data[514] == 0 || d[1].Data[764] == 0 {
+		t.Errorf("CF.SCANDUMP: %d chunks", len(d))
+	}
+	// CF.INSERT creates RedisBloom's default shape too; EXPANSION 3 is
+	// rounded up to 4, as RedisBloom does.
+	c.Do(ctx, "CF.INSERT", "ins", "CAPACITY", 100, "ITEMS", "a", "b")
+	c.Do(ctx, "CF.RESERVE", "e3", 100, "EXPANSION", 3)
+	for key, want := range map[string]string{
+		"ins": "bktsize:2 buckets:64 items:2 deletes:0 filters:1 max_iterations:20 expansion:1",
+		"e3":  "bktsize:2 buckets:64 items:0 deletes:0 filters:1 max_iterations:20 expansion:4",
+	} {
+		if got := c.Do(ctx, "CF.DEBUG", key).Val(); got != want {
+			t.Errorf("CF.DEBUG %s: %v, want %s", key, got, want)
+		}
+	}
+	// CONFIG SET switches back: new filters take this server's layout,
+	// the existing ones keep theirs.
+	if err := c.ConfigSet(ctx, "cf-layout", "cuckoo").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c.CFAdd(ctx, "ours", "x")
+	if enc := c.ObjectEncoding(ctx, "ours").Val(); enc != "growing" {
+		t.Errorf("after CONFIG SET cf-layout cuckoo: OBJECT ENCODING %q", enc)
+	}
+	if enc := c.ObjectEncoding(ctx, "k").Val(); enc != "redisbloom" {
+		t.Errorf("an existing key changed layout: %q", enc)
+	}
+	wantErr(t, c.ConfigSet(ctx, "cf-layout", "bloom").Err(),
+		"ERR CONFIG SET failed (possibly related to argument 'cf-layout') - argument(s) must be one of the following: cuckoo, redisbloom")
+}
+
+// TestRedisBloomLayoutPersists: RedisBloom filters come back the same
+// after a restart from the log alone and from a snapshot, and on a
+// replica: the same chunks, byte for byte.
+func TestRedisBloomLayoutPersists(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := rbConfig(dir)
+	cfg.SnapshotLogSize = -1 // no snapshot: the restart replays every write
+	psrv, paddr := start(t, cfg)
+	p := client(t, paddr)
+	host, port, _ := net.SplitHostPort(paddr)
+	rcfg := rbConfig(t.TempDir())
+	rcfg.ReplicaOf = host + " " + port
+	_, raddr := start(t, rcfg)
+	r := client(t, raddr)
+	fillRB(t, p)
+	caughtUp(t, p, r)
+	keys := []string{"grown", "fixed", "auto"}
+	live := map[string][]redis.ScanDump{}
+	for _, k := range keys {
+		live[k] = scanDump(t, p, k)
+		if len(live[k]) < 2 {
+			t.Fatalf("%s dumps %d chunks", k, len(live[k]))
+		}
+	}
+	if n := c2int(p.Do(ctx, "CF.DEBUG", "grown").Val()); n == "" {
+		t.Fatal("no CF.DEBUG")
+	}
+	same := func(where string, c *redis.Client) {
+		t.Helper()
+		for _, k := range keys {
+			if got := scanDump(t, c, k); !slices.EqualFunc(got, live[k], func(a, b redis.ScanDump) bool { return a == b }) {
+				t.Errorf("%s: key %s dumps differently", where, k)
+			}
+			if enc := c.ObjectEncoding(ctx, k).Val(); enc != "redisbloom" {
+				t.Errorf("%s: key %s has encoding %q", where, k, enc)
+			}
+		}
+	}
+	same("replica", r)
+	if err := psrv.CloseWithoutSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	srv, addr := start(t, rbConfig(dir))
+	c := client(t, addr)
+	same("replayed", c)
+	if err := c.Save(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.CloseWithoutSnapshot(); err != nil {
+		t.Fatal(err)
+	}
+	_, addr = start(t, rbConfig(dir))
+	same("from the snapshot", client(t, addr))
+}
+
+func c2int(v any) string { return fmt.Sprint(v) }
