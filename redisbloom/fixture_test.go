@@ -142,7 +142,7 @@ func TestFixtures(t *testing.T) {
 				payload []byte
 			}{{"dump", fx.Dump}, {"dump_plain", fx.DumpPlain}} {
 				t.Run("parse-payload/"+p.name, func(t *testing.T) {
-					g, err := redisbloom.ParsePayload(p.payload)
+					g, err := redisbloom.ParsePayload(p.payload, nil)
 					if err != nil {
 						t.Fatalf("ParsePayload of RedisBloom's DUMP: %v", err)
 					}
@@ -454,7 +454,7 @@ func loadChunks(t *testing.T, fx *fixture) *redisbloom.Filter {
 	if header.Next != 1 || len(header.Data) != redisbloom.HeaderSize {
 		t.Fatalf("malformed fixture: CF.SCANDUMP's header chunk is next %d, %d bytes", header.Next, len(header.Data))
 	}
-	f, err := redisbloom.Load(header.Data)
+	f, err := redisbloom.Load(header.Data, nil)
 	if err != nil {
 		t.Fatalf("Load of RedisBloom's header % x: %v", header.Data, err)
 	}
@@ -511,7 +511,7 @@ func checkAppendPayload(t *testing.T, f *redisbloom.Filter, fx *fixture) {
 		t.Errorf("AppendPayload: %s\nRedisBloom's DUMP (rdbcompression no): %s",
 			describeChunk(payload, fx.DumpPlain), describeChunk(fx.DumpPlain, payload))
 	}
-	g, err := redisbloom.ParsePayload(payload)
+	g, err := redisbloom.ParsePayload(payload, nil)
 	if err != nil {
 		t.Fatalf("ParsePayload of AppendPayload's payload: %v", err)
 	}
