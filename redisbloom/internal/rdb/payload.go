@@ -1,0 +1,56 @@
+package rdb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Version is the RDB version Redis 7.0 writes in a payload's footer, and
+// the newest it reads: RESTORE in Redis 7.0 accepts versions 0 to 10 and
+// refuses 11 (Redis 7.2's) and above. SplitPayload accepts the same.
+const Version = 10
+
+// Errors of a payload's footer (SplitPayload). Each wraps ErrBadPayload,
+// whose text is Redis's reply to RESTORE for all of them, so that a server
+// can answer "ERR " + ErrBadPayload.Error() whichever one it got.
+var (
+	ErrBadPayload = errors.New("DUMP payload version or checksum are wrong")
+	// ErrShortPayload: fewer bytes than the 10-byte footer.
+	ErrShortPayload = fmt.Errorf("%w (payload shorter than its 10-byte footer)", ErrBadPayload)
+	// ErrVersion: an RDB version newer than Version, which Redis 7.0 refuses.
+	ErrVersion = fmt.Errorf("%w (RDB version newer than %d)", ErrBadPayload, Version)
+	// ErrChecksum: the CRC-64 does not match the bytes before it.
+	ErrChecksum = fmt.Errorf("%w (CRC-64 mismatch)", ErrBadPayload)
+)
+
+// FooterSize is the length of a payload's footer: the RDB version (2 bytes)
+// and the CRC-64 (8 bytes), both little-endian.
+const FooterSize = 2 + 8
+
+// AppendFooter ends the payload that begins at b[start:] (its body, already
+// appended): it appends Version and the CRC-64 of the body and the version,
+// as Redis's DUMP does.
+func AppendFooter(b []byte, start int) []byte {
+	b = binary.LittleEndian.AppendUint16(b, Version)
+	return binary.LittleEndian.AppendUint64(b, CRC64(0, b[start:]))
+}
+
+// SplitPayload checks a payload's footer as Redis's RESTORE does, and
+// returns its body (a subslice of p) and its RDB version. The version is
+// checked before the checksum, as Redis does; the version is returned
+// whenever p has a footer, even with ErrVersion or ErrChecksum.
+func SplitPayload(p []byte) (body []byte, version uint16, err error) {
+	if len(p) < FooterSize {
+		return nil, 0, ErrShortPayload
+	}
+	end := len(p) - FooterSize
+	version = binary.LittleEndian.Uint16(p[end:])
+	if version > Version {
+		return nil, version, ErrVersion
+	}
+	if CRC64(0, p[:end+2]) != binary.LittleEndian.Uint64(p[end+2:]) {
+		return nil, version, ErrChecksum
+	}
+	return p[:end], version, nil
+}

@@ -1,0 +1,341 @@
+package rdb_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/redisbloom/internal/rdb"
+)
+
+// These tests run a real redis-server, and skip without one. CI installs
+// Debian's redis-server, so TestRedisStrings runs there; RedisBloom's module
+// is usually absent, and TestRedisModule skips.
+
+// redisBloomModule is where the RedisBloom module is looked for:
+// $REDISBLOOM_MODULE, or the path the project's setup notes build it at.
+func redisBloomModule() string {
+	if p := os.Getenv("REDISBLOOM_MODULE"); p != "" {
+		return p
+	}
+	return "/tmp/redisbloom-build/redisbloom.so"
+}
+
+// startRedis starts redis-server on a free loopback port, with no
+// persistence and the extra arguments given, and returns a connection to
+// it. The server is stopped when the test ends.
+func startRedis(t *testing.T, args ...string) *respConn {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not installed (Debian package redis-server; .ci/run installs it)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cmd := exec.Command(path, append([]string{"--port", port, "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", t.TempDir()}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	// Redis logs this line once it listens; a server that fails to start
+	// (a module it cannot load) exits, and its log says why.
+	var log strings.Builder
+	sc := bufio.NewScanner(out)
+	for !strings.Contains(log.String(), "Ready to accept connections") {
+		if !sc.Scan() {
+			t.Fatalf("redis-server exited before it was ready:\n%s", log.String())
+		}
+		log.WriteString(sc.Text() + "\n")
+	}
+	go io.Copy(io.Discard, out) // keep the log pipe drained
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(60 * time.Second))
+	return &respConn{w: bufio.NewWriter(conn), r: bufio.NewReader(conn)}
+}
+
+// respConn is the least of a Redis client: commands out, replies in, with
+// pipelining (send several, then read as many replies).
+type respConn struct {
+	w *bufio.Writer
+	r *bufio.Reader
+}
+
+// send queues a command; recv flushes and reads one reply.
+func (c *respConn) send(args ...any) {
+	fmt.Fprintf(c.w, "*%d\r\n", len(args))
+	for _, a := range args {
+		var b []byte
+		switch a := a.(type) {
+		case []byte:
+			b = a
+		case string:
+			b = []byte(a)
+		default:
+			b = fmt.Append(nil, a)
+		}
+		fmt.Fprintf(c.w, "$%d\r\n", len(b))
+		c.w.Write(b)
+		c.w.WriteString("\r\n")
+	}
+}
+
+// recv returns a reply: a string for a status, an error for an error
+// reply, an int64, a []byte for a bulk string (nil for null), a []any.
+func (c *respConn) recv(t *testing.T) any {
+	t.Helper()
+	if err := c.w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func (c *respConn) read() (any, error) {
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	if line == "" {
+		return nil, errors.New("empty reply line")
+	}
+	switch line[0] {
+	case '+':
+		return line[1:], nil
+	case '-':
+		return errors.New(line[1:]), nil
+	case ':':
+		return strconv.ParseInt(line[1:], 10, 64)
+	case '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 {
+			return []byte(nil), err
+		}
+		b := make([]byte, n+2)
+		_, err = io.ReadFull(c.r, b)
+		return b[:n], err
+	case '*':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return nil, err
+		}
+		var items []any
+		for range n {
+			v, err := c.read()
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, v)
+		}
+		return items, nil
+	}
+	return nil, fmt.Errorf("reply %q", line)
+}
+
+// do sends one command and returns its reply.
+func (c *respConn) do(t *testing.T, args ...any) any {
+	t.Helper()
+	c.send(args...)
+	return c.recv(t)
+}
+
+// diffStrings returns n strings that exercise every way Redis saves one:
+// integers, short and long, runs, text from small alphabets (whose LZF
+// output lands near the 4-byte bar Redis sets), random bytes.
+func diffStrings(n int) [][]byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := [][]byte{{}, []byte("0"), []byte("-0"), []byte("007"), []byte("+1"),
+		[]byte("-128"), []byte("-129"), []byte("32767"), []byte("32768"),
+		[]byte("-2147483648"), []byte("2147483648"), []byte("12345678901")}
+	for len(out) < n {
+		size := rng.IntN(64)
+		if rng.IntN(4) == 0 {
+			size = rng.IntN(20000)
+		}
+		s := make([]byte, size)
+		switch rng.IntN(6) {
+		case 0: // random bytes
+			for i := range s {
+				s[i] = byte(rng.Uint32())
+			}
+		case 1: // a small alphabet
+			k := 2 + rng.IntN(60)
+			for i := range s {
+				s[i] = 'A' + byte(rng.IntN(k))
+			}
+		case 2: // mostly zeros, as a sparse filter table
+			for i := range s {
+				if rng.IntN(50) == 0 {
+					s[i] = byte(1 + rng.IntN(255))
+				}
+			}
+		case 3: // runs
+			for i := 0; i < len(s); {
+				c, run := byte(rng.Uint32()), 1+rng.IntN(40)
+				for ; run > 0 && i < len(s); run-- {
+					s[i] = c
+					i++
+				}
+			}
+		case 4: // a decimal number
+			s = strconv.AppendInt(nil, rng.Int64N(1<<40)-1<<39, 10)
+		case 5: // random bytes with a few repeats: LZF saves a few bytes or none
+			for i := range s {
+				s[i] = byte(rng.Uint32())
+			}
+			for range rng.IntN(4) {
+				if len(s) >= 20 {
+					k := 3 + rng.IntN(8)
+					from, to := rng.IntN(len(s)-k), rng.IntN(len(s)-k)
+					copy(s[to:to+k], s[from:from+k])
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestRedisStrings checks AppendString against Redis's own DUMP of the same
+// strings: the payloads must be identical, LZF stream included. And Redis
+// must RESTORE what we write.
+func TestRedisStrings(t *testing.T) {
+	c := startRedis(t)
+	n := 600
+	if v, err := strconv.Atoi(os.Getenv("RDB_DIFF_STRINGS")); err == nil {
+		n = v // a longer comparison, run by hand
+	}
+	if testing.Short() {
+		n = 150
+	}
+	values := diffStrings(n)
+	for i, v := range values {
+		c.send("SET", fmt.Sprint("k", i), v)
+		c.send("DUMP", fmt.Sprint("k", i))
+	}
+	var compressed int
+	for i, v := range values {
+		if r := c.recv(t); r != "OK" {
+			t.Fatalf("SET: %v", r)
+		}
+		dumped, _ := c.recv(t).([]byte)
+		ours := rdb.AppendFooter(rdb.AppendString([]byte{rdb.TypeString}, v), 0)
+		if !bytes.Equal(dumped, ours) {
+			t.Errorf("value %d (%d bytes, %.40q): Redis's DUMP\n%.200x\nours\n%.200x", i, len(v), v, dumped, ours)
+		}
+		if len(ours) > 1 && ours[1] == 0xc3 {
+			compressed++
+		}
+		c.send("RESTORE", fmt.Sprint("r", i), 0, ours)
+		c.send("GET", fmt.Sprint("r", i))
+	}
+	for i, v := range values {
+		if r := c.recv(t); r != "OK" {
+			t.Fatalf("RESTORE of value %d: %v", i, r)
+		}
+		if got, _ := c.recv(t).([]byte); !bytes.Equal(got, v) {
+			t.Errorf("value %d restored as %.40q, want %.40q", i, got, v)
+		}
+	}
+	t.Logf("%d strings, %d of them stored LZF-compressed", len(values), compressed)
+}
+
+// TestRedisFooter checks that Redis refuses what SplitPayload refuses and
+// accepts what it accepts: every RDB version up to 10, and a checksum.
+func TestRedisFooter(t *testing.T) {
+	c := startRedis(t)
+	body := rdb.AppendString([]byte{rdb.TypeString}, []byte("value"))
+	for _, version := range []uint16{0, 1, 9, 10, 11, 12, 0xffff} {
+		p := binary.LittleEndian.AppendUint16(append([]byte(nil), body...), version)
+		p = binary.LittleEndian.AppendUint64(p, rdb.CRC64(0, p))
+		_, _, ours := rdb.SplitPayload(p)
+		reply := c.do(t, "RESTORE", fmt.Sprint("v", version), 0, p)
+		if (reply == "OK") != (ours == nil) {
+			t.Errorf("version %d: Redis replied %v, SplitPayload %v", version, reply, ours)
+		}
+		if err, ok := reply.(error); ok && err.Error() != "ERR "+rdb.ErrBadPayload.Error() {
+			t.Errorf("version %d: Redis replied %q, want ERR + ErrBadPayload's text", version, err)
+		}
+	}
+	bad := rdb.AppendFooter(append([]byte(nil), body...), 0)
+	bad[len(bad)-1] ^= 1
+	if reply := c.do(t, "RESTORE", "badcrc", 0, bad); fmt.Sprint(reply) != "ERR "+rdb.ErrBadPayload.Error() {
+		t.Errorf("RESTORE with a wrong CRC: %v", reply)
+	}
+}
+
+// TestRedisModule writes cuckoo filters' module values and has Redis with
+// RedisBloom restore them: it must accept them, see their items, and DUMP
+// them back byte for byte.
+func TestRedisModule(t *testing.T) {
+	module := redisBloomModule()
+	if _, err := os.Stat(module); err != nil {
+		t.Skipf("RedisBloom module not found at %s (set REDISBLOOM_MODULE to a redisbloom.so of v2.6): %v", module, err)
+	}
+	c := startRedis(t, "--loadmodule", module)
+
+	// A filter of one table of 512 buckets of 2, from Redis's own payload:
+	// it holds foo and bar.
+	body, _, err := rdb.SplitPayload(readGolden(t, "cf-foo-bar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fooBar, err := readCF(rdb.NewReader(body), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Filters whose tables are stored raw, as an integer and compressed.
+	digits := &cfValue{id: cfID, fields: [7]uint64{1, 2, 0, 0, 1, 20, 1},
+		tables: []cfTable{{2, []byte("42")}}}
+	sparse := &cfValue{id: cfID, fields: [7]uint64{2, 8, 3, 1, 4, 500, 2},
+		tables: []cfTable{{8, []byte("\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x09")},
+			{16, bytes.Repeat([]byte{0, 0, 0, 7}, 16)}}}
+	for name, v := range map[string]*cfValue{"foo-bar": fooBar, "digits": digits, "sparse": sparse} {
+		payload := rdb.AppendFooter(v.append(nil), 0)
+		if r := c.do(t, "RESTORE", name, 0, payload); r != "OK" {
+			t.Fatalf("RESTORE %s: %v", name, r)
+		}
+		if r, _ := c.do(t, "DUMP", name).([]byte); !bytes.Equal(r, payload) {
+			t.Errorf("DUMP %s after RESTORE:\n%x\nwe wrote\n%x", name, r, payload)
+		}
+		info, _ := c.do(t, "CF.INFO", name).([]any)
+		if len(info) != 16 || info[5] != int64(v.fields[0]) || info[7] != int64(v.fields[2]) {
+			t.Errorf("CF.INFO %s: %v, want %d filters and %d items", name, info, v.fields[0], v.fields[2])
+		}
+	}
+	for _, item := range []string{"foo", "bar"} {
+		if r := c.do(t, "CF.EXISTS", "foo-bar", item); r != int64(1) {
+			t.Errorf("CF.EXISTS foo-bar %s after RESTORE: %v", item, r)
+		}
+	}
+}
