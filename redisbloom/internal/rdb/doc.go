@@ -119,7 +119,8 @@
 //	02 01                       UINT 1      expansion
 //	02 42 00                    UINT 512    the first sub-filter's buckets
 //	05 c3 19 44 00              STRING, LZF: 25 bytes (0x19) expanding to
-//	                            1024 (0x4400, 14-bit form)
+//	                            1024 (0x4400, 14-bit form); positions
+//	                            below count from 0
 //	   01 00 00                   literal 00 00
 //	   e0 ff 00                   264 bytes from 1 back: zeros to 265
 //	   e0 ef 00                   248 bytes from 1 back: zeros to 513

@@ -6,9 +6,9 @@ import (
 )
 
 // Errors of decoding. Each error a Reader or DecompressLZF returns wraps
-// exactly one of ErrTruncated, ErrCorrupt and ErrTooLarge, with the detail
-// and the byte offset where it was found; test with errors.Is. Redis replies
-// "Bad data format" to a RESTORE that fails any of them.
+// exactly one of ErrTruncated, ErrCorrupt and ErrTooLarge (test with
+// errors.Is); a Reader's also say what it found and at which byte. Redis
+// replies "Bad data format" to a RESTORE that fails any of them.
 var (
 	// ErrTruncated: the bytes end inside a field.
 	ErrTruncated = errors.New("rdb: payload ends inside a field")

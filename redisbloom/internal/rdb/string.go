@@ -70,15 +70,19 @@ func appendLZFString(b, s []byte) ([]byte, bool) {
 		return b[:start], false
 	}
 	stream := b[start+gap:]
-	header := AppendLen(AppendLen(append(b[start:start:start+gap], lenEnc|encLZF), uint64(len(stream))), uint64(len(s)))
+	// The header is written over the gap; its capacity keeps it there.
+	header := append(b[start:start:start+gap], lenEnc|encLZF)
+	header = AppendLen(header, uint64(len(stream)))
+	header = AppendLen(header, uint64(len(s)))
 	n := copy(b[start+len(header):], stream)
 	return b[:start+len(header)+n], true
 }
 
 // ReadString reads an RDB string in any of its forms (raw, integer, LZF)
 // and returns its bytes, newly allocated. A string longer than limit is
-// refused with ErrTooLarge before anything is allocated for it; so is an
-// LZF string whose stated length is more than its stream could expand to.
+// refused with ErrTooLarge before anything is allocated for it, and an LZF
+// string that states more than its stream could expand to (88 times) with
+// ErrCorrupt, also before. A negative limit is 0.
 func (r *Reader) ReadString(limit int) ([]byte, error) {
 	limit = max(limit, 0)
 	start := r.off
