@@ -8,10 +8,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server"
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,8 +30,10 @@ func TestLiveReplayReplicaAgree(t *testing.T) {
 	if testing.Short() {
 		seeds, ops = 1, 200
 	}
-	for seed := range seeds {
-		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { liveReplayReplica(t, uint64(seed), ops) })
+	for _, layout := range []cf.Layout{cf.LayoutCuckoo, cf.LayoutRedisBloom} {
+		for seed := range seeds {
+			t.Run(fmt.Sprintf("layout=%s/seed=%d", layout, seed), func(t *testing.T) { liveReplayReplica(t, uint64(seed), ops, layout) })
+		}
 	}
 }
 
@@ -38,7 +43,11 @@ type doer interface {
 	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
-func liveReplayReplica(t *testing.T, seed uint64, n int) {
+// liveReplayReplica runs n random writes on a primary whose new filters take
+// layout (filters restored from the chain's payload keep this server's), then
+// compares its keys with its replica's and with a restart's.
+func liveReplayReplica(t *testing.T, seed uint64, n int, layout cf.Layout) {
+	defaults := server.FilterDefaults{Layout: layout}
 	ctx := context.Background()
 	pdir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join("testdata", "snapshot-v1", "snapshot.cks"))
@@ -47,10 +56,10 @@ func liveReplayReplica(t *testing.T, seed uint64, n int) {
 	}
 	os.WriteFile(filepath.Join(pdir, "snapshot.cks"), data, 0o644)
 	// No snapshot while the test runs: the restart replays every write.
-	psrv, paddr := start(t, server.Config{Dir: pdir, SnapshotLogSize: -1, Logger: quiet()})
+	psrv, paddr := start(t, server.Config{Dir: pdir, SnapshotLogSize: -1, Logger: quiet(), FilterDefaults: defaults})
 	p := client(t, paddr)
 	host, port, _ := net.SplitHostPort(paddr)
-	_, raddr := start(t, server.Config{Dir: t.TempDir(), ReplicaOf: host + " " + port, Logger: quiet()})
+	_, raddr := start(t, server.Config{Dir: t.TempDir(), ReplicaOf: host + " " + port, Logger: quiet(), FilterDefaults: defaults})
 	r := client(t, raddr)
 	// A chain of stages (snapshot-v1) whose later stages are empty, so that
 	// CF.COMPACT of a key restored from it drops them.
@@ -168,10 +177,13 @@ func liveReplayReplica(t *testing.T, seed uint64, n int) {
 	if len(live) == 0 {
 		t.Fatal("the sequence left no key: it tests nothing")
 	}
+	if layout == cf.LayoutRedisBloom && !slices.ContainsFunc(slices.Collect(maps.Values(live)), func(d string) bool { return strings.HasPrefix(d, "07") }) {
+		t.Fatal("no key of RedisBloom's layout is left: the layout is not tested")
+	}
 	if err := psrv.CloseWithoutSnapshot(); err != nil {
 		t.Fatal(err)
 	}
-	_, addr := start(t, server.Config{Dir: pdir, Logger: quiet()})
+	_, addr := start(t, server.Config{Dir: pdir, Logger: quiet(), FilterDefaults: defaults})
 	if replayed := dataState(t, client(t, addr)); !maps.Equal(replayed, live) {
 		for k := range live {
 			if live[k] != replayed[k] {

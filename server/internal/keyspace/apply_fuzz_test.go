@@ -90,11 +90,12 @@ func run(t *testing.T, st *Store, script []byte) {
 		arg := script[i+1]
 		k := key(arg)
 		switch script[i] % 11 {
-		case 0: // CF.RESERVE: a fixed stage, a growing table, 2 or 4 slots
-			p := cf.Params{Capacity: 16 + uint64(arg%3)*40, BucketSize: 2 + 2*int(arg/4%2), MaxIter: 20, Expansion: int(arg / 8 % 3)}
+		case 0: // CF.RESERVE: a fixed stage, a growing table, 2 or 4 slots; or RedisBloom's layout
+			p := cf.Params{Capacity: 16 + uint64(arg%3)*40, BucketSize: 2 + 2*int(arg/4%2), MaxIter: 20, Expansion: int(arg / 8 % 3),
+				Layout: cf.Layout(arg / 24 % 2)}
 			allow(t, st.Write(w, k, &p, func(*Entry, bool) error { return nil }))
-		case 1, 2: // CF.ADD, CF.ADDNX, creating the key
-			p := cf.Params{Capacity: 32, BucketSize: 4, MaxIter: 20, Expansion: 1}
+		case 1, 2: // CF.ADD, CF.ADDNX, creating the key in either layout
+			p := cf.Params{Capacity: 32, BucketSize: 4, MaxIter: 20, Expansion: 1, Layout: cf.Layout(arg / 128)}
 			allow(t, st.Write(w, k, &p, func(c *Entry, _ bool) error {
 				a := ApplyingFor(w, "", c)
 				a.Nx, a.Op = script[i] == 2, Op{Kind: OpAdd, Key: k, Items: [][]byte{item(arg / 4)}}
