@@ -31,8 +31,10 @@
 // replay and replicas all call), memory accounting, expiry, the log,
 // snapshots and recovery; each key's entry embeds its filter from
 // internal/cf (a key's filter: its parameters from RedisBloom's arguments
-// and cf-* settings, add, delete, lookups, CF.INFO's figures, compaction, CF.SCANDUMP's chunks, DUMP's payload and the filter's part of
-// a snapshot; it imports only the library's filters), internal/fields (the
+// and cf-* settings, add, delete, lookups, CF.INFO's figures, compaction,
+// CF.SCANDUMP's chunks, DUMP's payload and the filter's part of a
+// snapshot, in either layout: this server's tables or RedisBloom's, from
+// package redisbloom; it imports only the library's filters), internal/fields (the
 // varint fields of every binary record), internal/resp (the protocol: a
 // request reader that checks sizes before allocating, a reply writer for
 // RESP2 and RESP3), internal/command (the one command table: arity, flags,
@@ -81,16 +83,24 @@
 // Each is deliberate; the README's "Compatibility with RedisBloom" table
 // lists them too.
 //
-//   - Filters are built with 4-slot buckets unless BUCKETSIZE is 1 or 2
-//     (see "Mapping RedisBloom's parameters"), so CF.INFO's Size, Number of
-//     buckets and Bucket size differ from RedisBloom's for the same
-//     CF.RESERVE; capacity ranges are checked as RedisBloom checks them,
-//     with its default bucket size of 2 when none is given.
+//   - With cf-layout cuckoo (the default), filters are built with 4-slot
+//     buckets unless BUCKETSIZE is 1 or 2 (see "Mapping RedisBloom's
+//     parameters"), so CF.INFO's Size, Number of buckets and Bucket size
+//     differ from RedisBloom's for the same CF.RESERVE; capacity ranges are
+//     checked as RedisBloom checks them, with its default bucket size of 2
+//     when none is given. With cf-layout redisbloom, new filters are
+//     RedisBloom's, bit for bit (package redisbloom): the same bytes,
+//     answers, false positives and figures after the same commands.
 //   - A capacity may be up to 2^32 (RedisBloom: 2^30), and CF.RESERVE
 //     refuses an unknown option ("Unknown argument received") where
 //     RedisBloom ignores it.
-//   - The dump format of CF.SCANDUMP/CF.LOADCHUNK is this server's own,
-//     checksummed: RedisBloom's dumps do not load here, nor these there.
+//   - The dump format of CF.SCANDUMP/CF.LOADCHUNK, and DUMP's payload, are
+//     this server's own (checksummed) for filters of its own layout, and
+//     RedisBloom's for filters of RedisBloom's layout. CF.LOADCHUNK of
+//     RedisBloom's header and RESTORE of its MBbloomCF payload make a
+//     filter of RedisBloom's layout, whatever cf-layout says, and those go
+//     back to RedisBloom the same way; a filter of this server's layout
+//     cannot load in RedisBloom.
 //   - CF.COMPACT is flagged write (RedisBloom: readonly): it changes a
 //     filter and is logged.
 //   - Only the CF.* commands of RedisBloom are served: BF.*, CMS.*, TOPK.*
@@ -271,8 +281,11 @@
 //
 // # Terminology
 //
-// A key holds one filter (type MBbloomCF, as RedisBloom names it). A filter
-// with EXPANSION >= 1 (the default, and keys CF.ADD or CF.INSERT create) is
+// A key holds one filter (type MBbloomCF, as RedisBloom names it), of one
+// of two layouts: RedisBloom's (package redisbloom, OBJECT ENCODING
+// "redisbloom": a list of sub-filters of one-byte fingerprints, as
+// RedisBloom keeps them), or this server's, below. A filter of this
+// server's layout with EXPANSION >= 1 (the default, and keys CF.ADD or CF.INSERT create) is
 // one growing table (package growing): it splits a bucket whenever its load
 // passes the split load, so it grows in small steps and a lookup reads two
 // buckets however far it grew. A filter with EXPANSION 0 is one fixed

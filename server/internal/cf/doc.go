@@ -13,9 +13,21 @@
 // through the Charger each allocating method is given: a table is charged
 // before it is allocated, and a Charger may refuse it.
 //
-// It imports the library's filters (filter, growing, lockfree,
+// It imports the library's filters (filter, growing, lockfree, redisbloom,
 // internal/linhash) and internal/fields, and nothing of the server;
 // packages internal/keyspace and server import it.
+//
+// # Layouts
+//
+// A filter has one of two layouts, fixed when it is made. This server's
+// (LayoutCuckoo, the default) is described below. RedisBloom's
+// (LayoutRedisBloom: cf-layout redisbloom, a RedisBloom dump header given to
+// CF.LOADCHUNK, or a RedisBloom payload given to RESTORE) is package
+// redisbloom's filter, RedisBloom's bit for bit (rb.go): its CF.INFO and
+// CF.DEBUG figures, CF.SCANDUMP chunks and DUMP payloads are RedisBloom's,
+// so it moves to RedisBloom and back; its snapshot entry is the filter
+// whole. The layout is logged with the create record (a field absent for
+// this server's layout, so older logs read the same).
 //
 // # Shapes
 //
