@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// migrateCLI runs "cuckoo migrate args..." in process and returns its exit
+// status, standard output and standard error.
+func migrateCLI(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := run(append([]string{"migrate", "--progress=false"}, args...), strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// fillSource makes filters of both layouts on a cuckoo serve: two of
+// RedisBloom's (one grown, one with a deadline), an empty one, and one of
+// cuckoo serve's own.
+func fillSource(t *testing.T, c *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(c.ConfigSet(ctx, "cf-layout", "redisbloom").Err())
+	must(c.Do(ctx, "CF.RESERVE", "rb:grown", 100, "EXPANSION", 2).Err())
+	pipe := c.Pipeline()
+	for i := range 3000 {
+		pipe.CFAdd(ctx, "rb:grown", fmt.Sprint("item", i))
+	}
+	_, err := pipe.Exec(ctx)
+	must(err)
+	must(c.CFAdd(ctx, "rb:ttl", "x").Err())
+	must(c.Expire(ctx, "rb:ttl", time.Hour).Err())
+	must(c.CFReserve(ctx, "rb:empty", 100).Err())
+	must(c.ConfigSet(ctx, "cf-layout", "cuckoo").Err())
+	must(c.CFAdd(ctx, "own", "x").Err())
+}
+
+func dumpsOf(t *testing.T, c *redis.Client, keys ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range keys {
+		d, err := readDump(context.Background(), c, k)
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		out[k] = fmt.Sprint(d.iters, d.chunks, c.Do(context.Background(), "CF.DEBUG", k).Val())
+	}
+	return out
+}
+
+// TestMigrateBetweenServes copies every filter of one cuckoo serve to
+// another: the same dumps, figures and deadlines; a rerun skips them all;
+// a key the target holds otherwise is left unless --replace; --dry-run
+// and --match do as they say.
+func TestMigrateBetweenServes(t *testing.T) {
+	ctx := context.Background()
+	bin := cuckooBin(t)
+	_, from, _ := serveProc(t, bin, "--dir", t.TempDir())
+	_, to, _ := serveProc(t, bin, "--dir", t.TempDir())
+	src, dst := redis.NewClient(&redis.Options{Addr: from}), redis.NewClient(&redis.Options{Addr: to})
+	defer src.Close()
+	defer dst.Close()
+	fillSource(t, src)
+	keys := []string{"rb:grown", "rb:ttl", "rb:empty", "own"}
+
+	code, out, errOut := migrateCLI("--from", from, "--to", to, "--dry-run")
+	if code != 0 || !strings.HasPrefix(out, "would copy 4 keys (3002 items") || dst.DBSize(ctx).Val() != 0 {
+		t.Fatalf("--dry-run: status %d, %q %q; the target holds %d keys", code, out, errOut, dst.DBSize(ctx).Val())
+	}
+	code, out, errOut = migrateCLI("--from", from, "--to", to, "--match", "rb:g*")
+	if code != 0 || !strings.HasPrefix(out, "copied 1 keys (3000 items") {
+		t.Fatalf("--match: status %d, %q %q", code, out, errOut)
+	}
+	code, out, errOut = migrateCLI("--from", from, "--to", to)
+	if code != 0 || !strings.HasPrefix(out, "copied 3 keys") || !strings.Contains(out, "skipped 1 already there") {
+		t.Fatalf("status %d, %q %q", code, out, errOut)
+	}
+	if a, b := dumpsOf(t, src, keys...), dumpsOf(t, dst, keys...); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("the copies differ:\n%.300v\n%.300v", a, b)
+	}
+	for _, k := range []string{"rb:grown", "rb:empty"} {
+		if enc := dst.ObjectEncoding(ctx, k).Val(); enc != "redisbloom" {
+			t.Errorf("%s copied as %q", k, enc)
+		}
+	}
+	if ttl := dst.TTL(ctx, "rb:ttl").Val(); ttl < 59*time.Minute || ttl > time.Hour {
+		t.Errorf("the deadline was not kept: TTL %v", ttl)
+	}
+	code, out, _ = migrateCLI("--from", from, "--to", to)
+	if code != 0 || !strings.HasPrefix(out, "copied 0 keys") || !strings.Contains(out, "skipped 4 already there") {
+		t.Fatalf("a rerun: status %d, %q", code, out)
+	}
+
+	// The target's key changes: reported and left, then replaced.
+	dst.CFAdd(ctx, "rb:grown", "only on the target")
+	code, out, errOut = migrateCLI("--from", from, "--to", to)
+	if code != exitError || !strings.Contains(out, "1 failed") || !strings.Contains(errOut, `"rb:grown": the target holds another value under this key (--replace replaces it)`) {
+		t.Fatalf("a conflicting key: status %d, %q %q", code, out, errOut)
+	}
+	code, out, errOut = migrateCLI("--from", from, "--to", to, "--replace")
+	if code != 0 || !strings.HasPrefix(out, "copied 1 keys") {
+		t.Fatalf("--replace: status %d, %q %q", code, out, errOut)
+	}
+	if a, b := dumpsOf(t, src, "rb:grown"), dumpsOf(t, dst, "rb:grown"); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatal("--replace did not make the copy its source's")
+	}
+}
+
+// TestMigrateRefuses: usage errors, and servers that do not answer.
+func TestMigrateRefuses(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--from HOST:PORT is required"},
+		{[]string{"--from", closed, "extra"}, `unexpected argument "extra"`},
+		{[]string{"--from", closed, "--cacert", "ca.pem"}, "--cacert, --cert and --key need --tls"},
+		{[]string{"--from", closed, "--to", closed}, "migrate: --from " + closed},
+	} {
+		code, _, errOut := migrateCLI(c.args...)
+		if code != exitError || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: status %d, %q; want %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// redisBloomModule is a RedisBloom module to test against, or "" (with the
+// reason the test skips).
+func redisBloomModule() (string, string) {
+	path := os.Getenv("CUCKOO_REDISBLOOM_MODULE")
+	if path == "" {
+		path = "/tmp/redisbloom-build/redisbloom.so"
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return "", "redis-server is not installed"
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", "no RedisBloom module at " + path + " (set CUCKOO_REDISBLOOM_MODULE, or build one with ../shared/tools/redisbloom/build-module)"
+	}
+	return path, ""
+}
+
+// startRedisBloom starts redis-server with the RedisBloom module on a free
+// port and stops it by its process id when the test ends.
+func startRedisBloom(t *testing.T, module string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--loadmodule", module,
+		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); c.Ping(context.Background()).Err() != nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return addr
+}
+
+// TestMigrateFromAndToRedisBloom moves filters from a real RedisBloom to
+// cuckoo serve and back: the same dumps both ways; a key of cuckoo serve's
+// own layout is refused, saying why. Skipped where no module is built.
+func TestMigrateFromAndToRedisBloom(t *testing.T) {
+	module, why := redisBloomModule()
+	if module == "" {
+		t.Skip(why)
+	}
+	ctx := context.Background()
+	stack := startRedisBloom(t, module)
+	_, serve, _ := serveProc(t, cuckooBin(t), "--dir", t.TempDir())
+	rs, cs := redis.NewClient(&redis.Options{Addr: stack}), redis.NewClient(&redis.Options{Addr: serve})
+	defer rs.Close()
+	defer cs.Close()
+	rs.Do(ctx, "CF.RESERVE", "a", 1000, "BUCKETSIZE", 4, "EXPANSION", 2)
+	for i := range 5000 {
+		rs.CFAdd(ctx, "a", fmt.Sprint("item", i))
+	}
+	rs.CFReserve(ctx, "empty", 64)
+	rs.Set(ctx, "plain", "a string", 0) // not a filter: not copied
+	code, out, errOut := migrateCLI("--from", stack, "--to", serve)
+	if code != 0 || !strings.HasPrefix(out, "copied 2 keys (5000 items") {
+		t.Fatalf("from RedisBloom: status %d, %q %q", code, out, errOut)
+	}
+	if a, b := dumpsOf(t, rs, "a", "empty"), dumpsOf(t, cs, "a", "empty"); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatal("the copies differ from RedisBloom's")
+	}
+	if cs.Exists(ctx, "plain").Val() != 0 {
+		t.Error("a string key was copied")
+	}
+	// Back: a new key of RedisBloom's layout goes, one of cuckoo serve's does not.
+	cs.ConfigSet(ctx, "cf-layout", "redisbloom")
+	cs.CFAdd(ctx, "back", "x")
+	cs.ConfigSet(ctx, "cf-layout", "cuckoo")
+	cs.CFAdd(ctx, "own", "x")
+	code, out, errOut = migrateCLI("--from", serve, "--to", stack)
+	if code != exitError || !strings.HasPrefix(out, "copied 1 keys") || !strings.Contains(out, "1 refused") ||
+		!strings.Contains(errOut, `"own": a filter of cuckoo serve's own layout`) {
+		t.Fatalf("to RedisBloom: status %d, %q %q", code, out, errOut)
+	}
+	if !rs.CFExists(ctx, "back", "x").Val() || rs.Exists(ctx, "own").Val() != 0 {
+		t.Fatal("RedisBloom does not hold what was copied")
+	}
+}
