@@ -56,9 +56,12 @@ var (
 	// RedisBloom answers "Memory allocation failure".
 	ErrGrow error = reply("Memory allocation failure")
 	// ErrParams is a filter RedisBloom could not build: a bucket size,
-	// iteration count or expansion outside its ranges, or a first
-	// sub-filter past 2^56 buckets.
+	// iteration count or expansion outside its ranges.
 	ErrParams error = reply("ERR Could not create filter")
+	// ErrTooLarge is a filter whose first sub-filter would pass 2^56
+	// buckets: RedisBloom's reply when it cannot allocate a new filter,
+	// which New also returns when Reserve refuses the bytes.
+	ErrTooLarge error = reply("ERR Insufficient memory to create filter")
 )
 
 // reply is an error whose text is RedisBloom's reply, word for word.
@@ -116,9 +119,9 @@ func New(p Params) (*Filter, error) {
 	f.subs.Store(&[]*sub{})
 	if err := f.grow(); err != nil {
 		if errors.Is(err, ErrGrow) {
-			return nil, ErrParams
+			return nil, ErrTooLarge
 		}
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
 	}
 	return f, nil
 }

@@ -114,7 +114,7 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'cf.reserve' command"))
 		return
 	}
-	p, err := cf.ParseReserve(args[2:], s.filterDefaults())
+	p, err := cf.ParseReserve(args, s.filterDefaults())
 	if err != nil {
 		s.writeErr(cl, err)
 		return
@@ -366,16 +366,24 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 // CF.LOADCHUNK key iterator data
 func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	iter, ok := parseInt(args[2])
-	if !ok || iter <= 0 {
+	if !ok || iter == 0 {
 		s.writeErr(cl, cf.ErrInvalidPosition)
 		return
 	}
 	key, data := args[1], args[3]
 	var err error
 	o := &keyspace.Op{Kind: keyspace.OpChunk, Key: key, Iter: uint64(iter), Items: [][]byte{data}}
-	if iter == 1 {
+	switch {
+	case iter < 0: // RedisBloom takes it for a data chunk, which cannot fit
+		err = s.store.WriteLoading(&cl.ks, key, func(c *keyspace.Entry, _ bool) error {
+			if c == nil {
+				return keyspace.ErrNotFound
+			}
+			return cf.ErrBadChunk
+		})
+	case iter == 1:
 		err = s.store.Install(&cl.ks, o)
-	} else {
+	default:
 		err = s.store.WriteLoading(&cl.ks, key, func(c *keyspace.Entry, _ bool) error {
 			return s.store.Commit(&cl.ks, &keyspace.Applying{At: c}, o)
 		})

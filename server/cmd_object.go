@@ -1,9 +1,11 @@
 package server
 
 import (
+	"math/bits"
 	"strings"
 	"unsafe"
 
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
@@ -28,7 +30,10 @@ import (
 // --maxmemory counts them) plus the key's own: its name, the filter's
 // header (the cuckoo struct and, for a growing table, its directory) and the
 // key space's entry for it. SAMPLES is accepted and has no effect: the
-// figure is exact.
+// figure is exact. A RedisBloom-layout key answers what Redis with
+// RedisBloom answers for it (CF.INFO's Size, the key's name as Redis
+// allocates it, its dict entry), so that tools comparing the two servers
+// agree; --maxmemory counts this server's own bytes all the same.
 
 func init() {
 	for _, sub := range []string{"encoding", "freq", "idletime", "refcount", "help"} {
@@ -119,7 +124,46 @@ func cmdMemoryUsage(s *Server, cl *client, args [][]byte) {
 		cl.wr.WriteNull()
 		return
 	}
+	if c.Filter.Params().Layout == cf.LayoutRedisBloom {
+		cl.wr.WriteInt64(int64(redisUsage(k, uint64(c.Filter.Info()[0].Value))))
+		return
+	}
 	cl.wr.WriteInt64(int64(c.SizeBytes() + keyOverhead(k, c)))
+}
+
+// redisUsage is Redis 7's MEMORY USAGE of a module value whose mem_usage is
+// size, under key: size, the key's sds as jemalloc allocates it, and a dict
+// entry of 24 bytes.
+func redisUsage(key string, size uint64) uint64 {
+	n := uint64(len(key))
+	var hdr uint64 // sds header by length: sdshdr5, 8, 16, 32, 64
+	switch {
+	case n < 1<<5:
+		hdr = 1
+	case n < 1<<8:
+		hdr = 3
+	case n < 1<<16:
+		hdr = 5
+	case n < 1<<32:
+		hdr = 9
+	default:
+		hdr = 17
+	}
+	return size + jemallocSize(hdr+n+1) + 24
+}
+
+// jemallocSize is the size class jemalloc (x86-64, 16-byte quantum) gives
+// an allocation of n bytes: 8, then multiples of 16 up to 128, then four
+// classes to each doubling.
+func jemallocSize(n uint64) uint64 {
+	if n <= 8 {
+		return 8
+	}
+	if n <= 128 {
+		return (n + 15) &^ 15
+	}
+	step := uint64(1) << (bits.Len64(n-1) - 3)
+	return (n + step - 1) &^ (step - 1)
 }
 
 func cmdMemoryHelp(s *Server, cl *client, args [][]byte) { command.WriteHelp(cl.wr, memoryHelp) }

@@ -91,9 +91,13 @@
 //     when none is given. With cf-layout redisbloom, new filters are
 //     RedisBloom's, bit for bit (package redisbloom): the same bytes,
 //     answers, false positives and figures after the same commands.
-//   - A capacity may be up to 2^32 (RedisBloom: 2^30), and CF.RESERVE
-//     refuses an unknown option ("Unknown argument received") where
-//     RedisBloom ignores it.
+//   - Arguments are read as RedisBloom reads them: CF.RESERVE's options
+//     are looked up by name (an unknown word is ignored, the first of a
+//     repeated option counts), CF.INSERT's by their first letter. The
+//     argument errors use RedisBloom 8's texts with cf-layout cuckoo, where
+//     a capacity may be up to 2^32 (RedisBloom 8: 2^30), and RedisBloom
+//     2.6's with cf-layout redisbloom, where a capacity is bounded by what
+//     can be allocated ("Insufficient memory to create filter").
 //   - The dump format of CF.SCANDUMP/CF.LOADCHUNK, and DUMP's payload, are
 //     this server's own (checksummed) for filters of its own layout, and
 //     RedisBloom's for filters of RedisBloom's layout. CF.LOADCHUNK of

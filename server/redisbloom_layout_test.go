@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -182,3 +183,82 @@ func TestRedisBloomLayoutPersists(t *testing.T) {
 }
 
 func c2int(v any) string { return fmt.Sprint(v) }
+
+// TestRedisBloomMemoryUsage: MEMORY USAGE of a RedisBloom-layout key is
+// what Redis 7.0.15 with RedisBloom 2.6.28 answered for the same key and
+// CF.RESERVE (measured there: the key's name is allocated as an sds in a
+// jemalloc size class).
+func TestRedisBloomMemoryUsage(t *testing.T) {
+	ctx := context.Background()
+	_, addr := start(t, rbConfig(""))
+	c := client(t, addr)
+	for _, tc := range []struct {
+		keyLen   int
+		capacity int
+		want     int64
+	}{
+		{2, 1000, 1112}, {1, 1000, 1112}, {8, 1000, 1120}, {13, 1000, 1120}, {29, 1000, 1136},
+		{38, 1000, 1152}, {100, 1000, 1216}, {300, 1000, 1424}, {5000, 1000, 6224}, {3, 100000, 131160},
+	} {
+		key := strings.Repeat("k", tc.keyLen)
+		c.Del(ctx, key)
+		if err := c.CFReserve(ctx, key, int64(tc.capacity)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.MemoryUsage(ctx, key).Result(); err != nil || got != tc.want {
+			t.Errorf("MEMORY USAGE of a %d-byte key, CF.RESERVE %d: %d, %v; Redis with RedisBloom answers %d",
+				tc.keyLen, tc.capacity, got, err, tc.want)
+		}
+	}
+}
+
+// TestRedisBloomArgumentReplies: argument errors, option lookup and
+// CF.LOADCHUNK's refusals answer as RedisBloom 2.6.28 did to the same
+// commands in the same order (transcribed from redis-cli against it).
+func TestRedisBloomArgumentReplies(t *testing.T) {
+	ctx := context.Background()
+	_, addr := start(t, rbConfig(""))
+	c := client(t, addr, func(o *redis.Options) { o.Protocol = 2 }) // as redis-cli
+	for _, tc := range []struct {
+		cmd  string
+		want string // a reply, or an error's text
+	}{
+		{"CF.RESERVE k 9223372036854775807", "ERR Insufficient memory to create filter"},
+		{"CF.RESERVE k 100 SIZE 4", "OK"},
+		{"CF.RESERVE k2 100 BUCKETSIZE 4 BUCKETSIZE 300", "OK"},
+		{"CF.RESERVE k3 100 EXPANSION x BUCKETSIZE 0 MAXITERATIONS 0", "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."},
+		{"CF.RESERVE k3 100 EXPANSION x BUCKETSIZE 0", "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."},
+		{"CF.RESERVE k3 3", "Capacity must be at least (BucketSize * 2)"},
+		{"CF.RESERVE k3 -3", "Capacity must be at least (BucketSize * 2)"},
+		{"CF.LOADCHUNK k 1 short", "ERR item exists"},
+		{"CF.LOADCHUNK nokey 1 short", "Invalid header"},
+		{"CF.LOADCHUNK nokey -5 data", "ERR not found"},
+		{"CF.LOADCHUNK k -5 data", "Couldn't load chunk!"},
+		{"CF.LOADCHUNK k 0 data", "Invalid position"},
+		{"CF.INSERT k4 cap 100 i a b", "[1 1]"},
+		{"CF.INSERT k5 nosuch i a", "ERR not found"},
+		{"CF.INSERT k5 xyz i a", "Unknown argument received"},
+		{"CF.INSERT k5 c 3 i a", "Capacity must be at least (BucketSize * 2)"},
+		{"CF.INSERT k6 c 99999999999999999 i a", "ERR Insufficient memory to create filter"},
+	} {
+		var args []any
+		for _, f := range strings.Fields(tc.cmd) {
+			args = append(args, f)
+		}
+		v, err := c.Do(ctx, args...).Result()
+		got := fmt.Sprint(v)
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, RedisBloom answers %q", tc.cmd, got, tc.want)
+		}
+	}
+	// What the repeated and the abbreviated options made.
+	for key, want := range map[string][2]int64{"k2": {32, 4}, "k4": {64, 2}} {
+		info, err := c.CFInfo(ctx, key).Result()
+		if err != nil || info.NumBuckets != want[0] || info.BucketSize != want[1] {
+			t.Errorf("CF.INFO %s: %+v, %v; RedisBloom has %d buckets of %d", key, info, err, want[0], want[1])
+		}
+	}
+}

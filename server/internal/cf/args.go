@@ -76,38 +76,91 @@ func parseInt(b []byte) (int64, bool) {
 	return v, err == nil
 }
 
-// ParseReserve parses CF.RESERVE's arguments after the key, capacity
-// [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e] (pairs: the caller checked
-// the count), into the parameters of the filter to create, with
-// RedisBloom's error texts.
-func ParseReserve(args [][]byte, d *Defaults) (*Params, error) {
-	capacity, ok := parseInt(args[0])
+// The texts of CF.RESERVE's and CF.INSERT's argument errors changed in
+// RedisBloom 8. A RedisBloom-layout server answers as RedisBloom 2.6.28,
+// whose filters it reproduces byte for byte and against which it is tested;
+// this server's own layout answers as RedisBloom 8, with its capacity bound.
+
+// optionText is the reply to a CF.RESERVE option out of [lo, hi].
+func optionText(l Layout, name string, lo, hi int64) error {
+	if l == LayoutRedisBloom {
+		return reply(fmt.Sprintf("%s: value must be an integer between %d and %d, inclusive.", name, lo, hi))
+	}
+	return reply(fmt.Sprintf("%s: value must be in the range [%d, %d]", name, lo, hi))
+}
+
+// checkCapacity refuses a capacity below 2·bucket (and, in this server's
+// layout, above MaxCapacity), saying so as RedisBloom; bucketName is how
+// RedisBloom 8 names the bucket size in the text.
+func checkCapacity(l Layout, capacity, bucket int64, bucketName string) error {
+	if l == LayoutRedisBloom {
+		if capacity < 2*bucket {
+			return reply("Capacity must be at least (BucketSize * 2)")
+		}
+		return nil
+	}
+	if capacity < 2*bucket || capacity > MaxCapacity {
+		return reply(fmt.Sprintf("Capacity must be in the range [%s, %d]", bucketName, int64(MaxCapacity)))
+	}
+	return nil
+}
+
+// argIndex is the index of the first of argv equal to name, ignoring case,
+// or -1: RedisBloom finds CF.RESERVE's options this way, anywhere among the
+// arguments, so the first of a repeated option counts and words that are
+// no option are ignored.
+func argIndex(argv [][]byte, name string) int {
+	for i, a := range argv {
+		if strings.EqualFold(string(a), name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// ParseReserve parses CF.RESERVE key capacity [BUCKETSIZE b]
+// [MAXITERATIONS n] [EXPANSION e] (argv whole, the command's name first;
+// the caller checked the count) into the parameters of the filter to
+// create, as RedisBloom does: the options are looked up by name in the
+// order MAXITERATIONS, BUCKETSIZE, EXPANSION, then the capacity is checked,
+// each with RedisBloom's error text.
+func ParseReserve(argv [][]byte, d *Defaults) (*Params, error) {
+	capacity, ok := parseInt(argv[2])
 	if !ok {
 		return nil, reply("Bad capacity")
 	}
 	bucket, maxIter, expansion := d.BucketSize, d.MaxIterations, d.Expansion
-	for i := 1; i+1 < len(args); i += 2 {
-		var err error
-		switch strings.ToUpper(string(args[i])) {
-		case "BUCKETSIZE":
-			err = reserveOption("BUCKETSIZE", args[i+1], 1, MaxBucketSize, &bucket)
-		case "MAXITERATIONS":
-			err = reserveOption("MAXITERATIONS", args[i+1], 1, MaxIterations, &maxIter)
-		case "EXPANSION":
-			err = reserveOption("EXPANSION", args[i+1], 0, MaxExpansion, &expansion)
-		default:
-			err = reply("Unknown argument received")
+	for _, o := range []struct {
+		name   string
+		lo, hi int64
+		dst    *int64
+	}{
+		{"MAXITERATIONS", 1, MaxIterations, &maxIter},
+		{"BUCKETSIZE", 1, MaxBucketSize, &bucket},
+		{"EXPANSION", 0, MaxExpansion, &expansion},
+	} {
+		i := argIndex(argv, o.name)
+		if i < 0 {
+			continue
 		}
-		if err != nil {
-			return nil, err
+		var v int64
+		if i+1 < len(argv) {
+			v, ok = parseInt(argv[i+1])
 		}
+		if i+1 == len(argv) || !ok {
+			return nil, reply("Couldn't parse " + o.name)
+		}
+		if v < o.lo || v > o.hi {
+			return nil, optionText(d.Layout, o.name, o.lo, o.hi)
+		}
+		*o.dst = v
 	}
 	rangeBucket := bucket
 	if bucket == 0 {
 		rangeBucket = 2
 	}
-	if capacity < 2*rangeBucket || capacity > MaxCapacity {
-		return nil, reply(fmt.Sprintf("Capacity must be in the range [2 * BUCKETSIZE, %d]", int64(MaxCapacity)))
+	if err := checkCapacity(d.Layout, capacity, rangeBucket, "2 * BUCKETSIZE"); err != nil {
+		return nil, err
 	}
 	p := d.Create(uint64(capacity))
 	if bucket != 0 {
@@ -117,20 +170,6 @@ func ParseReserve(args [][]byte, d *Defaults) (*Params, error) {
 	return p, nil
 }
 
-// reserveOption parses CF.RESERVE's option value v into *dst, checked
-// against [lo, hi], with RedisBloom's error texts.
-func reserveOption(name string, v []byte, lo, hi int64, dst *int64) error {
-	n, ok := parseInt(v)
-	if !ok {
-		return reply("Couldn't parse " + name)
-	}
-	if n < lo || n > hi {
-		return reply(fmt.Sprintf("%s: value must be in the range [%d, %d]", name, lo, hi))
-	}
-	*dst = n
-	return nil
-}
-
 // ParseInsert parses CF.INSERT's and CF.INSERTNX's arguments after the key,
 // [CAPACITY c] [NOCREATE] ITEMS item..., into the parameters of the filter
 // to create if the key is missing (nil for NOCREATE) and the items, with
@@ -138,9 +177,15 @@ func reserveOption(name string, v []byte, lo, hi int64, dst *int64) error {
 func ParseInsert(args [][]byte, d *Defaults, wrongArity error) (create *Params, items [][]byte, err error) {
 	create = d.Create(uint64(d.InitialSize))
 	i := 0
+	// RedisBloom tells the options apart by their first letter, so
+	// "CAP 100" and "I a b" are CAPACITY and ITEMS.
 	for ; i < len(args); i++ {
-		switch strings.ToUpper(string(args[i])) {
-		case "CAPACITY":
+		var first byte
+		if len(args[i]) > 0 {
+			first = args[i][0] | 0x20 // lower case, for letters
+		}
+		switch first {
+		case 'c':
 			i++
 			if i == len(args) {
 				return nil, nil, wrongArity
@@ -149,17 +194,17 @@ func ParseInsert(args [][]byte, d *Defaults, wrongArity error) (create *Params, 
 			if !ok {
 				return nil, nil, reply("Bad capacity")
 			}
-			if v < 2*d.RangeBucket() || v > MaxCapacity {
-				return nil, nil, reply(fmt.Sprintf("Capacity must be in the range [cf-bucket-size * 2, %d]", int64(MaxCapacity)))
+			if err := checkCapacity(d.Layout, v, d.RangeBucket(), "cf-bucket-size * 2"); err != nil {
+				return nil, nil, err
 			}
 			if create != nil {
 				create.Capacity = uint64(v)
 			}
 			continue
-		case "NOCREATE":
+		case 'n':
 			create = nil
 			continue
-		case "ITEMS":
+		case 'i':
 		default:
 			return nil, nil, reply("Unknown argument received")
 		}

@@ -37,9 +37,17 @@ func TestParseReserve(t *testing.T) {
 		{args: "1000 MAXITERATIONS 0", err: "MAXITERATIONS: value must be in the range [1, 65535]"},
 		{args: "1000 EXPANSION -1", err: "EXPANSION: value must be in the range [0, 32768]"},
 		{args: "1000 EXPANSION 32769", err: "EXPANSION: value must be in the range [0, 32768]"},
-		{args: "1000 SIZE 4", err: "Unknown argument received"},
+		// RedisBloom looks each option up by name: a word that is no option
+		// is ignored, the first of a repeated option counts, and the checks
+		// go MAXITERATIONS, BUCKETSIZE, EXPANSION, then the capacity.
+		{args: "1000 SIZE 4", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 1}},
+		{args: "1000 BUCKETSIZE 2 BUCKETSIZE 8", want: cf.Params{Capacity: 1000, BucketSize: 2, MaxIter: 20, Expansion: 1}},
+		{args: "1000 EXPANSION x BUCKETSIZE 0 MAXITERATIONS 0", err: "MAXITERATIONS: value must be in the range [1, 65535]"},
+		{args: "1000 EXPANSION x BUCKETSIZE 0", err: "BUCKETSIZE: value must be in the range [1, 255]"},
+		{args: "3 EXPANSION x", err: "Couldn't parse EXPANSION"},
+		{args: "1000 x EXPANSION", err: "Couldn't parse EXPANSION"},
 	} {
-		p, err := cf.ParseReserve(fields(tc.args), &d)
+		p, err := cf.ParseReserve(fields("CF.RESERVE k "+tc.args), &d)
 		switch {
 		case tc.err != "" && (err == nil || err.Error() != tc.err):
 			t.Errorf("CF.RESERVE k %s: error %v, want %q", tc.args, err, tc.err)
@@ -51,11 +59,52 @@ func TestParseReserve(t *testing.T) {
 	}
 	// cf-bucket-size set: the capacity's range and the default size follow it.
 	d8 := cf.Defaults{BucketSize: 8}.WithDefaults()
-	if _, err := cf.ParseReserve(fields("15"), &d8); err == nil {
+	if _, err := cf.ParseReserve(fields("CF.RESERVE k 15"), &d8); err == nil {
 		t.Error("CF.RESERVE k 15 with cf-bucket-size 8: accepted")
 	}
-	if p, err := cf.ParseReserve(fields("16"), &d8); err != nil || p.BucketSize != 8 {
+	if p, err := cf.ParseReserve(fields("CF.RESERVE k 16"), &d8); err != nil || p.BucketSize != 8 {
 		t.Errorf("CF.RESERVE k 16 with cf-bucket-size 8: %+v, %v", p, err)
+	}
+	// A key named as an option is found first, as by RedisBloom: its value
+	// is the capacity, so a bucket of 10 for a capacity of 10.
+	if p, err := cf.ParseReserve(fields("CF.RESERVE bucketsize 10"), &d); err == nil || !strings.HasPrefix(err.Error(), "Capacity must be") {
+		t.Errorf("CF.RESERVE bucketsize 10: %+v, %v", p, err)
+	}
+}
+
+// TestParseReserveRedisBloom26: the RedisBloom layout answers with
+// RedisBloom 2.6.28's texts, and leaves a large capacity to the
+// allocation.
+func TestParseReserveRedisBloom26(t *testing.T) {
+	d := cf.Defaults{Layout: cf.LayoutRedisBloom}.WithDefaults()
+	for _, tc := range []struct{ args, err string }{
+		{"1000 BUCKETSIZE 0", "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."},
+		{"1000 MAXITERATIONS 65536", "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."},
+		{"1000 EXPANSION 32769", "EXPANSION: value must be an integer between 0 and 32768, inclusive."},
+		{"3", "Capacity must be at least (BucketSize * 2)"},
+		{"-5", "Capacity must be at least (BucketSize * 2)"},
+		{"9 BUCKETSIZE 5", "Capacity must be at least (BucketSize * 2)"},
+		{"9223372036854775807", ""},
+		{"4", ""},
+	} {
+		p, err := cf.ParseReserve(fields("CF.RESERVE k "+tc.args), &d)
+		switch {
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("CF.RESERVE k %s: error %v, want %q", tc.args, err, tc.err)
+		case tc.err == "" && (err != nil || p.Layout != cf.LayoutRedisBloom || p.BucketSize != 2):
+			t.Errorf("CF.RESERVE k %s: %+v, %v", tc.args, p, err)
+		}
+	}
+	var f cf.Filter
+	p, _ := cf.ParseReserve(fields("CF.RESERVE k 9223372036854775807"), &d)
+	if err := f.Init(*p, func(have, n uint64) error { return nil }); err == nil || err.Error() != "ERR Insufficient memory to create filter" {
+		t.Errorf("a filter of 2^62 buckets: %v, want RedisBloom's ERR Insufficient memory to create filter", err)
+	}
+	refusal := errors.New("over --maxmemory")
+	p, _ = cf.ParseReserve(fields("CF.RESERVE k 1000"), &d)
+	if err := f.Init(*p, func(have, n uint64) error { return refusal }); err == nil ||
+		err.Error() != "ERR Insufficient memory to create filter" || !errors.Is(err, refusal) {
+		t.Errorf("a filter the memory limit refuses: %v, want RedisBloom's text and the reason kept", err)
 	}
 }
 
@@ -78,7 +127,11 @@ func TestParseInsert(t *testing.T) {
 		{args: "", err: "arity"},
 		{args: "CAPACITY x ITEMS a", err: "Bad capacity"},
 		{args: "CAPACITY 3 ITEMS a", err: "Capacity must be in the range [cf-bucket-size * 2, 4294967296]"},
-		{args: "NOSUCH ITEMS a", err: "Unknown argument received"},
+		{args: "XSUCH ITEMS a", err: "Unknown argument received"},
+		// RedisBloom reads only an option's first letter.
+		{args: "cap 100 i a b", capacity: 100, items: 2},
+		{args: "NOSUCH ITEMS a", items: 1},
+		{args: "Capacity 100 Items a Items", capacity: 100, items: 2},
 	} {
 		create, items, err := cf.ParseInsert(fields(tc.args), &d, arity)
 		switch {
@@ -92,6 +145,16 @@ func TestParseInsert(t *testing.T) {
 		case tc.capacity == 0 && create != nil, tc.capacity != 0 && (create == nil || create.Capacity != tc.capacity):
 			t.Errorf("CF.INSERT k %s: creates %+v, want capacity %d", tc.args, create, tc.capacity)
 		}
+	}
+	if _, _, err := cf.ParseInsert([][]byte{{}, []byte("a")}, &d, arity); err == nil || err.Error() != "Unknown argument received" {
+		t.Errorf("CF.INSERT k \"\" a: %v", err)
+	}
+	rb := cf.Defaults{Layout: cf.LayoutRedisBloom}.WithDefaults()
+	if _, _, err := cf.ParseInsert(fields("CAPACITY 3 ITEMS a"), &rb, arity); err == nil || err.Error() != "Capacity must be at least (BucketSize * 2)" {
+		t.Errorf("RedisBloom layout, CF.INSERT k CAPACITY 3: %v", err)
+	}
+	if c, _, err := cf.ParseInsert(fields("CAPACITY 9223372036854775807 ITEMS a"), &rb, arity); err != nil || c.Capacity != 1<<63-1 {
+		t.Errorf("RedisBloom layout, CF.INSERT k CAPACITY 2^63-1: %+v, %v (the allocation refuses it)", c, err)
 	}
 }
 

@@ -66,6 +66,9 @@ var (
 	// ErrInvalidPosition is RedisBloom's answer to a bad iterator.
 	ErrInvalidPosition = reply("Invalid position")
 	errInvalidHeader   = badHeader("invalid header chunk (bad magic, checksum or field)")
+	// ErrBadChunk is RedisBloom's answer to a data chunk at a negative
+	// iterator.
+	ErrBadChunk = badChunk("a data chunk at a negative iterator")
 )
 
 // LoadError is a refused CF.LOADCHUNK: the client gets RedisBloom's text,

@@ -29,13 +29,17 @@ func (f *Filter) Info() [8]Figure {
 }
 
 // Debug returns f's CF.DEBUG line: the figures of Info, as RedisBloom
-// spells them.
+// spells them. RedisBloom prints its counts unsigned here (CF.INFO's are
+// signed): a count of items that deletes of false positives took below
+// zero shows as 2^64-1.
 func (f *Filter) Debug() string {
 	p := f.Params()
+	items, deletes := uint64(f.Inserted()), uint64(f.Deleted())
 	if f.rb != nil {
 		in := f.rb.Info()
 		p.BucketSize, p.MaxIter, p.Expansion = int(in.BucketSize), int(in.MaxIterations), int(in.Expansion)
+		items, deletes = in.Items, in.Deletes
 	}
 	return fmt.Sprintf("bktsize:%d buckets:%d items:%d deletes:%d filters:%d max_iterations:%d expansion:%d",
-		p.Bucket(), f.FirstBuckets(), f.Inserted(), f.Deleted(), f.Filters(), p.MaxIter, p.Expansion)
+		p.Bucket(), f.FirstBuckets(), items, deletes, f.Filters(), p.MaxIter, p.Expansion)
 }

@@ -146,10 +146,12 @@ func (p Params) stageBytes(i int) (uint64, error) {
 	return n, nil
 }
 
-// validate checks p against RedisBloom's ranges, with its error texts.
+// Validate checks p against RedisBloom's ranges, with its error texts. A
+// RedisBloom-layout capacity has no upper bound here: as RedisBloom, a
+// filter too large to allocate is refused when it is built.
 func (p Params) Validate() error {
 	switch {
-	case p.Capacity == 0 || p.Capacity > MaxCapacity:
+	case p.Capacity == 0 || p.Capacity > MaxCapacity && p.Layout != LayoutRedisBloom:
 		return reply("ERR Bad capacity")
 	case p.BucketSize < 1 || p.BucketSize > MaxBucketSize:
 		return reply("ERR Bad bucket size")
@@ -546,3 +548,13 @@ func (f *Filter) Compact() bool {
 type reply string
 
 func (e reply) Error() string { return string(e) }
+
+// replyCause is a reply whose text is RedisBloom's and whose cause stays
+// for errors.Is.
+type replyCause struct {
+	text  string
+	cause error
+}
+
+func (e replyCause) Error() string { return e.text }
+func (e replyCause) Unwrap() error { return e.cause }

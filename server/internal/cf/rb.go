@@ -45,11 +45,15 @@ func (f *Filter) initRB(p Params, mem Charger) error {
 	f.mem = mem
 	rb, err := redisbloom.New(f.rbParams(p))
 	f.mem = nil
-	if err != nil {
-		if errors.Is(err, redisbloom.ErrParams) {
-			return reply(err.Error())
-		}
-		return err // mem refused it
+	switch {
+	case errors.Is(err, redisbloom.ErrParams):
+		return reply(err.Error())
+	case errors.Is(err, redisbloom.ErrTooLarge):
+		// RedisBloom's reply, word for word; the reason (--maxmemory, the
+		// bound on one filter, 2^56 buckets) stays in the chain.
+		return replyCause{redisbloom.ErrTooLarge.Error(), err}
+	case err != nil:
+		return err
 	}
 	f.p, f.rb = p, rb
 	return nil
@@ -100,11 +104,11 @@ func (f *Filter) infoRB() [8]Figure {
 	}
 }
 
-// isRBHeader reports whether a CF.LOADCHUNK header is RedisBloom's (its
-// 38 bytes, or the 46 of 2.2.0-2.2.10) rather than this server's, which
-// starts with its magic.
+// isRBHeader reports whether a CF.LOADCHUNK header is to be read as
+// RedisBloom's: any that does not start with this server's magic, so that
+// one of the wrong length gets RedisBloom's "Invalid header".
 func isRBHeader(header []byte) bool {
-	return !bytes.HasPrefix(header, []byte(headerMagic)) && (len(header) == redisbloom.HeaderSize || len(header) == 46)
+	return !bytes.HasPrefix(header, []byte(headerMagic))
 }
 
 // beginLoadRB makes f the empty RedisBloom filter of a RedisBloom dump
