@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -194,6 +195,9 @@ var settingsTable = settings.Table[*Server, configState]{
 	{Name: "cluster-emulated", Doc: "cluster mode with this node owning all 16384 slots alone, so that cluster clients work against one server", Kind: settings.Enum, Enum: []string{"yes", "no"}, Def: "no",
 		Get: func(s *Server, st *configState) string { return settings.YesNo(st.cfg.ClusterEmulated) },
 		Set: func(st *configState, v settings.Value) { st.cfg.ClusterEmulated = v.S == "yes" }},
+	{Name: "enable-debug-command", Doc: "DEBUG (RELOAD) is allowed: `no` (refused), yes, or local (from a loopback address)", Kind: settings.Enum, Enum: []string{"no", "yes", "local"}, Def: "no",
+		Get: func(s *Server, st *configState) string { return cmp.Or(st.cfg.EnableDebugCommand, "no") },
+		Set: func(st *configState, v settings.Value) { st.cfg.EnableDebugCommand = v.S }},
 	{Name: "aclfile", Doc: "the `file` of the users (ACL SETUSER's rules, one user a line): loaded at start if it exists, written by ACL SAVE", Kind: settings.String, Def: "",
 		Get: func(s *Server, st *configState) string { return st.cfg.ACLFile },
 		Set: func(st *configState, v settings.Value) { st.cfg.ACLFile = v.S }},

@@ -152,6 +152,7 @@ var commandSamples = map[string][][]string{
 	"restore-asking": {{"restore-asking newkey 0 {payload}"}},
 	"role":           {{"role"}},
 	"save":           {{"save"}},
+	"debug":          {{"debug reload"}, {"debug help"}, {"debug nosuch"}},
 	"scan":           {{"scan 0"}, {"scan 0 match g* count 100"}},
 	"select":         {{"select 0"}},
 	"slaveof":        {{"slaveof {phost} {pport}"}},

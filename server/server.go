@@ -79,6 +79,10 @@ type Config struct {
 	// ClusterEmulated is cluster mode with this node owning all 16384
 	// slots alone, so that cluster clients work against one server.
 	ClusterEmulated bool
+	// EnableDebugCommand is Redis's enable-debug-command: "no" (the
+	// default: DEBUG is refused), "yes", or "local" (from a loopback
+	// address only).
+	EnableDebugCommand string
 	// ConfigFile is the file the settings were read from (ReadConfigFile),
 	// which CONFIG REWRITE writes back; "" answers it with an error.
 	ConfigFile string

@@ -168,5 +168,18 @@ func init() {
 				},
 			},
 		},
+		&Spec{
+			Name:       "debug",
+			Arity:      -2,
+			Flags:      Admin | NoScript | Loading | Stale,
+			Summary:    "DEBUG RELOAD: writes every filter out and reads it back, as a restart would; refused unless enable-debug-command allows it",
+			Since:      "1.0.0",
+			Group:      "server",
+			Complexity: "O(n) for n bytes of filters",
+			Args: []Arg{
+				{Name: "subcommand", Type: String},
+				{Name: "arg", Type: String, Optional: true, Multiple: true},
+			},
+		},
 	)
 }

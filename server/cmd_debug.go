@@ -1,0 +1,106 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+)
+
+// DEBUG RELOAD and DEBUG HELP, behind enable-debug-command as in Redis
+// (default no). Redis's DEBUG RELOAD saves its RDB file, empties the data
+// set and loads the file back; test suites (RedisBloom's among them) use it
+// to check that every value survives being written out and read in. Here
+// each key is written out as its DUMP payload, the form a replica's full
+// copy carries, and read back in its place with its TTL, under the gate
+// exclusively, so that no write sees it half done. Nothing is logged: the
+// data set is the same after, which is what the command checks. A key
+// whose CF.LOADCHUNK is under way is left as it is, since its pending load
+// is not part of a payload. The other subcommands of Redis's DEBUG are
+// refused.
+
+func init() { handle("debug", cmdDebug) }
+
+var debugHelp = []string{
+	"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"RELOAD",
+	"    Write every filter out as its DUMP payload and read it back in its place.",
+	"HELP",
+	"    Print this help.",
+}
+
+// errDebugNotAllowed is Redis's reply while enable-debug-command forbids
+// DEBUG.
+var errDebugNotAllowed = replyErr(`ERR DEBUG command not allowed. If the enable-debug-command option is set to "local", ` +
+	`you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.`)
+
+func cmdDebug(s *Server, cl *client, args [][]byte) {
+	if !s.debugAllowed(cl) {
+		s.writeErr(cl, errDebugNotAllowed)
+		return
+	}
+	switch sub := strings.ToLower(string(args[1])); {
+	case sub == "help" && len(args) == 2:
+		command.WriteHelp(cl.wr, debugHelp)
+	case sub == "reload" && len(args) == 2:
+		keys, err := s.debugReload(&cl.ks)
+		if err != nil {
+			s.writeErr(cl, err)
+			return
+		}
+		s.log.Info("DEBUG RELOAD", "client", cl.id, "keys", keys)
+		cl.wr.WriteString("OK")
+	default:
+		s.writeErr(cl, replyErr(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP.", printable(args[1], 128))))
+	}
+}
+
+// debugAllowed applies enable-debug-command to cl: "local" allows loopback
+// clients only.
+func (s *Server) debugAllowed(cl *client) bool {
+	switch s.cfg.EnableDebugCommand {
+	case "yes":
+		return true
+	case "local":
+		a, ok := cl.nc.RemoteAddr().(*net.TCPAddr)
+		return ok && a.IP.IsLoopback()
+	}
+	return false
+}
+
+// debugReload writes every key out as its DUMP payload and restores it in
+// its place, with its deadline, through the replay path (the same op a
+// RESTORE logs, unlogged); it returns the keys reloaded.
+func (s *Server) debugReload(w *keyspace.Writer) (int, error) {
+	st := s.store
+	if !w.HoldsGate() {
+		st.Gate.Lock()
+		defer st.Gate.Unlock()
+	}
+	var names []string
+	for k := range st.Keys.All() {
+		names = append(names, k)
+	}
+	keys := 0
+	for _, k := range names {
+		c, ok := st.Keys.Load(k)
+		if !ok {
+			continue
+		}
+		c.Mu.Lock()
+		if c.Dead || c.Loading() {
+			c.Mu.Unlock()
+			continue
+		}
+		payload, deadline := c.DumpPayload(), c.Deadline.Load()
+		c.Mu.Unlock()
+		op := keyspace.Op{Kind: keyspace.OpRestore, Key: []byte(k), Deadline: deadline, Items: [][]byte{payload}}
+		if err := st.Replay(op.Encode(), 0, nil); err != nil {
+			return keys, fmt.Errorf("ERR DEBUG RELOAD of key %s: %v", printable([]byte(k), 64), err)
+		}
+		keys++
+	}
+	return keys, nil
+}
