@@ -228,6 +228,7 @@ type differ struct {
 	// items no command adds.
 	rbErrors                      map[string]int
 	absentLookups, falsePositives int
+	didNotFit, chunksOver         int
 	hasSet                        bool // cuckoo serve has SET, and so keys of another type
 }
 
@@ -326,16 +327,16 @@ func (d *differ) flush(proto int) []result {
 			}
 		}
 		d.observe(cl, rb[i])
-		key := keyOf(cl.args)
+		keys := keysOf(cl.args)
 		st := d.kind(cl.kind)
 		st.sent++
-		if tainted[key] {
-			continue // its key differs already: not compared
+		if slices.ContainsFunc(keys, func(k string) bool { return tainted[k] }) {
+			continue // a key of it differs already: not compared
 		}
 		if !sameResult(rb[i], cs[i]) {
 			d.difference(proto, index, cl, rb[i], cs[i])
-			if key != "" {
-				tainted[key] = true
+			for _, k := range keys {
+				tainted[k] = true
 			}
 		}
 	}
@@ -345,10 +346,21 @@ func (d *differ) flush(proto int) []result {
 	return rb
 }
 
-// observe counts RedisBloom's error replies and false positives.
+// observe counts RedisBloom's error replies, false positives, items
+// CF.INSERT could not fit and chunks written over filters.
 func (d *differ) observe(cl call, rb result) {
 	if rb.err != nil && rb.err != redis.Nil {
 		d.rbErrors[digits.ReplaceAllString(rb.err.Error(), "#")]++
+	}
+	if a, ok := rb.val.([]any); ok && strings.HasPrefix(cl.kind, "CF.INSERT") {
+		for _, e := range a {
+			if e == any(int64(-1)) || e == any(false) {
+				d.didNotFit++
+			}
+		}
+	}
+	if cl.kind == "CF.LOADCHUNK chunk over a filter" && rb.err == nil {
+		d.chunksOver++
 	}
 	if cl.kind == "CF.EXISTS" && rb.err == nil && strings.HasPrefix(cl.args[2].(string), "absent:") {
 		d.absentLookups++
@@ -437,6 +449,7 @@ func (d *differ) summary() {
 		fmt.Fprintf(&b, "\t%7d %s\n", d.rbErrors[e], e)
 	}
 	fmt.Fprintf(&b, "false positives: CF.EXISTS found %d of %d items never added\n", d.falsePositives, d.absentLookups)
+	fmt.Fprintf(&b, "CF.INSERT items that did not fit: %d; chunks of random bytes written over a filter: %d\n", d.didNotFit, d.chunksOver)
 	d.t.Log(b.String())
 	b.Reset()
 	for _, k := range kinds {
@@ -471,13 +484,23 @@ func sameResult(a, b result) bool {
 	return reflect.DeepEqual(a.val, b.val)
 }
 
-// keyOf is the key a command names, if any.
-func keyOf(args []any) string {
+// keysOf are the keys a command names: DEL's and EXISTS's arguments, the
+// first of any other command.
+func keysOf(args []any) []string {
 	if len(args) < 2 {
-		return ""
+		return nil
 	}
-	k, _ := args[1].(string)
-	return k
+	n := 2
+	if args[0] == "DEL" || args[0] == "EXISTS" {
+		n = len(args)
+	}
+	var keys []string
+	for _, a := range args[1:n] {
+		if k, ok := a.(string); ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // show renders a command or a value: strings quoted (long ones cut, with
@@ -963,6 +986,27 @@ func header(items, buckets, deletes, filters uint64, bucketSize, maxIter, expans
 	return binary.LittleEndian.AppendUint16(b, expansion)
 }
 
+// headerSafe tells whether RedisBloom may be given header: either it
+// refuses it before allocating (its integrity check), or its sub-filters
+// take at most 1 MiB. (RedisBloom allocates what a header it takes asks for,
+// and aborts when it cannot.)
+func headerSafe(h []byte) bool {
+	buckets := binary.LittleEndian.Uint64(h[8:])
+	filters := binary.LittleEndian.Uint64(h[24:]) & 0xffff // RedisBloom keeps 16 bits
+	bs := binary.LittleEndian.Uint16(h[32:])
+	maxIter := binary.LittleEndian.Uint16(h[34:])
+	exp := binary.LittleEndian.Uint16(h[36:])
+	if bs == 0 || bs > 255 || buckets == 0 || buckets >= 1<<56 || buckets&(buckets-1) != 0 ||
+		filters == 0 || maxIter == 0 || exp == 0 && filters > 1 {
+		return true // refused
+	}
+	total := 0.0
+	for i := range filters {
+		total += float64(buckets) * math.Pow(float64(exp), float64(i)) * float64(bs)
+	}
+	return total <= 1<<20
+}
+
 // invalidHeader is a header RedisBloom refuses: one field out of its range,
 // or random bytes.
 func (d *differ) invalidHeader() (string, []byte) {
@@ -1123,6 +1167,7 @@ func (d *differ) copyByChunks(proto int) {
 		if len(h) != diffHeaderLen {
 			break
 		}
+		orig := h
 		h = slices.Clone(h)
 		switch d.rng.IntN(6) {
 		case 0: // items
@@ -1141,6 +1186,9 @@ func (d *differ) copyByChunks(proto int) {
 		default: // max iterations, expansion
 			binary.LittleEndian.PutUint16(h[34:], uint16(d.rng.IntN(30)))
 			binary.LittleEndian.PutUint16(h[36:], uint16(d.rng.IntN(4)))
+		}
+		if !headerSafe(h) {
+			h = orig
 		}
 	case "wrong iterator":
 		i := d.rng.IntN(len(rest))
