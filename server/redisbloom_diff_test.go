@@ -24,8 +24,9 @@ package server_test
 // REPLACE, onto a taken key, damaged). A CF.RESERVE is followed by CF.INFO,
 // so that a filter made differently shows where it was made. Every 500
 // commands all keys are compared whole: dumps, DUMP payloads and CF.INFO.
-// Keys of another type are sent to only if cuckoo serve has SET (it holds
-// filters alone today; the run logs so).
+// The full run begins with a 24 MiB filter, which RedisBloom dumps in two
+// chunks. Keys of another type are sent to only if cuckoo serve has SET
+// (it holds filters alone today; the run logs so).
 //
 // The generator keeps to what RedisBloom survives: it reads the argument
 // after a CF.RESERVE option even past the last one, and allocates whatever a
@@ -196,6 +197,9 @@ func TestRedisBloomDifferential(t *testing.T) {
 	}
 
 	began := time.Now()
+	if !testing.Short() {
+		d.largeFilter(2)
+	}
 	d.run()
 	t.Logf("compared %d commands over RESP2 and %d over RESP3 (%d random, %d in compound steps), %d differences, in %v",
 		d.done[2], d.done[3], d.random, d.done[2]+d.done[3]-d.random, d.diffs, time.Since(began).Round(time.Millisecond))
@@ -1281,6 +1285,31 @@ func (d *differ) restore(proto int) {
 	}
 	d.one(proto, kind, args...)
 	d.compareKey(proto, kind, dst)
+}
+
+// largeFilter compares a 24 MiB filter, whose dump RedisBloom cuts into
+// chunks of 16 MiB and 8 MiB (the only filters here larger than a chunk):
+// its walk, CF.SCANDUMP inside it, DUMP, and a copy through CF.LOADCHUNK.
+func (d *differ) largeFilter(proto int) {
+	const key, copied = "large", "large-copy"
+	const kind = "large filter"
+	d.one(proto, kind+": CF.RESERVE", "CF.RESERVE", key, 3<<23, "BUCKETSIZE", 3, "EXPANSION", 2)
+	for i := range 200 {
+		d.pending = append(d.pending, call{kind: kind + ": CF.ADD", args: []any{"CF.ADD", key, "item:" + strconv.Itoa(i)}})
+	}
+	d.flush(proto)
+	for range 5 {
+		d.one(proto, kind+": CF.SCANDUMP inside", "CF.SCANDUMP", key, 1+d.rng.IntN(3<<24))
+	}
+	chunks := d.walk(proto, kind+": CF.SCANDUMP", key)
+	d.one(proto, kind+": DUMP", "DUMP", key)
+	for _, c := range chunks { // the header's iterator is 1
+		d.one(proto, kind+": CF.LOADCHUNK", "CF.LOADCHUNK", copied, c.Iter, c.Data)
+	}
+	if len(chunks) > 0 {
+		d.compareKey(proto, kind+" copy", copied)
+	}
+	d.one(proto, "DEL", "DEL", key, copied)
 }
 
 // bigExpansion reserves a filter with a large expansion (up to RedisBloom's
