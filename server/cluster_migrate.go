@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
 	"github.com/cuckoohash/cuckoo/server/internal/topology"
@@ -58,16 +59,16 @@ type migrateArgs struct {
 // with Redis's errors.
 func parseMigrate(a [][]byte) (*migrateArgs, error) {
 	m := &migrateArgs{}
-	port, ok := parseInt(a[2])
+	port, ok := integer.Parse(a[2])
 	if !ok || port < 1 || port > 65535 {
 		return nil, errNotInteger
 	}
 	m.addr = net.JoinHostPort(string(a[1]), strconv.FormatInt(port, 10))
 	var timeout int64
-	if m.db, ok = parseInt(a[4]); !ok {
+	if m.db, ok = integer.Parse(a[4]); !ok {
 		return nil, errNotInteger
 	}
-	if timeout, ok = parseInt(a[5]); !ok {
+	if timeout, ok = integer.Parse(a[5]); !ok {
 		return nil, errNotInteger
 	}
 	if timeout <= 0 {

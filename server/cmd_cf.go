@@ -2,11 +2,11 @@ package server
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
@@ -97,12 +97,6 @@ func init() {
 		cfKey, iterator, command.Arg{Name: "data", Type: command.String})
 	load.DataArg = 3
 	define(load, cfLoadChunk)
-}
-
-// parseInt parses a Redis integer argument.
-func parseInt(b []byte) (int64, bool) {
-	v, err := strconv.ParseInt(string(b), 10, 64)
-	return v, err == nil
 }
 
 // FilterDefaults are RedisBloom's cf-* settings (package internal/cf).
@@ -321,7 +315,7 @@ func cfCompact(s *Server, cl *client, args [][]byte) {
 
 // CF.SCANDUMP key iterator
 func cfScanDump(s *Server, cl *client, args [][]byte) {
-	iter, ok := parseInt(args[2])
+	iter, ok := integer.Parse(args[2])
 	if !ok || iter < 0 {
 		s.writeErr(cl, cf.ErrInvalidPosition)
 		return
@@ -365,7 +359,7 @@ func cfScanDump(s *Server, cl *client, args [][]byte) {
 
 // CF.LOADCHUNK key iterator data
 func cfLoadChunk(s *Server, cl *client, args [][]byte) {
-	iter, ok := parseInt(args[2])
+	iter, ok := integer.Parse(args[2])
 	if !ok || iter == 0 {
 		s.writeErr(cl, cf.ErrInvalidPosition)
 		return

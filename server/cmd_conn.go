@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 )
 
 // The connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO (CLIENT is
@@ -30,7 +32,7 @@ func cmdPing(s *Server, cl *client, a [][]byte) {
 }
 
 func cmdSelect(s *Server, cl *client, a [][]byte) {
-	n, ok := parseInt(a[1])
+	n, ok := integer.Parse(a[1])
 	switch {
 	case !ok:
 		s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
@@ -67,7 +69,7 @@ func cmdAuth(s *Server, cl *client, a [][]byte) {
 func cmdHello(s *Server, cl *client, a [][]byte) {
 	proto := cl.wr.Protocol()
 	if len(a) >= 2 {
-		v, ok := parseInt(a[1])
+		v, ok := integer.Parse(a[1])
 		if !ok {
 			s.writeErr(cl, replyErr("ERR Protocol version is not an integer or out of range"))
 			return

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
@@ -56,7 +57,7 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		case opt == "absttl":
 			absTTL = true
 		case opt == "idletime" && more >= 1 && !freq:
-			v, ok := parseInt(args[j+1])
+			v, ok := integer.Parse(args[j+1])
 			if !ok {
 				s.writeErr(cl, errNotInteger)
 				return
@@ -68,7 +69,7 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 			idle = true
 			j++
 		case opt == "freq" && more >= 1 && !idle:
-			v, ok := parseInt(args[j+1])
+			v, ok := integer.Parse(args[j+1])
 			if !ok {
 				s.writeErr(cl, errNotInteger)
 				return
@@ -89,7 +90,7 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, keyspace.ErrBusyKey)
 		return
 	}
-	ttl, ok := parseInt(args[2])
+	ttl, ok := integer.Parse(args[2])
 	switch {
 	case !ok:
 		s.writeErr(cl, errNotInteger)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
@@ -84,7 +85,7 @@ func cmdExpire(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, err)
 		return
 	}
-	when, ok := parseInt(args[2])
+	when, ok := integer.Parse(args[2])
 	if !ok {
 		s.writeErr(cl, errNotInteger)
 		return

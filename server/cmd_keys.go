@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/tidwall/match"
 	"github.com/zeebo/xxh3"
 )
@@ -142,7 +143,7 @@ func cmdScan(s *Server, cl *client, a [][]byte) {
 		case "MATCH":
 			pat = string(a[i+1])
 		case "COUNT":
-			v, ok := parseInt(a[i+1])
+			v, ok := integer.Parse(a[i+1])
 			if !ok || v < 1 {
 				s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
 				return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
@@ -107,7 +108,7 @@ func cmdMemoryUsage(s *Server, cl *client, args [][]byte) {
 			s.writeErr(cl, replyErr("ERR syntax error"))
 			return
 		}
-		v, ok := parseInt(args[j+1])
+		v, ok := integer.Parse(args[j+1])
 		if !ok {
 			s.writeErr(cl, errNotInteger)
 			return

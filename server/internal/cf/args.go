@@ -2,8 +2,9 @@ package cf
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 )
 
 // Defaults are RedisBloom's cf-* settings (Redis 8's names): the parameters
@@ -71,11 +72,6 @@ func (d *Defaults) CheckGrowth(f *Filter) error {
 	return nil
 }
 
-func parseInt(b []byte) (int64, bool) {
-	v, err := strconv.ParseInt(string(b), 10, 64)
-	return v, err == nil
-}
-
 // The texts of CF.RESERVE's and CF.INSERT's argument errors changed in
 // RedisBloom 8. A RedisBloom-layout server answers as RedisBloom 2.6.28,
 // whose filters it reproduces byte for byte and against which it is tested;
@@ -125,7 +121,7 @@ func argIndex(argv [][]byte, name string) int {
 // order MAXITERATIONS, BUCKETSIZE, EXPANSION, then the capacity is checked,
 // each with RedisBloom's error text.
 func ParseReserve(argv [][]byte, d *Defaults) (*Params, error) {
-	capacity, ok := parseInt(argv[2])
+	capacity, ok := integer.Parse(argv[2])
 	if !ok {
 		return nil, reply("Bad capacity")
 	}
@@ -145,7 +141,7 @@ func ParseReserve(argv [][]byte, d *Defaults) (*Params, error) {
 		}
 		var v int64
 		if i+1 < len(argv) {
-			v, ok = parseInt(argv[i+1])
+			v, ok = integer.Parse(argv[i+1])
 		}
 		if i+1 == len(argv) || !ok {
 			return nil, reply("Couldn't parse " + o.name)
@@ -190,7 +186,7 @@ func ParseInsert(args [][]byte, d *Defaults, wrongArity error) (create *Params, 
 			if i == len(args) {
 				return nil, nil, wrongArity
 			}
-			v, ok := parseInt(args[i])
+			v, ok := integer.Parse(args[i])
 			if !ok {
 				return nil, nil, reply("Bad capacity")
 			}

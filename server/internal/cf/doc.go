@@ -14,8 +14,8 @@
 // before it is allocated, and a Charger may refuse it.
 //
 // It imports the library's filters (filter, growing, lockfree, redisbloom,
-// internal/linhash) and internal/fields, and nothing of the server;
-// packages internal/keyspace and server import it.
+// internal/linhash), internal/fields and internal/integer, and nothing of
+// the server; packages internal/keyspace and server import it.
 //
 // # Layouts
 //
