@@ -244,7 +244,7 @@ END {
 			if (b[2] > 0) cr[row] = cr[row] " " c[2] / b[2]
 		}
 	}
-	printf "%-17s %-19s %-19s %-18s %-20s %-20s %s\n", "", "cuckoo req/s", "redisbloom req/s", "ratio", "cuckoo µs/req", "redisbloom µs/req", "ratio"
+	printf "%-17s %-19s %-19s %-18s %-21s %-21s %s\n", "", "cuckoo req/s", "redisbloom req/s", "ratio", "cuckoo µs/req", "redisbloom µs/req", "ratio"
 	for (i = 1; i <= nrows; i++) {
 		row = rows[i]
 		printf "%-17s %-19s %-19s %-18s %-20s %-20s %s\n", row, rate(rps[row, "cuckoo"]), rate(rps[row, "redisbloom"]),
