@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# The CF.* commands of `cuckoo serve` against the same commands of a real
+# RedisBloom module loaded into redis-server, in interleaved rounds (this
+# machine is shared and noisy: compare within a round; which server goes
+# first alternates from round to round). Each run is one redis-benchmark
+# (50 clients, random items) of CF.ADD, CF.EXISTS, CF.MEXISTS of 10 items
+# or CF.INSERT of 10 items, pipelined 16 deep and not pipelined; for each
+# it records the requests a second and the server's CPU time a request.
+#
+#   bench/scripts/serve-vs-redisbloom.sh 3
+#   LAYOUT=redisbloom GOMAXPROCS=1 N=200000 bench/scripts/serve-vs-redisbloom.sh 2
+#
+# Argument: ROUNDS (default 3). Environment:
+#   LAYOUT      cuckoo serve's --cf-layout: cuckoo (default) or redisbloom
+#   GOMAXPROCS  passed to cuckoo serve only (unset: every core)
+#   N           requests a run (default 300000); CAPACITY of CF.RESERVE k
+#               (default 20000000), reserved afresh each round so that every
+#               round starts from an empty filter
+#   CUCKOO      a cuckoo binary to use instead of building ./cmd/cuckoo
+#   REDISBLOOM_SO  the module (default /tmp/redisbloom-build/redisbloom.so);
+#               when it is missing it is built, offline, with
+#               ../shared/tools/redisbloom/build-module from the GitHub
+#               snapshots under MIRROR (default /work/.mirror)
+#
+# Both servers log every write and flush the log once a second:
+# redis-server --appendonly yes --appendfsync everysec --save '' (no RDB
+# snapshots; the AOF is still rewritten once it has grown past 64mb, by a
+# forked child), and cuckoo serve --appendfsync everysec (it always logs)
+# with its default save schedule, which snapshots and truncates the log
+# once it has grown past --snapshot-log-size 64mb.
+#
+# CPU time is utime+stime of /proc/PID/stat, all threads, plus
+# cutime+cstime: redis-server's AOF rewrites run in a child process whose
+# time is added to its parent's when the child is reaped (cuckoo serve has
+# no children). Clock ticks are getconf CLK_TCK (usually 10 ms), so a run
+# should take a second or more.
+#
+# Needs redis-server, redis-cli and redis-benchmark (Debian's redis-server
+# and redis-tools, 7.0), perl (to ask the OS for a free port) and Go.
+# Ports are chosen by the OS on 127.0.0.1; data goes to a temporary
+# directory, removed with the servers, which are stopped by process id.
+set -euo pipefail
+ROUNDS=${1:-3}
+LAYOUT=${LAYOUT:-cuckoo}
+N=${N:-300000}
+CAPACITY=${CAPACITY:-20000000}
+MIRROR=${MIRROR:-/work/.mirror}
+so=${REDISBLOOM_SO:-/tmp/redisbloom-build/redisbloom.so}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+gomaxprocs=${GOMAXPROCS:-} # for cuckoo serve alone, not go build
+unset GOMAXPROCS
+
+case $LAYOUT in cuckoo | redisbloom) ;; *)
+	echo "LAYOUT must be cuckoo or redisbloom, not $LAYOUT" >&2
+	exit 2
+	;;
+esac
+for c in redis-server redis-cli redis-benchmark perl go getconf; do
+	command -v "$c" >/dev/null || {
+		echo "$c is not installed (redis-server and redis-tools for the redis ones)" >&2
+		exit 2
+	}
+done
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$p" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The module: built from the snapshots when they are there. build-module
+# sits in the shared folder beside the main checkout; from a worktree, that
+# is beside the directory holding the common git dir.
+if [ ! -f "$so" ]; then
+	build=${BUILD_MODULE:-$root/../shared/tools/redisbloom/build-module}
+	if [ ! -x "$build" ]; then
+		common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+		[ -n "$common" ] && build=$(dirname "$(dirname "$common")")/shared/tools/redisbloom/build-module
+	fi
+	if [ -x "$build" ] && [ -d "$MIRROR/RedisBloom+RedisBloom/repo" ]; then
+		echo "building $so with $build (log: $so.build.log)" >&2
+		mkdir -p "$(dirname "$so")"
+		OUT=$(dirname "$so") MIRROR=$MIRROR "$build" >"$so.build.log" 2>&1 || {
+			tail -20 "$so.build.log" >&2
+			exit 2
+		}
+	fi
+	if [ ! -f "$so" ]; then
+		cat >&2 <<-EOF
+			no RedisBloom module at $so. Set REDISBLOOM_SO to one built for this
+			redis-server, or fetch the snapshots RedisBloom/RedisBloom,
+			RedisBloom/t-digest-c, RedisLabsModules/RedisModulesSDK and
+			RedisLabsModules/readies into \$MIRROR ($MIRROR) and run this again:
+			it builds the module with ../shared/tools/redisbloom/build-module.
+		EOF
+		exit 2
+	fi
+fi
+
+cuckoo=${CUCKOO:-}
+if [ -z "$cuckoo" ]; then
+	cuckoo=$tmp/cuckoo
+	(cd "$root" && go build -o "$cuckoo" ./cmd/cuckoo)
+fi
+
+freeport() {
+	perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0) or die "$!\n"; print $s->sockport'
+}
+ready() { # port: waits up to 10 s for PONG
+	for _ in $(seq 100); do
+		[ "$(redis-cli -p "$1" PING 2>/dev/null)" = PONG ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# redis-server on a port the OS picked; tried again if another process took
+# it between the pick and the bind.
+mkdir -p "$tmp/redis-data"
+for try in 1 2 3; do
+	rport=$(freeport)
+	redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis-data" --loadmodule "$so" \
+		--appendonly yes --appendfsync everysec --save '' >"$tmp/redis.log" 2>&1 &
+	rpid=$!
+	pids+=("$rpid")
+	ready "$rport" && break
+	kill "$rpid" 2>/dev/null || true
+	[ "$try" = 3 ] && { cat "$tmp/redis.log" >&2; exit 1; }
+done
+
+# cuckoo serve binds 127.0.0.1:0 itself and logs the address it got.
+env ${gomaxprocs:+GOMAXPROCS=$gomaxprocs} "$cuckoo" serve --addr 127.0.0.1:0 --dir "$tmp/serve-data" --appendfsync everysec \
+	--snapshot-log-size 64mb --cf-layout "$LAYOUT" 2>"$tmp/cuckoo.log" &
+cpid=$!
+pids+=("$cpid")
+cport=
+for _ in $(seq 100); do
+	cport=$(sed -n 's/.*ready to accept connections.* addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/cuckoo.log")
+	[ -n "$cport" ] && break
+	kill -0 "$cpid" 2>/dev/null || break
+	sleep 0.1
+done
+if [ -z "$cport" ] || ! ready "$cport"; then
+	cat "$tmp/cuckoo.log" >&2
+	exit 1
+fi
+
+hz=$(getconf CLK_TCK)
+cputicks() { # pid: utime+stime+cutime+cstime, from the fields after "(comm)"
+	sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13 + $14 + $15}'
+}
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; } # kB
+
+items10=$(printf ' __rand_int__%.0s' $(seq 10))
+commands=(
+	"CF.ADD k __rand_int__"
+	"CF.EXISTS k __rand_int__"
+	"CF.MEXISTS k$items10"
+	"CF.INSERT k ITEMS$items10"
+)
+
+# run NAME PORT PID P ROUND CMD: one redis-benchmark; appends
+# "round cmd P name rps µs/req" to the results.
+run() {
+	local name=$1 port=$2 pid=$3 p=$4 round=$5 cmd=$6 before after out rps
+	before=$(cputicks "$pid")
+	# shellcheck disable=SC2086 # the command is split into its words
+	out=$(redis-benchmark -p "$port" -n "$N" -c 50 -P "$p" -r 100000000 --csv $cmd 2>/dev/null)
+	after=$(cputicks "$pid")
+	rps=$(echo "$out" | awk -F'","' 'NR == 2 {print $2}')
+	[ -n "$rps" ] || { echo "redis-benchmark against $name failed: $out" >&2; exit 1; }
+	echo "$round|${cmd%% *}|$p|$name|$rps|$(awk -v t=$((after - before)) -v hz="$hz" -v n="$N" 'BEGIN {printf "%.3f", t / hz * 1e6 / n}')" >>"$tmp/results"
+}
+
+rbver=$(redis-cli -p "$rport" MODULE LIST | awk 'prev == "ver" {print; exit} {prev = $0}')
+echo "cuckoo serve (--cf-layout $LAYOUT, GOMAXPROCS ${gomaxprocs:-unset}, $(nproc) CPUs) against" \
+	"redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') with RedisBloom $rbver;" \
+	"CF.RESERVE k $CAPACITY, $ROUNDS rounds of $N requests a run, 50 clients"
+for r in $(seq "$ROUNDS"); do
+	for port in "$cport" "$rport"; do
+		redis-cli -p "$port" DEL k >/dev/null
+		[ "$(redis-cli -p "$port" CF.RESERVE k "$CAPACITY")" = OK ] || {
+			echo "CF.RESERVE k $CAPACITY failed on port $port" >&2
+			exit 1
+		}
+	done
+	for p in 16 1; do
+		for cmd in "${commands[@]}"; do
+			if [ $((r % 2)) = 1 ]; then
+				run cuckoo "$cport" "$cpid" "$p" "$r" "$cmd"
+				run redisbloom "$rport" "$rpid" "$p" "$r" "$cmd"
+			else
+				run redisbloom "$rport" "$rpid" "$p" "$r" "$cmd"
+				run cuckoo "$cport" "$cpid" "$p" "$r" "$cmd"
+			fi
+		done
+	done
+	echo "round $r done" >&2
+done
+
+# One row per command and pipeline depth: median (min-max) over the rounds
+# of each server's rate, of the ratio within a round, and of CPU time a
+# request (ratio: cuckoo serve's over RedisBloom's, lower is less CPU).
+echo
+awk -F'|' '
+# sorted(s): the numbers of the list s in order, into v[1..n]; returns n
+# (mawk has no asort).
+function sorted(s,   n, i, j, x) {
+	n = split(s, v, " ")
+	for (i = 2; i <= n; i++) {
+		x = v[i] + 0
+		for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]
+		v[j + 1] = x
+	}
+	return n
+}
+function med(s,   n) { n = sorted(s); return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
+function lo(s) { sorted(s); return v[1] }
+function hi(s,   n) { n = sorted(s); return v[n] }
+function k(x) { return sprintf("%.0fk", x / 1000) }
+function rate(s) { return sprintf("%s (%s-%s)", k(med(s)), k(lo(s)), k(hi(s))) }
+function ratio(s) { return sprintf("%.2f (%.2f-%.2f)", med(s), lo(s), hi(s)) }
+{
+	row = $2 " -P " $3
+	if (!(row in seen)) { seen[row] = 1; rows[++nrows] = row }
+	rps[row, $4] = rps[row, $4] " " $5; cpu[row, $4] = cpu[row, $4] " " $6
+	key[row, $1, $4] = $5 "|" $6
+}
+END {
+	for (i = 1; i <= nrows; i++) {
+		row = rows[i]
+		for (rk in key) {
+			split(rk, f, SUBSEP)
+			if (f[1] != row || f[3] != "cuckoo" || !((row, f[2], "redisbloom") in key)) continue
+			split(key[rk], c, "|"); split(key[row, f[2], "redisbloom"], b, "|")
+			rr[row] = rr[row] " " c[1] / b[1]
+			if (b[2] > 0) cr[row] = cr[row] " " c[2] / b[2]
+		}
+	}
+	printf "%-17s %-19s %-19s %-18s %-21s %-21s %s\n", "", "cuckoo req/s", "redisbloom req/s", "ratio", "cuckoo µs/req", "redisbloom µs/req", "ratio"
+	for (i = 1; i <= nrows; i++) {
+		row = rows[i]
+		printf "%-17s %-19s %-19s %-18s %-20s %-20s %s\n", row, rate(rps[row, "cuckoo"]), rate(rps[row, "redisbloom"]),
+			ratio(rr[row]), sprintf("%.2f (%.2f-%.2f)", med(cpu[row, "cuckoo"]), lo(cpu[row, "cuckoo"]), hi(cpu[row, "cuckoo"])),
+			sprintf("%.2f (%.2f-%.2f)", med(cpu[row, "redisbloom"]), lo(cpu[row, "redisbloom"]), hi(cpu[row, "redisbloom"])),
+			cr[row] == "" ? "-" : ratio(cr[row])
+	}
+}' "$tmp/results"
+
+# The filters and the processes after the last round.
+info() { # port field
+	redis-cli -p "$1" CF.INFO k | awk -v f="$2" 'prev == f {print; exit} {prev = $0}'
+}
+after() { # name port pid
+	printf "%-11s CF.INFO Size %s bytes, %s filters, %s items; RSS %d MiB\n" "$1" \
+		"$(info "$2" Size)" "$(info "$2" "Number of filters")" "$(info "$2" "Number of items inserted")" \
+		$(($(rss "$3") / 1024))
+}
+echo
+after cuckoo "$cport" "$cpid"
+after redisbloom "$rport" "$rpid"
