@@ -77,3 +77,61 @@ func BenchmarkInsert(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ns/insert")
 }
+
+// BenchmarkTouch compares inserting batches of 10 keys (a CF.INSERT) into
+// a table far larger than the caches, as the server's 20-million-key
+// reservation is, with and without Touch first; and the same for lookups.
+func BenchmarkTouch(b *testing.B) {
+	const capacity, batch = 20_000_000, 10
+	for _, touch := range []bool{false, true} {
+		f, err := growing.New(growing.Config{InitialCapacity: capacity, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys := make([][]byte, batch)
+		next := uint64(0)
+		fill := func() {
+			for i := range keys {
+				next++
+				keys[i] = binary.LittleEndian.AppendUint64(keys[i][:0], next*0x9E3779B97F4A7C15)
+			}
+		}
+		for range 5_000_000 / batch { // a quarter full, as after a while
+			fill()
+			for _, k := range keys {
+				if err := f.Insert(k); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.Run(fmt.Sprintf("insert/touch=%v", touch), func(b *testing.B) {
+			for b.Loop() {
+				fill()
+				if touch {
+					f.Touch(keys)
+				}
+				for _, k := range keys {
+					if err := f.Insert(k); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/key")
+		})
+		b.Run(fmt.Sprintf("lookup/touch=%v", touch), func(b *testing.B) {
+			found := 0
+			for b.Loop() {
+				fill()
+				if touch {
+					f.Touch(keys)
+				}
+				for _, k := range keys {
+					if f.Contains(k) {
+						found++
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/key")
+		})
+	}
+}

@@ -379,3 +379,38 @@ func (f *Filter) Reset() error {
 	defer f.mu.Unlock()
 	return f.reset(linhash.NewGeometry(f.initial), false, false)
 }
+
+// touchSink keeps Touch's loads from being optimised away.
+var touchSink atomic.Uint64
+
+// touchBatch bounds the addresses Touch computes before it loads them: the
+// loads of a batch are then few instructions apart, so the processor has
+// most of their cache misses in flight at once.
+const touchBatch = 16
+
+// Touch reads the two buckets of each key and changes nothing, so that
+// inserts or lookups of the same keys that follow find their words in the
+// cache: the cache misses of a batch overlap instead of coming one after
+// another, as for the filter package's batch lookups. It takes no lock; a
+// geometry or directory that changes meanwhile only makes it less useful.
+func (f *Filter) Touch(keys [][]byte) {
+	g, d := f.geometry(), f.dir.Load()
+	if g.Buckets() > d.buckets {
+		return // a Reset between the two loads
+	}
+	var at [2 * touchBatch]uint64
+	var sink uint64
+	for len(keys) > 0 {
+		n := min(len(keys), touchBatch)
+		for i, k := range keys[:n] {
+			_, a, b := f.shape.Key(f.hash(k))
+			at[2*i], _ = g.Bucket(a)
+			at[2*i+1], _ = g.Bucket(b)
+		}
+		for _, j := range at[:2*n] {
+			sink += d.word(j).Load()
+		}
+		keys = keys[n:]
+	}
+	touchSink.Store(sink)
+}

@@ -1,6 +1,7 @@
 package redisbloom_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -42,6 +43,58 @@ func BenchmarkFilter(b *testing.B) {
 				f.Contains(items[c.base+i&(n-1)])
 				i++
 			}
+		})
+	}
+}
+
+// BenchmarkTouch compares adding batches of 10 items (a CF.INSERT) to a
+// filter far larger than the caches, CF.RESERVE 20000000, with and without
+// Touch first; and looking them up.
+func BenchmarkTouch(b *testing.B) {
+	const batch = 10
+	for _, touch := range []bool{false, true} {
+		f, err := redisbloom.New(redisbloom.Params{Capacity: 20_000_000, BucketSize: 2, MaxIterations: 20, Expansion: 1,
+			Reserve: func(uint64) error { return nil }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		items := make([][]byte, batch)
+		next := uint64(0)
+		fill := func() {
+			for i := range items {
+				next++
+				items[i] = binary.LittleEndian.AppendUint64(items[i][:0], next*0x9E3779B97F4A7C15)
+			}
+		}
+		for range 3_000_000 / batch {
+			fill()
+			for _, it := range items {
+				f.Add(it)
+			}
+		}
+		b.Run(fmt.Sprintf("add/touch=%v", touch), func(b *testing.B) {
+			for b.Loop() {
+				fill()
+				if touch {
+					f.Touch(items)
+				}
+				for _, it := range items {
+					f.Add(it)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/item")
+		})
+		b.Run(fmt.Sprintf("contains/touch=%v", touch), func(b *testing.B) {
+			for b.Loop() {
+				fill()
+				if touch {
+					f.Touch(items)
+				}
+				for _, it := range items {
+					f.Contains(it)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/item")
 		})
 	}
 }

@@ -237,6 +237,9 @@ func cfExists(multi bool) handler {
 		c := s.lookup(args[1])
 		if multi {
 			cl.wr.WriteArray(len(args) - 2)
+			if c != nil && len(args) > 3 {
+				c.Touch(args[2:])
+			}
 		}
 		for _, it := range args[2:] {
 			cl.wr.WriteBool(c != nil && c.Exists(it))

@@ -558,3 +558,16 @@ type replyCause struct {
 
 func (e replyCause) Error() string { return e.text }
 func (e replyCause) Unwrap() error { return e.cause }
+
+// Touch reads the buckets of items, changing nothing, so that adds and
+// lookups of them that follow find their words in the cache and a batch's
+// cache misses overlap (growing.Filter.Touch, redisbloom.Filter.Touch). No
+// lock. Filters kept as a list of stages are not touched.
+func (f *Filter) Touch(items [][]byte) {
+	switch {
+	case f.rb != nil:
+		f.rb.Touch(items)
+	case f.table != nil:
+		f.table.Touch(items)
+	}
+}

@@ -402,6 +402,9 @@ func (a *Applying) putOwn(nc *Entry) error {
 var errRaced = errors.New("the key was created meanwhile")
 
 func applyAdd(a *Applying, o *Op) error {
+	if len(o.Items) > 1 {
+		a.At.Touch(o.Items)
+	}
 	if !a.live {
 		for _, it := range o.Items {
 			if _, err := a.At.Add(it, false, true, a.st.forceCharger); err != nil {
