@@ -378,6 +378,12 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 			}
 			return cf.ErrBadChunk
 		})
+	case iter == 1 && s.filterDefaults().Layout == cf.LayoutRedisBloom && cf.InvalidHeaderRB(data):
+		// RedisBloom's answer, after its check that the key is free.
+		err = cf.ErrInvalidHeaderRB
+		if s.store.Get(key) != nil {
+			err = keyspace.ErrItemExists
+		}
 	case iter == 1:
 		err = s.store.Install(&cl.ks, o)
 	default:

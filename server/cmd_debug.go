@@ -18,15 +18,17 @@ import (
 // exclusively, so that no write sees it half done. Nothing is logged: the
 // data set is the same after, which is what the command checks. A key
 // whose CF.LOADCHUNK is under way is left as it is, since its pending load
-// is not part of a payload. The other subcommands of Redis's DEBUG are
-// refused.
+// is not part of a payload. RELOAD's options (MERGE, NOFLUSH, NOSAVE: in
+// Redis, merge into the keys present, do not empty them, do not save
+// first) change nothing here, where every key is reloaded in place from
+// what it holds. The other subcommands of Redis's DEBUG are refused.
 
 func init() { handle("debug", cmdDebug) }
 
 var debugHelp = []string{
 	"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"RELOAD",
-	"    Write every filter out as its DUMP payload and read it back in its place.",
+	"RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
+	"    Write every filter out as its DUMP payload and read it back in its place (the options change nothing).",
 	"HELP",
 	"    Print this help.",
 }
@@ -44,7 +46,15 @@ func cmdDebug(s *Server, cl *client, args [][]byte) {
 	switch sub := strings.ToLower(string(args[1])); {
 	case sub == "help" && len(args) == 2:
 		command.WriteHelp(cl.wr, debugHelp)
-	case sub == "reload" && len(args) == 2:
+	case sub == "reload":
+		for _, o := range args[2:] {
+			switch strings.ToUpper(string(o)) {
+			case "MERGE", "NOFLUSH", "NOSAVE":
+			default:
+				s.writeErr(cl, replyErr("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."))
+				return
+			}
+		}
 		keys, err := s.debugReload(&cl.ks)
 		if err != nil {
 			s.writeErr(cl, err)

@@ -63,6 +63,7 @@ type serverProcess struct {
 func startProcess(t *testing.T, dir string) *serverProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServerProcess$", "-test.count=1")
+	dieWithTest(cmd)
 	cmd.Env = append(os.Environ(), serverDirEnv+"="+dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

@@ -120,6 +120,7 @@ func diffStartRedisBloom(t *testing.T, module string) string {
 	ln.Close()
 	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--loadmodule", module,
 		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

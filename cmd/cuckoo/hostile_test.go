@@ -115,6 +115,7 @@ func startServe(t *testing.T, pass string, args ...string) *serveProcess {
 		args = append(args, "--requirepass", pass)
 	}
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	dieWithTest(cmd)
 	w := &lineWriter{log: &syncBuf{}, ready: make(chan string, 1)}
 	cmd.Stderr = w
 	if err := cmd.Start(); err != nil {

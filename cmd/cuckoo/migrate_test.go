@@ -173,6 +173,7 @@ func startRedisBloom(t *testing.T, module string) string {
 	ln.Close()
 	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--loadmodule", module,
 		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

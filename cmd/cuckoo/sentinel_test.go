@@ -59,6 +59,7 @@ func startSentinelFor(t *testing.T, sentinel string, shards map[string]string, s
 		t.Fatal(err)
 	}
 	cmd := exec.Command(sentinel, conf)
+	dieWithTest(cmd)
 	out := &syncBuf{}
 	cmd.Stdout = lineFunc(out.add)
 	if err := cmd.Start(); err != nil {

@@ -104,11 +104,24 @@ func (f *Filter) infoRB() [8]Figure {
 	}
 }
 
-// isRBHeader reports whether a CF.LOADCHUNK header is to be read as
-// RedisBloom's: any that does not start with this server's magic, so that
-// one of the wrong length gets RedisBloom's "Invalid header".
+// isRBHeader reports whether a CF.LOADCHUNK header is RedisBloom's (its
+// 38 bytes, or the 46 of 2.2.0-2.2.10) rather than this server's, which
+// starts with its magic.
 func isRBHeader(header []byte) bool {
-	return !bytes.HasPrefix(header, []byte(headerMagic))
+	return !bytes.HasPrefix(header, []byte(headerMagic)) && (len(header) == redisbloom.HeaderSize || len(header) == 46)
+}
+
+// ErrInvalidHeaderRB is RedisBloom's answer to a CF.LOADCHUNK header of
+// the wrong length. A server of RedisBloom's layout gives it for any
+// header that is neither RedisBloom's nor this server's (InvalidHeaderRB);
+// one of this server's layout takes such a header for a damaged one of its
+// own ("Couldn't create filter!").
+var ErrInvalidHeaderRB = reply(redisbloom.ErrHeader.Error())
+
+// InvalidHeaderRB reports whether header is neither this server's nor of
+// RedisBloom's length.
+func InvalidHeaderRB(header []byte) bool {
+	return !bytes.HasPrefix(header, []byte(headerMagic)) && !isRBHeader(header)
 }
 
 // beginLoadRB makes f the empty RedisBloom filter of a RedisBloom dump
