@@ -119,9 +119,9 @@ def run_one(make):
             status, details = "skip", [str(e) or "skipped"]
         except Exception as e:
             status, details = "FAIL", [describe(e)]
-    failures, passed_over = RLTest.take_failures()
-    if passed_over and status != "skip":
-        details.append("dumpAndReload did not reload (--reload noop) at " + ", ".join(passed_over))
+    failures, notes = RLTest.take_failures()
+    if status != "skip":
+        details += notes
     if failures:
         # Failed assertions make it a failure even if it then skipped.
         then = "then skipped: " if status == "skip" else ""
@@ -185,6 +185,7 @@ def main():
     p.add_argument("--reload", choices=("skip", "noop"), default="skip",
                    help="where the target has no DEBUG RELOAD, dumpAndReload skips the test (default), "
                         "or does nothing and the test goes on (noted in the table)")
+    p.add_argument("--replica", metavar="HOST:PORT", help="a replica of the server, for tests that want one")
     p.add_argument("--timeout", type=float, default=300, help="seconds one command may take (default %(default)s)")
     p.add_argument("--label", default="", help="name of the target in the heading")
     p.add_argument("-v", "--verbose", action="store_true", help="print every test's output and commands")
@@ -193,9 +194,14 @@ def main():
     host, _, port = a.addr.rpartition(":")
     port = int(port)
     wait_ready(host, port, 10)
+    replica = None
+    if a.replica:
+        rhost, _, rport = a.replica.rpartition(":")
+        replica = (rhost, int(rport))
+        wait_ready(rhost, int(rport), 10)
     with tempfile.TemporaryDirectory(prefix="redisbloom-flow-") as tmp:
         files = extract(a.git_dir, a.tag, a.file, tmp)
-        RLTest.configure(host, port, a.timeout, tmp, a.verbose, a.reload)
+        RLTest.configure(host, port, a.timeout, tmp, a.verbose, a.reload, replica)
         sys.path.insert(1, tmp)
         spec = importlib.util.spec_from_file_location(a.file, os.path.join(tmp, a.file + ".py"))
         module = importlib.util.module_from_spec(spec)
@@ -205,7 +211,7 @@ def main():
         print("RedisBloom %s tests/flow/%s.py (with %s) against %s%s" % (
             a.tag, a.file, ", ".join(f + ".py" for f in files[1:]) or "nothing else",
             (a.label + " at ") if a.label else "", a.addr))
-        print("server: %s" % server_name(host, port))
+        print("server: %s" % server_name(host, port) + (", replica at %s" % a.replica if a.replica else ""))
         print()
         print("%-5s %7s  %s" % ("", "seconds", "test"))
         counts = {"pass": 0, "FAIL": 0, "skip": 0}

@@ -10,8 +10,10 @@
 #   cuckoo      cuckoo serve with its default layout
 #
 # TAG is the RedisBloom tag the tests are taken from (default v2.6.28).
+# REPLICA=1 also starts a replica of the same kind, for the tests that ask
+# for one (Env(useSlaves=True)); without it they are skipped.
 # Exit status: runner.py's (0 all passed or skipped, 1 a test failed, 2 the
-# run could not start); 3 when the server was gone at the end.
+# run could not start); 3 when a server was gone at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 target=${1:?usage: with-server.sh redisbloom|cuckoo-rb|cuckoo [TAG] [runner options]}
@@ -19,17 +21,56 @@ tag=${2:-v2.6.28}
 shift $(($# < 2 ? $# : 2))
 
 tmp=$(mktemp -d)
-pid=""
+pids=() names=() # the servers started, and their names (server, replica)
 # shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
-	if [ -n "$pid" ]; then
+	for pid in "${pids[@]}"; do
 		kill "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
-	fi
+	done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
+# start_redis NAME [ARGS]: redis-server with the module, data in $tmp/NAME,
+# on a port the OS picked for a socket closed at once; sets addr.
+# enable-debug-command as RLTest starts it: dumpAndReload runs DEBUG RELOAD.
+start_redis() {
+	local name=$1 port
+	shift
+	port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	mkdir -p "$tmp/$name"
+	redis-server --port "$port" --bind 127.0.0.1 --loadmodule "$module" --save '' --appendonly no \
+		--dir "$tmp/$name" --enable-debug-command local "$@" >"$tmp/$name.log" 2>&1 &
+	pids+=($!)
+	names+=("$name")
+	addr=127.0.0.1:$port
+}
+
+# start_cuckoo NAME [ARGS]: cuckoo serve, data in $tmp/NAME, on port 0 (it
+# binds a free port and logs the address it got); sets addr.
+start_cuckoo() {
+	local name=$1 pid
+	shift
+	"$bin" serve --addr 127.0.0.1:0 --dir "$tmp/$name" --cf-layout "$layout" "${debug[@]}" "$@" \
+		>"$tmp/$name.log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	names+=("$name")
+	addr=""
+	for _ in $(seq 100); do
+		addr=$(sed -n 's/.*ready to accept connections.* addr=\([^ ]*\).*/\1/p' "$tmp/$name.log")
+		if [ -n "$addr" ] || ! kill -0 "$pid" 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	if [ -z "$addr" ]; then
+		echo "with-server.sh: cuckoo serve did not start:" >&2
+		cat "$tmp/$name.log" >&2
+		exit 2
+	fi
+}
+
+replica=()
 case $target in
 redisbloom)
 	module=${CUCKOO_REDISBLOOM_MODULE:-/tmp/redisbloom-build/redisbloom.so}
@@ -37,13 +78,12 @@ redisbloom)
 		echo "with-server.sh: no RedisBloom module at $module (set CUCKOO_REDISBLOOM_MODULE)" >&2
 		exit 2
 	fi
-	# A free port: the OS picks one for a socket that is closed at once.
-	port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	# enable-debug-command, as RLTest starts it: dumpAndReload runs DEBUG RELOAD.
-	redis-server --port "$port" --bind 127.0.0.1 --loadmodule "$module" --save '' --appendonly no \
-		--dir "$tmp" --enable-debug-command local >"$tmp/server.log" 2>&1 &
-	pid=$!
-	addr=127.0.0.1:$port
+	start_redis server
+	primary=$addr
+	if [ "${REPLICA:-}" = 1 ]; then
+		start_redis replica --replicaof 127.0.0.1 "${primary##*:}"
+		replica=(--replica "$addr")
+	fi
 	;;
 cuckoo | cuckoo-rb)
 	bin=${CUCKOO:-/tmp/cuckoo}
@@ -56,19 +96,11 @@ cuckoo | cuckoo-rb)
 	# DEBUG RELOAD for dumpAndReload, where this build has it (as for redis-server).
 	debug=()
 	if "$bin" serve --help 2>&1 | grep -q enable-debug-command; then debug=(--enable-debug-command local); fi
-	# Port 0: cuckoo serve binds a free port and logs the address it got.
-	"$bin" serve --addr 127.0.0.1:0 --dir "$tmp/data" --cf-layout "$layout" "${debug[@]}" >"$tmp/server.log" 2>&1 &
-	pid=$!
-	addr=""
-	for _ in $(seq 100); do
-		addr=$(sed -n 's/.*ready to accept connections.* addr=\([^ ]*\).*/\1/p' "$tmp/server.log")
-		if [ -n "$addr" ] || ! kill -0 "$pid" 2>/dev/null; then break; fi
-		sleep 0.1
-	done
-	if [ -z "$addr" ]; then
-		echo "with-server.sh: cuckoo serve did not start:" >&2
-		cat "$tmp/server.log" >&2
-		exit 2
+	start_cuckoo server
+	primary=$addr
+	if [ "${REPLICA:-}" = 1 ]; then
+		start_cuckoo replica --replicaof "127.0.0.1 ${primary##*:}"
+		replica=(--replica "$addr")
 	fi
 	;;
 *)
@@ -78,11 +110,12 @@ cuckoo | cuckoo-rb)
 esac
 
 status=0
-/usr/bin/python3 "$here/runner.py" --addr "$addr" --tag "$tag" --label "$target" "$@" || status=$?
-if ! kill -0 "$pid" 2>/dev/null; then
-	echo "with-server.sh: the server (pid $pid) was gone at the end; its log's last lines:" >&2
-	tail -n 20 "$tmp/server.log" >&2
-	pid=""
-	exit 3
-fi
+/usr/bin/python3 "$here/runner.py" --addr "$primary" "${replica[@]}" --tag "$tag" --label "$target" "$@" || status=$?
+for i in "${!pids[@]}"; do
+	if ! kill -0 "${pids[$i]}" 2>/dev/null; then
+		echo "with-server.sh: the ${names[$i]} (pid ${pids[$i]}) was gone at the end; its log's last lines:" >&2
+		tail -n 20 "$tmp/${names[$i]}.log" >&2
+		status=3
+	fi
+done
 exit "$status"

@@ -31,33 +31,34 @@ SkipTest = unittest.SkipTest
 
 # Where the tests run: set once by configure().
 _target = {"host": "127.0.0.1", "port": 6379, "timeout": 300.0, "test_dir": None, "verbose": False,
-           "reload": "skip"}
+           "reload": "skip", "replica": None}
 
 # Failed assertions of the test that is running, taken by take_failures().
 _failures = []
 
 
-def configure(host, port, timeout, test_dir, verbose=False, reload="skip"):
+def configure(host, port, timeout, test_dir, verbose=False, reload="skip", replica=None):
     """Point every Env at host:port; test_dir is where the test files are,
     to name the line an assertion or a skip was made on. reload is what
     dumpAndReload does where the target has no DEBUG RELOAD: "skip" the
-    test, or "noop": go on without reloading (reported by the runner)."""
+    test, or "noop": go on without reloading (noted). replica is
+    (host, port) of a replica of the target, for Env(useSlaves=True)."""
     _target.update(host=host, port=port, timeout=timeout, test_dir=os.path.realpath(test_dir), verbose=verbose,
-                   reload=reload)
-    del _reloads_passed_over[:]
+                   reload=reload, replica=replica)
+    del _notes[:]
 
 
-# Tests that went on past a dumpAndReload that did nothing (reload "noop").
-_reloads_passed_over = []
+# Where the test ran otherwise than under RLTest, taken by take_failures().
+_notes = []
 
 
 def take_failures():
-    """The failed assertions recorded since the last call, and the lines
-    where a dumpAndReload was passed over (reload "noop")."""
-    out, passed_over = list(_failures), list(_reloads_passed_over)
+    """The failed assertions recorded since the last call, and the notes
+    of where the test ran otherwise than under RLTest."""
+    out, notes = list(_failures), list(_notes)
     del _failures[:]
-    del _reloads_passed_over[:]
-    return out, passed_over
+    del _notes[:]
+    return out, notes
 
 
 def _caller():
@@ -182,19 +183,24 @@ def _contains(val, holder):
 
 
 def _short(a):
-    """An argument as a test's reader would recognise it, cut if long."""
-    s = a.decode("latin-1") if isinstance(a, bytes) else str(a)
-    return repr(s[:40] + "...") if len(s) > 40 else s
+    """An argument as a test's reader would recognise it: printable text as
+    it is, anything else as a Python literal; cut if long."""
+    if isinstance(a, bytes):
+        s = a.decode("ascii", "replace")
+        s = s if s.isprintable() else repr(a)
+    else:
+        s = str(a)
+        s = s if s.isprintable() else repr(s)
+    return s[:60] + "..." if len(s) > 60 else s
 
 
-# Env(...) arguments that need what one running server cannot give.
+# Env(...) arguments that need what the running server cannot give.
 _UNSUPPORTED = {
     "moduleArgs": "module arguments",
     "module": "a module of its own",
-    "useSlaves": "a replica",
+    "useSlaves": "a replica (runner.py --replica; REPLICA=1 with-server.sh)",
     "useAof": "a server with appendonly and restarts",
     "useTLS": "TLS",
-    "freshEnv": "a freshly started server",
     "enableDebugCommand": "a server started with enable-debug-command",
 }
 
@@ -203,7 +209,9 @@ class Env:
     """One connection to the target, with RLTest's assertions and helpers."""
 
     def __init__(self, testName=None, testDescription=None, env=None, shardsCount=None,
-                 decodeResponses=None, protocol=None, **kwargs):
+                 decodeResponses=None, protocol=None, useSlaves=None, freshEnv=False, **kwargs):
+        if useSlaves and not _target["replica"]:
+            _skip("Env(useSlaves=True) needs " + _UNSUPPORTED["useSlaves"])
         for name, value in kwargs.items():
             if name in ("forceTcp", "logDir", "redisBinaryPath", "dmcBinaryPath", "redisEnterpriseBinaryPath",
                         "tlsCertFile", "tlsKeyFile", "tlsCaCertFile", "terminateRetries", "terminateRetrySecs"):
@@ -219,7 +227,7 @@ class Env:
         self.testName = testName
         self.decodeResponses = bool(decodeResponses if decodeResponses is not None else Defaults.decode_responses)
         self.env = "oss"
-        self.useSlaves = False
+        self.useSlaves = bool(useSlaves)
         self.useAof = False
         self.shardsCount = 1
         self.debugger = None
@@ -227,6 +235,11 @@ class Env:
         self.con = redis.Redis(host=_target["host"], port=_target["port"], decode_responses=self.decodeResponses,
                                socket_timeout=_target["timeout"])
         self.assertionFailedSummary = []
+        if freshEnv:
+            # RLTest starts new servers for the test; here the running ones
+            # are emptied (FLUSHALL reaches the replica too).
+            self.con.flushall()
+            _notes.append("Env(freshEnv=True): FLUSHALL instead of new servers")
 
     # Commands.
 
@@ -248,7 +261,11 @@ class Env:
         return self.con
 
     def getSlaveConnection(self):
-        _skip("getSlaveConnection needs a replica")
+        if not self.useSlaves:
+            _skip("getSlaveConnection needs Env(useSlaves=True)")
+        host, port = _target["replica"]
+        return redis.Redis(host=host, port=port, decode_responses=self.decodeResponses,
+                           socket_timeout=_target["timeout"])
 
     def flush(self):
         self.con.flushall()
@@ -271,7 +288,7 @@ class Env:
             msg = str(e)
             if "unknown command" in msg or "not allowed" in msg:
                 if _target["reload"] == "noop":
-                    _reloads_passed_over.append(_caller()[1])
+                    _notes.append("dumpAndReload at %s did not reload (--reload noop)" % _caller()[1])
                     return
                 _skip("dumpAndReload needs DEBUG RELOAD; the target says: %s" % msg)
             raise
@@ -369,6 +386,8 @@ class Env:
         if ok:
             return
         _, where = _caller()
+        if len(what) > 400:  # a long list compared: its head is enough
+            what = what[:400] + "... (%d characters)" % len(what)
         line = "%s: %s" % (where, what) + (" [%s]" % message if message else "")
         self.assertionFailedSummary.append(line)
         _failures.append(line)
