@@ -173,6 +173,18 @@ def wait_ready(host, port, seconds):
             time.sleep(0.05)
 
 
+def wait_synced(host, port, seconds):
+    """Wait until the replica at host:port has finished its first copy
+    (master_link_status up), so that a test sees only the live stream."""
+    c = redis.Redis(host=host, port=port, decode_responses=True, socket_timeout=10)
+    deadline = time.monotonic() + seconds
+    while c.info("replication").get("master_link_status") != "up":
+        if time.monotonic() > deadline:
+            raise SystemExit("runner: the replica at %s:%d is not in sync" % (host, port))
+        time.sleep(0.05)
+    c.close()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--addr", required=True, help="HOST:PORT of the server under test")
@@ -199,6 +211,7 @@ def main():
         rhost, _, rport = a.replica.rpartition(":")
         replica = (rhost, int(rport))
         wait_ready(rhost, int(rport), 10)
+        wait_synced(rhost, int(rport), 30)
     with tempfile.TemporaryDirectory(prefix="redisbloom-flow-") as tmp:
         files = extract(a.git_dir, a.tag, a.file, tmp)
         RLTest.configure(host, port, a.timeout, tmp, a.verbose, a.reload, replica)
