@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+"""Run one of RedisBloom's flow test files against a running server.
+
+    /usr/bin/python3 runner.py --addr 127.0.0.1:6379 [--tag v2.6.28] [-k NAME]
+
+The test file (default tests/flow/test_cuckoo.py) and the files it imports
+from tests/flow are taken from the RedisBloom git mirror at the tag into a
+temporary directory, never into this repository, and run unchanged with the
+RLTest stand-in in shim/. The tests are found and ordered as RLTest does:
+the names starting with "test" in the file, classes first by name, one
+instance per class, its test methods by name.
+
+Prints one line per test (pass, FAIL or skip, with seconds), each skip's
+reason, then every failure with its assertions. Exit status: 0 when nothing
+failed, 1 when a test failed, 2 when the run could not start.
+"""
+
+import argparse
+import ast
+import contextlib
+import importlib.util
+import inspect
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_GIT_DIR = "/work/.mirror/RedisBloom+RedisBloom/repo"
+
+sys.dont_write_bytecode = True  # no __pycache__ in shim/ or the temp dir
+sys.path.insert(0, os.path.join(HERE, "shim"))
+import RLTest  # noqa: E402  (the shim, found through the path above)
+import redis  # noqa: E402
+
+
+def git_show(git_dir, tag, path):
+    """The file at tag, or None when the tag has no such file."""
+    r = subprocess.run(["git", "--git-dir", git_dir, "show", "%s:%s" % (tag, path)],
+                       capture_output=True)
+    return r.stdout if r.returncode == 0 else None
+
+
+def extract(git_dir, tag, name, into):
+    """Write tests/flow/<name>.py at tag into the directory, then the
+    tests/flow modules it imports, and theirs. Returns the names written."""
+    done, todo = [], [name]
+    while todo:
+        mod = todo.pop()
+        if mod in done:
+            continue
+        src = git_show(git_dir, tag, "tests/flow/%s.py" % mod)
+        if src is None:
+            if mod == name:
+                raise SystemExit("runner: %s has no tests/flow/%s.py" % (tag, mod))
+            continue  # a module from elsewhere (redis, packaging, RLTest)
+        with open(os.path.join(into, mod + ".py"), "wb") as f:
+            f.write(src)
+        done.append(mod)
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.Import):
+                todo += [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                todo.append(node.module.split(".")[0])
+    return done
+
+
+def collect(module):
+    """(name, make) pairs in RLTest's order; make() returns the callable to
+    run, or raises unittest.SkipTest. Classes are made once, lazily."""
+    tests = []
+    for symbol in dir(module):
+        obj = getattr(module, symbol)
+        if not symbol.lower().startswith("test") or getattr(obj, "__module__", None) != module.__name__:
+            continue
+        if inspect.isclass(obj):
+            holder = {}
+
+            def instance(cls=obj, holder=holder):
+                if "err" in holder:
+                    raise holder["err"]
+                if "obj" not in holder:
+                    try:
+                        holder["obj"] = cls()
+                    except BaseException as e:
+                        holder["err"] = e
+                        raise
+                return holder["obj"]
+
+            for m in dir(obj):
+                if m.lower().startswith("test") and callable(getattr(obj, m)):
+                    tests.append(("%s.%s" % (symbol, m), lambda m=m, instance=instance: getattr(instance(), m)))
+        elif inspect.isfunction(obj):
+            if inspect.signature(obj).parameters:
+                tests.append((symbol, lambda f=obj: (lambda: f(RLTest.Env()))))
+            else:
+                tests.append((symbol, lambda f=obj: f))
+    return tests
+
+
+def run_one(make):
+    """Run a test: (status, seconds, details, captured output)."""
+    RLTest.take_failures()
+    out = io.StringIO()
+    start = time.monotonic()
+    status, details = "pass", []
+    with contextlib.redirect_stdout(out):
+        try:
+            res = make()()
+            if inspect.isgenerator(res):
+                # RLTest calls a generator test and drops the generator, so
+                # its body never runs; here it runs to the end.
+                for _ in res:
+                    pass
+        except RLTest.SkipTest as e:
+            status, details = "skip", [str(e) or "skipped"]
+        except Exception as e:
+            status, details = "FAIL", [describe(e)]
+    failures, notes = RLTest.take_failures()
+    if status != "skip":
+        details += notes
+    if failures:
+        # Failed assertions make it a failure even if it then skipped.
+        then = "then skipped: " if status == "skip" else ""
+        status, details = "FAIL", failures + [then + d for d in details]
+    return status, time.monotonic() - start, details, out.getvalue()
+
+
+def describe(e):
+    """An exception as "file.py:line: Type: message", at the innermost
+    line of the test files it passed through."""
+    where = "?"
+    for fs in traceback.extract_tb(e.__traceback__):
+        if os.path.dirname(os.path.realpath(fs.filename)) == RLTest._target["test_dir"]:
+            where = "%s:%d" % (os.path.basename(fs.filename), fs.lineno)
+    msg = str(e)
+    if len(msg) > 300:
+        msg = msg[:300] + "..."
+    return "%s: raised %s: %s" % (where, type(e).__name__, msg)
+
+
+def server_name(host, port):
+    """What answers at host:port, for the report's heading."""
+    c = redis.Redis(host=host, port=port, decode_responses=True, socket_timeout=10)
+    info = c.info("server")
+    name = "redis_version %s" % info.get("redis_version")
+    if "cuckoo_version" in info:
+        name = "cuckoo %s (%s)" % (info["cuckoo_version"], name)
+    try:
+        for m in c.execute_command("MODULE", "LIST"):
+            m = dict(zip(m[::2], m[1::2])) if isinstance(m, list) else m
+            name += ", module %s %s" % (m.get("name"), m.get("ver"))
+    except redis.ResponseError:
+        pass
+    c.close()
+    return name
+
+
+def wait_ready(host, port, seconds):
+    c = redis.Redis(host=host, port=port, socket_timeout=2)
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            c.ping()
+            c.close()
+            return
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                raise SystemExit("runner: nothing answers at %s:%d" % (host, port))
+            time.sleep(0.05)
+
+
+def wait_synced(host, port, seconds):
+    """Wait until the replica at host:port has finished its first copy
+    (master_link_status up), so that a test sees only the live stream."""
+    c = redis.Redis(host=host, port=port, decode_responses=True, socket_timeout=10)
+    deadline = time.monotonic() + seconds
+    while c.info("replication").get("master_link_status") != "up":
+        if time.monotonic() > deadline:
+            raise SystemExit("runner: the replica at %s:%d is not in sync" % (host, port))
+        time.sleep(0.05)
+    c.close()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--addr", required=True, help="HOST:PORT of the server under test")
+    p.add_argument("--tag", default="v2.6.28", help="RedisBloom tag to take the tests from (default %(default)s)")
+    p.add_argument("--file", default="test_cuckoo", help="test file in tests/flow, without .py (default %(default)s)")
+    p.add_argument("--git-dir", default=os.environ.get("REDISBLOOM_GIT_DIR", DEFAULT_GIT_DIR),
+                   help="RedisBloom's git directory (env REDISBLOOM_GIT_DIR)")
+    p.add_argument("-k", action="append", default=[], metavar="NAME",
+                   help="run only tests whose name contains NAME (repeatable)")
+    p.add_argument("--reload", choices=("skip", "noop"), default="skip",
+                   help="where the target has no DEBUG RELOAD, dumpAndReload skips the test (default), "
+                        "or does nothing and the test goes on (noted in the table)")
+    p.add_argument("--replica", metavar="HOST:PORT", help="a replica of the server, for tests that want one")
+    p.add_argument("--timeout", type=float, default=300, help="seconds one command may take (default %(default)s)")
+    p.add_argument("--label", default="", help="name of the target in the heading")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every test's output and commands")
+    a = p.parse_args()
+
+    host, _, port = a.addr.rpartition(":")
+    port = int(port)
+    wait_ready(host, port, 10)
+    replica = None
+    if a.replica:
+        rhost, _, rport = a.replica.rpartition(":")
+        replica = (rhost, int(rport))
+        wait_ready(rhost, int(rport), 10)
+        wait_synced(rhost, int(rport), 30)
+    with tempfile.TemporaryDirectory(prefix="redisbloom-flow-") as tmp:
+        files = extract(a.git_dir, a.tag, a.file, tmp)
+        RLTest.configure(host, port, a.timeout, tmp, a.verbose, a.reload, replica)
+        sys.path.insert(1, tmp)
+        spec = importlib.util.spec_from_file_location(a.file, os.path.join(tmp, a.file + ".py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        tests = [t for t in collect(module) if not a.k or any(k in t[0] for k in a.k)]
+
+        print("RedisBloom %s tests/flow/%s.py (with %s) against %s%s" % (
+            a.tag, a.file, ", ".join(f + ".py" for f in files[1:]) or "nothing else",
+            (a.label + " at ") if a.label else "", a.addr))
+        print("server: %s" % server_name(host, port) + (", replica at %s" % a.replica if a.replica else ""))
+        print()
+        print("%-5s %7s  %s" % ("", "seconds", "test"))
+        counts = {"pass": 0, "FAIL": 0, "skip": 0}
+        failed = []
+        for name, make in tests:
+            status, secs, details, out = run_one(make)
+            counts[status] += 1
+            line = "%-5s %7.2f  %s" % (status, secs, name)
+            if status != "FAIL" and details:
+                line += ": " + details[0]
+            print(line, flush=True)
+            if a.verbose and out:
+                print(out.rstrip())
+            if status == "FAIL":
+                failed.append((name, details, out))
+        print()
+        print("passed %d, failed %d, skipped %d, of %d" % (counts["pass"], counts["FAIL"], counts["skip"], len(tests)))
+        for name, details, out in failed:
+            print()
+            print("FAIL %s" % name)
+            for d in details:
+                print("    " + d)
+            if out.strip() and not a.verbose:
+                print("    output:")
+                for o in out.rstrip().splitlines()[-10:]:
+                    print("      " + o)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
