@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/redistest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -63,7 +64,7 @@ type serverProcess struct {
 func startProcess(t *testing.T, dir string) *serverProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServerProcess$", "-test.count=1")
-	dieWithTest(cmd)
+	redistest.DieWithTest(cmd)
 	cmd.Env = append(os.Environ(), serverDirEnv+"="+dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

@@ -63,9 +63,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
 	"reflect"
 	"regexp"
 	"slices"
@@ -75,6 +73,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -91,55 +90,6 @@ const (
 	diffHeaderLen = 38  // RedisBloom's CFHeader: four uint64, three uint16, packed
 )
 
-// diffRedisBloomModule is the RedisBloom module to test against, or "" and
-// the reason the test skips.
-func diffRedisBloomModule() (string, string) {
-	path := os.Getenv("CUCKOO_REDISBLOOM_MODULE")
-	if path == "" {
-		path = "/tmp/redisbloom-build/redisbloom.so"
-	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		return "", "redis-server is not on PATH"
-	}
-	if _, err := os.Stat(path); err != nil {
-		return "", "no RedisBloom module at " + path +
-			" (set CUCKOO_REDISBLOOM_MODULE, or build one with MIRROR=/work/.mirror /work/shared/tools/redisbloom/build-module)"
-	}
-	return path, ""
-}
-
-// diffStartRedisBloom starts redis-server with the module on a port the OS
-// chose and stops it by its process id when the test ends.
-func diffStartRedisBloom(t *testing.T, module string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--loadmodule", module,
-		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	dieWithTest(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := net.JoinHostPort("127.0.0.1", port)
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	for deadline := time.Now().Add(10 * time.Second); c.Ping(context.Background()).Err() != nil; {
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := c.Do(context.Background(), "CF.INFO", "no-such-key").Err(); err == nil || err.Error() != "ERR not found" {
-		t.Fatalf("redis-server has no RedisBloom: CF.INFO answered %v", err)
-	}
-	return addr
-}
-
 func envInt(t *testing.T, name string, def uint64) uint64 {
 	s := os.Getenv(name)
 	if s == "" {
@@ -154,10 +104,6 @@ func envInt(t *testing.T, name string, def uint64) uint64 {
 
 // TestRedisBloomDifferential: see the top of this file.
 func TestRedisBloomDifferential(t *testing.T) {
-	module, why := diffRedisBloomModule()
-	if module == "" {
-		t.Skip(why)
-	}
 	total := uint64(120_000)
 	if testing.Short() {
 		total = 3_000
@@ -166,7 +112,7 @@ func TestRedisBloomDifferential(t *testing.T) {
 	seed := envInt(t, "CUCKOO_DIFF_SEED", uint64(time.Now().UnixNano()))
 	t.Logf("seed %d: CUCKOO_DIFF_SEED=%d CUCKOO_DIFF_COMMANDS=%d reproduce this run", seed, seed, total)
 
-	rbAddr := diffStartRedisBloom(t, module)
+	rbAddr := redistest.StartRedisBloom(t)
 	_, csAddr := start(t, rbConfig(""))
 	d := &differ{
 		t:        t,

@@ -39,6 +39,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -115,7 +116,7 @@ func startServe(t *testing.T, pass string, args ...string) *serveProcess {
 		args = append(args, "--requirepass", pass)
 	}
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	dieWithTest(cmd)
+	redistest.DieWithTest(cmd)
 	w := &lineWriter{log: &syncBuf{}, ready: make(chan string, 1)}
 	cmd.Stderr = w
 	if err := cmd.Start(); err != nil {

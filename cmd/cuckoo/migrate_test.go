@@ -5,13 +5,11 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -145,61 +143,12 @@ func TestMigrateRefuses(t *testing.T) {
 	}
 }
 
-// redisBloomModule is a RedisBloom module to test against, or "" (with the
-// reason the test skips).
-func redisBloomModule() (string, string) {
-	path := os.Getenv("CUCKOO_REDISBLOOM_MODULE")
-	if path == "" {
-		path = "/tmp/redisbloom-build/redisbloom.so"
-	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		return "", "redis-server is not installed"
-	}
-	if _, err := os.Stat(path); err != nil {
-		return "", "no RedisBloom module at " + path + " (set CUCKOO_REDISBLOOM_MODULE, or build one with ../shared/tools/redisbloom/build-module)"
-	}
-	return path, ""
-}
-
-// startRedisBloom starts redis-server with the RedisBloom module on a free
-// port and stops it by its process id when the test ends.
-func startRedisBloom(t *testing.T, module string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--loadmodule", module,
-		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	dieWithTest(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	for deadline := time.Now().Add(10 * time.Second); c.Ping(context.Background()).Err() != nil; {
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return addr
-}
-
 // TestMigrateFromAndToRedisBloom moves filters from a real RedisBloom to
 // cuckoo serve and back: the same dumps both ways; a key of cuckoo serve's
 // own layout is refused, saying why. Skipped where no module is built.
 func TestMigrateFromAndToRedisBloom(t *testing.T) {
-	module, why := redisBloomModule()
-	if module == "" {
-		t.Skip(why)
-	}
 	ctx := context.Background()
-	stack := startRedisBloom(t, module)
+	stack := redistest.StartRedisBloom(t)
 	_, serve, _ := serveProc(t, cuckooBin(t), "--dir", t.TempDir())
 	rs, cs := redis.NewClient(&redis.Options{Addr: stack}), redis.NewClient(&redis.Options{Addr: serve})
 	defer rs.Close()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -59,7 +60,7 @@ func startSentinelFor(t *testing.T, sentinel string, shards map[string]string, s
 		t.Fatal(err)
 	}
 	cmd := exec.Command(sentinel, conf)
-	dieWithTest(cmd)
+	redistest.DieWithTest(cmd)
 	out := &syncBuf{}
 	cmd.Stdout = lineFunc(out.add)
 	if err := cmd.Start(); err != nil {

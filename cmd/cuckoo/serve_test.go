@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -89,7 +90,7 @@ func serveProcTLS(t *testing.T, bin string, args ...string) (cmd *exec.Cmd, addr
 func serveArgs(t *testing.T, bin string, args ...string) (cmd *exec.Cmd, addr, tlsAddr string, log *syncBuf) {
 	t.Helper()
 	cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
-	dieWithTest(cmd)
+	redistest.DieWithTest(cmd)
 	// A pipe of our own, not StderrPipe: Wait closes that one, which can
 	// lose the last lines (a crash's panic) before they are read.
 	stderr, pw, err := os.Pipe()

@@ -10,12 +10,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/redistest"
 	"github.com/cuckoohash/cuckoo/redisbloom/internal/rdb"
 )
 
@@ -23,55 +23,12 @@ import (
 // Debian's redis-server, so TestRedisStrings runs there; RedisBloom's module
 // is usually absent, and TestRedisModule skips.
 
-// redisBloomModule is where the RedisBloom module is looked for:
-// $REDISBLOOM_MODULE, or the path the project's setup notes build it at.
-func redisBloomModule() string {
-	if p := os.Getenv("REDISBLOOM_MODULE"); p != "" {
-		return p
-	}
-	return "/tmp/redisbloom-build/redisbloom.so"
-}
-
-// startRedis starts redis-server on a free loopback port, with no
-// persistence and the extra arguments given, and returns a connection to
-// it. The server is stopped when the test ends.
+// startRedis starts redis-server (redistest.Start: no persistence, the
+// extra arguments given) and returns a connection to it.
 func startRedis(t *testing.T, args ...string) *respConn {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed (Debian package redis-server; .ci/run installs it)")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	cmd := exec.Command(path, append([]string{"--port", port, "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", t.TempDir()}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	// Redis logs this line once it listens; a server that fails to start
-	// (a module it cannot load) exits, and its log says why.
-	var log strings.Builder
-	sc := bufio.NewScanner(out)
-	for !strings.Contains(log.String(), "Ready to accept connections") {
-		if !sc.Scan() {
-			t.Fatalf("redis-server exited before it was ready:\n%s", log.String())
-		}
-		log.WriteString(sc.Text() + "\n")
-	}
-	go io.Copy(io.Discard, out) // keep the log pipe drained
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	addr := redistest.Start(t, args...)
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,9 +255,9 @@ func TestRedisFooter(t *testing.T) {
 // RedisBloom restore them: it must accept them, see their items, and DUMP
 // them back byte for byte.
 func TestRedisModule(t *testing.T) {
-	module := redisBloomModule()
-	if _, err := os.Stat(module); err != nil {
-		t.Skipf("RedisBloom module not found at %s (set REDISBLOOM_MODULE to a redisbloom.so of v2.6): %v", module, err)
+	module, why := redistest.RedisBloomModule()
+	if module == "" {
+		t.Skip(why)
 	}
 	c := startRedis(t, "--loadmodule", module)
 

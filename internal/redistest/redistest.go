@@ -1,0 +1,95 @@
+// Package redistest starts the real Redis that tests compare against:
+// redis-server on a loopback port the OS picked, with RedisBloom's module
+// when one was built, stopped by its process id when the test ends and
+// killed with the test process if that dies first. Nothing here is for use
+// outside tests.
+package redistest
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// DefaultModule is where RedisBloom's module is looked for when
+// CUCKOO_REDISBLOOM_MODULE is unset: where the project's notes build it
+// (MIRROR=/work/.mirror ../shared/tools/redisbloom/build-module).
+const DefaultModule = "/tmp/redisbloom-build/redisbloom.so"
+
+// RedisBloomModule returns the RedisBloom module to test against
+// ($CUCKOO_REDISBLOOM_MODULE, else DefaultModule), or "" and the reason a
+// test that needs it skips.
+func RedisBloomModule() (path, why string) {
+	path = os.Getenv("CUCKOO_REDISBLOOM_MODULE")
+	if path == "" {
+		path = DefaultModule
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return "", "redis-server is not installed (Debian package redis-server; .ci/run installs it)"
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", "no RedisBloom module at " + path +
+			" (set CUCKOO_REDISBLOOM_MODULE, or build one with ../shared/tools/redisbloom/build-module)"
+	}
+	return path, ""
+}
+
+// StartRedisBloom starts redis-server with RedisBloom's module and returns
+// its address, or skips the test when either is missing.
+func StartRedisBloom(t testing.TB) string {
+	t.Helper()
+	module, why := RedisBloomModule()
+	if module == "" {
+		t.Skip(why)
+	}
+	return Start(t, "--loadmodule", module)
+}
+
+// Start starts redis-server with no persistence and the extra arguments
+// given, waits until it accepts connections and returns its address. It
+// skips the test when redis-server is not installed, and fails it, with
+// the server's log, when the server exits before it is ready (a module it
+// cannot load, an argument it refuses).
+func Start(t testing.TB, args ...string) string {
+	t.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not installed (Debian package redis-server; .ci/run installs it)")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	cmd := exec.Command(path, append([]string{"--port", port, "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", t.TempDir()}, args...)...)
+	DieWithTest(cmd)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	// Redis logs this line once it listens.
+	var log strings.Builder
+	sc := bufio.NewScanner(out)
+	for !strings.Contains(log.String(), "Ready to accept connections") {
+		if !sc.Scan() {
+			t.Fatalf("redis-server exited before it was ready:\n%s", log.String())
+		}
+		log.WriteString(sc.Text() + "\n")
+	}
+	go io.Copy(io.Discard, out) // keep the log pipe drained
+	return net.JoinHostPort("127.0.0.1", port)
+}
