@@ -98,3 +98,27 @@ func BenchmarkTouch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkManySubFilters adds one item over and over to RedisBloom's
+// smallest shape (CF.RESERVE k 2 BUCKETSIZE 1 EXPANSION 1), which grows a
+// two-slot sub-filter every second add: an add visits every sub-filter,
+// and growing must not visit them again. One op is 8,192 adds, which
+// make about 4,096 sub-filters; ns/add is its time an add.
+func BenchmarkManySubFilters(b *testing.B) {
+	const n = 8192
+	p := redisbloom.Params{Capacity: 2, BucketSize: 1, MaxIterations: 20, Expansion: 1}
+	adds := 0
+	for b.Loop() {
+		f, err := redisbloom.New(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range n {
+			if err := f.Add([]byte("1 ")); err != nil {
+				b.Fatal(err)
+			}
+		}
+		adds += n
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(adds), "ns/add")
+}

@@ -189,7 +189,7 @@ func build(h Header, sizes []uint64, reserve Reserve) (*Filter, error) {
 	for i, n := range sizes {
 		subs[i] = newSub(n, f.bucketSize)
 	}
-	f.subs.Store(&subs)
+	f.publish(subs)
 	return f, nil
 }
 

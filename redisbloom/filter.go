@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -92,6 +93,9 @@ type Filter struct {
 	mu   sync.Mutex // writers
 	seq  atomic.Uint64
 	subs atomic.Pointer[[]*sub]
+	// slots is the bytes of every sub-filter's slots, kept beside subs so
+	// that growing a filter of many sub-filters does not visit them all.
+	slots atomic.Uint64
 
 	buckets       uint64 // the first sub-filter's bucket count, a power of two
 	bucketSize    int
@@ -155,15 +159,39 @@ func (f *Filter) grow() error {
 	if err := f.charge(f.slotBytes(), s*uint64(f.bucketSize)); err != nil {
 		return err
 	}
-	next := make([]*sub, k+1)
-	copy(next, old)
-	next[k] = newSub(s, f.bucketSize)
+	// Appending in place is safe for readers: a published slice is never
+	// written below its length, and a shorter one (compactSub) has its
+	// capacity cut, so the next append copies.
+	next := append(old, newSub(s, f.bucketSize))
+	f.slots.Add(s * uint64(f.bucketSize))
 	f.subs.Store(&next)
 	return nil
 }
 
+// publish makes subs the sub-filters readers see. Writers only.
+func (f *Filter) publish(subs []*sub) {
+	var n uint64
+	for _, s := range subs {
+		n += s.bytes
+	}
+	f.slots.Store(n)
+	f.subs.Store(&subs)
+}
+
 // power is base^exp, and whether it fits in 64 bits.
 func power(base uint64, exp int) (uint64, bool) {
+	switch { // in O(1) where it can: a filter may have 65535 sub-filters
+	case base == 1 || exp == 0:
+		return 1, true
+	case base == 0:
+		return 0, true
+	case base&(base-1) == 0:
+		shift := bits.TrailingZeros64(base) * exp
+		if shift >= 64 {
+			return 0, false
+		}
+		return 1 << shift, true
+	}
 	r := uint64(1)
 	for range exp {
 		if base != 0 && r > math.MaxUint64/base {
@@ -175,13 +203,7 @@ func power(base uint64, exp int) (uint64, bool) {
 }
 
 // slotBytes is the bytes of all sub-filters' slots.
-func (f *Filter) slotBytes() uint64 {
-	var n uint64
-	for _, s := range f.list() {
-		n += s.bytes
-	}
-	return n
-}
+func (f *Filter) slotBytes() uint64 { return f.slots.Load() }
 
 // key is an item's position: its fingerprint and its two hashes, reduced
 // to each sub-filter's buckets where they are used.
@@ -390,8 +412,7 @@ func (f *Filter) compactSub(i int) bool {
 		}
 	}
 	if emptied && i == len(subs)-1 {
-		shorter := subs[:i:i]
-		f.subs.Store(&shorter)
+		f.publish(subs[:i:i])
 	}
 	return emptied
 }
@@ -413,7 +434,7 @@ type Info struct {
 // Info returns f's figures. No lock.
 func (f *Filter) Info() Info {
 	subs := f.list()
-	var slots uint64
+	var slots uint64 // from subs, not f.slots: one moment's figures
 	for _, s := range subs {
 		slots += s.bytes
 	}

@@ -131,7 +131,7 @@ func ParsePayload(p []byte, reserve Reserve) (*Filter, error) {
 	if r.Len() != 0 {
 		return nil, fmt.Errorf("%w: %d bytes after the value", ErrPayload, r.Len())
 	}
-	f.subs.Store(&subs)
+	f.publish(subs)
 	return f, nil
 }
 

@@ -106,6 +106,6 @@ func ReadFrom(r io.Reader, reserve Reserve, check bool) (*Filter, error) {
 	f.buckets, f.bucketSize, f.maxIterations, f.expansion = h.Buckets, int(h.BucketSize), int(h.MaxIterations), int(h.Expansion)
 	f.items.Store(h.Items)
 	f.deletes.Store(h.Deletes)
-	f.subs.Store(&subs)
+	f.publish(subs)
 	return f, nil
 }
