@@ -17,6 +17,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/config"
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/topology"
 )
 
@@ -556,11 +557,11 @@ func cmdClusterInfo(s *Server, cl *client, a [][]byte, t *topology.Map) {
 
 // slotArg parses a slot argument, or answers the error and returns -1.
 func slotArg(b []byte) int {
-	n, err := strconv.Atoi(string(b))
-	if err != nil || n < 0 || n >= topology.Slots {
+	n, ok := integer.Parse(b)
+	if !ok || n < 0 || n >= topology.Slots {
 		return -1
 	}
-	return n
+	return int(n)
 }
 
 // COUNTKEYSINSLOT and GETKEYSINSLOT scan the key space: O(n) for n keys,
@@ -586,14 +587,14 @@ func cmdClusterCountKeys(s *Server, cl *client, a [][]byte, t *topology.Map) {
 
 func cmdClusterGetKeys(s *Server, cl *client, a [][]byte, t *topology.Map) {
 	slot := slotArg(a[2])
-	count, err := strconv.Atoi(string(a[3]))
-	if slot < 0 || err != nil || count < 0 {
+	count, ok := integer.Parse(a[3])
+	if slot < 0 || !ok || count < 0 {
 		s.writeErr(cl, replyErr("ERR Invalid slot or number of keys"))
 		return
 	}
 	var keys []string
 	for k := range s.store.Keys.All() {
-		if len(keys) >= count {
+		if int64(len(keys)) >= count {
 			break
 		}
 		if topology.KeySlot(k) == slot {

@@ -3,15 +3,16 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/config"
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 )
 
 // Users and permissions: Redis's ACL (package acl holds the users and the
@@ -318,12 +319,16 @@ func aclLog(s *Server, cl *client, a [][]byte) {
 		cl.wr.WriteString("OK")
 		return
 	case len(a) == 3:
-		v, err := strconv.Atoi(string(a[2]))
-		if err != nil || v < 0 {
+		v, ok := integer.Parse(a[2])
+		if !ok {
+			s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
+			return
+		}
+		if v < 0 {
 			s.writeErr(cl, replyErr("ERR value is out of range, must be positive"))
 			return
 		}
-		n = v
+		n = int(min(v, math.MaxInt32))
 	}
 	entries := s.aclLog.Entries(n)
 	now := time.Now()
@@ -389,11 +394,12 @@ func aclLoad(s *Server, cl *client, a [][]byte) {
 func aclGenpass(s *Server, cl *client, a [][]byte) {
 	bits := 256
 	if len(a) == 3 {
-		v, err := strconv.Atoi(string(a[2]))
-		if err != nil {
-			v = -1 // refused by GenPass, as a number out of range
+		v, ok := integer.Parse(a[2])
+		if !ok {
+			s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
+			return
 		}
-		bits = v
+		bits = int(max(min(v, math.MaxInt32), -1)) // GenPass refuses what is out of its range
 	} else if len(a) > 3 {
 		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'acl|genpass' command"))
 		return

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 )
 
 // CLIENT and its subcommands. Fields another connection reads (CLIENT LIST,
@@ -213,8 +213,8 @@ func clientList(s *Server, cl *client, a [][]byte) {
 				return
 			}
 			for i++; i < len(a); i++ {
-				id, err := strconv.ParseInt(string(a[i]), 10, 64)
-				if err != nil || id <= 0 {
+				id, ok := integer.Parse(a[i])
+				if !ok || id <= 0 {
 					s.writeErr(cl, replyErr("ERR Invalid client ID"))
 					return
 				}
@@ -261,8 +261,8 @@ func clientKill(s *Server, cl *client, a [][]byte) {
 		v := string(a[i+1])
 		switch strings.ToUpper(string(a[i])) {
 		case "ID":
-			id, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || id <= 0 {
+			id, ok := integer.Parse(a[i+1])
+			if !ok || id <= 0 {
 				s.writeErr(cl, replyErr("ERR client-id should be greater than 0"))
 				return
 			}
@@ -291,9 +291,9 @@ func clientKill(s *Server, cl *client, a [][]byte) {
 				return
 			}
 		case "MAXAGE":
-			age, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
+			age, ok := integer.Parse(a[i+1])
+			if !ok || age < 0 { // as Redis 7.0 answers both
+				s.writeErr(cl, replyErr("ERR syntax error"))
 				return
 			}
 			match = append(match, func(c *client) bool { return time.Since(c.created) >= time.Duration(age)*time.Second })

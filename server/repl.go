@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/backlog"
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
@@ -169,8 +170,8 @@ func (r *replication) psyncFrom(id string, offset int64) (cont bool, neverHad st
 // PSYNC replid offset: this connection becomes a replica link; the reply and
 // the stream are written by serveReplica once the pipeline ends.
 func cmdPsync(s *Server, cl *client, a [][]byte) {
-	off, err := strconv.ParseInt(string(a[2]), 10, 64)
-	if err != nil {
+	off, ok := integer.Parse(a[2])
+	if !ok {
 		off = -1
 	}
 	r := s.repl
@@ -221,8 +222,8 @@ func cmdReplconf(s *Server, cl *client, a [][]byte) {
 	for i := 1; i < len(a); i += 2 {
 		switch strings.ToLower(string(a[i])) {
 		case "listening-port":
-			p, err := strconv.Atoi(string(a[i+1]))
-			if err != nil || p < 0 || p > 65535 {
+			p, ok := integer.Parse(a[i+1])
+			if !ok || p < 0 || p > 65535 {
 				s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
 				return
 			}
@@ -230,7 +231,7 @@ func cmdReplconf(s *Server, cl *client, a [][]byte) {
 				cl.replLink = &replicaLink{cl: cl}
 				cl.replLink.ip, _, _ = net.SplitHostPort(cl.nc.RemoteAddr().String())
 			}
-			cl.replLink.port = p
+			cl.replLink.port = int(p)
 		case "ip-address":
 			if cl.replLink == nil {
 				cl.replLink = &replicaLink{cl: cl}
@@ -279,7 +280,7 @@ func (s *Server) serveReplica(cl *client) {
 				continue
 			}
 			if len(args) == 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
-				if off, err := strconv.ParseInt(string(args[2]), 10, 64); err == nil {
+				if off, ok := integer.Parse(args[2]); ok {
 					link.ack.Store(off)
 					link.lastAck.Store(time.Now().Unix())
 					r.mu.Lock()
@@ -366,10 +367,14 @@ func (s *Server) heartbeat() {
 // WAIT numreplicas timeout: the replicas that acknowledged every write made
 // before it, once numreplicas have or timeout ms passed (0: no timeout).
 func cmdWait(s *Server, cl *client, a [][]byte) {
-	n, err1 := strconv.Atoi(string(a[1]))
-	ms, err2 := strconv.ParseInt(string(a[2]), 10, 64)
-	if err1 != nil || err2 != nil {
+	n, ok := integer.Parse(a[1])
+	if !ok {
 		s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
+		return
+	}
+	ms, ok := integer.Parse(a[2])
+	if !ok {
+		s.writeErr(cl, replyErr("ERR timeout is not an integer or out of range"))
 		return
 	}
 	if ms < 0 {
@@ -403,7 +408,7 @@ func cmdWait(s *Server, cl *client, a [][]byte) {
 		defer t.Stop()
 	}
 	got := acked()
-	for got < n && !expired.Load() && !r.closing {
+	for int64(got) < n && !expired.Load() && !r.closing {
 		r.cond.Wait()
 		got = acked()
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
@@ -97,12 +98,12 @@ func cmdReplicaof(s *Server, cl *client, a [][]byte) {
 		cl.wr.WriteString("OK")
 		return
 	}
-	port, err := strconv.Atoi(string(a[2]))
-	if err != nil || port < 0 || port > 65535 {
+	port, ok := integer.Parse(a[2])
+	if !ok || port < 0 || port > 65535 {
 		s.writeErr(cl, replyErr("ERR Invalid master port"))
 		return
 	}
-	if s.replicaOf(cl, string(a[1]), port) {
+	if s.replicaOf(cl, string(a[1]), int(port)) {
 		cl.wr.WriteString("OK Already connected to specified master")
 		return
 	}

@@ -29,14 +29,22 @@ func RedisBloomModule() (path, why string) {
 	if path == "" {
 		path = DefaultModule
 	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		return "", "redis-server is not installed (Debian package redis-server; .ci/run installs it)"
+	if !Installed() {
+		return "", notInstalled
 	}
 	if _, err := os.Stat(path); err != nil {
 		return "", "no RedisBloom module at " + path +
 			" (set CUCKOO_REDISBLOOM_MODULE, or build one with ../shared/tools/redisbloom/build-module)"
 	}
 	return path, ""
+}
+
+const notInstalled = "redis-server is not installed (Debian package redis-server; .ci/run installs it)"
+
+// Installed reports whether redis-server is on the PATH.
+func Installed() bool {
+	_, err := exec.LookPath("redis-server")
+	return err == nil
 }
 
 // StartRedisBloom starts redis-server with RedisBloom's module and returns
@@ -59,7 +67,7 @@ func Start(t testing.TB, args ...string) string {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Skip("redis-server is not installed (Debian package redis-server; .ci/run installs it)")
+		t.Skip(notInstalled)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
