@@ -78,6 +78,8 @@ type client struct {
 	// commands that logged an op: if the log cannot take them, these
 	// replies become the log's error.
 	logged []replySpan
+	// ahead are the requests read ahead of the one running (prefetch.go).
+	ahead ahead
 }
 
 type replySpan struct{ start, end int }
@@ -105,7 +107,7 @@ func (s *Server) serveConn(cl *client) {
 	rd.OnResize = func(n int) { s.setQbuf(cl, n) }
 	s.armOutput(cl)
 	for {
-		args, err := rd.Next(s.mayProceed(cl), lim)
+		args, err := s.nextRequest(cl, rd, lim)
 		if err != nil {
 			// A malformed request: answer what came before it, then the
 			// error, and close (as Redis does).

@@ -8,7 +8,8 @@
 // what it owns:
 //
 //   - server.go (Server, New, Serve, Shutdown), conn.go (a connection: read,
-//     run, the durability barrier, flush), exec.go (dispatch: lookup in the
+//     run, the durability barrier, flush), prefetch.go (reading a run of
+//     single-item CF commands ahead), exec.go (dispatch: lookup in the
 //     command table, arity, authentication, limits, MULTI's queue);
 //   - cmd_*.go: the commands, one file per group (cmd_cf.go, cmd_keys.go,
 //     cmd_conn.go, cmd_client.go, cmd_server.go, cmd_multi.go,
@@ -67,7 +68,10 @@
 // as soon as it is complete, and when no complete request is left in its
 // buffer it passes the durability barrier (below) and flushes every reply
 // with one write. A malformed request is answered "ERR Protocol error: ..."
-// and the connection closed.
+// and the connection closed. A run of single-item CF commands already in
+// the buffer is parsed ahead and its items' buckets touched before the
+// first runs, so that their cache misses overlap (prefetch.go); nothing
+// else changes.
 //
 // # Protocols
 //

@@ -89,3 +89,7 @@ func (s *Server) CloseWithoutSnapshot() error {
 
 // SetSnapshotEntryHook runs f after each entry a snapshot writes.
 func SetSnapshotEntryHook(f func()) { keyspace.TestHookSnapshotEntry = f }
+
+// DisableReadAhead makes the server read one request at a time
+// (prefetch.go); call it before Serve.
+func (s *Server) DisableReadAhead() { s.noReadAhead = true }

@@ -152,6 +152,9 @@ type Server struct {
 		hits     atomic.Int64 // read commands that found their key
 		misses   atomic.Int64
 	}
+	// noReadAhead turns reading ahead off (prefetch.go), for the test
+	// that compares replies with and without it.
+	noReadAhead bool
 }
 
 // New returns a server for cfg. With cfg.Dir it recovers the data directory
