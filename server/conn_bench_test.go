@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/server"
@@ -71,5 +72,55 @@ func BenchmarkServeConn(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkServeConnLogged measures pipelines of CF.ADD of distinct items
+// to a server with a data directory, over loopback TCP: each add also
+// encodes its op and appends it to the log, and each pipeline writes the
+// log before its replies (appendfsync everysec). Each op is one add.
+func BenchmarkServeConnLogged(b *testing.B) {
+	srv, err := server.New(server.Config{Dir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	rd := bufio.NewReaderSize(nc, 64<<10)
+	nc.Write([]byte("*3\r\n$10\r\nCF.RESERVE\r\n$1\r\nk\r\n$8\r\n20000000\r\n"))
+	if line, err := rd.ReadSlice('\n'); err != nil || string(line) != "+OK\r\n" {
+		b.Fatalf("CF.RESERVE: %q %v", line, err)
+	}
+	const depth = 16
+	var req []byte
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if n%depth == 0 {
+			req = req[:0]
+			for i := range depth { // item:<13 digits>, built without allocating
+				req = append(req, "*3\r\n$6\r\nCF.ADD\r\n$1\r\nk\r\n$18\r\nitem:"...)
+				req = strconv.AppendInt(req, 1e12+int64(n+i), 10)
+				req = append(req, "\r\n"...)
+			}
+			if _, err := nc.Write(req); err != nil {
+				b.Fatal(err)
+			}
+			for range depth {
+				if line, err := rd.ReadSlice('\n'); err != nil || line[0] != ':' {
+					b.Fatalf("reply %q, %v", line, err)
+				}
+			}
+		}
+		n++
 	}
 }

@@ -51,10 +51,11 @@ const (
 	minKicks = 500
 )
 
-// Errors with RedisBloom's texts.
+// Errors with RedisBloom's texts. They are error values, so that returning
+// one allocates nothing.
 var (
-	ErrFull          = reply("Filter is full")
-	ErrMaxExpansions = reply("Maximum expansions reached")
+	ErrFull          error = reply("Filter is full")
+	ErrMaxExpansions error = reply("Maximum expansions reached")
 )
 
 // Params are a filter's creation parameters, as the client gave them (after

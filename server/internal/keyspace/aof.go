@@ -104,10 +104,12 @@ func (a *AOF) Generation() uint64 {
 
 // AppendRecord appends the framed payload to b.
 func AppendRecord(b, payload []byte) []byte {
-	var h [RecordHeader]byte
-	binary.LittleEndian.PutUint32(h[0:], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(h[4:], RecordCRC(h[0:4], payload))
-	return append(append(b, h[:]...), payload...)
+	// The header is written in b, not in an array of its own, which the
+	// checksum's indirect call would move to the heap.
+	n := len(b)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))
+	b = binary.LittleEndian.AppendUint32(b, RecordCRC(b[n:n+4], payload))
+	return append(b, payload...)
 }
 
 // RecordCRC is a record's checksum: CRC-32C of its length field and its
@@ -156,11 +158,14 @@ type AOF struct {
 	snapGen uint64
 	hasSnap bool
 
-	Mu sync.Mutex // guards buf, appended and genStart
+	Mu sync.Mutex // guards buf, spare, appended and genStart
 	// buf holds the records appended and not yet written, in append order
-	// (but for those a write(2) in progress holds).
-	buf      []byte
-	appended uint64
+	// (but for those a write(2) in progress holds). spare is the array of
+	// the last buffer written, emptied, which the next write gives to buf,
+	// so that appends between writes do not allocate; one larger than
+	// maxSpare is dropped instead.
+	buf, spare []byte
+	appended   uint64
 	// genStart is appended when the current generation's file began (its
 	// offset 0), so appended-genStart is the offset of the next record.
 	genStart uint64
@@ -295,20 +300,30 @@ func (a *AOF) flushLocked() error {
 	return a.writeLocked()
 }
 
+// maxSpare bounds the buffer kept between writes: a burst of large records
+// does not stay allocated.
+const maxSpare = 1 << 20
+
 // writeLocked writes buf. If the write fails, buf keeps every record (see
 // the protocol) and the log fails. Preconditions: wmu held.
 func (a *AOF) writeLocked() error {
 	a.Mu.Lock()
 	buf, target := a.buf, a.appended
-	a.buf = nil
-	a.Mu.Unlock()
 	if len(buf) == 0 {
+		a.Mu.Unlock()
 		return nil
 	}
+	a.buf, a.spare = a.spare, nil
+	a.Mu.Unlock()
 	n, err := a.f.Write(buf)
 	if err == nil {
 		a.Size.Add(int64(len(buf)))
 		a.written.Store(target)
+		if cap(buf) <= maxSpare {
+			a.Mu.Lock()
+			a.spare = buf[:0]
+			a.Mu.Unlock()
+		}
 		return nil
 	}
 	a.Mu.Lock()

@@ -278,8 +278,11 @@ func kindOf(k byte) *opKind {
 }
 
 // Encode returns o's payload.
-func (o *Op) Encode() []byte {
-	w := fields.Writer{o.Kind}
+func (o *Op) Encode() []byte { return o.AppendEncoded(nil) }
+
+// AppendEncoded appends o's record payload to dst.
+func (o *Op) AppendEncoded(dst []byte) []byte {
+	w := fields.Writer(append(dst, o.Kind))
 	if o.Kind == OpFlush {
 		return w
 	}
@@ -470,7 +473,7 @@ func (s *Store) Commit(w *Writer, a *Applying, o *Op) error {
 		a.Key = string(o.Key)
 	}
 	if kind.logFirst {
-		s.LogOp(w, o.Encode())
+		s.LogOp(w, w.encode(o))
 		return kind.apply(a, o)
 	}
 	before := a.At
@@ -488,7 +491,7 @@ func (s *Store) Commit(w *Writer, a *Applying, o *Op) error {
 		}
 		o.Items = a.Accepted // the caller's op: it reads the results from a
 	}
-	s.LogOp(w, o.Encode())
+	s.LogOp(w, w.encode(o))
 	if a.At != before && !a.Hold {
 		a.At.Mu.Unlock()
 	}

@@ -137,6 +137,19 @@ type Writer struct {
 	// Write is the scratch of the client's live writes (ops.go),
 	// reused so that a write allocates only its log record.
 	Write Applying
+	// record is the scratch a logged op is encoded in when LogOp copies
+	// it (outside a transaction, which keeps its ops).
+	record []byte
+}
+
+// encode returns o's record payload, in w's scratch where LogOp will only
+// copy it. w may be nil.
+func (w *Writer) encode(o *Op) []byte {
+	if w == nil || w.Txn != nil {
+		return o.Encode()
+	}
+	w.record = o.AppendEncoded(w.record[:0])
+	return w.record
 }
 
 // TxnOps are the ops an EXEC's commands logged, in order.
