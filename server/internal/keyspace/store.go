@@ -138,9 +138,13 @@ type Writer struct {
 	// reused so that a write allocates only its log record.
 	Write Applying
 	// record is the scratch a logged op is encoded in when LogOp copies
-	// it (outside a transaction, which keeps its ops).
+	// it (outside a transaction, which keeps its ops); it is kept only up
+	// to maxRecordScratch, so that a client's one large write (a RESTORE,
+	// a CF.LOADCHUNK) does not stay in its memory.
 	record []byte
 }
+
+const maxRecordScratch = 64 << 10
 
 // encode returns o's record payload, in w's scratch where LogOp will only
 // copy it. w may be nil.
@@ -148,8 +152,11 @@ func (w *Writer) encode(o *Op) []byte {
 	if w == nil || w.Txn != nil {
 		return o.Encode()
 	}
-	w.record = o.AppendEncoded(w.record[:0])
-	return w.record
+	rec := o.AppendEncoded(w.record[:0])
+	if cap(rec) <= maxRecordScratch {
+		w.record = rec
+	}
+	return rec
 }
 
 // TxnOps are the ops an EXEC's commands logged, in order.
