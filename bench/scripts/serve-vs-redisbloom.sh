@@ -13,6 +13,7 @@
 # Argument: ROUNDS (default 3). Environment:
 #   LAYOUT      cuckoo serve's --cf-layout: cuckoo (default) or redisbloom
 #   GOMAXPROCS  passed to cuckoo serve only (unset: every core)
+#   PIPELINES   the pipeline depths to run (default "16 1")
 #   N           requests a run (default 300000); CAPACITY of CF.RESERVE k
 #               (default 20000000), reserved afresh each round so that every
 #               round starts from an empty filter
@@ -191,7 +192,7 @@ for r in $(seq "$ROUNDS"); do
 			exit 1
 		}
 	done
-	for p in 16 1; do
+	for p in ${PIPELINES:-16 1}; do
 		for cmd in "${commands[@]}"; do
 			if [ $((r % 2)) = 1 ]; then
 				run cuckoo "$cport" "$cpid" "$p" "$r" "$cmd"
