@@ -460,12 +460,15 @@
 //
 // # Measurements
 //
-// The README's "The server against redis-server" section has the throughput
-// and memory measured with redis-benchmark against Debian's redis-server, and
-// the commands that reproduce them. In short: pipelined, CF.ADD and CF.EXISTS
-// are faster than SADD and SISMEMBER; unpipelined on two cores shared with the
-// benchmark they are 0.8-0.9x, the same as a server that does nothing but
-// parse and answer (bench/cmd/respfloor); an item takes 1/25 of the memory.
+// The README's "The server (cuckoo serve) against RedisBloom" section has
+// the throughput, CPU time and memory measured with redis-benchmark against
+// a real RedisBloom (bench/scripts/serve-vs-redisbloom.sh) and against
+// Debian's redis-server, and the commands that reproduce them. In short:
+// pipelined, the CF commands take less CPU a request than RedisBloom's and
+// run 1.0-1.8x as fast; unpipelined, on two cores shared with the
+// benchmark, they are 0.65-0.8x, which a server that does nothing but
+// parse and answer (bench/cmd/respfloor) does not beat; a filter of the
+// default layout takes less memory than RedisBloom's at most sizes.
 //
 // Inserting one item more often than its two buckets hold (2b copies)
 // answers "Filter is full" rather than growing (see above), so CF.ADD from
