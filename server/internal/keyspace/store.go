@@ -135,7 +135,7 @@ type Writer struct {
 	// exclusively: its commands' ops gather here (the server's cmd_multi.go).
 	Txn *TxnOps
 	// Write is the scratch of the client's live writes (ops.go),
-	// reused so that a write allocates only its log record.
+	// reused so that a write allocates nothing.
 	Write Applying
 	// record is the scratch a logged op is encoded in when LogOp copies
 	// it (outside a transaction, which keeps its ops); it is kept only up
@@ -249,7 +249,9 @@ func (s *Store) RUnlockGate(w *Writer) {
 }
 
 // LogOp appends an op to the log and raises the client's LSN to it. Inside
-// an EXEC the op joins the transaction's record instead (the server's cmd_multi.go).
+// an EXEC the op joins the transaction's record instead (the server's
+// cmd_multi.go), which keeps payload; otherwise the log and the replication
+// stream copy it, and it may be reused once LogOp returns (Writer.encode).
 func (s *Store) LogOp(w *Writer, payload []byte) {
 	if w != nil {
 		w.opsLogged++
