@@ -3,10 +3,7 @@ package server_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"strconv"
 	"testing"
@@ -21,17 +18,8 @@ import (
 // a pipeline of depth commands, its reply read. Compare commits side by side
 // with -count and benchstat.
 func BenchmarkServeConn(b *testing.B) {
-	srv, err := server.New(server.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	nc, err := net.Dial("tcp", ln.Addr().String())
+	_, addr := start(b, server.Config{})
+	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,17 +68,8 @@ func BenchmarkServeConn(b *testing.B) {
 // encodes its op and appends it to the log, and each pipeline writes the
 // log before its replies (appendfsync everysec). Each op is one add.
 func BenchmarkServeConnLogged(b *testing.B) {
-	srv, err := server.New(server.Config{Dir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(context.Background())
-	nc, err := net.Dial("tcp", ln.Addr().String())
+	_, addr := start(b, server.Config{Dir: b.TempDir()})
+	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		b.Fatal(err)
 	}

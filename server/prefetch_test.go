@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -24,26 +23,12 @@ func startReadAhead(t *testing.T, readAhead bool) string {
 	t.Helper()
 	cfg := server.Config{Dir: t.TempDir(), Logger: quiet(), RequirePass: "pw",
 		FilterDefaults: server.FilterDefaults{Layout: cf.LayoutRedisBloom}}
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var before []func(*server.Server)
 	if !readAhead {
-		srv.DisableReadAhead()
+		before = append(before, (*server.Server).DisableReadAhead)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Shutdown(context.Background())
-		if err := <-done; !errors.Is(err, server.ErrServerClosed) {
-			t.Errorf("Serve returned %v", err)
-		}
-	})
-	return ln.Addr().String()
+	_, addr := start(t, cfg, before...)
+	return addr
 }
 
 // respRequest encodes args as a RESP array.

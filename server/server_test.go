@@ -17,8 +17,9 @@ import (
 )
 
 // start serves cfg on 127.0.0.1:0; the listener is bound before Serve runs,
-// so the address is ready when start returns. Cleanup shuts it down.
-func start(t testing.TB, cfg server.Config) (*server.Server, string) {
+// so the address is ready when start returns. Cleanup shuts it down. Each
+// of before is called with the server before it serves.
+func start(t testing.TB, cfg server.Config, before ...func(*server.Server)) (*server.Server, string) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -26,6 +27,9 @@ func start(t testing.TB, cfg server.Config) (*server.Server, string) {
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range before {
+		f(srv)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
