@@ -3,6 +3,7 @@ package growing_test
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,7 @@ func TestGrowAndDeleteHalf(t *testing.T) {
 	if testing.Short() {
 		n = 40_000
 	}
-	for _, b := range []int{2, 4} {
+	for _, b := range []int{2, 4, 5} {
 		t.Run(fmt.Sprintf("b=%d", b), func(t *testing.T) {
 			f := mustNew(t, growing.Config{InitialCapacity: 100, BucketSize: b, Seed: 3})
 			for i := range n {
@@ -60,7 +61,17 @@ func TestGrowAndDeleteHalf(t *testing.T) {
 			}
 			t.Logf("b=%d: %d keys, %.2f bits a key, %d buckets, %d stages; after deleting half: %.4f%% false positives (expected %.4f%%)",
 				b, n, bits, f.Buckets(), f.Stages(), float64(absent)/1000, 100*f.FalsePositiveRate())
-			if rate := float64(absent) / 100_000; rate > 0.0025+4*0.0002 {
+			rate, expected := float64(absent)/100_000, f.FalsePositiveRate()
+			// The measured rate is a binomial proportion of 10^5 trials:
+			// within 4 standard deviations of the expected rate, and 10%
+			// for the expectation's own approximation.
+			if sigma := math.Sqrt(expected * (1 - expected) / 100_000); rate > 1.1*expected+4*sigma {
+				t.Errorf("false-positive rate %.5f above the expected %.5f", rate, expected)
+			}
+			// 2 and 4 slots promise 0.25% through such growth (package
+			// documentation); 5 slots of 12 bits, sized for their
+			// capacity, give up the rate as they grow.
+			if b != 5 && rate > 0.0025+4*0.0002 {
 				t.Errorf("false-positive rate %.5f above the 0.25%% bound", rate)
 			}
 		})
@@ -72,11 +83,17 @@ func TestGrowAndDeleteHalf(t *testing.T) {
 // far and not deleted: none may be reported absent, through every move,
 // split and segment merge.
 func TestReadersNeverMiss(t *testing.T) {
+	for _, b := range []int{4, 5} {
+		t.Run(fmt.Sprintf("b=%d", b), func(t *testing.T) { readersNeverMiss(t, b) })
+	}
+}
+
+func readersNeverMiss(t *testing.T, b int) {
 	n := 300_000
 	if testing.Short() {
 		n = 30_000
 	}
-	f := mustNew(t, growing.Config{InitialCapacity: 8, Seed: 11})
+	f := mustNew(t, growing.Config{InitialCapacity: 8, BucketSize: b, Seed: 11})
 	var done atomic.Int64 // keys [0, done) are inserted; odd ones stay
 	var stop atomic.Bool
 	var misses atomic.Int64
@@ -117,6 +134,7 @@ func TestReadersNeverMiss(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	for _, cfg := range []growing.Config{
 		{InitialCapacity: 0},
+		{InitialCapacity: 10, BucketSize: 3},
 		{InitialCapacity: 10, BucketSize: 8},
 		{InitialCapacity: 10, MaxKicks: -1},
 		{InitialCapacity: 1 << 50},

@@ -19,7 +19,7 @@ func FuzzModel(f *testing.F) {
 		var h [4]byte
 		copy(h[:], data)
 		cfg := growing.Config{
-			BucketSize:      [2]int{2, 4}[h[0]&1],
+			BucketSize:      [4]int{2, 4, 5, 4}[h[0]&1|h[0]>>1&2],
 			InitialCapacity: 1 + uint64(h[1])%8,
 			Seed:            uint64(h[3]),
 		}

@@ -51,8 +51,12 @@ func (f *Filter) NextWritten(from, end uint64) (lo, hi uint64) {
 func (f *Filter) Stash() []uint64 { return append([]uint64(nil), *f.stash.Load()...) }
 
 // WordEntries returns the entries in bucket word w, or an error if a used
-// slot is not an entry (no fingerprint or no stop bit).
+// slot is not an entry (no fingerprint or no stop bit) or w has bits beyond
+// its slots (5 slots of 12 bits leave the top 4 clear).
 func (f *Filter) WordEntries(w uint64) (int, error) {
+	if used := f.shape.Slots * f.shape.Bits; used < 64 && w>>used != 0 {
+		return 0, fmt.Errorf("bits beyond its %d slots: %#x", f.shape.Slots, w)
+	}
 	n := 0
 	for i := range f.shape.Slots {
 		e := f.slot(w, i)

@@ -89,6 +89,11 @@ func TestRawErrors(t *testing.T) {
 			t.Errorf("SetWord(0, %#x) succeeded", w)
 		}
 	}
+	// Five slots of 12 bits leave a word's top 4 bits clear.
+	five := mustNew(t, growing.Config{InitialCapacity: 1000, BucketSize: 5})
+	if _, err := five.WordEntries(1 << 60); err == nil {
+		t.Error("WordEntries accepted a 5-slot word with bits beyond its slots")
+	}
 	f.Insert(key(1))
 	if err := f.Restore(level, split, nil, 0); err == nil {
 		t.Error("Restore of a filter in use succeeded")

@@ -53,7 +53,7 @@ func NewShape(slots, width, fpBits uint) Shape {
 // picks the key's other bucket among 2^F-1, so it is kept at the width
 // below which the load a path search reaches falls; wider, it would only
 // make copies of old entries sooner (filter/doc.go).
-var defaultFPBits = map[uint]uint{2: 8, 4: 6, 8: 7}
+var defaultFPBits = map[uint]uint{2: 8, 4: 6, 5: 6, 8: 7}
 
 // FingerprintBits returns F for entries of w bits in buckets of b slots:
 // the default for b, or more when the tail would outgrow MaxTailBits.
@@ -69,7 +69,7 @@ func FingerprintBits(slots, width uint) uint {
 // size: a margin below the load at which path searches start to fail,
 // since buckets not yet split in a round carry twice the keys of split
 // ones.
-var splitLoads = map[uint]float64{2: 0.80, 4: 0.90, 8: 0.95}
+var splitLoads = map[uint]float64{2: 0.80, 4: 0.90, 5: 0.92, 8: 0.95}
 
 // SplitLoad returns the load past which a table of b-slot buckets grows.
 func SplitLoad(slots uint) float64 { return splitLoads[slots] }
