@@ -163,7 +163,7 @@ func TestScanDumpNeverRead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reserve := func() error { return c.Do(ctx, "CF.RESERVE", "other", 1_000_000).Err() }
+	reserve := func() error { return c.Do(ctx, "CF.RESERVE", "other", 1_000_000, "BUCKETSIZE", 4).Err() }
 	// The chunks are released when the connection's goroutine ends, after
 	// it closed the connection. (Reading the client's side to its end
 	// would wait for megabytes the server's socket still holds.)
@@ -309,25 +309,25 @@ func TestEvictClients(t *testing.T) {
 
 // TestMaxMemoryCountsClients: what clients hold counts against --maxmemory,
 // as Redis's used_memory counts it: a half-sent request of 8 MB leaves no
-// room under 10 MB for a reservation of 2.2 MB that fits without it, and its
+// room under 10 MB for a reservation of 2.6 MB that fits without it, and its
 // end gives the room back.
 func TestMaxMemoryCountsClients(t *testing.T) {
 	ctx := context.Background()
 	_, addr := start(t, server.Config{MaxMemory: 10 << 20})
 	c := client(t, addr)
-	if err := c.Do(ctx, "CF.RESERVE", "a", 1_000_000).Err(); err != nil {
+	if err := c.Do(ctx, "CF.RESERVE", "a", 1_500_000).Err(); err != nil {
 		t.Fatal(err)
 	}
 	c.Del(ctx, "a")
 	st := dialStuck(t, addr, "")
 	st.send(t, 64<<20, "CF.ADD", "k", strings.Repeat("x", 8<<20))
 	waitFor(t, "the half-sent request to arrive", func() bool { return totMem(t, c, st.id) >= 8<<20 })
-	if err := c.Do(ctx, "CF.RESERVE", "a", 1_000_000).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR Insufficient memory") {
-		t.Errorf("CF.RESERVE of 2.2 MB with 8 MB held by a client under maxmemory 10mb: %v", err)
+	if err := c.Do(ctx, "CF.RESERVE", "a", 1_500_000).Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR Insufficient memory") {
+		t.Errorf("CF.RESERVE of 2.6 MB with 8 MB held by a client under maxmemory 10mb: %v", err)
 	}
 	st.nc.Close()
 	waitFor(t, "the client's memory to be released", func() bool { return infoField(t, c, "mem_clients_normal") < 1<<20 })
-	if err := c.Do(ctx, "CF.RESERVE", "a", 1_000_000).Err(); err != nil {
+	if err := c.Do(ctx, "CF.RESERVE", "a", 1_500_000).Err(); err != nil {
 		t.Errorf("CF.RESERVE once the client left: %v", err)
 	}
 }

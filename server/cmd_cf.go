@@ -136,7 +136,7 @@ func cfAdd(nx bool) handler {
 func cfAddItem(s *Server, cl *client, args [][]byte, nx bool) {
 	d := s.filterDefaults()
 	var added bool
-	err := s.store.Write(&cl.ks, args[1], d.Create(uint64(d.InitialSize)), func(c *keyspace.Entry, _ bool) error {
+	err := s.store.Write(&cl.ks, args[1], d.Create(uint64(d.InitialSize), false), func(c *keyspace.Entry, _ bool) error {
 		if err := d.CheckGrowth(&c.Filter); err != nil {
 			return err
 		}

@@ -99,7 +99,7 @@ func TestCompatInfoDebug(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("bktsize:4 buckets:%d items:20000 deletes:0 filters:%d max_iterations:20 expansion:2", info.NumBuckets, info.NumFilters)
+		want := fmt.Sprintf("bktsize:5 buckets:%d items:20000 deletes:0 filters:%d max_iterations:20 expansion:2", info.NumBuckets, info.NumFilters)
 		if line != want {
 			t.Errorf("CF.DEBUG = %q, want %q", line, want)
 		}

@@ -87,9 +87,11 @@
 // Each is deliberate; the README's "Compatibility with RedisBloom" table
 // lists them too.
 //
-//   - With cf-layout cuckoo (the default), filters are built with 4-slot
-//     buckets unless BUCKETSIZE is 1 or 2 (see "Mapping RedisBloom's
-//     parameters"), so CF.INFO's Size, Number of buckets and Bucket size
+//   - With cf-layout cuckoo (the default), filters are built with 5-slot
+//     buckets when their client sizes them, 4-slot ones when they start at
+//     cf-initial-size, and 2-slot ones for BUCKETSIZE 1 or 2 (package
+//     internal/cf, "Mapping RedisBloom's parameters"), so CF.INFO's Size,
+//     Number of buckets and Bucket size
 //     differ from RedisBloom's for the same CF.RESERVE; capacity ranges are
 //     checked as RedisBloom checks them, with its default bucket size of 2
 //     when none is given. With cf-layout redisbloom, new filters are

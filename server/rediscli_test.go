@@ -71,7 +71,7 @@ func TestRedisCLICompat(t *testing.T) {
 		{[]string{"-3", "CF.ADD", "k", "a"}, "(true)"},
 		{[]string{"-3", "--no-raw", "CF.INFO", "k"}, `1# Size => (integer)`},
 		{[]string{"-3", "--no-raw", "HELLO", "3"}, `1# "server" => "cuckoo"`},
-		{[]string{"CF.DEBUG", "k"}, "bktsize:4 buckets:"},
+		{[]string{"CF.DEBUG", "k"}, "bktsize:5 buckets:"},
 		{[]string{"--no-raw", "COMMAND", "DOCS", "cf.reserve"}, `"BUCKETSIZE"`},
 		{[]string{"COMMAND", "GETKEYS", "CF.INSERT", "k", "ITEMS", "x"}, "k"},
 		{[]string{"CONFIG", "GET", "cf-initial-size"}, "cf-initial-size\n1024"},

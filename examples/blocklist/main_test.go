@@ -62,7 +62,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("CF.INFO %+v: want 1 filter, bucket size %d, %d items, %d deleted", in, bucketSize, cfg.Stable+cfg.Added, cfg.Removable)
 	}
 	if rep.ExpectedFPR <= 0 || rep.ExpectedFPR > 2*bucketSize/float64(entryMatchOneIn) {
-		t.Errorf("expected rate %g: want (0, 2b/((2^6-1)·2^9)]", rep.ExpectedFPR)
+		t.Errorf("expected rate %g: want (0, 2b/((2^6-1)·2^5)]", rep.ExpectedFPR)
 	}
 	// Removed entries and names never listed are blocked only by false
 	// positives, a binomial count of the filter's rate. The removed ones are

@@ -68,14 +68,14 @@ type Report struct {
 var errFalseNegative = errors.New("false negative")
 
 // The server's filter shape for a CF.RESERVE without BUCKETSIZE (see go doc
-// ./server): a growing table of 4-slot buckets whose 16-bit
-// entries hold a 6-bit fingerprint and, until the table grows, a 9-bit tail
+// ./server/internal/cf): a growing table of 5-slot buckets whose 12-bit
+// entries hold a 6-bit fingerprint and, until the table grows, a 5-bit tail
 // of the key's address. The list is reserved for every entry it will hold,
 // so it never grows and every entry keeps its whole tail: one matches an
-// absent name with probability 1/((2^6-1)·2^9).
+// absent name with probability 1/((2^6-1)·2^5).
 const (
-	bucketSize      = 4
-	entryMatchOneIn = (1<<6 - 1) << 9
+	bucketSize      = 5
+	entryMatchOneIn = (1<<6 - 1) << 5
 )
 
 // expectedRate returns the false-positive rate of a lookup at the given

@@ -50,16 +50,32 @@ func (d *Defaults) RangeBucket() int64 {
 }
 
 // Create returns the parameters of a filter of capacity created with the
-// defaults (CF.ADD, CF.INSERT).
-func (d *Defaults) Create(capacity uint64) *Params {
-	p := &Params{Capacity: capacity, BucketSize: int(d.BucketSize), MaxIter: int(d.MaxIterations), Expansion: int(d.Expansion), Layout: d.Layout}
-	switch {
-	case p.BucketSize != 0:
-	case d.Layout == LayoutRedisBloom:
-		p.BucketSize = 2 // RedisBloom's default
-	default:
-		p.BucketSize = 4 // see doc.go: the shape whose bucket word holds four fingerprints
+// defaults (CF.ADD, CF.INSERT); sized says the client gave the capacity
+// (CF.INSERT's CAPACITY) rather than taking cf-initial-size.
+func (d *Defaults) Create(capacity uint64, sized bool) *Params {
+	return d.params(capacity, d.BucketSize, d.MaxIterations, d.Expansion, sized)
+}
+
+// params returns the parameters of a new filter. bucket is the bucket size
+// asked for (BUCKETSIZE, else cf-bucket-size), 0 if neither: RedisBloom's
+// default of 2 in its layout; in this server's (doc.go), 5 slots for a
+// filter sized by its client, which is meant to hold about what it was
+// sized for, and 4 for one that starts at cf-initial-size and grows.
+func (d *Defaults) params(capacity uint64, bucket, maxIter, expansion int64, sized bool) *Params {
+	p := &Params{Capacity: capacity, BucketSize: int(bucket), MaxIter: int(maxIter), Expansion: int(expansion), Layout: d.Layout}
+	if d.Layout == LayoutRedisBloom {
+		if p.BucketSize == 0 {
+			p.BucketSize = 2
+		}
+		return p
 	}
+	if p.BucketSize == 0 {
+		p.BucketSize = 4
+		if sized && expansion > 0 {
+			p.BucketSize = 5
+		}
+	}
+	p.Slots = slotsFor(p.BucketSize, p.Expansion)
 	return p
 }
 
@@ -158,12 +174,7 @@ func ParseReserve(argv [][]byte, d *Defaults) (*Params, error) {
 	if err := checkCapacity(d.Layout, capacity, rangeBucket, "2 * BUCKETSIZE"); err != nil {
 		return nil, err
 	}
-	p := d.Create(uint64(capacity))
-	if bucket != 0 {
-		p.BucketSize = int(bucket)
-	}
-	p.MaxIter, p.Expansion = int(maxIter), int(expansion)
-	return p, nil
+	return d.params(uint64(capacity), bucket, maxIter, expansion, true), nil
 }
 
 // ParseInsert parses CF.INSERT's and CF.INSERTNX's arguments after the key,
@@ -171,7 +182,7 @@ func ParseReserve(argv [][]byte, d *Defaults) (*Params, error) {
 // to create if the key is missing (nil for NOCREATE) and the items, with
 // RedisBloom's error texts; wrongArity is the reply for missing arguments.
 func ParseInsert(args [][]byte, d *Defaults, wrongArity error) (create *Params, items [][]byte, err error) {
-	create = d.Create(uint64(d.InitialSize))
+	capacity, sized, noCreate := uint64(d.InitialSize), false, false
 	i := 0
 	// RedisBloom tells the options apart by their first letter, so
 	// "CAP 100" and "I a b" are CAPACITY and ITEMS.
@@ -193,12 +204,10 @@ func ParseInsert(args [][]byte, d *Defaults, wrongArity error) (create *Params, 
 			if err := checkCapacity(d.Layout, v, d.RangeBucket(), "cf-bucket-size * 2"); err != nil {
 				return nil, nil, err
 			}
-			if create != nil {
-				create.Capacity = uint64(v)
-			}
+			capacity, sized = uint64(v), true
 			continue
 		case 'n':
-			create = nil
+			noCreate = true
 			continue
 		case 'i':
 		default:
@@ -209,6 +218,9 @@ func ParseInsert(args [][]byte, d *Defaults, wrongArity error) (create *Params, 
 	items = args[min(i+1, len(args)):]
 	if i >= len(args) || len(items) == 0 {
 		return nil, nil, wrongArity
+	}
+	if !noCreate {
+		create = d.Create(capacity, sized)
 	}
 	return create, items, nil
 }

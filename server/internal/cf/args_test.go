@@ -24,9 +24,18 @@ func TestParseReserve(t *testing.T) {
 		want cf.Params // when err is ""
 		err  string
 	}{
-		{args: "1000", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 1}},
-		{args: "1000 bucketsize 2 MAXITERATIONS 50 Expansion 0", want: cf.Params{Capacity: 1000, BucketSize: 2, MaxIter: 50, Expansion: 0}},
-		{args: "4", want: cf.Params{Capacity: 4, BucketSize: 4, MaxIter: 20, Expansion: 1}},
+		// Sized by the client: 5 slots of 12 bits, the smallest shape;
+		// 4 for a fixed stage, or when BUCKETSIZE asks for 3 or 4; 2
+		// for 1 or 2.
+		{args: "1000", want: cf.Params{Capacity: 1000, BucketSize: 5, MaxIter: 20, Expansion: 1, Slots: 5}},
+		{args: "1000 bucketsize 2 MAXITERATIONS 50 Expansion 0", want: cf.Params{Capacity: 1000, BucketSize: 2, MaxIter: 50, Expansion: 0, Slots: 2}},
+		{args: "4", want: cf.Params{Capacity: 4, BucketSize: 5, MaxIter: 20, Expansion: 1, Slots: 5}},
+		{args: "1000 EXPANSION 0", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 0, Slots: 4}},
+		{args: "1000 BUCKETSIZE 1", want: cf.Params{Capacity: 1000, BucketSize: 1, MaxIter: 20, Expansion: 1, Slots: 2}},
+		{args: "1000 BUCKETSIZE 3", want: cf.Params{Capacity: 1000, BucketSize: 3, MaxIter: 20, Expansion: 1, Slots: 4}},
+		{args: "1000 BUCKETSIZE 4", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 1, Slots: 4}},
+		{args: "1000 BUCKETSIZE 8", want: cf.Params{Capacity: 1000, BucketSize: 8, MaxIter: 20, Expansion: 1, Slots: 5}},
+		{args: "1000 BUCKETSIZE 255 EXPANSION 0", want: cf.Params{Capacity: 1000, BucketSize: 255, MaxIter: 20, Expansion: 0, Slots: 4}},
 		{args: "x", err: "Bad capacity"},
 		{args: "3", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
 		{args: "7 BUCKETSIZE 4", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
@@ -40,8 +49,8 @@ func TestParseReserve(t *testing.T) {
 		// RedisBloom looks each option up by name: a word that is no option
 		// is ignored, the first of a repeated option counts, and the checks
 		// go MAXITERATIONS, BUCKETSIZE, EXPANSION, then the capacity.
-		{args: "1000 SIZE 4", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 1}},
-		{args: "1000 BUCKETSIZE 2 BUCKETSIZE 8", want: cf.Params{Capacity: 1000, BucketSize: 2, MaxIter: 20, Expansion: 1}},
+		{args: "1000 SIZE 4", want: cf.Params{Capacity: 1000, BucketSize: 5, MaxIter: 20, Expansion: 1, Slots: 5}},
+		{args: "1000 BUCKETSIZE 2 BUCKETSIZE 8", want: cf.Params{Capacity: 1000, BucketSize: 2, MaxIter: 20, Expansion: 1, Slots: 2}},
 		{args: "1000 EXPANSION x BUCKETSIZE 0 MAXITERATIONS 0", err: "MAXITERATIONS: value must be in the range [1, 65535]"},
 		{args: "1000 EXPANSION x BUCKETSIZE 0", err: "BUCKETSIZE: value must be in the range [1, 255]"},
 		{args: "3 EXPANSION x", err: "Couldn't parse EXPANSION"},
@@ -144,6 +153,13 @@ func TestParseInsert(t *testing.T) {
 			t.Errorf("CF.INSERT k %s: %d items, want %d", tc.args, len(items), tc.items)
 		case tc.capacity == 0 && create != nil, tc.capacity != 0 && (create == nil || create.Capacity != tc.capacity):
 			t.Errorf("CF.INSERT k %s: creates %+v, want capacity %d", tc.args, create, tc.capacity)
+		}
+	}
+	// A key created at cf-initial-size grows: 4 slots, whose rate holds as
+	// it does; one whose client gave its capacity takes 5.
+	for args, slots := range map[string]int{"ITEMS a": 4, "CAPACITY 100 ITEMS a": 5} {
+		if c, _, err := cf.ParseInsert(fields(args), &d, arity); err != nil || c.Slots != slots || c.Bucket() != slots {
+			t.Errorf("CF.INSERT k %s: creates %+v, %v; want %d slots", args, c, err, slots)
 		}
 	}
 	if _, _, err := cf.ParseInsert([][]byte{{}, []byte("a")}, &d, arity); err == nil || err.Error() != "Unknown argument received" {

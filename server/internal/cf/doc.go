@@ -43,22 +43,36 @@
 //
 // RedisBloom builds 8-bit fingerprints in buckets of BUCKETSIZE (1..255,
 // default 2) slots and walks MAXITERATIONS (default 20) random kicks. Both
-// of this server's tables keep a bucket in one 64-bit word, so:
+// of this server's tables keep a bucket in one 64-bit word, so the shape is
+// chosen when a filter is made (Params.Slots, recorded with it):
 //
 //   - BUCKETSIZE 1 or 2 builds b=2: a growing table of 32-bit entries (16
 //     fingerprint bits, a tail of up to 15); a fixed stage of 24-bit
 //     fingerprints.
-//   - BUCKETSIZE 3..255 builds b=4: a growing table of 16-bit entries (6
+//   - BUCKETSIZE 3 or 4 builds b=4: a growing table of 16-bit entries (6
 //     fingerprint bits, a tail of up to 9), a fixed stage of 12-bit
-//     fingerprints (95% reachable load). b=8 would leave too few bits.
-//   - With no BUCKETSIZE (and for keys CF.ADD or CF.INSERT create) the shape
-//     is b=4: RedisBloom's default of 2 would double the memory per item for
-//     nothing. CF.INFO's "Bucket size" reports the size built.
+//     fingerprints (95% reachable load).
+//   - BUCKETSIZE 5..255, and none given to CF.RESERVE or to CF.INSERT's
+//     CAPACITY, builds b=5: a growing table of 12-bit entries (6
+//     fingerprint bits, a tail of up to 5), about 13.9 bits an item at a
+//     false-positive rate of about 0.5%, smaller than RedisBloom's default
+//     at a lower rate. A client that gives the capacity means the filter
+//     to hold about that; as a b=5 table grows its short tails run out and
+//     its rate rises (3% grown 2000 times, package growing). A fixed stage
+//     (EXPANSION 0) has no room for 5 slots beside its migration counter
+//     and takes b=4.
+//   - Keys CF.ADD or CF.INSERT create at cf-initial-size (no BUCKETSIZE
+//     given, nor cf-bucket-size) build b=4: they start small and grow, and
+//     b=4's rate holds as they do. CF.INFO's "Bucket size" reports the size
+//     built.
+//   - Servers before b=5 built b=4 for BUCKETSIZE 3..255: their records
+//     leave the shape out and load as they were built (RecordedSlots).
 //   - MAXITERATIONS (1..65535) is kept and reported, and bounds the
 //     breadth-first displacement search at max(MAXITERATIONS, 500) buckets:
 //     the capacity promise of package filter is measured at 500.
 //   - Capacity (1..2^32, at least 2·BUCKETSIZE): a growing table starts
-//     sized for it at its split load (90% for b=4, 80% for b=2); a fixed
+//     sized for it at its split load (92% for b=5, 90% for b=4, 80% for
+//     b=2); a fixed
 //     stage (EXPANSION 0) promises it, and past it answers "Filter is full".
 //     EXPANSION e >= 1 is kept and reported: a growing table grows a bucket
 //     at a time whatever e is, since growth in steps of e times the size is

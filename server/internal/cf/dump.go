@@ -55,6 +55,10 @@ const (
 	headerMagic = "CKCH"
 	chunkMagic  = "CKCD"
 	dumpVersion = 3
+	// dumpVersionSlots is a header whose description records its bucket
+	// slots (appendDesc): written only for a filter that needs it, so the
+	// dumps of filters older servers also build stay readable by them.
+	dumpVersionSlots = 4
 )
 
 // ChunkBuckets bounds a data chunk: with at most 8 bytes a bucket (a
@@ -112,16 +116,24 @@ func stageInfos(f *Filter) []stageInfo {
 
 // dumpHeader returns f's header chunk. Preconditions: the key's lock held.
 func dumpHeader(f *Filter) []byte {
-	w := appendDesc(fields.Writer(headerMagic).Uvarint(dumpVersion), f)
+	v := uint64(dumpVersion)
+	if f.p.RecordedSlots() != 0 {
+		v = dumpVersionSlots
+	}
+	w := appendDesc(fields.Writer(headerMagic).Uvarint(v), f)
 	return binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
 }
 
-// appendDesc appends f's description: the fields readDesc reads.
-// Preconditions: the key's lock held.
+// appendDesc appends f's description: the fields readDesc reads, the
+// slots among them where Params.RecordedSlots keeps them (the caller marks
+// the record as one that has them). Preconditions: the key's lock held.
 func appendDesc(w fields.Writer, f *Filter) fields.Writer {
 	w = w.Uvarint(f.p.Capacity).Uvarint(uint64(f.p.BucketSize)).Uvarint(uint64(f.p.MaxIter)).
-		Uvarint(uint64(f.p.Expansion)).Uvarint(f.p.Seed).
-		Uvarint(uint64(f.inserted.Load())).Uvarint(uint64(f.deleted.Load()))
+		Uvarint(uint64(f.p.Expansion)).Uvarint(f.p.Seed)
+	if slots := f.p.RecordedSlots(); slots != 0 {
+		w = w.Uvarint(uint64(slots))
+	}
+	w = w.Uvarint(uint64(f.inserted.Load())).Uvarint(uint64(f.deleted.Load()))
 	infos := stageInfos(f)
 	if t := f.table; t != nil {
 		level, split := t.Geometry()
@@ -229,15 +241,24 @@ func (d filterDesc) stored() []uint64 {
 	return out
 }
 
-// readDesc reads a filter's description (appendDesc) and checks that it can
-// be built.
-func readDesc(r fields.Source) (filterDesc, error) {
+// readDesc reads a filter's description (appendDesc), with its slots if
+// the record says it has them, and checks that it can be built.
+func readDesc(r fields.Source, withSlots bool) (filterDesc, error) {
 	var d filterDesc
 	d.p.Capacity = r.Uvarint()
 	d.p.BucketSize = r.Int(MaxBucketSize)
 	d.p.MaxIter = r.Int(MaxIterations)
 	d.p.Expansion = r.Int(MaxExpansion)
 	d.p.Seed = r.Uvarint()
+	var slots int
+	if withSlots {
+		// 0 would be a field that need not be there: refused as any
+		// slot count Validate refuses.
+		if slots = r.Int(MaxBucketSize); slots == 0 {
+			slots = -1
+		}
+	}
+	d.p.SetRecordedSlots(slots)
 	d.ins = int64(r.Int(1 << 62))
 	d.del = int64(r.Int(1 << 62))
 	n := r.Int(MaxStages * 2)
@@ -381,13 +402,14 @@ func (f *Filter) BeginLoad(header []byte, mem Charger, release func(uint64)) err
 		return errInvalidHeader
 	}
 	r := &fields.Reader{B: body}
-	if v := r.Uvarint(); v != dumpVersion && v != 2 {
+	v := r.Uvarint()
+	if v != dumpVersionSlots && v != dumpVersion && v != 2 {
 		if r.Err == nil {
-			return badHeader(fmt.Sprintf("dump format version %d, this server reads %d", v, dumpVersion))
+			return badHeader(fmt.Sprintf("dump format version %d, this server reads %d", v, dumpVersionSlots))
 		}
 		return errInvalidHeader
 	}
-	d, err := readDesc(r)
+	d, err := readDesc(r, v == dumpVersionSlots)
 	if err != nil || len(r.B) != 0 {
 		return errInvalidHeader
 	}

@@ -68,6 +68,11 @@ type Params struct {
 	Expansion  int
 	Seed       uint64 // unused by the RedisBloom layout, which hashes with seed 0
 	Layout     Layout
+	// Slots is the slots a bucket of this server's tables holds, 2, 4 or
+	// 5 (slotsFor chose it when the filter was made; 0 in the RedisBloom
+	// layout). Records of filters made before 5-slot buckets leave it out,
+	// and their readers take legacySlots (RecordedSlots).
+	Slots int
 }
 
 // Layout is how a filter is built: this server's tables, or RedisBloom's
@@ -84,18 +89,58 @@ var Layouts = []string{LayoutCuckoo: "cuckoo", LayoutRedisBloom: "redisbloom"}
 
 func (l Layout) String() string { return Layouts[l] }
 
-// Bucket returns the bucket size the stages are built with: RedisBloom
-// accepts 1..255, the lock-free filter supports 2, 4 and 8 slots in a 64-bit
-// word; see doc.go for why 1..2 map to 2 and everything else to 4. The
-// RedisBloom layout builds the size asked for.
+// Bucket returns the bucket size the tables are built with (CF.INFO's
+// "Bucket size"): Slots, or the size asked for in the RedisBloom layout.
 func (p Params) Bucket() int {
-	if p.Layout == LayoutRedisBloom {
+	switch {
+	case p.Layout == LayoutRedisBloom:
 		return p.BucketSize
+	case p.Slots != 0:
+		return p.Slots
 	}
-	if p.BucketSize <= 2 {
+	return legacySlots(p.BucketSize)
+}
+
+// slotsFor returns the slots of a new filter's buckets for the bucket size
+// asked for (1..255): see doc.go, "Mapping RedisBloom's parameters". Five
+// slots need a growing table: a fixed stage keeps a migration counter in
+// its bucket word beside the fingerprints.
+func slotsFor(bucket, expansion int) int {
+	switch {
+	case bucket <= 2:
+		return 2
+	case bucket <= 4 || expansion == 0:
+		return 4
+	}
+	return 5
+}
+
+// legacySlots is what servers before 5-slot buckets built for a bucket size.
+func legacySlots(bucket int) int {
+	if bucket <= 2 {
 		return 2
 	}
 	return 4
+}
+
+// RecordedSlots returns what records (the create op, a dump's header, a
+// snapshot entry) keep of Slots: p.Slots where legacySlots would not give
+// it, else 0, and they then leave the field out, so a filter older servers
+// also build is recorded as they recorded it.
+func (p Params) RecordedSlots() int {
+	if p.Layout != LayoutCuckoo || p.Slots == legacySlots(p.BucketSize) {
+		return 0
+	}
+	return p.Slots
+}
+
+// SetRecordedSlots sets p.Slots from a record's field, 0 where it was left
+// out. Validate checks it.
+func (p *Params) SetRecordedSlots(n int) {
+	if p.Layout == LayoutCuckoo && n == 0 {
+		n = legacySlots(p.BucketSize)
+	}
+	p.Slots = n
 }
 
 // stageBits returns the fingerprint width of stage i: the widest the 64-bit
@@ -162,6 +207,10 @@ func (p Params) Validate() error {
 		return reply("ERR Bad expansion")
 	case p.Layout > LayoutRedisBloom:
 		return reply("ERR Bad layout")
+	case p.Layout == LayoutRedisBloom && p.Slots != 0,
+		p.Layout == LayoutCuckoo && p.Slots != 0 && p.Slots != 2 && p.Slots != 4 && p.Slots != 5,
+		p.Slots == 5 && p.Expansion == 0:
+		return reply("ERR Bad bucket size")
 	}
 	return nil
 }

@@ -47,10 +47,12 @@ func (f *Filter) WriteSnapshot(w io.Writer, buf []byte) ([]byte, error) {
 }
 
 // ReadSnapshot reads a filter that WriteSnapshot wrote into f, a zero
-// Filter, or, with f nil, only checks it, allocating no table. Nothing is
-// charged: a snapshot's filters are counted once loaded.
-func ReadSnapshot(r *fields.Stream, f *Filter) error {
-	d, err := readDesc(r)
+// Filter, or, with f nil, only checks it, allocating no table; withSlots
+// says its description records its slots (the entry is marked so where
+// Params.RecordedSlots is not 0). Nothing is charged: a snapshot's filters
+// are counted once loaded.
+func ReadSnapshot(r *fields.Stream, f *Filter, withSlots bool) error {
+	d, err := readDesc(r, withSlots)
 	if err != nil {
 		return err
 	}
@@ -114,6 +116,7 @@ func (f *Filter) ReadV1(r *fields.Reader) error {
 	p.MaxIter = r.Int(MaxIterations)
 	p.Expansion = r.Int(MaxExpansion)
 	p.Seed = r.Uvarint()
+	p.SetRecordedSlots(0)
 	ins, del := int64(r.Uvarint()), int64(r.Uvarint())
 	ns := r.Int(MaxStages * 2)
 	if r.Err != nil {

@@ -110,8 +110,16 @@ var opKinds = [...]opKind{
 		write: func(w fields.Writer, o *Op) fields.Writer {
 			w = w.Uvarint(o.Params.Capacity).Uvarint(uint64(o.Params.BucketSize)).Uvarint(uint64(o.Params.MaxIter)).
 				Uvarint(uint64(o.Params.Expansion)).Uvarint(o.Params.Seed)
-			if o.Params.Layout != cf.LayoutCuckoo {
-				w = w.Uvarint(uint64(o.Params.Layout)) // absent before the RedisBloom layout: logs stay readable
+			// Trailing fields, left out where they hold what records
+			// before them meant, so older logs read the same: the layout
+			// (before the RedisBloom layout, this server's), then the
+			// slots (before 5-slot buckets, legacySlots).
+			slots := o.Params.RecordedSlots()
+			if o.Params.Layout != cf.LayoutCuckoo || slots != 0 {
+				w = w.Uvarint(uint64(o.Params.Layout))
+			}
+			if slots != 0 {
+				w = w.Uvarint(uint64(slots))
 			}
 			return w
 		},
@@ -124,6 +132,11 @@ var opKinds = [...]opKind{
 			if len(r.B) > 0 && r.Err == nil {
 				o.Params.Layout = cf.Layout(r.Int(uint64(cf.LayoutRedisBloom)))
 			}
+			var slots int
+			if len(r.B) > 0 && r.Err == nil {
+				slots = r.Int(cf.MaxBucketSize)
+			}
+			o.Params.SetRecordedSlots(slots)
 		},
 		apply: func(a *Applying, o *Op) error {
 			nc := new(Entry)

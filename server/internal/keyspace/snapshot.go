@@ -23,7 +23,9 @@ import (
 //	u64         generation G: the snapshot stands for the logs before
 //	            appendonly.G.log and part of that log (below)
 //	per key:
-//	  byte      1, or 2 for a filter of RedisBloom's layout (below)
+//	  byte      1, or 2 for a filter of RedisBloom's layout (below), or
+//	            3 for one of this server's whose description records its
+//	            bucket slots (cf.Params.RecordedSlots)
 //	  string    key
 //	  uvarint   position P: the key's state is the one after every op of
 //	            the key that starts before offset P of log G, and before
@@ -281,9 +283,24 @@ func (st *Store) writeSnapshot(dir string, gen uint64) (int, int64, error) {
 	return n, cw.n + 4, nil
 }
 
-// An entry's tag is its filter's layout: 1 for this server's, 2 for
-// RedisBloom's.
-func entryTag(l cf.Layout) byte { return 1 + byte(l) }
+// Entry tags: a filter of this server's layout, of RedisBloom's, or of
+// this server's with its slots recorded.
+const (
+	tagCuckoo      = 1
+	tagRedisBloom  = 2
+	tagCuckooSlots = 3
+)
+
+// entryTag returns the tag of an entry holding a filter of parameters p.
+func entryTag(p cf.Params) byte {
+	switch {
+	case p.Layout == cf.LayoutRedisBloom:
+		return tagRedisBloom
+	case p.RecordedSlots() != 0:
+		return tagCuckooSlots
+	}
+	return tagCuckoo
+}
 
 // capture returns key k's filter with its writer lock held, and the log
 // position its entry stands at; false if k is absent. The gate's read side,
@@ -311,7 +328,7 @@ func (st *Store) capture(k string) (*Entry, uint64, bool) {
 
 // writeEntry writes key's entry. Preconditions: c.mu held.
 func writeEntry(w io.Writer, key string, pos uint64, c *Entry, buf []byte) ([]byte, error) {
-	e := fields.Writer{entryTag(c.Params().Layout)}.Str([]byte(key)).Uvarint(pos).Uvarint(uint64(c.Deadline.Load()))
+	e := fields.Writer{entryTag(c.Params())}.Str([]byte(key)).Uvarint(pos).Uvarint(uint64(c.Deadline.Load()))
 	if _, err := w.Write(e); err != nil {
 		return buf, err
 	}
@@ -449,7 +466,7 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 		if tag == 0 {
 			return gen, nil
 		}
-		if tag != entryTag(cf.LayoutCuckoo) && tag != entryTag(cf.LayoutRedisBloom) {
+		if tag != tagCuckoo && tag != tagRedisBloom && tag != tagCuckooSlots {
 			return 0, fmt.Errorf("entry tag %d", tag)
 		}
 		key := string(r.Str(maxSnapKey))
@@ -469,11 +486,12 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 		if c != nil {
 			into = &c.Filter
 		}
-		read := cf.ReadSnapshot
-		if tag == entryTag(cf.LayoutRedisBloom) {
-			read = cf.ReadSnapshotRB
+		if tag == tagRedisBloom {
+			err = cf.ReadSnapshotRB(r, into)
+		} else {
+			err = cf.ReadSnapshot(r, into, tag == tagCuckooSlots)
 		}
-		if err := read(r, into); err != nil {
+		if err != nil {
 			return 0, fmt.Errorf("key %q: %v", key, err)
 		}
 		each(snapEntry{key, c, pos, deadline})
