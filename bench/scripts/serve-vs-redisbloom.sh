@@ -9,11 +9,13 @@
 #
 #   bench/scripts/serve-vs-redisbloom.sh 3
 #   LAYOUT=redisbloom GOMAXPROCS=1 N=200000 bench/scripts/serve-vs-redisbloom.sh 2
+#   MEMORY="10000 100000 1000000 20000000 30000000" bench/scripts/serve-vs-redisbloom.sh
 #
 # Argument: ROUNDS (default 3). Environment:
 #   LAYOUT      cuckoo serve's --cf-layout: cuckoo (default) or redisbloom
 #   GOMAXPROCS  passed to cuckoo serve only (unset: every core)
 #   PIPELINES   the pipeline depths to run (default "16 1")
+#   MEMORY      sizes to measure memory at instead (below)
 #   N           requests a run (default 300000); CAPACITY of CF.RESERVE k
 #               (default 20000000), reserved afresh each round so that every
 #               round starts from an empty filter
@@ -158,6 +160,36 @@ cputicks() { # pid: utime+stime+cutime+cstime, from the fields after "(comm)"
 	sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13 + $14 + $15}'
 }
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; } # kB
+
+# MEMORY="n ...": instead of the benchmark, one filter a size on each
+# server: CF.RESERVE mN N, N distinct items added, then CF.INFO's Size, the
+# growth of the server's resident memory while it filled, and the rate of
+# false positives among a million items never added (bench/cmd/servemem).
+if [ -n "${MEMORY:-}" ]; then
+	servemem=$tmp/servemem
+	(cd "$root/bench" && go build -o "$servemem" ./cmd/servemem)
+	echo "resident at rest: cuckoo serve $(($(rss "$cpid") / 1024)) MiB, redis-server with RedisBloom $(($(rss "$rpid") / 1024)) MiB"
+	printf "| n | Size, cuckoo | Size, RedisBloom | ratio | RSS growth, cuckoo | RSS growth, RedisBloom | ratio | false positives, cuckoo | RedisBloom |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+	for n in $MEMORY; do
+		declare -A size rate grew
+		for name in cuckoo redisbloom; do
+			if [ $name = cuckoo ]; then port=$cport pid=$cpid; else port=$rport pid=$rpid; fi
+			before=$(rss "$pid")
+			out=$("$servemem" --addr "127.0.0.1:$port" --key "m$n" --n "$n")
+			grew[$name]=$(($(rss "$pid") - before))
+			size[$name]=$(echo "$out" | awk '{print $4}')
+			rate[$name]=$(echo "$out" | awk '{print $NF}')
+			redis-cli -p "$port" DEL "m$n" >/dev/null
+		done
+		awk -v n="$n" -v sc="${size[cuckoo]}" -v sr="${size[redisbloom]}" -v gc="${grew[cuckoo]}" -v gr="${grew[redisbloom]}" \
+			-v fc="${rate[cuckoo]}" -v fr="${rate[redisbloom]}" 'BEGIN {
+			ratio = "-"
+			if (gr > 0) ratio = sprintf("%.2f×", gc / gr)
+			printf "| %d | %d | %d | %.2f× | %.1f MiB | %.1f MiB | %s | %.3f%% | %.3f%% |\n", n, sc, sr, sc / sr,
+				gc / 1024, gr / 1024, ratio, 100 * fc, 100 * fr }'
+	done
+	exit 0
+fi
 
 items10=$(printf ' __rand_int__%.0s' $(seq 10))
 commands=(
