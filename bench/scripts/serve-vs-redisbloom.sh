@@ -160,15 +160,23 @@ cputicks() { # pid: utime+stime+cutime+cstime, from the fields after "(comm)"
 	sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13 + $14 + $15}'
 }
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; } # kB
+anon() { awk '/^RssAnon:/ {print $2}' "/proc/$1/status"; } # kB: RSS less the file pages (the binary's, shared and clean)
 
 # MEMORY="n ...": instead of the benchmark, one filter a size on each
 # server: CF.RESERVE mN N, N distinct items added, then CF.INFO's Size, the
 # growth of the server's resident memory while it filled, and the rate of
 # false positives among a million items never added (bench/cmd/servemem).
+# The filters are kept, so that none is filled into memory an earlier one
+# freed: each growth is its own filter's.
 if [ -n "${MEMORY:-}" ]; then
 	servemem=$tmp/servemem
 	(cd "$root/bench" && go build -o "$servemem" ./cmd/servemem)
-	echo "resident at rest: cuckoo serve $(($(rss "$cpid") / 1024)) MiB, redis-server with RedisBloom $(($(rss "$rpid") / 1024)) MiB"
+	resident() { # when
+		awk -v w="$1" -v cr="$(rss "$cpid")" -v ca="$(anon "$cpid")" -v rr="$(rss "$rpid")" -v ra="$(anon "$rpid")" 'BEGIN {
+			printf "resident %s: cuckoo serve %.1f MiB (%.1f MiB of it private), redis-server with RedisBloom %.1f MiB (%.1f MiB private)\n",
+				w, cr / 1024, ca / 1024, rr / 1024, ra / 1024 }'
+	}
+	resident "at rest"
 	printf "| n | Size, cuckoo | Size, RedisBloom | ratio | RSS growth, cuckoo | RSS growth, RedisBloom | ratio | false positives, cuckoo | RedisBloom |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
 	for n in $MEMORY; do
 		declare -A size rate grew
@@ -179,7 +187,6 @@ if [ -n "${MEMORY:-}" ]; then
 			grew[$name]=$(($(rss "$pid") - before))
 			size[$name]=$(echo "$out" | awk '{print $4}')
 			rate[$name]=$(echo "$out" | awk '{print $NF}')
-			redis-cli -p "$port" DEL "m$n" >/dev/null
 		done
 		awk -v n="$n" -v sc="${size[cuckoo]}" -v sr="${size[redisbloom]}" -v gc="${grew[cuckoo]}" -v gr="${grew[redisbloom]}" \
 			-v fc="${rate[cuckoo]}" -v fr="${rate[redisbloom]}" 'BEGIN {
@@ -188,6 +195,7 @@ if [ -n "${MEMORY:-}" ]; then
 			printf "| %d | %d | %d | %.2f× | %.1f MiB | %.1f MiB | %s | %.3f%% | %.3f%% |\n", n, sc, sr, sc / sr,
 				gc / 1024, gr / 1024, ratio, 100 * fc, 100 * fr }'
 	done
+	resident "at the end"
 	exit 0
 fi
 
