@@ -33,21 +33,14 @@ func BenchmarkLookup(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	keys := make([][]byte, 1<<16)
-	for i := range keys {
-		keys[i] = binary.LittleEndian.AppendUint64([]byte("absent"), uint64(i))
-	}
+	keys := absentKeys()
 	for _, s := range []struct {
 		name     string
 		contains func([]byte) bool
 		bytes    uint64
 	}{{"growing", g.Contains, g.SizeInBytes()}, {"lockfree-fixed", l.Contains, l.SizeInBytes()}} {
 		b.Run(fmt.Sprintf("%s/goroutines=1", s.name), func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				s.contains(keys[i&(len(keys)-1)])
-				i++
-			}
+			lookups(b, s.contains, keys)
 			b.ReportMetric(float64(8*s.bytes)/n, "bits/key")
 		})
 		b.Run(fmt.Sprintf("%s/goroutines=all", s.name), func(b *testing.B) {
@@ -59,6 +52,49 @@ func BenchmarkLookup(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// absentKeys returns 2^16 keys no benchmark inserts.
+func absentKeys() [][]byte {
+	keys := make([][]byte, 1<<16)
+	for i := range keys {
+		keys[i] = binary.LittleEndian.AppendUint64([]byte("absent"), uint64(i))
+	}
+	return keys
+}
+
+// lookups looks keys up in turn, one a loop.
+func lookups(b *testing.B, contains func([]byte) bool, keys [][]byte) {
+	i := 0
+	for b.Loop() {
+		contains(keys[i&(len(keys)-1)])
+		i++
+	}
+}
+
+// BenchmarkLookupShapes compares, in one run, lookups of absent keys in
+// filters reserved for n keys and holding them, of 4 slots of 16 bits and
+// of 5 of 12: in the caches (10^5) and far beyond them (2·10^7, the
+// server benchmark's reservation).
+func BenchmarkLookupShapes(b *testing.B) {
+	keys := absentKeys()
+	for _, n := range []int{100_000, 20_000_000} {
+		for _, slots := range []int{4, 5} {
+			g, err := growing.New(growing.Config{InitialCapacity: uint64(n), BucketSize: slots, Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range n {
+				if err := g.Insert(binary.LittleEndian.AppendUint64(nil, uint64(i))); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Run(fmt.Sprintf("n=%d/slots=%d", n, slots), func(b *testing.B) {
+				lookups(b, g.Contains, keys)
+				b.ReportMetric(float64(8*g.SizeInBytes())/float64(n), "bits/key")
+			})
+		}
 	}
 }
 
