@@ -233,7 +233,7 @@ var settingsTable = settings.Table[*Server, configState]{
 	{Name: "max-filter-memory", Doc: "`bytes` one filter may take at most, so that no single command reserves more (0: the machine's memory)", Kind: settings.Memory, Lo: 0, Hi: math.MaxInt64, Def: "0",
 		Get: func(s *Server, st *configState) string { return itoa(st.cfg.MaxFilterMemory) },
 		Set: func(st *configState, v settings.Value) { st.cfg.MaxFilterMemory = v.N }},
-	{Name: "cf-bucket-size", Doc: "`slots`: BUCKETSIZE of filters created without one", Kind: settings.Int, Lo: 1, Hi: cf.MaxBucketSize, Mutable: true, Def: "2",
+	{Name: "cf-bucket-size", Doc: "`slots`: BUCKETSIZE of filters created without one; left unset, this server's layout builds 5 slots for a filter CF.RESERVE or CF.INSERT's CAPACITY sizes and 4 for one created at cf-initial-size, RedisBloom's 2", Kind: settings.Int, Lo: 1, Hi: cf.MaxBucketSize, Mutable: true, Def: "2",
 		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.RangeBucket()) },
 		Set: func(st *configState, v settings.Value) { st.cfg.FilterDefaults.BucketSize = v.N }},
 	{Name: "cf-initial-size", Doc: "`items`: CAPACITY of filters CF.ADD and CF.INSERT create (at least twice cf-bucket-size)", Kind: settings.Int, Lo: 4, Hi: cf.MaxCapacity, Mutable: true, Def: itoa(cf.DefaultCapacity),
