@@ -28,10 +28,14 @@ func newChain(t testing.TB, p Params) *Filter {
 }
 
 // dumpOf returns the header and data chunks of a small filter of 300 items,
-// as CF.SCANDUMP answers them, with their iterators: a growing table in
-// chunks of 16 buckets (smallChunks), or a chain grown to a few stages.
-func dumpOf(t testing.TB, chain bool) (chunks [][]byte, iters []int64) {
-	p := Params{Capacity: 64, BucketSize: 4, MaxIter: 20, Expansion: 2, Seed: 42}
+// as CF.SCANDUMP answers them, with their iterators: a growing table of 4
+// or 5 slots in chunks of 16 buckets (smallChunks), or a chain grown to a
+// few stages.
+func dumpOf(t testing.TB, chain bool, slots int) (chunks [][]byte, iters []int64) {
+	p := Params{Capacity: 64, BucketSize: 4, MaxIter: 20, Expansion: 2, Seed: 42, Slots: slots}
+	if slots == 5 {
+		p.BucketSize = 8 // recorded: older servers built 4 slots for it
+	}
 	var c *Filter
 	if chain {
 		c = newChain(t, p)
@@ -64,8 +68,11 @@ func FuzzLoadChunk(f *testing.F) {
 	smallChunks(f)
 	var chunks [][]byte
 	var iters []int64
-	for _, chain := range []bool{false, true} {
-		chunks, iters = dumpOf(f, chain)
+	for _, d := range []struct {
+		chain bool
+		slots int
+	}{{false, 4}, {true, 4}, {false, 5}} {
+		chunks, iters = dumpOf(f, d.chain, d.slots)
 		for i := 1; i < len(chunks); i++ {
 			f.Add(chunks[0], chunks[i], iters[i])
 		}
@@ -118,7 +125,7 @@ func TestLoadChunkRoundTrip(t *testing.T) {
 }
 
 func loadChunkRoundTrip(t *testing.T, chain bool) {
-	chunks, iters := dumpOf(t, chain)
+	chunks, iters := dumpOf(t, chain, 4)
 	st := &meter{limit: 1 << 30}
 	c := new(Filter)
 	if err := c.BeginLoad(chunks[0], st.charge, st.release); err != nil {
@@ -160,3 +167,22 @@ func (m *meter) charge(_, n uint64) error {
 }
 
 func (m *meter) release(n uint64) { m.mem -= int64(n) }
+
+// TestHeaderSlotsRefused: a header whose recorded slots no table has (3,
+// 2^64-1, 256), or 5 slots for a fixed stage, is refused and charges
+// nothing.
+func TestHeaderSlotsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		slots, expansion int
+	}{{3, 1}, {-1, 1}, {256, 1}, {5, 0}} {
+		f := new(Filter)
+		if err := f.Init(Params{Capacity: 64, BucketSize: 8, MaxIter: 20, Expansion: 1, Slots: 5}, func(_, _ uint64) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		f.p.Slots, f.p.Expansion = tc.slots, tc.expansion // what a forged header says
+		st := &meter{limit: 1 << 24}
+		if err := new(Filter).BeginLoad(dumpHeader(f), st.charge, st.release); err == nil || st.mem != 0 {
+			t.Errorf("a header of %d slots, expansion %d: %v, %d bytes charged; want it refused, nothing charged", tc.slots, tc.expansion, err, st.mem)
+		}
+	}
+}

@@ -90,9 +90,12 @@ func run(t *testing.T, st *Store, script []byte) {
 		arg := script[i+1]
 		k := key(arg)
 		switch script[i] % 11 {
-		case 0: // CF.RESERVE: a fixed stage, a growing table, 2 or 4 slots; or RedisBloom's layout
+		case 0: // CF.RESERVE: a fixed stage, a growing table, 2, 4 or 5 slots; or RedisBloom's layout
 			p := cf.Params{Capacity: 16 + uint64(arg%3)*40, BucketSize: 2 + 2*int(arg/4%2), MaxIter: 20, Expansion: int(arg / 8 % 3),
 				Layout: cf.Layout(arg / 24 % 2)}
+			if p.Layout == cf.LayoutCuckoo && p.BucketSize == 4 && p.Expansion > 0 && arg&2 != 0 {
+				p.BucketSize, p.Slots = 8, 5 // recorded with the create
+			}
 			allow(t, st.Write(w, k, &p, func(*Entry, bool) error { return nil }))
 		case 1, 2: // CF.ADD, CF.ADDNX, creating the key in either layout
 			p := cf.Params{Capacity: 32, BucketSize: 4, MaxIter: 20, Expansion: 1, Layout: cf.Layout(arg / 128)}
