@@ -27,6 +27,11 @@ type Config struct {
 	MaxKicks int
 	// Seed seeds the key hash.
 	Seed uint64
+	// Fixed keeps the table at the size New gives it: it never splits a
+	// bucket, and an insert that finds no place once the stash is full
+	// returns ErrFull. Sized for InitialCapacity at its split load, it
+	// holds at least that many keys.
+	Fixed bool
 	// Reserve, if set, is called with the bytes of every allocation after
 	// New's own (which Size returns, for the caller to charge first) before
 	// it is made: a segment added by growth, or by Restore. An error stops

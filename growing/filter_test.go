@@ -2,6 +2,7 @@ package growing_test
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -142,5 +143,37 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := growing.New(cfg); err == nil {
 			t.Errorf("New(%+v) succeeded", cfg)
 		}
+	}
+}
+
+// TestFixed: a Fixed table holds the keys it was sized for and never grows:
+// past them an insert eventually answers ErrFull, with the buckets and the
+// memory New gave it, and every key it took is found.
+func TestFixed(t *testing.T) {
+	for _, b := range []int{4, 5} {
+		t.Run(fmt.Sprintf("b=%d", b), func(t *testing.T) {
+			const n = 100_000
+			f := mustNew(t, growing.Config{InitialCapacity: n, BucketSize: b, Seed: 5, Fixed: true})
+			buckets, size := f.Buckets(), f.SizeInBytes()
+			taken := 0
+			var err error
+			for ; err == nil; taken++ {
+				err = f.Insert(key(taken))
+			}
+			taken--
+			if !errors.Is(err, growing.ErrFull) || taken < n {
+				t.Fatalf("after %d keys: %v; want ErrFull, and not before %d keys", taken, err, n)
+			}
+			if f.Buckets() != buckets || f.SizeInBytes() != size || f.Stages() != 1 {
+				t.Errorf("%d buckets, %d bytes, %d stages; New gave %d buckets, %d bytes", f.Buckets(), f.SizeInBytes(), f.Stages(), buckets, size)
+			}
+			for i := range taken {
+				if !f.Contains(key(i)) {
+					t.Fatalf("key %d of %d taken reported absent", i, taken)
+				}
+			}
+			t.Logf("b=%d: %d keys for a capacity of %d (%.1f%% of the slots), %.2f bits a key at capacity",
+				b, taken, n, 100*float64(taken)/float64(buckets)/float64(b), float64(8*size)/n)
+		})
 	}
 }

@@ -205,7 +205,7 @@ func (f *Filter) movePath(g linhash.Geometry, d *directory, q []linhash.Node, n 
 // stored back re-encoded; then the new geometry is published.
 func (f *Filter) splitOne() error {
 	g, d := f.geometry(), f.dir.Load()
-	if g.Level >= linhash.MaxLevel {
+	if g.Level >= linhash.MaxLevel || f.cfg.Fixed {
 		return ErrFull
 	}
 	p, q := g.Split, g.Split+1<<g.Level

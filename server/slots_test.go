@@ -141,8 +141,9 @@ func TestSlotsPersist(t *testing.T) {
 		{"b8", []any{10_000, "BUCKETSIZE", 8}, 5, "buckets:2174 "},
 		{"b4", []any{10_000, "BUCKETSIZE", 4}, 4, "buckets:2778 "},
 		{"b2", []any{10_000, "BUCKETSIZE", 2}, 2, "buckets:6250 "},
-		{"fixed", []any{10_000, "EXPANSION", 0}, 4, ""},
-		{"fixed8", []any{10_000, "BUCKETSIZE", 8, "EXPANSION", 0}, 4, ""},
+		{"fixed", []any{10_000, "EXPANSION", 0}, 5, "buckets:2174 "},
+		{"fixed8", []any{10_000, "BUCKETSIZE", 8, "EXPANSION", 0}, 5, "buckets:2174 "},
+		{"fixed4", []any{10_000, "BUCKETSIZE", 4, "EXPANSION", 0}, 4, ""},
 		{"auto", nil, 4, "buckets:285 "},
 	}
 	const n = 5000

@@ -71,11 +71,11 @@ func (d *Defaults) params(capacity uint64, bucket, maxIter, expansion int64, siz
 	}
 	if p.BucketSize == 0 {
 		p.BucketSize = 4
-		if sized && expansion > 0 {
+		if sized {
 			p.BucketSize = 5
 		}
 	}
-	p.Slots = slotsFor(p.BucketSize, p.Expansion)
+	p.Slots = slotsFor(p.BucketSize)
 	return p
 }
 

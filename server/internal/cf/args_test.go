@@ -24,18 +24,19 @@ func TestParseReserve(t *testing.T) {
 		want cf.Params // when err is ""
 		err  string
 	}{
-		// Sized by the client: 5 slots of 12 bits, the smallest shape;
-		// 4 for a fixed stage, or when BUCKETSIZE asks for 3 or 4; 2
-		// for 1 or 2.
+		// Sized by the client: 5 slots of 12 bits, the smallest shape,
+		// fixed (EXPANSION 0) or not; 4 when BUCKETSIZE asks for 3 or 4;
+		// 2 for 1 or 2.
 		{args: "1000", want: cf.Params{Capacity: 1000, BucketSize: 5, MaxIter: 20, Expansion: 1, Slots: 5}},
 		{args: "1000 bucketsize 2 MAXITERATIONS 50 Expansion 0", want: cf.Params{Capacity: 1000, BucketSize: 2, MaxIter: 50, Expansion: 0, Slots: 2}},
 		{args: "4", want: cf.Params{Capacity: 4, BucketSize: 5, MaxIter: 20, Expansion: 1, Slots: 5}},
-		{args: "1000 EXPANSION 0", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 0, Slots: 4}},
+		{args: "1000 EXPANSION 0", want: cf.Params{Capacity: 1000, BucketSize: 5, MaxIter: 20, Expansion: 0, Slots: 5}},
 		{args: "1000 BUCKETSIZE 1", want: cf.Params{Capacity: 1000, BucketSize: 1, MaxIter: 20, Expansion: 1, Slots: 2}},
 		{args: "1000 BUCKETSIZE 3", want: cf.Params{Capacity: 1000, BucketSize: 3, MaxIter: 20, Expansion: 1, Slots: 4}},
 		{args: "1000 BUCKETSIZE 4", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 1, Slots: 4}},
 		{args: "1000 BUCKETSIZE 8", want: cf.Params{Capacity: 1000, BucketSize: 8, MaxIter: 20, Expansion: 1, Slots: 5}},
-		{args: "1000 BUCKETSIZE 255 EXPANSION 0", want: cf.Params{Capacity: 1000, BucketSize: 255, MaxIter: 20, Expansion: 0, Slots: 4}},
+		{args: "1000 BUCKETSIZE 255 EXPANSION 0", want: cf.Params{Capacity: 1000, BucketSize: 255, MaxIter: 20, Expansion: 0, Slots: 5}},
+		{args: "1000 BUCKETSIZE 4 EXPANSION 0", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 0, Slots: 4}},
 		{args: "x", err: "Bad capacity"},
 		{args: "3", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
 		{args: "7 BUCKETSIZE 4", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},

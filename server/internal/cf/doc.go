@@ -35,7 +35,9 @@
 // create) is one growing table (package growing): it splits a bucket
 // whenever its load passes the split load, so it grows in small steps and a
 // lookup reads two buckets however far it grew. A filter with EXPANSION 0
-// is one fixed lockfree.Filter, a stage. Snapshots and dumps of format 2
+// is a growing table that never splits (growing.Config.Fixed) when it has
+// 5 slots, and otherwise one fixed lockfree.Filter, a stage. Snapshots and
+// dumps of format 2
 // hold filters as lists of stages, RedisBloom's sub-filters; those still
 // load and grow as before.
 //
@@ -58,9 +60,11 @@
 //     false-positive rate of about 0.5%, smaller than RedisBloom's default
 //     at a lower rate. A client that gives the capacity means the filter
 //     to hold about that; as a b=5 table grows its short tails run out and
-//     its rate rises (3% grown 2000 times, package growing). A fixed stage
-//     (EXPANSION 0) has no room for 5 slots beside its migration counter
-//     and takes b=4.
+//     its rate rises (3% grown 2000 times, package growing). With
+//     EXPANSION 0 the b=5 table never splits: sized for the capacity at
+//     92% load, it takes 2-6% more (94% of its slots at 10^5 items, 97% at
+//     10^7, and a stash of 64) before "Filter is full". A lock-free stage has no room
+//     for 5 slots beside its migration counter.
 //   - Keys CF.ADD or CF.INSERT create at cf-initial-size (no BUCKETSIZE
 //     given, nor cf-bucket-size) build b=4: they start small and grow, and
 //     b=4's rate holds as they do. CF.INFO's "Bucket size" reports the size
@@ -72,8 +76,8 @@
 //     the capacity promise of package filter is measured at 500.
 //   - Capacity (1..2^32, at least 2·BUCKETSIZE): a growing table starts
 //     sized for it at its split load (92% for b=5, 90% for b=4, 80% for
-//     b=2); a fixed
-//     stage (EXPANSION 0) promises it, and past it answers "Filter is full".
+//     b=2); a fixed table or stage (EXPANSION 0) promises it, and past it
+//     answers "Filter is full".
 //     EXPANSION e >= 1 is kept and reported: a growing table grows a bucket
 //     at a time whatever e is, since growth in steps of e times the size is
 //     what made a chain large (up to 2x its items' worth, and e times that

@@ -283,8 +283,12 @@ func readDesc(r fields.Source, withSlots bool) (filterDesc, error) {
 		// fewer buckets than it starts with (growing's Restore checks the
 		// same; here a bad header is the client's "invalid header chunk").
 		initial, _ := linhash.InitialBuckets(d.p.Capacity, uint(d.p.Bucket()))
-		if d.p.Expansion == 0 || g.level > linhash.MaxLevel || g.split >= 1<<g.level ||
-			g.level < linhash.NewGeometry(initial).Level || 1<<g.level+g.split < initial {
+		// EXPANSION 0 is a growing table only with 5 slots, and one that
+		// never split (Fixed).
+		first := linhash.NewGeometry(initial)
+		fixedTooBig := d.p.Expansion == 0 && (g.level != first.Level || g.split != first.Split)
+		if d.p.Expansion == 0 && d.p.Bucket() != 5 || fixedTooBig || g.level > linhash.MaxLevel || g.split >= 1<<g.level ||
+			g.level < first.Level || 1<<g.level+g.split < initial {
 			return d, fmt.Errorf("a growing table of level %d, split %d, expansion %d", g.level, g.split, d.p.Expansion)
 		}
 		if slots := (uint64(1)<<g.level + g.split) * uint64(d.p.Bucket()); g.entries > slots {

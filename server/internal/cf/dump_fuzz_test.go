@@ -169,12 +169,12 @@ func (m *meter) charge(_, n uint64) error {
 func (m *meter) release(n uint64) { m.mem -= int64(n) }
 
 // TestHeaderSlotsRefused: a header whose recorded slots no table has (3,
-// 2^64-1, 256), or 5 slots for a fixed stage, is refused and charges
+// 2^64-1, 256), or 2 for a fixed growing table, is refused and charges
 // nothing.
 func TestHeaderSlotsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		slots, expansion int
-	}{{3, 1}, {-1, 1}, {256, 1}, {5, 0}} {
+	}{{3, 1}, {-1, 1}, {256, 1}, {2, 0}} {
 		f := new(Filter)
 		if err := f.Init(Params{Capacity: 64, BucketSize: 8, MaxIter: 20, Expansion: 1, Slots: 5}, func(_, _ uint64) error { return nil }); err != nil {
 			t.Fatal(err)

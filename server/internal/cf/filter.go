@@ -16,7 +16,8 @@ import (
 // EXPANSION >= 1 (the default) is one growing table (package growing:
 // lock-free lookups, writers serialized by the key's lock as below), which
 // grows a bucket at a time and never loses a kept key. A key created with
-// EXPANSION 0 is one fixed lock-free stage. A chain of stages, as snapshots
+// EXPANSION 0 is such a table that never grows (5 slots) or one fixed
+// lock-free stage (2 or 4). A chain of stages, as snapshots
 // and dumps of format 2 hold them, still loads and works as before.
 //
 // Protocol of a chain. A Filter holds its stages behind an atomic pointer to
@@ -103,13 +104,14 @@ func (p Params) Bucket() int {
 
 // slotsFor returns the slots of a new filter's buckets for the bucket size
 // asked for (1..255): see doc.go, "Mapping RedisBloom's parameters". Five
-// slots need a growing table: a fixed stage keeps a migration counter in
-// its bucket word beside the fingerprints.
-func slotsFor(bucket, expansion int) int {
+// slots are a growing table, a fixed one (Fixed) for EXPANSION 0: a
+// lock-free stage keeps a migration counter in its bucket word beside the
+// fingerprints, with no room for a fifth.
+func slotsFor(bucket int) int {
 	switch {
 	case bucket <= 2:
 		return 2
-	case bucket <= 4 || expansion == 0:
+	case bucket <= 4:
 		return 4
 	}
 	return 5
@@ -208,8 +210,7 @@ func (p Params) Validate() error {
 	case p.Layout > LayoutRedisBloom:
 		return reply("ERR Bad layout")
 	case p.Layout == LayoutRedisBloom && p.Slots != 0,
-		p.Layout == LayoutCuckoo && p.Slots != 0 && p.Slots != 2 && p.Slots != 4 && p.Slots != 5,
-		p.Slots == 5 && p.Expansion == 0:
+		p.Layout == LayoutCuckoo && p.Slots != 0 && p.Slots != 2 && p.Slots != 4 && p.Slots != 5:
 		return reply("ERR Bad bucket size")
 	}
 	return nil
@@ -253,7 +254,7 @@ func (f *Filter) Init(p Params, mem Charger) error {
 	if p.Layout == LayoutRedisBloom {
 		return f.initRB(p, mem)
 	}
-	if p.Expansion > 0 {
+	if p.Expansion > 0 || p.Bucket() == 5 {
 		return f.initGrowing(p, mem)
 	}
 	n, err := p.stageBytes(0)
@@ -274,7 +275,8 @@ func (f *Filter) Init(p Params, mem Charger) error {
 
 // growingConfig is the growing table of a filter of parameters p.
 func (p Params) growingConfig() growing.Config {
-	return growing.Config{InitialCapacity: p.Capacity, BucketSize: p.Bucket(), MaxKicks: max(p.MaxIter, minKicks), Seed: p.Seed}
+	return growing.Config{InitialCapacity: p.Capacity, BucketSize: p.Bucket(), MaxKicks: max(p.MaxIter, minKicks), Seed: p.Seed,
+		Fixed: p.Expansion == 0}
 }
 
 // initGrowing makes f a growing table, its first segments charged to mem
@@ -328,10 +330,10 @@ func (f *Filter) Encoding() string {
 		return "redisbloom"
 	}
 	switch {
-	case f.table != nil:
-		return "growing"
 	case f.p.Expansion == 0:
 		return "fixed"
+	case f.table != nil:
+		return "growing"
 	}
 	return "chain"
 }
