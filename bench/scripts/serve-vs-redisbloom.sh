@@ -16,6 +16,7 @@
 #   GOMAXPROCS  passed to cuckoo serve only (unset: every core)
 #   PIPELINES   the pipeline depths to run (default "16 1")
 #   MEMORY      sizes to measure memory at instead (below)
+#   OPTIONS     CF.RESERVE's options there ("EXPANSION 0")
 #   N           requests a run (default 300000); CAPACITY of CF.RESERVE k
 #               (default 20000000), reserved afresh each round so that every
 #               round starts from an empty filter
@@ -179,14 +180,15 @@ if [ -n "${MEMORY:-}" ]; then
 	resident "at rest"
 	printf "| n | Size, cuckoo | Size, RedisBloom | ratio | RSS growth, cuckoo | RSS growth, RedisBloom | ratio | false positives, cuckoo | RedisBloom |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
 	for n in $MEMORY; do
-		declare -A size rate grew
+		declare -A size rate grew refused
 		for name in cuckoo redisbloom; do
 			if [ $name = cuckoo ]; then port=$cport pid=$cpid; else port=$rport pid=$rpid; fi
 			before=$(rss "$pid")
-			out=$("$servemem" --addr "127.0.0.1:$port" --key "m$n" --n "$n")
+			out=$("$servemem" --addr "127.0.0.1:$port" --key "m$n" --n "$n" --options "${OPTIONS:-}")
 			grew[$name]=$(($(rss "$pid") - before))
 			size[$name]=$(echo "$out" | awk '{print $4}')
 			rate[$name]=$(echo "$out" | awk '{print $NF}')
+			refused[$name]=$(echo "$out" | awk '{print $12}')
 		done
 		awk -v n="$n" -v sc="${size[cuckoo]}" -v sr="${size[redisbloom]}" -v gc="${grew[cuckoo]}" -v gr="${grew[redisbloom]}" \
 			-v fc="${rate[cuckoo]}" -v fr="${rate[redisbloom]}" 'BEGIN {
@@ -194,6 +196,9 @@ if [ -n "${MEMORY:-}" ]; then
 			if (gr > 0) ratio = sprintf("%.2f×", gc / gr)
 			printf "| %d | %d | %d | %.2f× | %.1f MiB | %.1f MiB | %s | %.3f%% | %.3f%% |\n", n, sc, sr, sc / sr,
 				gc / 1024, gr / 1024, ratio, 100 * fc, 100 * fr }'
+		if [ "${refused[cuckoo]}" != 0 ] || [ "${refused[redisbloom]}" != 0 ]; then
+			echo "  (full: cuckoo serve refused ${refused[cuckoo]} of the $n items, RedisBloom ${refused[redisbloom]})"
+		fi
 	done
 	resident "at the end"
 	exit 0

@@ -7,8 +7,9 @@
 //
 //	go run ./cmd/servemem --addr 127.0.0.1:6379 --key m --n 1000000
 //
-// It prints one line: n, Size, items inserted, sub-filters, bucket size,
-// absent items looked up, those found, and the rate.
+// --options adds CF.RESERVE options ("EXPANSION 0"). It prints one line: n,
+// Size, items inserted, sub-filters, bucket size, items the filter refused
+// (full), absent items looked up, those found, and the rate.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -28,22 +30,27 @@ func main() {
 	absent := flag.Int("absent", 1_000_000, "items never added to look up")
 	batch := flag.Int("batch", 1000, "items a CF.INSERT or CF.MEXISTS")
 	depth := flag.Int("pipeline", 16, "requests in flight")
+	options := flag.String("options", "", "CF.RESERVE's options, as words: EXPANSION 0")
 	flag.Parse()
-	if err := run(*addr, *key, *n, *absent, *batch, *depth); err != nil {
+	if err := run(*addr, *key, *n, *absent, *batch, *depth, strings.Fields(*options)); err != nil {
 		fmt.Fprintln(os.Stderr, "servemem:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, key string, n, absent, batch, depth int) error {
+func run(addr, key string, n, absent, batch, depth int, options []string) error {
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2})
 	defer c.Close()
 	if err := c.Del(ctx, key).Err(); err != nil {
 		return err
 	}
-	if err := c.Do(ctx, "CF.RESERVE", key, n).Err(); err != nil {
-		return fmt.Errorf("CF.RESERVE %s %d: %w", key, n, err)
+	reserve := []any{"CF.RESERVE", key, n}
+	for _, o := range options {
+		reserve = append(reserve, o)
+	}
+	if err := c.Do(ctx, reserve...).Err(); err != nil {
+		return fmt.Errorf("CF.RESERVE %s %d %v: %w", key, n, options, err)
 	}
 	// each sends items [lo, hi) of a kind in pipelined requests of batch
 	// items, and hands every reply to use.
@@ -74,13 +81,18 @@ func run(addr, key string, n, absent, batch, depth int) error {
 		}
 		return nil
 	}
+	refused := 0 // -1: the filter is full, and may not grow
 	added := func(r redis.Cmder) error {
 		vals, err := r.(*redis.Cmd).Slice()
 		if err != nil {
 			return fmt.Errorf("CF.INSERT: %w", err)
 		}
 		for _, v := range vals {
-			if v != int64(1) {
+			switch v {
+			case int64(1):
+			case int64(-1):
+				refused++
+			default:
 				return fmt.Errorf("CF.INSERT answered %v for an item", v)
 			}
 		}
@@ -109,7 +121,7 @@ func run(addr, key string, n, absent, batch, depth int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("n %d size %d items %d filters %d bucket %d absent %d found %d rate %.5f\n",
-		n, info.Size, info.NumItemsInserted, info.NumFilters, info.BucketSize, absent, found, float64(found)/float64(absent))
+	fmt.Printf("n %d size %d items %d filters %d bucket %d refused %d absent %d found %d rate %.5f\n",
+		n, info.Size, info.NumItemsInserted, info.NumFilters, info.BucketSize, refused, absent, found, float64(found)/float64(absent))
 	return nil
 }
