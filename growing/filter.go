@@ -129,11 +129,10 @@ func segmentsBytes(layout *linhash.Segments, n uint64) uint64 {
 
 // New returns an empty filter sized for cfg.InitialCapacity keys.
 func New(cfg Config) (*Filter, error) {
-	switch cfg.BucketSize {
-	case 0:
+	if cfg.BucketSize == 0 {
 		cfg.BucketSize = 4
-	case 2, 4, 5:
-	default:
+	}
+	if !bucketSizeOK(cfg.BucketSize) {
 		return nil, fmt.Errorf("growing: Config.BucketSize is %d: it must be 2, 4 or 5", cfg.BucketSize)
 	}
 	switch {
@@ -159,12 +158,16 @@ func New(cfg Config) (*Filter, error) {
 	return f, nil
 }
 
+// bucketSizeOK reports whether b slots of a bucket word are a shape the
+// filter has (Config.BucketSize).
+func bucketSizeOK(b int) bool { return b == 2 || b == 4 || b == 5 }
+
 // Size returns the bytes New(cfg) allocates, to be charged before it does.
 func Size(cfg Config) (uint64, error) {
 	if cfg.BucketSize == 0 {
 		cfg.BucketSize = 4
 	}
-	if cfg.BucketSize != 2 && cfg.BucketSize != 4 && cfg.BucketSize != 5 || cfg.InitialCapacity == 0 {
+	if !bucketSizeOK(cfg.BucketSize) || cfg.InitialCapacity == 0 {
 		return 0, fmt.Errorf("growing: bad Config %+v", cfg)
 	}
 	buckets, _ := linhash.InitialBuckets(cfg.InitialCapacity, uint(cfg.BucketSize))

@@ -37,9 +37,8 @@
 // lookup reads two buckets however far it grew. A filter with EXPANSION 0
 // is a growing table that never splits (growing.Config.Fixed) when it has
 // 5 slots, and otherwise one fixed lockfree.Filter, a stage. Snapshots and
-// dumps of format 2
-// hold filters as lists of stages, RedisBloom's sub-filters; those still
-// load and grow as before.
+// dumps of format 2 hold filters as lists of stages, RedisBloom's
+// sub-filters; those still load and grow as before.
 //
 // # Mapping RedisBloom's parameters
 //
@@ -63,8 +62,8 @@
 //     its rate rises (3% grown 2000 times, package growing). With
 //     EXPANSION 0 the b=5 table never splits: sized for the capacity at
 //     92% load, it takes 2-6% more (94% of its slots at 10^5 items, 97% at
-//     10^7, and a stash of 64) before "Filter is full". A lock-free stage has no room
-//     for 5 slots beside its migration counter.
+//     10^7, and a stash of 64) before "Filter is full". A lock-free stage
+//     has no room for 5 slots beside its migration counter.
 //   - Keys CF.ADD or CF.INSERT create at cf-initial-size (no BUCKETSIZE
 //     given, nor cf-bucket-size) build b=4: they start small and grow, and
 //     b=4's rate holds as they do. CF.INFO's "Bucket size" reports the size

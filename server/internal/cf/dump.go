@@ -282,12 +282,11 @@ func readDesc(r fields.Source, withSlots bool) (filterDesc, error) {
 		// The geometry must be one the parameters' table grows to: never
 		// fewer buckets than it starts with (growing's Restore checks the
 		// same; here a bad header is the client's "invalid header chunk").
+		// A fixed one (EXPANSION 0) never split.
 		initial, _ := linhash.InitialBuckets(d.p.Capacity, uint(d.p.Bucket()))
-		// EXPANSION 0 is a growing table only with 5 slots, and one that
-		// never split (Fixed).
 		first := linhash.NewGeometry(initial)
-		fixedTooBig := d.p.Expansion == 0 && (g.level != first.Level || g.split != first.Split)
-		if d.p.Expansion == 0 && d.p.Bucket() != 5 || fixedTooBig || g.level > linhash.MaxLevel || g.split >= 1<<g.level ||
+		grew := g.level != first.Level || g.split != first.Split
+		if !d.p.growingTable() || d.p.Expansion == 0 && grew || g.level > linhash.MaxLevel || g.split >= 1<<g.level ||
 			g.level < first.Level || 1<<g.level+g.split < initial {
 			return d, fmt.Errorf("a growing table of level %d, split %d, expansion %d", g.level, g.split, d.p.Expansion)
 		}

@@ -17,8 +17,8 @@ import (
 // lock-free lookups, writers serialized by the key's lock as below), which
 // grows a bucket at a time and never loses a kept key. A key created with
 // EXPANSION 0 is such a table that never grows (5 slots) or one fixed
-// lock-free stage (2 or 4). A chain of stages, as snapshots
-// and dumps of format 2 hold them, still loads and works as before.
+// lock-free stage (2 or 4). A chain of stages, as snapshots and dumps of
+// format 2 hold them, still loads and works as before.
 //
 // Protocol of a chain. A Filter holds its stages behind an atomic pointer to
 // an immutable slice. Readers (CF.EXISTS, CF.COUNT, CF.INFO, SCANDUMP) load
@@ -254,7 +254,7 @@ func (f *Filter) Init(p Params, mem Charger) error {
 	if p.Layout == LayoutRedisBloom {
 		return f.initRB(p, mem)
 	}
-	if p.Expansion > 0 || p.Bucket() == 5 {
+	if p.growingTable() {
 		return f.initGrowing(p, mem)
 	}
 	n, err := p.stageBytes(0)
@@ -272,6 +272,11 @@ func (f *Filter) Init(p Params, mem Charger) error {
 	f.stages.Store(&[]*lockfree.Filter{st})
 	return nil
 }
+
+// growingTable reports whether a filter of parameters p is a growing table
+// rather than lock-free stages: one that grows, or one of 5 slots, which a
+// stage cannot hold, kept at its size (Fixed) for EXPANSION 0.
+func (p Params) growingTable() bool { return p.Expansion > 0 || p.Bucket() == 5 }
 
 // growingConfig is the growing table of a filter of parameters p.
 func (p Params) growingConfig() growing.Config {
