@@ -186,3 +186,27 @@ func TestHeaderSlotsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderFixedGrewRefused: a fixed table (EXPANSION 0, 5 slots) never
+// splits, so a header that gives one a grown geometry is refused.
+func TestHeaderFixedGrewRefused(t *testing.T) {
+	free := func(_, _ uint64) error { return nil }
+	f := new(Filter)
+	if err := f.Init(Params{Capacity: 64, BucketSize: 5, MaxIter: 20, Expansion: 1, Slots: 5}, free); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		if _, err := f.Add([]byte(fmt.Sprint("item", i)), false, false, free); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := &meter{limit: 1 << 24}
+	if err := new(Filter).BeginLoad(dumpHeader(f), st.charge, st.release); err != nil {
+		t.Fatalf("the grown table's own header: %v", err)
+	}
+	f.p.Expansion = 0 // what a forged header says
+	st = &meter{limit: 1 << 24}
+	if err := new(Filter).BeginLoad(dumpHeader(f), st.charge, st.release); err == nil || st.mem != 0 {
+		t.Errorf("a fixed table with a grown geometry: %v, %d bytes charged; want it refused, nothing charged", err, st.mem)
+	}
+}
