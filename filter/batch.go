@@ -53,6 +53,10 @@ func (f *Filter) probe(hashes []uint64, out []bool) {
 		for k := range out {
 			out[k] = f.t.has4x12(i1s[k], i2s[k], fps[k])
 		}
+	} else if f.t.semi {
+		for k := range out {
+			out[k] = f.t.hasSemi(i1s[k], i2s[k], fps[k])
+		}
 	} else if f.t.oneWord {
 		for k := range out {
 			out[k] = f.t.lanes.Has2(f.t.word(i1s[k]), f.t.word(i2s[k]), fps[k])

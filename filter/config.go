@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -8,24 +9,65 @@ import (
 )
 
 // Config describes a filter to build. Only Capacity is required.
+//
+// With only Capacity and FalsePositiveRate set, New builds the smallest
+// table whose expected rate at its design load is at most the target:
+// among bucket sizes 2, 4 and 8, plain or, for 4 slots, semi-sorted, each
+// with the narrowest fingerprint that meets the rate. Setting BucketSize,
+// FingerprintBits or Packing fixes that part of the choice.
 type Config struct {
 	// Capacity is the number of keys the filter is guaranteed to hold: a new
 	// filter accepts at least Capacity inserts of distinct keys.
 	Capacity uint64
-	// FalsePositiveRate is the target rate ε when FingerprintBits is 0: the
-	// fingerprint then has ceil(log2(2b/ε)) bits. 0 means 0.01.
+	// FalsePositiveRate is the target rate ε when FingerprintBits is 0. 0
+	// means 0.01. When BucketSize or Packing is set, the fingerprint has
+	// ceil(log2(2b/ε)) bits.
 	FalsePositiveRate float64
-	// FingerprintBits is the fingerprint width f, 4..32. 0 derives it from
-	// FalsePositiveRate.
+	// FingerprintBits is the fingerprint width f, 4..32 (4..15 semi-sorted).
+	// 0 derives it from FalsePositiveRate.
 	FingerprintBits int
-	// BucketSize is the number of slots b per bucket: 2, 4 or 8. 0 means 4.
+	// BucketSize is the number of slots b per bucket: 2, 4 or 8. 0 means 4,
+	// unless New chooses the layout (see Config).
 	BucketSize int
+	// Packing is how buckets are stored. PackingAuto lets New choose when
+	// BucketSize and FingerprintBits are 0, and means PackingPlain when
+	// either is set.
+	Packing Packing
 	// MaxKicks bounds the work of one insert that finds both buckets full:
 	// the buckets the displacement-path search examines. 0 means 500.
 	MaxKicks int
 	// Seed seeds the key hash. Filters that are to be compared or merged need
 	// the same seed; a secret seed keeps others from choosing colliding keys.
 	Seed uint64
+}
+
+// Packing is how a filter's buckets are stored.
+type Packing uint8
+
+const (
+	// PackingAuto chooses: see Config.
+	PackingAuto Packing = iota
+	// PackingPlain stores each slot's fingerprint as it is, f bits.
+	PackingPlain
+	// PackingSemiSorted keeps each bucket of 4 slots sorted and codes the
+	// top 4 bits of its fingerprints together in 12 bits: 4f-4 bits a
+	// bucket, a bit a key less than plain for the same rate, with lookups
+	// that decode the two buckets they read. It requires 4 slots and
+	// fingerprints of 4..15 bits.
+	PackingSemiSorted
+)
+
+// String returns the packing's name.
+func (p Packing) String() string {
+	switch p {
+	case PackingAuto:
+		return "auto"
+	case PackingPlain:
+		return "plain"
+	case PackingSemiSorted:
+		return "semi-sorted"
+	}
+	return fmt.Sprintf("Packing(%d)", uint8(p))
 }
 
 const (
@@ -45,6 +87,7 @@ type Layout struct {
 	Buckets         uint64 // m
 	BucketSize      int    // b
 	FingerprintBits int    // f
+	SemiSorted      bool   // buckets packed semi-sorted, in 4f-4 bits
 	MaxKicks        int
 	Seed            uint64
 }
@@ -61,6 +104,7 @@ func (c Config) Layout() (Layout, error) {
 		Buckets:         p.buckets,
 		BucketSize:      int(p.slots),
 		FingerprintBits: int(p.bits),
+		SemiSorted:      p.semi,
 		MaxKicks:        p.maxKicks,
 		Seed:            p.seed,
 	}, nil
@@ -72,6 +116,7 @@ type params struct {
 	buckets  uint64
 	slots    uint
 	bits     uint
+	semi     bool
 	maxKicks int
 	seed     uint64
 }
@@ -81,6 +126,25 @@ func (c Config) params() (params, error) {
 	if c.Capacity == 0 {
 		return p, fmt.Errorf("filter: Config.Capacity is 0: it must be at least 1")
 	}
+	switch {
+	case c.MaxKicks == 0:
+		p.maxKicks = defaultMaxKicks
+	case c.MaxKicks < 0 || c.MaxKicks > maxMaxKicks:
+		return p, fmt.Errorf("filter: Config.MaxKicks is %d: it must be in 1..%d", c.MaxKicks, maxMaxKicks)
+	}
+	switch c.Packing {
+	case PackingAuto, PackingPlain:
+	case PackingSemiSorted:
+		if c.BucketSize != 0 && c.BucketSize != semiSlots {
+			return p, fmt.Errorf("filter: Config.BucketSize is %d: semi-sorted buckets have %d slots", c.BucketSize, semiSlots)
+		}
+		p.semi = true
+	default:
+		return p, fmt.Errorf("filter: Config.Packing is %d: it must be PackingAuto, PackingPlain or PackingSemiSorted", c.Packing)
+	}
+	if c.Packing == PackingAuto && c.BucketSize == 0 && c.FingerprintBits == 0 {
+		return c.smallest(p)
+	}
 	switch c.BucketSize {
 	case 0:
 		p.slots = defaultBucketSize
@@ -88,12 +152,6 @@ func (c Config) params() (params, error) {
 		p.slots = uint(c.BucketSize)
 	default:
 		return p, fmt.Errorf("filter: Config.BucketSize is %d: it must be 2, 4 or 8", c.BucketSize)
-	}
-	switch {
-	case c.MaxKicks == 0:
-		p.maxKicks = defaultMaxKicks
-	case c.MaxKicks < 0 || c.MaxKicks > maxMaxKicks:
-		return p, fmt.Errorf("filter: Config.MaxKicks is %d: it must be in 1..%d", c.MaxKicks, maxMaxKicks)
 	}
 	if c.FingerprintBits != 0 {
 		if c.FingerprintBits < minFingerprintBits || c.FingerprintBits > maxFingerprintBits {
@@ -108,6 +166,10 @@ func (c Config) params() (params, error) {
 		}
 		p.bits = bits
 	}
+	if p.semi && p.bits > maxSemiBits {
+		return p, fmt.Errorf("filter: semi-sorted buckets hold fingerprints of %d..%d bits, not %d",
+			minSemiBits, maxSemiBits, p.bits)
+	}
 	buckets, err := bucketsFor(c.Capacity, p.slots, p.bits)
 	if err != nil {
 		return p, err
@@ -116,13 +178,76 @@ func (c Config) params() (params, error) {
 	return p, nil
 }
 
-// bitsForRate returns f = ceil(log2(2b/ε)), at least 4.
-func bitsForRate(rate float64, slots uint) (uint, error) {
+// layoutChoices are the tables New chooses among, in order of preference
+// when two take the same space: faster lookups first.
+var layoutChoices = []struct {
+	slots uint
+	semi  bool
+}{{4, false}, {2, false}, {8, false}, {4, true}}
+
+// smallest completes p with the smallest table of the layoutChoices whose
+// expected false-positive rate at its design load is at most c's, each
+// with the narrowest fingerprint that meets the rate.
+func (c Config) smallest(p params) (params, error) {
+	rate, err := checkRate(c.FalsePositiveRate)
+	if err != nil {
+		return p, err
+	}
+	best, bestBits := p, uint64(0)
+	var firstErr error
+	for _, choice := range layoutChoices {
+		maxBits := uint(maxFingerprintBits)
+		if choice.semi {
+			maxBits = maxSemiBits
+		}
+		bits := uint(minFingerprintBits)
+		for bits <= maxBits && ExpectedFalsePositiveRate(designLoad(choice.slots, bits), int(choice.slots), int(bits)) > rate {
+			bits++
+		}
+		if bits > maxBits {
+			continue
+		}
+		buckets, err := bucketsFor(c.Capacity, choice.slots, bits)
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			continue
+		}
+		t := tableLayout(buckets, choice.slots, bits, choice.semi)
+		if size := buckets * uint64(t.bucketBits); bestBits == 0 || size < bestBits {
+			best, bestBits = p, size
+			best.slots, best.bits, best.semi, best.buckets = choice.slots, bits, choice.semi, buckets
+		}
+	}
+	if bestBits == 0 {
+		if firstErr != nil {
+			return p, firstErr
+		}
+		if _, err := bitsForRate(rate, defaultBucketSize); err != nil {
+			return p, err // it says how many bits the rate needs
+		}
+		return p, fmt.Errorf("filter: Config.FalsePositiveRate %v needs fingerprints of more than %d bits",
+			rate, maxFingerprintBits)
+	}
+	return best, nil
+}
+
+// checkRate returns the target rate, 0 meaning the default, or why it is
+// out of range.
+func checkRate(rate float64) (float64, error) {
 	if rate == 0 {
-		rate = defaultFalsePositiveRate
+		return defaultFalsePositiveRate, nil
 	}
 	if !(rate > 0 && rate < 1) { // also refuses NaN
 		return 0, fmt.Errorf("filter: Config.FalsePositiveRate is %v: it must be in (0, 1)", rate)
+	}
+	return rate, nil
+}
+
+// bitsForRate returns f = ceil(log2(2b/ε)), at least 4.
+func bitsForRate(rate float64, slots uint) (uint, error) {
+	rate, err := checkRate(rate)
+	if err != nil {
+		return 0, err
 	}
 	f := math.Ceil(math.Log2(2 * float64(slots) / rate))
 	if f > maxFingerprintBits {

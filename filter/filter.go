@@ -64,7 +64,7 @@ func New(cfg Config) (*Filter, error) {
 
 func newFilter(p params) *Filter {
 	f := &Filter{
-		t:        newTable(p.buckets, p.slots, p.bits),
+		t:        newTable(p.buckets, p.slots, p.bits, p.semi),
 		capacity: p.capacity,
 		seed:     p.seed,
 		maxKicks: p.maxKicks,
@@ -161,7 +161,9 @@ func (f *Filter) lookup(i1 uint64, fp uint32) bool {
 
 func (f *Filter) lookupSlow(i1, i2 uint64, fp uint32) bool {
 	var hit bool
-	if f.t.oneWord {
+	if f.t.semi {
+		hit = f.t.hasSemi(i1, i2, fp)
+	} else if f.t.oneWord {
 		hit = f.t.lanes.Has2(f.t.word(i1), f.t.word(i2), fp)
 	} else {
 		hit = f.t.contains(i1, fp) || f.t.contains(i2, fp)
@@ -248,6 +250,15 @@ func (f *Filter) Buckets() uint64 { return f.t.buckets }
 
 // BucketSize returns the number of slots per bucket b.
 func (f *Filter) BucketSize() int { return int(f.t.slots) }
+
+// Packing returns how the filter's buckets are stored: PackingPlain or
+// PackingSemiSorted.
+func (f *Filter) Packing() Packing {
+	if f.t.semi {
+		return PackingSemiSorted
+	}
+	return PackingPlain
+}
 
 // FingerprintBits returns the fingerprint width f.
 func (f *Filter) FingerprintBits() int { return int(f.t.bits) }

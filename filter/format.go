@@ -10,16 +10,17 @@ import (
 	"github.com/cuckoohash/cuckoo/internal/hashing"
 )
 
-// The binary format, version 1, all integers little-endian:
+// The binary format, version 2, all integers little-endian:
 //
 //	offset size field
 //	     0    4 magic "CKOO"
-//	     4    2 format version (1)
+//	     4    2 format version (2; 1 for plain buckets)
 //	     6    1 kind: 1 for a Filter, 2 for a Scalable
 //	     7    1 bucket size b
 //	     8    1 fingerprint bits f
 //	     9    1 flags: bit 0 set when the victim slot is used; others 0
-//	    10    2 reserved, 0
+//	    10    1 packing: 0 plain, 1 semi-sorted (version 1: 0)
+//	    11    1 reserved, 0
 //	    12    4 MaxKicks
 //	    16    8 capacity
 //	    24    8 buckets m
@@ -28,17 +29,27 @@ import (
 //	    48    8 victim bucket (0 when unused)
 //	    56    4 victim fingerprint (0 when unused)
 //	    60    4 reserved, 0
-//	    64    8 table length in bytes, ceil(m*b*f/8)
-//	    72    n the table: slot j of bucket i at bits (i*b+j)*f, f bits wide
+//	    64    8 table length in bytes, ceil(m*B/8) for buckets of B bits
+//	    72    n the table: bucket i at bits i*B, B bits wide; plain, B = b*f
+//	          and slot j of bucket i at bits (i*b+j)*f; semi-sorted, B =
+//	          4f-4, coded as semisort.go says
 //	  72+n    4 CRC-32C (Castagnoli) of every preceding byte
+//
+// Plain filters are written as version 1, which readers from before
+// semi-sorted buckets read too.
 const (
 	magic         = "CKOO"
-	formatVersion = 1
-	kindFilter    = 1
-	kindScalable  = 2
-	headerSize    = 72
-	trailerSize   = 4
-	flagVictim    = 1
+	formatVersion = 2
+	// plainVersion is the version plain filters are written as: version 2
+	// only adds the packing byte.
+	plainVersion = 1
+	packingPlain = 0
+	packingSemi  = 1
+	kindFilter   = 1
+	kindScalable = 2
+	headerSize   = 72
+	trailerSize  = 4
+	flagVictim   = 1
 	// readChunk bounds the memory a reader commits ahead of the data that has
 	// actually arrived, so a header claiming a huge table cannot make Read
 	// allocate it.
@@ -58,12 +69,16 @@ func (f *Filter) EncodedSize() int64 {
 
 func (f *Filter) appendHeader(b []byte) []byte {
 	b = append(b, magic...)
-	b = binary.LittleEndian.AppendUint16(b, formatVersion)
+	version, packing := uint16(plainVersion), byte(packingPlain)
+	if f.t.semi {
+		version, packing = formatVersion, packingSemi
+	}
+	b = binary.LittleEndian.AppendUint16(b, version)
 	var flags byte
 	if f.victim.used {
 		flags |= flagVictim
 	}
-	b = append(b, kindFilter, byte(f.t.slots), byte(f.t.bits), flags, 0, 0)
+	b = append(b, kindFilter, byte(f.t.slots), byte(f.t.bits), flags, packing, 0)
 	b = binary.LittleEndian.AppendUint32(b, uint32(f.maxKicks))
 	b = binary.LittleEndian.AppendUint64(b, f.capacity)
 	b = binary.LittleEndian.AppendUint64(b, f.t.buckets)
@@ -123,8 +138,9 @@ func parseHeader(b []byte) (header, error) {
 	if b[6] != kindFilter {
 		return h, corrupt("kind %d is not a Filter (%d)", b[6], kindFilter)
 	}
-	if v := binary.LittleEndian.Uint16(b[4:]); v != formatVersion {
-		return h, corrupt("format version %d, this package reads %d", v, formatVersion)
+	version := binary.LittleEndian.Uint16(b[4:])
+	if version != plainVersion && version != formatVersion {
+		return h, corrupt("format version %d, this package reads %d and %d", version, plainVersion, formatVersion)
 	}
 	p := &h.p
 	p.slots, p.bits = uint(b[7]), uint(b[8])
@@ -134,8 +150,19 @@ func parseHeader(b []byte) (header, error) {
 	if p.bits < minFingerprintBits || p.bits > maxFingerprintBits {
 		return h, corrupt("fingerprint bits %d, want %d..%d", p.bits, minFingerprintBits, maxFingerprintBits)
 	}
+	switch packing := b[10]; {
+	case packing == packingPlain:
+	case packing == packingSemi && version >= formatVersion:
+		if p.slots != semiSlots || p.bits > maxSemiBits {
+			return h, corrupt("semi-sorted buckets of %d slots of %d bits, want %d slots of %d..%d bits",
+				p.slots, p.bits, semiSlots, minSemiBits, maxSemiBits)
+		}
+		p.semi = true
+	default:
+		return h, corrupt("packing %d, version %d reads 0..%d", packing, version, version-1)
+	}
 	flags := b[9]
-	if flags&^flagVictim != 0 || b[10] != 0 || b[11] != 0 || binary.LittleEndian.Uint32(b[60:]) != 0 {
+	if flags&^flagVictim != 0 || b[11] != 0 || binary.LittleEndian.Uint32(b[60:]) != 0 {
 		return h, corrupt("reserved header bits are set")
 	}
 	kicks := binary.LittleEndian.Uint32(b[12:])
@@ -171,7 +198,7 @@ func parseHeader(b []byte) (header, error) {
 		return h, corrupt("unused victim slot is not zero")
 	}
 	h.tableLen = binary.LittleEndian.Uint64(b[64:])
-	if want := packedBytes(p.buckets, p.slots, p.bits); h.tableLen != want {
+	if want := packedBytes(p.buckets, tableLayout(1, p.slots, p.bits, p.semi).bucketBits); h.tableLen != want {
 		return h, corrupt("table length %d, want %d for %d buckets of %d %d-bit slots",
 			h.tableLen, want, p.buckets, p.slots, p.bits)
 	}
@@ -186,13 +213,16 @@ func (h *header) build(data []byte) (*Filter, error) {
 	clear(f.t.data[h.tableLen:])
 	used := uint64(0)
 	for i := range f.t.buckets {
+		if f.t.semi && !f.t.canonical(f.t.stored(i)) {
+			return nil, corrupt("bucket %d is not a sorted semi-sorted bucket", i)
+		}
 		for j := range f.t.slots {
 			if f.t.slot(i, j) != 0 {
 				used++
 			}
 		}
 	}
-	if tail := f.t.buckets * uint64(f.t.slots) * uint64(f.t.bits) % 8; tail != 0 && data[h.tableLen-1]>>tail != 0 {
+	if tail := f.t.buckets * uint64(f.t.bucketBits) % 8; tail != 0 && data[h.tableLen-1]>>tail != 0 {
 		return nil, corrupt("bits after the last slot are set")
 	}
 	if h.victim.used {
@@ -208,7 +238,7 @@ func (h *header) build(data []byte) (*Filter, error) {
 
 // newFilterShell is newFilter without allocating the table.
 func newFilterShell(p params) *Filter {
-	f := &Filter{t: tableLayout(p.buckets, p.slots, p.bits), capacity: p.capacity, seed: p.seed, maxKicks: p.maxKicks}
+	f := &Filter{t: tableLayout(p.buckets, p.slots, p.bits, p.semi), capacity: p.capacity, seed: p.seed, maxKicks: p.maxKicks}
 	f.rng = p.seed ^ 0x853c49e6748fea9b
 	f.setVictim(victim{})
 	return f

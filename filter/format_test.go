@@ -30,7 +30,8 @@ const (
 	offBucket    = 7
 	offBits      = 8
 	offFlags     = 9
-	offReserved1 = 10
+	offPacking   = 10
+	offReserved1 = 11
 	offKicks     = 12
 	offCapacity  = 16
 	offBuckets   = 24
@@ -439,10 +440,12 @@ func base(t *testing.T, b, f int, capacity uint64) []byte {
 	return mustMarshal(t, flt)
 }
 
-// edit returns a copy of enc changed by fn, its checksum recomputed.
-func edit(enc []byte, fn func(b []byte)) []byte {
+// edit returns a copy of enc changed by fns, its checksum recomputed.
+func edit(enc []byte, fns ...func(b []byte)) []byte {
 	b := bytes.Clone(enc)
-	fn(b)
+	for _, fn := range fns {
+		fn(b)
+	}
 	return fixCRC(b)
 }
 
@@ -469,7 +472,9 @@ func TestDecodeHeaderErrors(t *testing.T) {
 	cases := []corruptCase{
 		{"magic", edit(enc, put8(0, 'X')), "magic"},
 		{"version=0", edit(enc, put16(offVersion, 0)), "format version 0"},
-		{"version=2", edit(enc, put16(offVersion, 2)), "format version 2"},
+		{"version=3", edit(enc, put16(offVersion, 3)), "format version 3"},
+		{"version=1/packing=1", edit(enc, put8(offPacking, 1)), "packing 1"},
+		{"version=2/packing=2", edit(enc, put16(offVersion, 2), put8(offPacking, 2)), "packing 2"},
 		{"kind=0", edit(enc, put8(offKind, 0)), "kind 0"},
 		{"kind=scalable", edit(enc, put8(offKind, 2)), "kind 2"},
 		{"bucket=0", edit(enc, put8(offBucket, 0)), "bucket size 0"},
@@ -478,8 +483,7 @@ func TestDecodeHeaderErrors(t *testing.T) {
 		{"bits=3", edit(enc, put8(offBits, 3)), "fingerprint bits 3"},
 		{"bits=33", edit(enc, put8(offBits, 33)), "fingerprint bits 33"},
 		{"flags", edit(enc, put8(offFlags, 2)), "reserved"},
-		{"reserved10", edit(enc, put8(offReserved1, 1)), "reserved"},
-		{"reserved11", edit(enc, put8(offReserved1+1, 0x80)), "reserved"},
+		{"reserved11", edit(enc, put8(offReserved1, 0x80)), "reserved"},
 		{"reserved60", edit(enc, put32(offReserved2, 1<<31)), "reserved"},
 		{"kicks=0", edit(enc, put32(offKicks, 0)), "MaxKicks 0"},
 		{"kicks=65537", edit(enc, put32(offKicks, 1<<16+1)), "MaxKicks 65537"},

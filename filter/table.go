@@ -13,14 +13,19 @@ const slack = 8
 
 // table is m buckets of b slots of f bits, packed with no padding: slot j of
 // bucket i occupies bits [(i*b+j)*f, (i*b+j+1)*f) of data, little-endian.
-// A slot holding 0 is empty.
+// A slot holding 0 is empty. A semi-sorted table packs its buckets of four
+// slots in 4f-4 bits instead (semisort.go); its slots are those of the
+// decoded bucket, whose order a write may change.
 type table struct {
-	data       []byte // ceil(m*b*f/8) bytes of slots, then slack
+	data       []byte // ceil(m*bucketBits/8) bytes of buckets, then slack
 	buckets    uint64 // m
 	slots      uint   // b
 	bits       uint   // f
-	bucketBits uint   // b*f
+	bucketBits uint   // the bits a stored bucket takes: b*f, or 4f-4 semi-sorted
 	fpMask     uint64
+	semi       bool
+	lowBits    uint   // semi-sorted: f-4, the bits of a fingerprint below its nibble
+	lowMask    uint64 // semi-sorted: 1<<lowBits - 1
 	// oneWord is set when every bucket can be read with one 64-bit load at
 	// its byte offset: its bits plus the offset within the byte fit.
 	oneWord bool
@@ -31,14 +36,15 @@ type table struct {
 	lanes      swar.Lanes
 }
 
-func newTable(buckets uint64, slots, bits uint) table {
-	t := tableLayout(buckets, slots, bits)
-	t.data = make([]byte, packedBytes(buckets, slots, bits)+slack)
+func newTable(buckets uint64, slots, bits uint, semi bool) table {
+	t := tableLayout(buckets, slots, bits, semi)
+	t.data = make([]byte, packedBytes(buckets, t.bucketBits)+slack)
 	return t
 }
 
-// tableLayout returns a table without its slot storage.
-func tableLayout(buckets uint64, slots, bits uint) table {
+// tableLayout returns a table without its slot storage. A semi-sorted table
+// requires 4 slots of minSemiBits..maxSemiBits bits.
+func tableLayout(buckets uint64, slots, bits uint, semi bool) table {
 	t := table{
 		buckets:    buckets,
 		slots:      slots,
@@ -46,8 +52,11 @@ func tableLayout(buckets uint64, slots, bits uint) table {
 		bucketBits: slots * bits,
 		fpMask:     1<<bits - 1,
 	}
+	if semi {
+		t.semiLayout()
+	}
 	t.oneWord = t.bucketBits <= 57 || (t.bucketBits <= 64 && t.bucketBits%8 == 0)
-	t.is4x12 = slots == 4 && bits == 12
+	t.is4x12 = slots == 4 && bits == 12 && !semi
 	if t.oneWord {
 		t.bucketMask = 1<<t.bucketBits - 1 // 1<<64 - 1 wraps to all ones
 		t.lanes = swar.New(slots, bits)
@@ -55,17 +64,27 @@ func tableLayout(buckets uint64, slots, bits uint) table {
 	return t
 }
 
-// packedBytes returns the bytes that m buckets of b slots of f bits occupy.
-func packedBytes(buckets uint64, slots, bits uint) uint64 {
-	return (buckets*uint64(slots)*uint64(bits) + 7) / 8
+// packedBytes returns the bytes that m buckets of bucketBits bits occupy.
+func packedBytes(buckets uint64, bucketBits uint) uint64 {
+	return (buckets*uint64(bucketBits) + 7) / 8
 }
 
-// word returns bucket i's slots, slot 0 in the low bits. Requires oneWord
-// and i < buckets.
+// word returns bucket i's slots, slot 0 in the low bits, decoded if the
+// table is semi-sorted. Requires oneWord and i < buckets.
 func (t *table) word(i uint64) uint64 {
+	s := t.stored(i)
+	if t.semi {
+		return t.decode(s)
+	}
+	return s
+}
+
+// stored returns bucket i as stored, in the low bucketBits bits. Requires
+// oneWord and i < buckets.
+func (t *table) stored(i uint64) uint64 {
 	off := i * uint64(t.bucketBits)
 	// Safety: i < buckets, so the bucket starts at byte off/8 and ends within
-	// the packed slots; the slack bytes after them keep all 8 bytes read
+	// the packed buckets; the slack bytes after them keep all 8 bytes read
 	// inside data. Every bucket index comes from hashing.Index or
 	// hashing.Alt, which return values below buckets.
 	p := (*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.data)), off>>3))
@@ -85,12 +104,21 @@ func (t *table) has4x12(i1, i2 uint64, fp uint32) bool {
 
 // slot returns the fingerprint in slot j of bucket i.
 func (t *table) slot(i uint64, j uint) uint32 {
+	if t.semi {
+		return uint32(t.word(i) >> (j * t.bits) & t.fpMask)
+	}
 	off := (i*uint64(t.slots) + uint64(j)) * uint64(t.bits)
 	return uint32(binary.LittleEndian.Uint64(t.data[off>>3:]) >> (off & 7) & t.fpMask)
 }
 
-// setSlot stores fp in slot j of bucket i.
+// setSlot stores fp in slot j of bucket i. In a semi-sorted table it sorts
+// the bucket again, so the other slots' indexes may change too.
 func (t *table) setSlot(i uint64, j uint, fp uint32) {
+	if t.semi {
+		w := t.word(i)&^(t.fpMask<<(j*t.bits)) | uint64(fp)<<(j*t.bits)
+		t.store(i, t.encode(w))
+		return
+	}
 	off := (i*uint64(t.slots) + uint64(j)) * uint64(t.bits)
 	p := t.data[off>>3:]
 	shift := off & 7
@@ -191,5 +219,5 @@ func (t *table) remove(i uint64, fp uint32) bool {
 // reset empties every slot.
 func (t *table) reset() { clear(t.data) }
 
-// packed returns the slot bytes without the slack.
+// packed returns the bucket bytes without the slack.
 func (t *table) packed() []byte { return t.data[:len(t.data)-slack] }

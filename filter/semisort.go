@@ -1,0 +1,135 @@
+package filter
+
+import "encoding/binary"
+
+// Semi-sorted buckets (Fan et al., section 5.2) store a bucket of four f-bit
+// fingerprints in 4f-4 bits. The order of a bucket's slots carries no
+// information, so a bucket is kept sorted, and the top 4 bits of its four
+// fingerprints (their nibbles) are then a multiset of four values out of
+// 16: C(19, 4) = 3876 of them, which one 12-bit code names instead of 16
+// bits of nibbles. The f-4 low bits of each fingerprint are stored as they
+// are, in sorted order.
+//
+// A stored bucket is the code in its low 12 bits, then the four low parts,
+// lane j at bit 12 + j(f-4). Decoding gives back the plain one-word bucket
+// of four f-bit lanes, so every one-word operation (SWAR matching, the path
+// search, deletion) works on decoded buckets unchanged, and a write decodes,
+// changes a lane and encodes again. Decoding costs a load from a table of
+// 3876 two-byte entries, 7.6 KiB, which stays in the first-level cache, and
+// a few shifts; lookups still read two buckets.
+
+const (
+	semiSlots     = 4
+	nibbleBits    = 4
+	semiCodeBits  = 12
+	semiCodeMask  = 1<<semiCodeBits - 1
+	semiCodes     = 3876 // multisets of 4 nibbles: C(16+4-1, 4)
+	minSemiBits   = minFingerprintBits
+	maxSemiBits   = 15 // a stored bucket of 4f-4 <= 56 bits is one aligned-enough load
+	semiSavedBits = nibbleBits*semiSlots - semiCodeBits
+)
+
+// semiNibbles[code] is the multiset a code names, its four nibbles sorted
+// ascending from bit 0, 4 bits each. Codes from semiCodes on are invalid and
+// decode to 0; every stored bucket is checked when a filter is read.
+var semiNibbles [1 << semiCodeBits]uint16
+
+// binomials[k][n] = C(n, k+1) for n < 19: the combinatorial number system
+// that ranks a sorted multiset of nibbles.
+var binomials [semiSlots][19]uint16
+
+func init() {
+	for n := range 19 {
+		c := 1
+		for k := range semiSlots {
+			c = c * (n - k) / (k + 1) // C(n, k+1), 0 once k+1 > n
+			binomials[k][n] = uint16(max(c, 0))
+		}
+	}
+	for a := range 16 {
+		for b := a; b < 16; b++ {
+			for c := b; c < 16; c++ {
+				for d := c; d < 16; d++ {
+					semiNibbles[semiCode(a, b, c, d)] = uint16(a | b<<4 | c<<8 | d<<12)
+				}
+			}
+		}
+	}
+}
+
+// semiCode ranks the sorted nibbles a <= b <= c <= d: shifting them to the
+// distinct values a < b+1 < c+2 < d+3 below 19, the rank is
+// C(a,1) + C(b+1,2) + C(c+2,3) + C(d+3,4), which takes every value below
+// semiCodes once.
+func semiCode(a, b, c, d int) uint64 {
+	return uint64(binomials[0][a]) + uint64(binomials[1][b+1]) + uint64(binomials[2][c+2]) + uint64(binomials[3][d+3])
+}
+
+// semiBucketBits returns the bits a semi-sorted bucket of f-bit fingerprints
+// takes.
+func semiBucketBits(bits uint) uint { return semiSlots*bits - semiSavedBits }
+
+// semiLayout fills in the fields of a semi-sorted table.
+func (t *table) semiLayout() {
+	t.semi = true
+	t.lowBits = t.bits - nibbleBits
+	t.lowMask = 1<<t.lowBits - 1
+	t.bucketBits = semiBucketBits(t.bits)
+}
+
+// decode returns the plain bucket, four lanes of f bits, that the stored
+// bucket s (in its low bits; higher bits are ignored) encodes.
+func (t *table) decode(s uint64) uint64 {
+	nib := uint64(semiNibbles[s&semiCodeMask])
+	low, lb, m := s>>semiCodeBits, t.lowBits, t.lowMask
+	// Lane j takes low part j from bit j(f-4) and nibble j from bit 4j,
+	// each moved up to lane j's place, j·f and j·f + f-4.
+	return low&m | (low>>lb&m)<<t.bits | (low>>(2*lb)&m)<<(2*t.bits) | (low>>(3*lb)&m)<<(3*t.bits) |
+		(nib&0xf)<<lb | (nib>>4&0xf)<<(t.bits+lb) | (nib>>8&0xf)<<(2*t.bits+lb) | (nib>>12)<<(3*t.bits+lb)
+}
+
+// encode returns the stored bucket of the plain bucket w, four lanes of f
+// bits.
+func (t *table) encode(w uint64) uint64 {
+	var fp [semiSlots]uint64
+	for j := range fp {
+		fp[j] = w >> (uint(j) * t.bits) & t.fpMask
+	}
+	// A sorting network: the five compare-exchanges order any four.
+	for _, p := range [5][2]int{{0, 1}, {2, 3}, {0, 2}, {1, 3}, {1, 2}} {
+		if fp[p[0]] > fp[p[1]] {
+			fp[p[0]], fp[p[1]] = fp[p[1]], fp[p[0]]
+		}
+	}
+	lb := t.lowBits
+	s := semiCode(int(fp[0]>>lb), int(fp[1]>>lb), int(fp[2]>>lb), int(fp[3]>>lb))
+	for j := range fp {
+		s |= (fp[j] & t.lowMask) << (semiCodeBits + uint(j)*lb)
+	}
+	return s
+}
+
+// store replaces the stored bucket i with s, which fits in bucketBits bits.
+func (t *table) store(i uint64, s uint64) {
+	off := i * uint64(t.bucketBits)
+	p := t.data[off>>3:]
+	shift := off & 7
+	w := binary.LittleEndian.Uint64(p)
+	w = w&^(t.bucketMask<<shift) | s<<shift
+	binary.LittleEndian.PutUint64(p, w)
+}
+
+// hasSemi reports whether bucket i1 or i2 of a semi-sorted table holds fp.
+// Both buckets are loaded before either is decoded, so that their cache
+// misses overlap.
+func (t *table) hasSemi(i1, i2 uint64, fp uint32) bool {
+	s1, s2 := t.stored(i1), t.stored(i2)
+	return t.lanes.Has2(t.decode(s1), t.decode(s2), fp)
+}
+
+// canonical reports whether the stored bucket s is what encode writes: a
+// valid code, and low parts in the order of their fingerprints. Reading a
+// filter checks every bucket with it.
+func (t *table) canonical(s uint64) bool {
+	return s&semiCodeMask < semiCodes && t.encode(t.decode(s)) == s
+}
