@@ -31,11 +31,16 @@ var benchFilters = map[string]*filter.Filter{}
 // benchFilter returns a filter of capacity n with 12-bit fingerprints and 4
 // slots a bucket, holding keys 0..n-1: at the design load of 95%.
 func benchFilter(b *testing.B, n uint64) *filter.Filter {
-	name := fmt.Sprint(n)
+	return benchFilterPacked(b, n, filter.PackingPlain)
+}
+
+// benchFilterPacked is benchFilter with the given packing.
+func benchFilterPacked(b *testing.B, n uint64, packing filter.Packing) *filter.Filter {
+	name := fmt.Sprint(n, packing)
 	if f, ok := benchFilters[name]; ok {
 		return f
 	}
-	f, err := filter.New(filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4})
+	f, err := filter.New(filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4, Packing: packing})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,6 +132,40 @@ func BenchmarkContainsBatch(b *testing.B) {
 }
 
 var sinkInt int
+
+// BenchmarkContainsPacking compares lookups in plain and semi-sorted tables
+// of the same keys and fingerprints (4 slots of 12 bits, 95% load), one
+// key a call and in batches. Run it with -count to interleave the two.
+func BenchmarkContainsPacking(b *testing.B) {
+	for _, n := range benchSizes() {
+		for _, batch := range []bool{false, true} {
+			for _, packing := range []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted} {
+				b.Run(fmt.Sprintf("n=%s/batch=%v/packing=%v", sizeName(n), batch, packing), func(b *testing.B) {
+					f := benchFilterPacked(b, n, packing)
+					ks := lookupKeys(n, 50, 1<<20)
+					b.ReportMetric(float64(f.SizeInBytes())*8/float64(n), "bits/item")
+					if batch {
+						out := make([]bool, 256)
+						b.ResetTimer()
+						for i := 0; i < b.N; i += len(out) {
+							j := i & (len(ks) - 1)
+							f.ContainsBatch(ks[j:j+len(out)], out)
+						}
+						return
+					}
+					found := 0
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						if f.Contains(ks[i&(len(ks)-1)]) {
+							found++
+						}
+					}
+					sinkInt = found
+				})
+			}
+		}
+	}
+}
 
 // BenchmarkInsert fills filters from empty to their capacity (95% load),
 // reporting the mean time per insert, for both displacement strategies.

@@ -185,9 +185,9 @@ var layoutChoices = []struct {
 	semi  bool
 }{{4, false}, {2, false}, {8, false}, {4, true}}
 
-// smallest completes p with the smallest table of the layoutChoices whose
-// expected false-positive rate at its design load is at most c's, each
-// with the narrowest fingerprint that meets the rate.
+// smallest completes p with the smallest table of the layoutChoices and
+// fingerprint widths whose expected false-positive rate at its design load
+// is at most c's.
 func (c Config) smallest(p params) (params, error) {
 	rate, err := checkRate(c.FalsePositiveRate)
 	if err != nil {
@@ -200,22 +200,23 @@ func (c Config) smallest(p params) (params, error) {
 		if choice.semi {
 			maxBits = maxSemiBits
 		}
-		bits := uint(minFingerprintBits)
-		for bits <= maxBits && ExpectedFalsePositiveRate(designLoad(choice.slots, bits), int(choice.slots), int(bits)) > rate {
-			bits++
-		}
-		if bits > maxBits {
-			continue
-		}
-		buckets, err := bucketsFor(c.Capacity, choice.slots, bits)
-		if err != nil {
-			firstErr = cmp.Or(firstErr, err)
-			continue
-		}
-		t := tableLayout(buckets, choice.slots, bits, choice.semi)
-		if size := buckets * uint64(t.bucketBits); bestBits == 0 || size < bestBits {
-			best, bestBits = p, size
-			best.slots, best.bits, best.semi, best.buckets = choice.slots, bits, choice.semi, buckets
+		// Every width that meets the rate, not just the narrowest: narrow
+		// fingerprints have lower design loads, so one bit more can take
+		// fewer buckets.
+		for bits := uint(minFingerprintBits); bits <= maxBits; bits++ {
+			if ExpectedFalsePositiveRate(designLoad(choice.slots, bits), int(choice.slots), int(bits)) > rate {
+				continue
+			}
+			buckets, err := bucketsFor(c.Capacity, choice.slots, bits)
+			if err != nil {
+				firstErr = cmp.Or(firstErr, err)
+				continue
+			}
+			t := tableLayout(buckets, choice.slots, bits, choice.semi)
+			if size := buckets * uint64(t.bucketBits); bestBits == 0 || size < bestBits {
+				best, bestBits = p, size
+				best.slots, best.bits, best.semi, best.buckets = choice.slots, bits, choice.semi, buckets
+			}
 		}
 	}
 	if bestBits == 0 {

@@ -31,6 +31,9 @@ func (f *Filter) CheckInvariants() error {
 	t := &f.t
 	var used uint64
 	for i := range t.buckets {
+		if t.semi && !t.canonical(t.stored(i)) {
+			return fmt.Errorf("bucket %d: stored %#x is not a sorted semi-sorted bucket", i, t.stored(i))
+		}
 		for j := range t.slots {
 			fp := t.slot(i, j)
 			if fp == 0 {
@@ -65,7 +68,7 @@ func (f *Filter) CheckInvariants() error {
 		return fmt.Errorf("count %d, table and victim hold %d", f.count, used)
 	}
 	packed := t.packed()
-	if tail := t.buckets * uint64(t.slots) * uint64(t.bits) % 8; tail != 0 && packed[len(packed)-1]>>tail != 0 {
+	if tail := t.buckets * uint64(t.bucketBits) % 8; tail != 0 && packed[len(packed)-1]>>tail != 0 {
 		return fmt.Errorf("bits after the last slot set")
 	}
 	for _, b := range t.data[len(packed):] {
@@ -143,3 +146,10 @@ func (s *Scalable) CheckMatching(held map[string]int) error {
 		return out
 	})
 }
+
+// DesignLoad is designLoad, the load a table of b slots of f bits is sized
+// for.
+func DesignLoad(b, f int) float64 { return designLoad(uint(b), uint(f)) }
+
+// SemiCode is the 12-bit code of the sorted nibbles a <= b <= c <= d.
+func SemiCode(a, b, c, d int) uint64 { return semiCode(a, b, c, d) }

@@ -104,6 +104,22 @@ var goldenCases = []struct {
 		read: readFilter,
 	},
 	{
+		// The default layout at the default rate: semi-sorted buckets of
+		// 10-bit fingerprints, 36 bits a bucket; half full, with keys
+		// inserted twice, so that buckets hold equal nibbles.
+		file: "golden-filter-semisorted-v2.bin",
+		keys: append(goldenKeys(120), goldenKeys(20)...),
+		build: func(t *testing.T) marshaler {
+			f := mustNew(t, filter.Config{Capacity: 250, Seed: 0x5eed})
+			if f.Packing() != filter.PackingSemiSorted || f.FingerprintBits() != 10 {
+				t.Fatalf("the default layout is %v with %d bits, want semi-sorted with 10", f.Packing(), f.FingerprintBits())
+			}
+			insertAll(t, f, append(goldenKeys(120), goldenKeys(20)...))
+			return f
+		},
+		read: readFilter,
+	},
+	{
 		// Grown from 16 keys to 1000, past three doublings, with every
 		// third key deleted: entries of several tail lengths.
 		file: "golden-scalable-v2.bin",

@@ -61,11 +61,15 @@ func TestFalsePositiveRate(t *testing.T) {
 	for _, c := range []struct {
 		f       int
 		lookups int
+		packing filter.Packing
 	}{
-		{4, 200_000}, {8, 400_000}, {12, 2_000_000}, {13, 4_000_000}, {16, 10_000_000}, {32, 10_000_000},
+		{4, 200_000, filter.PackingPlain}, {8, 400_000, filter.PackingPlain}, {12, 2_000_000, filter.PackingPlain},
+		{13, 4_000_000, filter.PackingPlain}, {16, 10_000_000, filter.PackingPlain}, {32, 10_000_000, filter.PackingPlain},
+		{4, 200_000, filter.PackingSemiSorted}, {10, 1_000_000, filter.PackingSemiSorted},
+		{15, 10_000_000, filter.PackingSemiSorted},
 	} {
-		t.Run(fmt.Sprintf("b=%d/f=%d", b, c.f), func(t *testing.T) {
-			f := mustNew(t, filter.Config{Capacity: capacity, BucketSize: b, FingerprintBits: c.f, Seed: uint64(c.f)})
+		t.Run(fmt.Sprintf("b=%d/f=%d/%v", b, c.f, c.packing), func(t *testing.T) {
+			f := mustNew(t, filter.Config{Capacity: capacity, BucketSize: b, FingerprintBits: c.f, Packing: c.packing, Seed: uint64(c.f)})
 			var buf []byte
 			for i := range capacity {
 				buf = tagKey(buf, tagMember, i)

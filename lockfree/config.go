@@ -45,6 +45,15 @@ func fits(lay filter.Layout) bool {
 // and its layout, or why New refuses cfg, in the terms of the fields the
 // caller set. The returned Config is what Snapshot passes to filter.New.
 func layoutOf(cfg filter.Config) (filter.Config, filter.Layout, error) {
+	switch cfg.Packing {
+	case filter.PackingAuto:
+		// A bucket word holds plain fingerprints; filter's choice of the
+		// smallest layout would pick semi-sorted buckets.
+		cfg.Packing = filter.PackingPlain
+	case filter.PackingPlain:
+	default:
+		return cfg, filter.Layout{}, fmt.Errorf("lockfree: Config.Packing %v: buckets hold plain fingerprints, beside their migration counter", cfg.Packing)
+	}
 	lay, err := cfg.Layout()
 	if err != nil {
 		return cfg, lay, fmt.Errorf("lockfree: %w", err)

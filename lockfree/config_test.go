@@ -195,6 +195,8 @@ func TestNewRefusals(t *testing.T) {
 			[]string{"Config.BucketSize 4 with Config.FingerprintBits 13", "migration counter", "FingerprintBits may be at most 12"}, nil},
 		{"capacity-past-2^32-narrow-buckets", filter.Config{Capacity: 10_000_000_000, FalsePositiveRate: 0.001},
 			[]string{"lockfree: a false-positive rate below 0.001953125 takes buckets of 2 slots", "more than the 2^32 supported"}, nil},
+		{"packing=semi-sorted", filter.Config{Capacity: 1000, Packing: filter.PackingSemiSorted},
+			[]string{"lockfree: Config.Packing semi-sorted", "plain fingerprints"}, []string{"ingerprintBits", "BucketSize"}},
 		{"filter-refusal", filter.Config{Capacity: 1000, FalsePositiveRate: 1.5},
 			[]string{"lockfree: filter: Config.FalsePositiveRate is 1.5"}, nil},
 	} {

@@ -104,8 +104,16 @@ func fullReturnsErrFull(t *testing.T, s shape) {
 	}
 }
 
+// TestRoundTripThroughFilter moves a filter.Filter, plain and semi-sorted,
+// into a lock-free filter and back.
 func TestRoundTripThroughFilter(t *testing.T) {
-	cfg := filter.Config{Capacity: 5000, FingerprintBits: 12, Seed: 4}
+	for _, packing := range []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted} {
+		t.Run(packing.String(), func(t *testing.T) { roundTripThroughFilter(t, packing) })
+	}
+}
+
+func roundTripThroughFilter(t *testing.T, packing filter.Packing) {
+	cfg := filter.Config{Capacity: 5000, FingerprintBits: 12, Packing: packing, Seed: 4}
 	g, err := filter.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,154 @@
+package filter_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/cuckoohash/cuckoo/filter"
+)
+
+// tableBits returns the bits of the table a layout describes.
+func tableBits(l filter.Layout) uint64 {
+	bucket := uint64(l.BucketSize * l.FingerprintBits)
+	if l.SemiSorted {
+		bucket -= 4
+	}
+	return l.Buckets * bucket
+}
+
+// TestSmallestLayout checks New's choice against every layout it could have
+// built: none that meets the rate is smaller, and the choice meets it. At
+// rates of 1% and below the choice also takes fewer bits a key than an
+// optimal Bloom filter for the same rate, 1.44·log2(1/ε).
+func TestSmallestLayout(t *testing.T) {
+	for _, capacity := range []uint64{1, 100, 10_000, 1_000_000} {
+		for _, rate := range []float64{0.3, 0.03, 0.02, 0.01, 0.005, 0.001, 1e-4, 1e-6} {
+			t.Run(fmt.Sprintf("n=%d/rate=%g", capacity, rate), func(t *testing.T) {
+				got, err := filter.Config{Capacity: capacity, FalsePositiveRate: rate}.Layout()
+				if err != nil {
+					t.Fatal(err)
+				}
+				load := func(l filter.Layout) float64 {
+					return float64(l.Capacity) / float64(l.Buckets*uint64(l.BucketSize))
+				}
+				if r := filter.ExpectedFalsePositiveRate(load(got), got.BucketSize, got.FingerprintBits); r > rate {
+					t.Fatalf("%+v: expected rate %.3g at capacity, above %g", got, r, rate)
+				}
+				for _, b := range []int{2, 4, 8} {
+					for f := 4; f <= 32; f++ {
+						for _, packing := range []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted} {
+							if packing == filter.PackingSemiSorted && (b != 4 || f > 15) {
+								continue
+							}
+							l, err := filter.Config{Capacity: capacity, BucketSize: b, FingerprintBits: f, Packing: packing}.Layout()
+							if err != nil {
+								t.Fatal(err)
+							}
+							meets := filter.ExpectedFalsePositiveRate(filter.DesignLoad(b, f), b, f) <= rate
+							if meets && tableBits(l) < tableBits(got) {
+								t.Errorf("chose %+v, %d bits; %+v meets the rate in %d", got, tableBits(got), l, tableBits(l))
+							}
+						}
+					}
+				}
+				perKey := float64(tableBits(got)) / float64(capacity)
+				bloom := math.Log2(1/rate) / math.Ln2
+				t.Logf("b=%d f=%d semi-sorted=%v: %.2f bits a key, Bloom %.2f", got.BucketSize, got.FingerprintBits, got.SemiSorted, perKey, bloom)
+				if capacity >= 10_000 && rate <= 0.01 && perKey >= bloom {
+					t.Errorf("%.2f bits a key, not below Bloom's %.2f", perKey, bloom)
+				}
+			})
+		}
+	}
+}
+
+// TestDefaultIsSemiSorted: the default Config gives semi-sorted buckets of
+// 10-bit fingerprints, a bit a key less than the plain table it replaced.
+func TestDefaultIsSemiSorted(t *testing.T) {
+	f := mustNew(t, filter.Config{Capacity: 1_000_000})
+	if f.Packing() != filter.PackingSemiSorted || f.BucketSize() != 4 || f.FingerprintBits() != 10 {
+		t.Fatalf("default filter: %v, b=%d, f=%d", f.Packing(), f.BucketSize(), f.FingerprintBits())
+	}
+	plain := mustNew(t, filter.Config{Capacity: 1_000_000, Packing: filter.PackingPlain})
+	if plain.Packing() != filter.PackingPlain || plain.BucketSize() != 4 || plain.FingerprintBits() != 10 {
+		t.Fatalf("PackingPlain: %v, b=%d, f=%d", plain.Packing(), plain.BucketSize(), plain.FingerprintBits())
+	}
+	if ratio := float64(f.SizeInBytes()) / float64(plain.SizeInBytes()); math.Abs(ratio-0.9) > 0.001 {
+		t.Fatalf("semi-sorted %d bytes, plain %d: want 9/10", f.SizeInBytes(), plain.SizeInBytes())
+	}
+}
+
+func TestPackingConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  filter.Config
+		want string
+	}{
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, BucketSize: 8}, "semi-sorted buckets have 4 slots"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, BucketSize: 2}, "semi-sorted buckets have 4 slots"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 16}, "4..15 bits, not 16"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FalsePositiveRate: 1e-5}, "4..15 bits, not 20"},
+		{filter.Config{Capacity: 10, Packing: 3}, "Config.Packing is 3"},
+		{filter.Config{Capacity: 10, FalsePositiveRate: 1.5}, "FalsePositiveRate is 1.5"},
+	} {
+		_, err := filter.New(c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%+v) = %v, want an error saying %q", c.cfg, err, c.want)
+		}
+	}
+	if s := filter.Packing(9).String(); s != "Packing(9)" {
+		t.Errorf("Packing(9).String() = %q", s)
+	}
+}
+
+// TestSemiSortedDecodeErrors: a semi-sorted file whose header or buckets
+// are not what a writer makes is refused, naming what is wrong.
+func TestSemiSortedDecodeErrors(t *testing.T) {
+	flt := mustNew(t, filter.Config{Capacity: 40, FingerprintBits: 12, Packing: filter.PackingSemiSorted, Seed: 3})
+	insertAll(t, flt, keys(40, 8))
+	enc := mustMarshal(t, flt)
+	if v := binary.LittleEndian.Uint16(enc[offVersion:]); v != 2 || enc[offPacking] != 1 {
+		t.Fatalf("semi-sorted filter written as version %d, packing %d", v, enc[offPacking])
+	}
+	plain16 := base(t, 4, 16, 40)
+	setBucket0 := func(v uint64) func([]byte) {
+		return func(b []byte) {
+			// 12-bit fingerprints: bucket 0 is the table's first 44 bits.
+			w := binary.LittleEndian.Uint64(b[headerSize:])
+			binary.LittleEndian.PutUint64(b[headerSize:], w&^(1<<44-1)|v)
+		}
+	}
+	// Two fingerprints with different nibbles, their low parts swapped: a
+	// valid code with low parts out of order.
+	code := func(a, b, c, d int) uint64 { return filter.SemiCode(a, b, c, d) }
+	swapped := code(0, 0, 1, 2) | 7<<12 | 5<<20 | 1<<28 | 2<<36 // lows 7, 5 under nibbles 0, 0: out of order
+	cases := []corruptCase{
+		{"slots=8", edit(enc, put8(offBucket, 8)), "semi-sorted buckets of 8 slots"},
+		{"bits=16", edit(plain16, put16(offVersion, 2), put8(offPacking, 1)), "semi-sorted buckets of 4 slots of 16 bits"},
+		{"code=3876", edit(enc, setBucket0(3876)), "bucket 0 is not a sorted semi-sorted bucket"},
+		{"code=4095", edit(enc, setBucket0(4095)), "bucket 0 is not a sorted semi-sorted bucket"},
+		{"lows-unsorted", edit(enc, setBucket0(swapped)), "bucket 0 is not a sorted semi-sorted bucket"},
+		{"version=1", edit(enc, put16(offVersion, 1)), "packing 1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			readErr, unmarshalErr := decodeFilter(c.data)
+			wantCorruptMsg(t, "Read", readErr, c.want)
+			wantCorruptMsg(t, "UnmarshalBinary", unmarshalErr, c.want)
+		})
+	}
+	// The same bucket in order is accepted, so the refusals above are the
+	// order's and the code's, not the edit's.
+	sorted := code(0, 0, 1, 2) | 5<<12 | 7<<20 | 1<<28 | 2<<36
+	ok := edit(enc, setBucket0(sorted))
+	var g filter.Filter
+	if err := g.UnmarshalBinary(ok); err != nil && !strings.Contains(err.Error(), "header counts") {
+		t.Fatalf("a sorted bucket 0 was refused: %v", err)
+	}
+	if _, err := filter.Read(bytes.NewReader(enc)); err != nil {
+		t.Fatalf("the unedited encoding: %v", err)
+	}
+}
