@@ -23,7 +23,7 @@ type Config struct {
 	// means 0.01. When BucketSize or Packing is set, the fingerprint has
 	// ceil(log2(2b/ε)) bits.
 	FalsePositiveRate float64
-	// FingerprintBits is the fingerprint width f, 4..32 (4..15 semi-sorted).
+	// FingerprintBits is the fingerprint width f, 4..32 (5..15 semi-sorted).
 	// 0 derives it from FalsePositiveRate.
 	FingerprintBits int
 	// BucketSize is the number of slots b per bucket: 2, 4 or 8. 0 means 4,
@@ -53,7 +53,7 @@ const (
 	// top 4 bits of its fingerprints together in 12 bits: 4f-4 bits a
 	// bucket, a bit a key less than plain for the same rate, with lookups
 	// that decode the two buckets they read. It requires 4 slots and
-	// fingerprints of 4..15 bits.
+	// fingerprints of 5..15 bits.
 	PackingSemiSorted
 )
 
@@ -166,7 +166,7 @@ func (c Config) params() (params, error) {
 		}
 		p.bits = bits
 	}
-	if p.semi && p.bits > maxSemiBits {
+	if p.semi && (p.bits < minSemiBits || p.bits > maxSemiBits) {
 		return p, fmt.Errorf("filter: semi-sorted buckets hold fingerprints of %d..%d bits, not %d",
 			minSemiBits, maxSemiBits, p.bits)
 	}
@@ -196,14 +196,14 @@ func (c Config) smallest(p params) (params, error) {
 	best, bestBits := p, uint64(0)
 	var firstErr error
 	for _, choice := range layoutChoices {
-		maxBits := uint(maxFingerprintBits)
+		minBits, maxBits := uint(minFingerprintBits), uint(maxFingerprintBits)
 		if choice.semi {
-			maxBits = maxSemiBits
+			minBits, maxBits = minSemiBits, maxSemiBits
 		}
 		// Every width that meets the rate, not just the narrowest: narrow
 		// fingerprints have lower design loads, so one bit more can take
 		// fewer buckets.
-		for bits := uint(minFingerprintBits); bits <= maxBits; bits++ {
+		for bits := minBits; bits <= maxBits; bits++ {
 			if ExpectedFalsePositiveRate(designLoad(choice.slots, bits), int(choice.slots), int(bits)) > rate {
 				continue
 			}

@@ -36,10 +36,11 @@ type Filter struct {
 	seed     uint64
 	maxKicks int
 	victim   victim
-	// fast is t.is4x12 && !victim.used: a lookup needs neither the general
-	// table path nor the victim slot. Only setVictim changes victim, so the
-	// two stay in step.
+	// fast is t.is4x12 && !victim.used, and fastSemi t.semi &&
+	// !victim.used: a lookup needs neither the general table path nor the
+	// victim slot. Only setVictim changes victim, so they stay in step.
 	fast     bool
+	fastSemi bool
 	strategy strategy
 	rng      uint64 // state of the random walk's generator
 	path     []node // breadth-first search scratch, allocated on first use
@@ -79,6 +80,7 @@ func newFilter(p params) *Filter {
 func (f *Filter) setVictim(v victim) {
 	f.victim = v
 	f.fast = f.t.is4x12 && !v.used
+	f.fastSemi = f.t.semi && !v.used
 }
 
 // locate returns the primary bucket and fingerprint of hash h.
@@ -145,6 +147,9 @@ func (f *Filter) ContainsHash(h uint64) bool {
 	// consecutive lookups overlap.
 	if f.fast {
 		return t.has4x12(i1, i2, fp)
+	}
+	if f.fastSemi {
+		return t.hasSemi(i1, i2, fp)
 	}
 	return f.lookupSlow(i1, i2, fp)
 }

@@ -153,7 +153,7 @@ func parseHeader(b []byte) (header, error) {
 	switch packing := b[10]; {
 	case packing == packingPlain:
 	case packing == packingSemi && version >= formatVersion:
-		if p.slots != semiSlots || p.bits > maxSemiBits {
+		if p.slots != semiSlots || p.bits < minSemiBits || p.bits > maxSemiBits {
 			return h, corrupt("semi-sorted buckets of %d slots of %d bits, want %d slots of %d..%d bits",
 				p.slots, p.bits, semiSlots, minSemiBits, maxSemiBits)
 		}

@@ -1,6 +1,11 @@
 package filter
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/cuckoohash/cuckoo/internal/swar"
+)
 
 // Semi-sorted buckets (Fan et al., section 5.2) store a bucket of four f-bit
 // fingerprints in 4f-4 bits. The order of a bucket's slots carries no
@@ -24,8 +29,8 @@ const (
 	semiCodeBits  = 12
 	semiCodeMask  = 1<<semiCodeBits - 1
 	semiCodes     = 3876 // multisets of 4 nibbles: C(16+4-1, 4)
-	minSemiBits   = minFingerprintBits
-	maxSemiBits   = 15 // a stored bucket of 4f-4 <= 56 bits is one aligned-enough load
+	minSemiBits   = 5    // with 4, a slot would be its nibble alone: a 50% rate
+	maxSemiBits   = 15   // a stored bucket of 4f-4 <= 56 bits is one aligned-enough load
 	semiSavedBits = nibbleBits*semiSlots - semiCodeBits
 )
 
@@ -75,6 +80,15 @@ func (t *table) semiLayout() {
 	t.lowBits = t.bits - nibbleBits
 	t.lowMask = 1<<t.lowBits - 1
 	t.bucketBits = semiBucketBits(t.bits)
+	t.lowLanes = swar.New(semiSlots, t.lowBits)
+	for m := range t.spread {
+		for j := range uint(semiSlots) {
+			if m>>j&1 != 0 {
+				// The lane's highest bit, where Zeros marks a match.
+				t.spread[m] |= 1 << (j*t.lowBits + t.lowBits - 1)
+			}
+		}
+	}
 }
 
 // decode returns the plain bucket, four lanes of f bits, that the stored
@@ -120,11 +134,35 @@ func (t *table) store(i uint64, s uint64) {
 }
 
 // hasSemi reports whether bucket i1 or i2 of a semi-sorted table holds fp.
-// Both buckets are loaded before either is decoded, so that their cache
-// misses overlap.
+// It decodes neither bucket. The nibble of fp is matched against the four
+// nibbles of each bucket's code, in 4-bit lanes, and its low bits against the
+// stored low parts in their own lanes; a slot matches when both do. The
+// nibble matches are gathered into a 4-bit mask by one multiplication and
+// moved to the low parts' lanes by a table of 16 words (spread). Both
+// buckets are loaded before either is examined, so that their cache misses
+// overlap.
 func (t *table) hasSemi(i1, i2 uint64, fp uint32) bool {
-	s1, s2 := t.stored(i1), t.stored(i2)
-	return t.lanes.Has2(t.decode(s1), t.decode(s2), fp)
+	base := unsafe.Pointer(unsafe.SliceData(t.data))
+	bb := uint64(t.bucketBits)
+	o1, o2 := i1*bb, i2*bb
+	// Safety: as in stored; bits above the bucket are ignored below.
+	s1 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, o1>>3))[:]) >> (o1 & 7)
+	s2 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, o2>>3))[:]) >> (o2 & 7)
+	nib := uint64(fp>>t.lowBits) * 0x1111
+	low := t.lowLanes.Broadcast(fp & uint32(t.lowMask))
+	m1 := t.spread[nibbleMatches(uint64(semiNibbles[s1&semiCodeMask])^nib)]
+	m2 := t.spread[nibbleMatches(uint64(semiNibbles[s2&semiCodeMask])^nib)]
+	return t.lowLanes.Zeros(s1>>semiCodeBits^low)&m1|t.lowLanes.Zeros(s2>>semiCodeBits^low)&m2 != 0
+}
+
+// nibbleMatches returns the 4-bit mask of the zero nibbles of x, whose
+// higher bits must be 0: bit j for nibble j. The exact zero test leaves bit
+// 3 of each zero nibble; the multiplication by 2^3+2^6+2^9+2^12 moves bit
+// 4j+3 to bit 15+j, and its other products fall at distinct bits below 15
+// or above 18, so nothing carries into bits 15..18.
+func nibbleMatches(x uint64) uint64 {
+	z := ^((x&0x7777 + 0x7777) | x) & 0x8888
+	return z * 0x1248 >> 15 & 0xf
 }
 
 // canonical reports whether the stored bucket s is what encode writes: a

@@ -68,6 +68,7 @@ func TestSemiRoundTrip(t *testing.T) {
 			if !tb.canonical(s) {
 				t.Fatalf("%d bits: %v encodes to %#x, which is not canonical", bits, fp, s)
 			}
+			checkHasSemi(t, bits, s, r)
 			d := tb.decode(s)
 			prev := uint64(0)
 			count := map[uint64]int{}
@@ -87,6 +88,33 @@ func TestSemiRoundTrip(t *testing.T) {
 					t.Fatalf("%d bits: %v decodes to %#x: fingerprint %#x off by %d", bits, fp, d, v, n)
 				}
 			}
+		}
+	}
+}
+
+// checkHasSemi stores s as bucket 0 of a table, a random bucket after it,
+// and checks that the lookup without decoding, hasSemi, agrees with a
+// match against the decoded bucket, for the bucket's own fingerprints and
+// random ones.
+func checkHasSemi(t *testing.T, bits uint, s uint64, r *rand.Rand) {
+	t.Helper()
+	tb := newTable(2, semiSlots, bits, true)
+	tb.store(0, s)
+	tb.store(1, tb.encode(r.Uint64()&(1<<(4*bits)-1)))
+	d := tb.decode(tb.stored(0))
+	queries := []uint32{1, uint32(tb.fpMask)}
+	for j := range uint(semiSlots) {
+		queries = append(queries, uint32(d>>(j*bits)&tb.fpMask))
+	}
+	for range 4 {
+		queries = append(queries, uint32(r.Uint64()&tb.fpMask))
+	}
+	for _, q := range queries {
+		if q == 0 {
+			continue
+		}
+		if got, want := tb.hasSemi(0, 0, q), tb.lanes.Has(d, q); got != want {
+			t.Fatalf("%d bits: bucket %#x (decoded %#x), fingerprint %#x: hasSemi %v, decoded %v", bits, s, d, q, got, want)
 		}
 	}
 }

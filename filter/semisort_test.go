@@ -41,7 +41,7 @@ func TestSmallestLayout(t *testing.T) {
 				for _, b := range []int{2, 4, 8} {
 					for f := 4; f <= 32; f++ {
 						for _, packing := range []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted} {
-							if packing == filter.PackingSemiSorted && (b != 4 || f > 15) {
+							if packing == filter.PackingSemiSorted && (b != 4 || f < 5 || f > 15) {
 								continue
 							}
 							l, err := filter.Config{Capacity: capacity, BucketSize: b, FingerprintBits: f, Packing: packing}.Layout()
@@ -89,8 +89,9 @@ func TestPackingConfigErrors(t *testing.T) {
 	}{
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, BucketSize: 8}, "semi-sorted buckets have 4 slots"},
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, BucketSize: 2}, "semi-sorted buckets have 4 slots"},
-		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 16}, "4..15 bits, not 16"},
-		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FalsePositiveRate: 1e-5}, "4..15 bits, not 20"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 16}, "5..15 bits, not 16"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FalsePositiveRate: 1e-5}, "5..15 bits, not 20"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 4}, "5..15 bits, not 4"},
 		{filter.Config{Capacity: 10, Packing: 3}, "Config.Packing is 3"},
 		{filter.Config{Capacity: 10, FalsePositiveRate: 1.5}, "FalsePositiveRate is 1.5"},
 	} {
@@ -113,7 +114,7 @@ func TestSemiSortedDecodeErrors(t *testing.T) {
 	if v := binary.LittleEndian.Uint16(enc[offVersion:]); v != 2 || enc[offPacking] != 1 {
 		t.Fatalf("semi-sorted filter written as version %d, packing %d", v, enc[offPacking])
 	}
-	plain16 := base(t, 4, 16, 40)
+	plain16, plain4 := base(t, 4, 16, 40), base(t, 4, 4, 40)
 	setBucket0 := func(v uint64) func([]byte) {
 		return func(b []byte) {
 			// 12-bit fingerprints: bucket 0 is the table's first 44 bits.
@@ -128,6 +129,7 @@ func TestSemiSortedDecodeErrors(t *testing.T) {
 	cases := []corruptCase{
 		{"slots=8", edit(enc, put8(offBucket, 8)), "semi-sorted buckets of 8 slots"},
 		{"bits=16", edit(plain16, put16(offVersion, 2), put8(offPacking, 1)), "semi-sorted buckets of 4 slots of 16 bits"},
+		{"bits=4", edit(plain4, put16(offVersion, 2), put8(offPacking, 1)), "semi-sorted buckets of 4 slots of 4 bits"},
 		{"code=3876", edit(enc, setBucket0(3876)), "bucket 0 is not a sorted semi-sorted bucket"},
 		{"code=4095", edit(enc, setBucket0(4095)), "bucket 0 is not a sorted semi-sorted bucket"},
 		{"lows-unsorted", edit(enc, setBucket0(swapped)), "bucket 0 is not a sorted semi-sorted bucket"},

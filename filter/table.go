@@ -24,8 +24,12 @@ type table struct {
 	bucketBits uint   // the bits a stored bucket takes: b*f, or 4f-4 semi-sorted
 	fpMask     uint64
 	semi       bool
-	lowBits    uint   // semi-sorted: f-4, the bits of a fingerprint below its nibble
-	lowMask    uint64 // semi-sorted: 1<<lowBits - 1
+	lowBits    uint       // semi-sorted: f-4, the bits of a fingerprint below its nibble
+	lowMask    uint64     // semi-sorted: 1<<lowBits - 1
+	lowLanes   swar.Lanes // semi-sorted: the stored low parts, 4 lanes of lowBits
+	// spread[m], semi-sorted: the highest bit of low lane j for each bit j
+	// of m (hasSemi).
+	spread [16]uint64
 	// oneWord is set when every bucket can be read with one 64-bit load at
 	// its byte offset: its bits plus the offset within the byte fit.
 	oneWord bool
