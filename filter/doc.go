@@ -1,10 +1,13 @@
 // Package filter implements a cuckoo filter: an approximate set that answers
 // "may this key have been inserted?" by reading at most two buckets, supports
 // deletion, and takes less space than a Bloom filter at false-positive rates
-// below about 0.4%: there its (log2(1/ε) + 3) / 0.95 bits a key (b=4, 95%
-// load) meet an optimal Bloom filter's 1.44·log2(1/ε). The paper's "below
-// 3%" is for its semi-sorted variant, which saves a bit a key; this filter
-// does not semi-sort.
+// of 1% and below. Its semi-sorted buckets take (f-1)/0.95 bits a key for
+// f-bit fingerprints; an optimal Bloom filter takes 1.44·log2(1/ε). With a
+// real-valued f = log2(7.6/ε) the two would cross near 3%, the paper's
+// figure, but f is an integer: rounding it up costs up to a bit a key, so
+// at ε = 3% (f = 8: 7.6 bits against 7.3) and 2% this filter is still the
+// larger, and from 1% on (f = 10: 9.5 against 9.6) the smaller. Plain
+// buckets, a bit a key more, cross at about 0.4%.
 //
 // It follows Fan, Andersen, Kaminsky and Mitzenmacher, "Cuckoo Filter:
 // Practically Better Than Bloom" (CoNEXT 2014).
@@ -34,6 +37,32 @@
 // load. Those one-word buckets (b=4 with f <= 16, b=2 with f <= 28, b=8 with
 // f <= 8: the common shapes) are matched whole, all slots at once, with SWAR
 // arithmetic; other shapes are read slot by slot.
+//
+// # Semi-sorted buckets
+//
+// The order of a bucket's fingerprints carries no information. A
+// semi-sorted bucket (b=4, 5 <= f <= 15) is kept in ascending order, and the
+// top 4 bits of its four fingerprints, a sorted multiset of four nibbles,
+// are one of C(19, 4) = 3876 and are stored as a 12-bit code instead of 16
+// bits: 4f-4 bits a bucket. The low f-4 bits of the fingerprints follow the
+// code in order. A lookup does not decode: it matches the key's nibble
+// against the four nibbles the code names (a table of 3876 two-byte entries,
+// in the first-level cache) and its low bits against the stored low parts,
+// each in SWAR lanes, and a slot matches when both do; two bucket reads, as
+// before. A write decodes the bucket into plain lanes, changes one and
+// encodes it again, which may reorder its slots; the path search reads each
+// bucket of a path before it writes it, and writes it once, so the slot
+// indexes it recorded still hold.
+//
+// # Choosing the layout
+//
+// New, given only Capacity and FalsePositiveRate, builds the smallest table
+// whose expected rate at its design load meets the target, among plain
+// buckets of 2, 4 and 8 slots and semi-sorted buckets of 4, trying every
+// fingerprint width (a wider fingerprint can need fewer buckets when the
+// narrower one's design load is lower). From ε = 3% to about 2·10^-4 that
+// is semi-sorted buckets; below, where a semi-sorted bucket would need more
+// than one word, plain buckets of 4.
 //
 // # Operations
 //
@@ -87,8 +116,9 @@
 //
 // A lookup of an absent key compares its fingerprint with up to 2b stored
 // ones, each equal with probability 1/(2^f-1), so the rate is about
-// 2b·load/2^f. With Config.FalsePositiveRate ε, f = ceil(log2(2b/ε)); the
-// default ε = 0.01 gives f = 10 with b = 4.
+// 2b·load/2^f, semi-sorted or not. New chooses f as above; with BucketSize
+// or Packing set, f = ceil(log2(2b/ε)). The default ε = 0.01 gives
+// semi-sorted buckets of f = 10.
 //
 // # Invariants
 //
@@ -182,7 +212,9 @@
 // # Format
 //
 // WriteTo and MarshalBinary write a fixed little-endian layout (see
-// format.go): magic, version, parameters, seed, counts, victim, the table and
-// a CRC-32C of every byte. Read and UnmarshalBinary check every field and the
+// format.go): magic, version, parameters, packing, seed, counts, victim, the
+// table and a CRC-32C of every byte. Plain filters keep version 1, which older
+// readers read; semi-sorted ones are version 2. Read and UnmarshalBinary
+// check every field, every semi-sorted bucket's code and order, and the
 // checksum; every failure wraps ErrCorrupt.
 package filter
