@@ -10,17 +10,19 @@ import (
 
 // Config describes a filter to build. Only Capacity is required.
 //
-// With only Capacity and FalsePositiveRate set, New builds the smallest
-// table whose expected rate at its design load is at most the target:
-// among bucket sizes 2, 4 and 8, plain or, for 4 slots, semi-sorted, each
-// with the narrowest fingerprint that meets the rate. Setting BucketSize,
-// FingerprintBits or Packing fixes that part of the choice.
+// With BucketSize and FingerprintBits left 0, New builds the smallest table
+// whose expected rate when it holds Capacity keys is at most
+// FalsePositiveRate (doc.go, "Choosing the layout"):
+// among bucket sizes 2, 4 and 8, plain or, for 4 slots, semi-sorted, and
+// every fingerprint width. Packing narrows the choice to one packing.
+// Setting BucketSize or FingerprintBits fixes the table instead, plain
+// unless Packing says otherwise.
 type Config struct {
 	// Capacity is the number of keys the filter is guaranteed to hold: a new
 	// filter accepts at least Capacity inserts of distinct keys.
 	Capacity uint64
 	// FalsePositiveRate is the target rate ε when FingerprintBits is 0. 0
-	// means 0.01. When BucketSize or Packing is set, the fingerprint has
+	// means 0.01. When BucketSize is set, the fingerprint has
 	// ceil(log2(2b/ε)) bits.
 	FalsePositiveRate float64
 	// FingerprintBits is the fingerprint width f, 4..32 (5..15 semi-sorted).
@@ -31,7 +33,7 @@ type Config struct {
 	BucketSize int
 	// Packing is how buckets are stored. PackingAuto lets New choose when
 	// BucketSize and FingerprintBits are 0, and means PackingPlain when
-	// either is set.
+	// either is set; the others hold either way.
 	Packing Packing
 	// MaxKicks bounds the work of one insert that finds both buckets full:
 	// the buckets the displacement-path search examines. 0 means 500.
@@ -142,7 +144,7 @@ func (c Config) params() (params, error) {
 	default:
 		return p, fmt.Errorf("filter: Config.Packing is %d: it must be PackingAuto, PackingPlain or PackingSemiSorted", c.Packing)
 	}
-	if c.Packing == PackingAuto && c.BucketSize == 0 && c.FingerprintBits == 0 {
+	if c.BucketSize == 0 && c.FingerprintBits == 0 {
 		return c.smallest(p)
 	}
 	switch c.BucketSize {
@@ -170,7 +172,7 @@ func (c Config) params() (params, error) {
 		return p, fmt.Errorf("filter: semi-sorted buckets hold fingerprints of %d..%d bits, not %d",
 			minSemiBits, maxSemiBits, p.bits)
 	}
-	buckets, err := bucketsFor(c.Capacity, p.slots, p.bits)
+	buckets, err := bucketsFor(c.Capacity, p.slots, p.bits, 1)
 	if err != nil {
 		return p, err
 	}
@@ -185,9 +187,9 @@ var layoutChoices = []struct {
 	semi  bool
 }{{4, false}, {2, false}, {8, false}, {4, true}}
 
-// smallest completes p with the smallest table of the layoutChoices and
-// fingerprint widths whose expected false-positive rate at its design load
-// is at most c's.
+// smallest completes p with the smallest table of the layoutChoices that
+// c.Packing allows, and of the fingerprint widths, whose expected
+// false-positive rate when it holds Capacity keys is at most c's.
 func (c Config) smallest(p params) (params, error) {
 	rate, err := checkRate(c.FalsePositiveRate)
 	if err != nil {
@@ -196,18 +198,26 @@ func (c Config) smallest(p params) (params, error) {
 	best, bestBits := p, uint64(0)
 	var firstErr error
 	for _, choice := range layoutChoices {
+		if c.Packing != PackingAuto && choice.semi != (c.Packing == PackingSemiSorted) {
+			continue
+		}
 		minBits, maxBits := uint(minFingerprintBits), uint(maxFingerprintBits)
 		if choice.semi {
 			minBits, maxBits = minSemiBits, maxSemiBits
 		}
-		// Every width that meets the rate, not just the narrowest: narrow
-		// fingerprints have lower design loads, so one bit more can take
-		// fewer buckets.
+		// Every width, each in a table no fuller at Capacity than the rate
+		// allows: the narrowest that meets the rate at its design load is
+		// not always the smallest (narrow fingerprints have lower design
+		// loads), and one bit narrower at a lower load can be smaller
+		// still, which smooths the steps of the integer width.
 		for bits := minBits; bits <= maxBits; bits++ {
-			if ExpectedFalsePositiveRate(designLoad(choice.slots, bits), int(choice.slots), int(bits)) > rate {
+			load := loadForRate(rate, choice.slots, bits)
+			if load < designLoad(choice.slots, bits)/2 {
+				// A bit more halves the rate for less than twice the
+				// space: a table this empty is never the smallest.
 				continue
 			}
-			buckets, err := bucketsFor(c.Capacity, choice.slots, bits)
+			buckets, err := bucketsFor(c.Capacity, choice.slots, bits, load)
 			if err != nil {
 				firstErr = cmp.Or(firstErr, err)
 				continue
@@ -222,6 +232,10 @@ func (c Config) smallest(p params) (params, error) {
 	if bestBits == 0 {
 		if firstErr != nil {
 			return p, firstErr
+		}
+		if c.Packing == PackingSemiSorted {
+			return p, fmt.Errorf("filter: semi-sorted buckets hold fingerprints of %d..%d bits, too few for Config.FalsePositiveRate %v",
+				minSemiBits, maxSemiBits, rate)
 		}
 		if _, err := bitsForRate(rate, defaultBucketSize); err != nil {
 			return p, err // it says how many bits the rate needs
@@ -301,15 +315,22 @@ func loadSpread(slots, bits uint) float64 {
 	return c
 }
 
+// loadForRate returns the load at which a table of b slots of f bits has
+// the expected false-positive rate ε: ExpectedFalsePositiveRate inverted.
+func loadForRate(rate float64, slots, bits uint) float64 {
+	return (math.Exp2(float64(bits)) - 1) * -math.Expm1(math.Log1p(-rate)/float64(2*slots))
+}
+
 // bucketsFor returns the number of buckets m that holds capacity keys at
-// the design load less its margin: m = capacity / (b·(load - c/sqrt(m))),
-// solved by iterating from the margin-free size.
-func bucketsFor(capacity uint64, slots, bits uint) (uint64, error) {
+// the design load less its margin, or at maxLoad if that is lower: m =
+// capacity / (b·min(load - c/sqrt(m), maxLoad)), solved by iterating from
+// the margin-free size.
+func bucketsFor(capacity uint64, slots, bits uint, maxLoad float64) (uint64, error) {
 	load, c := designLoad(slots, bits), loadSpread(slots, bits)
 	n, b := float64(capacity), float64(slots)
-	m := math.Ceil(n / (b * load))
+	m := math.Ceil(n / (b * min(load, maxLoad)))
 	for range 4 {
-		m = math.Ceil(n / (b * max(load-c/math.Sqrt(m), load/2)))
+		m = math.Ceil(n / (b * min(max(load-c/math.Sqrt(m), load/2), maxLoad)))
 	}
 	if m < smallTableBuckets {
 		m = math.Ceil(m + 2*math.Sqrt(m) + 1)

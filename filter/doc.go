@@ -1,13 +1,15 @@
 // Package filter implements a cuckoo filter: an approximate set that answers
 // "may this key have been inserted?" by reading at most two buckets, supports
 // deletion, and takes less space than a Bloom filter at false-positive rates
-// of 1% and below. Its semi-sorted buckets take (f-1)/0.95 bits a key for
-// f-bit fingerprints; an optimal Bloom filter takes 1.44·log2(1/ε). With a
-// real-valued f = log2(7.6/ε) the two would cross near 3%, the paper's
-// figure, but f is an integer: rounding it up costs up to a bit a key, so
-// at ε = 3% (f = 8: 7.6 bits against 7.3) and 2% this filter is still the
-// larger, and from 1% on (f = 10: 9.5 against 9.6) the smaller. Plain
-// buckets, a bit a key more, cross at about 0.4%.
+// of 1% and below, but for a narrow band. Its semi-sorted buckets take
+// (f-1)/0.95 bits a key for f-bit fingerprints; an optimal Bloom filter takes
+// 1.44·log2(1/ε). With a real-valued f = log2(7.6/ε) the two would cross
+// near 3%, the paper's figure, but f is an integer: rounding it up costs up
+// to a bit a key, so at ε = 3% (f = 8: 7.6 bits against 7.3) and 2% this
+// filter is still the larger, and from 1% on (f = 10: 9.5 against 9.6) the
+// smaller, except between 0.634% and 0.674%, where f = 11, or f = 10 in a
+// table less full, is up to 1% larger. Plain buckets, a bit a key more,
+// cross at about 0.4%.
 //
 // It follows Fan, Andersen, Kaminsky and Mitzenmacher, "Cuckoo Filter:
 // Practically Better Than Bloom" (CoNEXT 2014).
@@ -56,12 +58,14 @@
 //
 // # Choosing the layout
 //
-// New, given only Capacity and FalsePositiveRate, builds the smallest table
-// whose expected rate at its design load meets the target, among plain
-// buckets of 2, 4 and 8 slots and semi-sorted buckets of 4, trying every
-// fingerprint width (a wider fingerprint can need fewer buckets when the
-// narrower one's design load is lower). From ε = 3% to about 2·10^-4 that
-// is semi-sorted buckets; below, where a semi-sorted bucket would need more
+// New, given Capacity and FalsePositiveRate only, builds the smallest table
+// whose expected rate, holding Capacity keys, meets the target, among plain
+// buckets of 2, 4 and 8 slots and semi-sorted buckets of 4 and every
+// fingerprint width, each in a table as full as its design load and the
+// rate allow: when the rate falls just short of 2^-k·7.6, a width of k bits
+// in a table less full can be smaller than k+1 bits at 95%, which smooths
+// the steps of the integer width. Down to about 2·10^-4 the choice is
+// semi-sorted buckets; below, where a semi-sorted bucket would need more
 // than one word, plain buckets of 4.
 //
 // # Operations

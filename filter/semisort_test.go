@@ -90,7 +90,7 @@ func TestPackingConfigErrors(t *testing.T) {
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, BucketSize: 8}, "semi-sorted buckets have 4 slots"},
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, BucketSize: 2}, "semi-sorted buckets have 4 slots"},
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 16}, "5..15 bits, not 16"},
-		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FalsePositiveRate: 1e-5}, "5..15 bits, not 20"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FalsePositiveRate: 1e-5}, "5..15 bits, too few for Config.FalsePositiveRate 1e-05"},
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 4}, "5..15 bits, not 4"},
 		{filter.Config{Capacity: 10, Packing: 3}, "Config.Packing is 3"},
 		{filter.Config{Capacity: 10, FalsePositiveRate: 1.5}, "FalsePositiveRate is 1.5"},

@@ -18,6 +18,10 @@ import (
 // sizing for 2-slot buckets (a lower design load, so more buckets for the
 // same Capacity). doc.go, "Bucket sizes", gives the measured costs.
 
+// defaultSlots is the bucket size New picks when the Config leaves it to
+// the package and the fingerprints fit.
+const defaultSlots = 4
+
 // narrowSlots is the bucket size New picks when the default 4 slots cannot
 // hold the fingerprints the Config needs.
 const narrowSlots = 2
@@ -46,20 +50,24 @@ func fits(lay filter.Layout) bool {
 // caller set. The returned Config is what Snapshot passes to filter.New.
 func layoutOf(cfg filter.Config) (filter.Config, filter.Layout, error) {
 	switch cfg.Packing {
-	case filter.PackingAuto:
-		// A bucket word holds plain fingerprints; filter's choice of the
-		// smallest layout would pick semi-sorted buckets.
+	case filter.PackingAuto, filter.PackingPlain:
+		// A bucket word holds plain fingerprints, in buckets of the size
+		// chosen here (above), not filter's smallest layout: the bucket
+		// size is set before filter sees the Config.
 		cfg.Packing = filter.PackingPlain
-	case filter.PackingPlain:
 	default:
 		return cfg, filter.Layout{}, fmt.Errorf("lockfree: Config.Packing %v: buckets hold plain fingerprints, beside their migration counter", cfg.Packing)
 	}
-	lay, err := cfg.Layout()
+	sized := cfg
+	if sized.BucketSize == 0 {
+		sized.BucketSize = defaultSlots
+	}
+	lay, err := sized.Layout()
 	if err != nil {
-		return cfg, lay, fmt.Errorf("lockfree: %w", err)
+		return sized, lay, fmt.Errorf("lockfree: %w", err)
 	}
 	if fits(lay) {
-		return cfg, lay, nil
+		return sized, lay, nil
 	}
 	if cfg.BucketSize == 0 && (cfg.FingerprintBits == 0 || cfg.FingerprintBits <= maxBitsFor(narrowSlots)) {
 		narrow := cfg
@@ -73,7 +81,7 @@ func layoutOf(cfg filter.Config) (filter.Config, filter.Layout, error) {
 			return narrow, nlay, nil
 		}
 	}
-	return cfg, lay, tooWide(cfg, lay)
+	return sized, lay, tooWide(cfg, lay)
 }
 
 // needsNarrow names what in cfg made New leave the default bucket size.
