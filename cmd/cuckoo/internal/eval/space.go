@@ -24,6 +24,9 @@ const (
 	SpaceSemi  = "cuckoo, semi-sorted buckets"
 	SpaceBloom = "Bloom (bits-and-blooms/bloom/v3)"
 	SpaceFuse  = "binary fuse (FastFilter/xorfilter, static)"
+	// SpaceNew is the smaller of the two cuckoo tables, what filter.New
+	// builds when the packing is left to it: in the grid only.
+	SpaceNew = "cuckoo, filter.New's choice"
 )
 
 // SpaceStructures are the structures, in the order of the report's columns.
@@ -150,10 +153,18 @@ func Space(n, absent, gridPerDecade int, seed uint64) ([]SpaceRow, []SpacePoint,
 	// Where the semi-sorted table takes more than plain buckets (its
 	// fingerprints end at 15 bits, and below that rate only an ever emptier
 	// table meets it), New takes the plain one: the line stops there.
-	for i := range grid {
-		if grid[i].Structure == SpaceSemi && grid[i-1].Structure == SpacePlain && grid[i].BitsPerItem > grid[i-1].BitsPerItem {
-			grid[i].BitsPerItem = math.NaN()
+	for i, n := 0, len(grid); i < n; i++ {
+		if grid[i].Structure != SpaceSemi {
+			continue
 		}
+		plain, semi := grid[i-1], &grid[i] // SpaceStructures puts plain first
+		choice := SpacePoint{Rate: semi.Rate, Structure: SpaceNew, BitsPerItem: plain.BitsPerItem}
+		if semi.BitsPerItem > plain.BitsPerItem {
+			semi.BitsPerItem = math.NaN()
+		} else if !math.IsNaN(semi.BitsPerItem) {
+			choice.BitsPerItem = semi.BitsPerItem
+		}
+		grid = append(grid, choice)
 	}
 	return rows, grid, nil
 }
@@ -266,12 +277,15 @@ func WriteSpace(w io.Writer, rows []SpaceRow, grid []SpacePoint, n int) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Where each is smaller than the Bloom filter, over a grid of rates from 5% to 10^-5 (sizes computed from the layouts):")
 	fmt.Fprintln(w)
-	for _, s := range []string{SpacePlain, SpaceSemi, SpaceFuse} {
+	for _, s := range []string{SpacePlain, SpaceSemi, SpaceNew, SpaceFuse} {
 		var parts []string
 		for _, r := range BelowBloom(grid, s) {
-			if r.Low == 0 {
+			switch r.Low {
+			case 0:
 				parts = append(parts, fmt.Sprintf("at every rate up to %.3g%%", 100*r.High))
-			} else {
+			case r.High:
+				parts = append(parts, fmt.Sprintf("at %.3g%%", 100*r.High))
+			default:
 				parts = append(parts, fmt.Sprintf("from %.3g%% to %.3g%%", 100*r.Low, 100*r.High))
 			}
 		}
@@ -300,7 +314,7 @@ func WriteSpace(w io.Writer, rows []SpaceRow, grid []SpacePoint, n int) {
 func PlotSpace(dir string, rows []SpaceRow, grid []SpacePoint) (string, error) {
 	f := &figure{title: "Space vs false-positive rate", x: "false-positive rate (log)", y: "bits per key", logX: true, headroom: 0.25}
 	for _, p := range grid {
-		if !math.IsNaN(p.BitsPerItem) {
+		if !math.IsNaN(p.BitsPerItem) && p.Structure != SpaceNew { // New's choice is the lower of the two lines
 			f.add(p.Structure, p.Rate, p.BitsPerItem)
 		}
 	}
@@ -309,13 +323,10 @@ func PlotSpace(dir string, rows []SpaceRow, grid []SpacePoint) (string, error) {
 			f.point("measured (at its measured rate)", r.Measured, r.BitsPerItem)
 		}
 	}
-	for _, s := range []string{SpacePlain, SpaceSemi} {
-		for _, r := range BelowBloom(grid, s) {
-			for _, eps := range []float64{r.High, r.Low} {
-				if eps == 0 {
-					continue
-				}
-				f.point("crosses Bloom", eps, BloomBitsPerItem(eps))
+	for _, r := range BelowBloom(grid, SpaceNew) {
+		for _, eps := range []float64{r.High, r.Low} {
+			if eps != 0 {
+				f.point("filter.New's choice crosses Bloom", eps, BloomBitsPerItem(eps))
 			}
 		}
 	}

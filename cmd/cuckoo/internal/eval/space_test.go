@@ -57,6 +57,19 @@ func TestSpace(t *testing.T) {
 			}
 		}
 	}
+	at := map[[2]any]float64{}
+	for _, p := range grid {
+		at[[2]any{p.Rate, p.Structure}] = p.BitsPerItem
+	}
+	for _, p := range grid {
+		if p.Structure != SpaceNew {
+			continue
+		}
+		plain, semi := at[[2]any{p.Rate, SpacePlain}], at[[2]any{p.Rate, SpaceSemi}]
+		if want := min(plain, semi); math.IsNaN(semi) && p.BitsPerItem != plain || !math.IsNaN(semi) && p.BitsPerItem != want {
+			t.Errorf("New's choice at %g: %.3f bits, plain %.3f, semi-sorted %.3f", p.Rate, p.BitsPerItem, plain, semi)
+		}
+	}
 	semi := BelowBloom(grid, SpaceSemi)
 	if len(semi) == 0 || semi[0].High < 0.005 {
 		t.Errorf("semi-sorted buckets below Bloom: %v, want a range from 0.5%% or more", semi)
