@@ -51,6 +51,13 @@ const progressMinBytes = 32 << 20
 // estimates how many keys the file holds, to make room for them at once.
 const reserveAfter = 1 << 16
 
+// packings are --packing's values.
+var packings = map[string]filter.Packing{
+	"auto":        filter.PackingAuto,
+	"plain":       filter.PackingPlain,
+	"semi-sorted": filter.PackingSemiSorted,
+}
+
 // builder is what build needs of a Filter or a Scalable.
 type builder interface {
 	InsertHash(h uint64) error
@@ -67,7 +74,8 @@ func runBuild(e *env, args []string) error {
 	out := fs.String("o", "", "write the filter to `FILE` (required)")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive `rate`, in (0, 1)")
 	capacity := capacityVar(fs, "capacity", "keys the filter is sure to hold (`N`: 1000000, 1_000_000 or 1e6), not a limit; 0 fits INPUT's distinct keys")
-	bucketSize := fs.Int("bucket-size", 4, "slots per bucket: 2, 4 or 8")
+	bucketSize := fs.Int("bucket-size", 0, "slots per bucket: 2, 4 or 8; 0 chooses: the smallest layout that meets --fpr (4 with --fingerprint-bits or --scalable)")
+	packingName := fs.String("packing", "auto", "how buckets are stored: plain, semi-sorted (4 slots, a bit a key less, slower lookups) or auto (the smaller one for --fpr; plain with --bucket-size or --fingerprint-bits)")
 	bits := fs.Int("fingerprint-bits", 0, "fingerprint width, 4..32; 0 derives it from --fpr")
 	seed := fs.Uint64("seed", 0, "hash seed")
 	scalable := fs.Bool("scalable", false, "build a Scalable filter that grows past --capacity (its initial size)")
@@ -81,8 +89,8 @@ func runBuild(e *env, args []string) error {
 		return e.usageErrorf("-o FILE is required")
 	case !(*fpr > 0 && *fpr < 1):
 		return e.usageErrorf("--fpr %v: the rate must be in (0, 1)", *fpr)
-	case *bucketSize != 2 && *bucketSize != 4 && *bucketSize != 8:
-		return e.usageErrorf("--bucket-size %d: it must be 2, 4 or 8", *bucketSize)
+	case *bucketSize != 0 && *bucketSize != 2 && *bucketSize != 4 && *bucketSize != 8:
+		return e.usageErrorf("--bucket-size %d: it must be 2, 4 or 8 (or 0 to choose)", *bucketSize)
 	case *bits != 0 && (*bits < 4 || *bits > 32):
 		return e.usageErrorf("--fingerprint-bits %d: it must be in 4..32", *bits)
 	case *bits != 0 && isSet(fs, "fpr"):
@@ -90,7 +98,17 @@ func runBuild(e *env, args []string) error {
 	case *bits != 0 && *scalable:
 		return e.usageErrorf("--fingerprint-bits does not apply to --scalable (its slots are sized from --fpr)")
 	}
-	shape := filter.Config{BucketSize: *bucketSize, FingerprintBits: *bits}
+	packing, ok := packings[*packingName]
+	switch {
+	case !ok:
+		return e.usageErrorf("--packing %q: it must be auto, plain or semi-sorted", *packingName)
+	case *scalable && packing != filter.PackingAuto:
+		return e.usageErrorf("--packing does not apply to --scalable (its slots hold a fingerprint and a tail)")
+	}
+	shape := filter.Config{BucketSize: *bucketSize, FingerprintBits: *bits, Packing: packing}
+	if *scalable && shape.BucketSize == 0 {
+		shape.BucketSize = 4 // a Scalable's default; its limit is the 4-slot table's
+	}
 	if *bits == 0 {
 		shape.FalsePositiveRate = *fpr
 	}
@@ -142,7 +160,7 @@ func runBuild(e *env, args []string) error {
 			InitialCapacity: c, FalsePositiveRate: *fpr, BucketSize: *bucketSize, Seed: *seed,
 		})
 	} else {
-		cfg := filter.Config{Capacity: c, BucketSize: *bucketSize, FingerprintBits: *bits, Seed: *seed}
+		cfg := filter.Config{Capacity: c, BucketSize: *bucketSize, FingerprintBits: *bits, Packing: packing, Seed: *seed}
 		if *bits == 0 {
 			cfg.FalsePositiveRate = *fpr
 		}

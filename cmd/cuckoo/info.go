@@ -38,6 +38,7 @@ type stageInfo struct {
 	Buckets         uint64   `json:"buckets"`
 	BucketSize      int      `json:"bucket_size"`
 	FingerprintBits int      `json:"fingerprint_bits"`
+	Packing         string   `json:"packing"` // plain or semi-sorted
 	Seed            uint64   `json:"seed"`
 	MaxKicks        int      `json:"max_kicks"`
 	Capacity        uint64   `json:"capacity"`
@@ -108,6 +109,7 @@ func describeStage(f *filter.Filter, victim bool) stageInfo {
 		Buckets:         f.Buckets(),
 		BucketSize:      f.BucketSize(),
 		FingerprintBits: f.FingerprintBits(),
+		Packing:         f.Packing().String(),
 		Seed:            f.Seed(),
 		MaxKicks:        f.MaxKicks(),
 		Capacity:        f.Capacity(),
@@ -165,6 +167,7 @@ func (r *infoReport) writeText(w io.Writer) error {
 		row("buckets", "%d", f.Buckets)
 		row("bucket size", "%d", f.BucketSize)
 		row("fingerprint bits", "%d", f.FingerprintBits)
+		row("packing", "%s", f.Packing)
 		row("seed", "%d", f.Seed)
 		row("max kicks", "%d", f.MaxKicks)
 	} else {

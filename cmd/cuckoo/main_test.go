@@ -200,6 +200,8 @@ func TestBuildStdin(t *testing.T) {
 		{"scalable", []string{"--scalable", "--capacity", "500"}},
 		{"scalable-stream", []string{"--scalable"}},
 		{"bucket2-bits16", []string{"--bucket-size", "2", "--fingerprint-bits", "16", "--seed", "7"}},
+		{"semi-sorted-bits12", []string{"--packing", "semi-sorted", "--fingerprint-bits", "12"}},
+		{"plain-fpr", []string{"--packing", "plain", "--fpr", "0.001"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "f.ckoo")
@@ -398,6 +400,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"build", "-o", out, "--fpr", "0", in}, "build: --fpr 0: the rate must be in (0, 1)"},
 		{[]string{"build", "-o", out, "--fpr", "abc", in}, `build: invalid value "abc" for flag -fpr`},
 		{[]string{"build", "-o", out, "--bucket-size", "3", in}, "build: --bucket-size 3: it must be 2, 4 or 8"},
+		{[]string{"build", "-o", out, "--packing", "sorted", in}, `build: --packing "sorted": it must be auto, plain or semi-sorted`},
+		{[]string{"build", "-o", out, "--packing", "plain", "--scalable", in}, "build: --packing does not apply to --scalable"},
+		{[]string{"build", "-o", out, "--packing", "semi-sorted", "--bucket-size", "2", in}, "semi-sorted buckets have 4 slots"},
+		{[]string{"build", "-o", out, "--packing", "semi-sorted", "--fpr", "1e-5", in}, "semi-sorted buckets hold fingerprints of 5..15 bits"},
 		{[]string{"build", "-o", out, "--fingerprint-bits", "33", in}, "build: --fingerprint-bits 33: it must be in 4..32"},
 		{[]string{"build", "-o", out, "--fingerprint-bits", "8", "--fpr", "0.1", in}, "not both"},
 		{[]string{"build", "-o", out, "--scalable", "--fingerprint-bits", "8", in}, "does not apply to --scalable"},

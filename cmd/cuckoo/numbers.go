@@ -122,8 +122,9 @@ func (v *capacityFlag) check(shape filter.Config) error {
 	hi := maxCapacity(shape)
 	if v.n < 0 || uint64(v.n) > hi {
 		slots := shape.BucketSize
-		if slots == 0 {
-			slots = 4
+		if shape.Capacity = hi; hi > 0 {
+			l, _ := shape.Layout() // the layout the largest filter has
+			slots = l.BucketSize
 		}
 		return fmt.Errorf("--capacity %s: out of range: it must be in 0..%d, the most keys that 2^32 buckets of %d slots hold (0 fits INPUT's distinct keys)",
 			v.text, hi, slots)

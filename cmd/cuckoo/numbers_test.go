@@ -80,7 +80,7 @@ func TestCountFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"build", "-o", out, "--capacity", "-5", in}, `build: --capacity -5: out of range: it must be in 0..16320770867, the most keys that 2^32 buckets of 4 slots hold`},
+		{[]string{"build", "-o", out, "--capacity", "-5", in}, `build: --capacity -5: out of range: it must be in 0..33672360099, the most keys that 2^32 buckets of 8 slots hold`},
 		{[]string{"build", "-o", out, "--capacity", "1.5e0", in}, `build: invalid value "1.5e0" for flag -capacity: not a whole number`},
 		{[]string{"demo", "--n", "0"}, `demo: invalid value "0" for flag -n: out of range: it must be in 1..100000000`},
 		{[]string{"demo", "--n", "1e9"}, `demo: invalid value "1e9" for flag -n: out of range: it must be in 1..100000000`},
@@ -100,6 +100,7 @@ func TestCountFlags(t *testing.T) {
 // and 2e10 passed the flag to fail later in filter.New's terms).
 func TestCapacityLimit(t *testing.T) {
 	for _, shape := range []filter.Config{
+		{FalsePositiveRate: 0.01}, // the layout chosen: 8 slots at the largest capacities
 		{BucketSize: 4, FalsePositiveRate: 0.01},
 		{BucketSize: 2, FalsePositiveRate: 0.01},
 		{BucketSize: 8, FalsePositiveRate: 0.01},
@@ -132,11 +133,13 @@ func TestCapacityLimit(t *testing.T) {
 		hi    uint64
 		slots int
 	}{
-		{[]string{"--capacity", "-1"}, "-1", limit(4), 4},
-		{[]string{"--capacity", "2e10"}, "2e10", limit(4), 4},
-		{[]string{"--capacity", fmt.Sprint(limit(4) + 1)}, fmt.Sprint(limit(4) + 1), limit(4), 4},
-		{[]string{"--capacity", "1e30"}, "1e30", limit(4), 4},
-		{[]string{"--capacity", "-1e30"}, "-1e30", limit(4), 4},
+		// Without --bucket-size the limit is the largest layout's: 8 slots.
+		{[]string{"--capacity", "-1"}, "-1", limit(0), 8},
+		{[]string{"--capacity", "4e10"}, "4e10", limit(0), 8},
+		{[]string{"--capacity", fmt.Sprint(limit(0) + 1)}, fmt.Sprint(limit(0) + 1), limit(0), 8},
+		{[]string{"--capacity", "1e30"}, "1e30", limit(0), 8},
+		{[]string{"--capacity", "-1e30"}, "-1e30", limit(0), 8},
+		{[]string{"--bucket-size", "4", "--capacity", "2e10"}, "2e10", limit(4), 4},
 		{[]string{"--capacity", "4e10", "--bucket-size", "8"}, "4e10", limit(8), 8},
 		{[]string{"--bucket-size", "2", "--capacity", "-1"}, "-1", limit(2), 2},
 		{[]string{"--scalable", "--capacity", "-1"}, "-1", limit(4), 4},
