@@ -28,6 +28,12 @@ type growTable struct {
 	segShift uint
 	segs     []unsafe.Pointer // each segment's first byte; see segment
 
+	// The table splits while count exceeds limit, the split load times the
+	// slots of limitFor buckets; limit is recomputed when the bucket count
+	// is no longer limitFor.
+	splitLoad       float64
+	limit, limitFor uint64
+
 	count  uint64                      // entries in the table, copies included
 	byTail [linhash.MaxTailBits]uint64 // entries by tail length, for the rate estimate
 	stash  []uint64                    // hashes of keys the table could not place
@@ -42,7 +48,7 @@ func newGrowTable(buckets uint64, shape linhash.Shape) *growTable {
 
 // newGrowTableShape returns a table of the given shape without buckets.
 func newGrowTableShape(shape linhash.Shape) *growTable {
-	t := &growTable{shape: shape, bucketBits: shape.Slots * shape.Bits}
+	t := &growTable{shape: shape, bucketBits: shape.Slots * shape.Bits, splitLoad: linhash.SplitLoad(shape.Slots)}
 	t.oneWord = t.bucketBits <= 57
 	t.bucketMask = 1<<t.bucketBits - 1
 	if t.oneWord {
@@ -87,6 +93,16 @@ func (t *growTable) segmentBytes() uint64 {
 
 func (t *growTable) buckets() uint64 { return t.geom.Buckets() }
 
+// overloaded reports whether the entries exceed the split load, as
+// float64(count) > splitLoad·slots does, with the product kept between
+// splits.
+func (t *growTable) overloaded() bool {
+	if n := t.buckets(); n != t.limitFor {
+		t.limit, t.limitFor = uint64(t.splitLoad*float64(n*uint64(t.shape.Slots))), n
+	}
+	return t.count > t.limit
+}
+
 // word returns bucket j's slots, slot 0 in the low bits. Requires oneWord
 // and j < buckets().
 func (t *growTable) word(j uint64) uint64 {
@@ -97,6 +113,18 @@ func (t *growTable) word(j uint64) uint64 {
 	off := (j & (1<<t.segShift - 1)) * uint64(t.bucketBits)
 	p := (*[8]byte)(unsafe.Add(base, off>>3))
 	return binary.LittleEndian.Uint64(p[:]) >> (off & 7) & t.bucketMask
+}
+
+// setWord writes bucket j's slots, slot 0 in the low bits, without
+// keeping the counts. Requires oneWord and j < buckets().
+func (t *growTable) setWord(j uint64, v uint64) {
+	// Safety: as in word.
+	base := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.segs)), uintptr(j>>t.segShift)*unsafe.Sizeof(t.segs[0])))
+	off := (j & (1<<t.segShift - 1)) * uint64(t.bucketBits)
+	p := (*[8]byte)(unsafe.Add(base, off>>3))
+	shift := off & 7
+	x := binary.LittleEndian.Uint64(p[:])
+	binary.LittleEndian.PutUint64(p[:], x&^(t.bucketMask<<shift)|v<<shift)
 }
 
 func (t *growTable) slot(j uint64, i uint) uint64 {

@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/cuckoohash/cuckoo/internal/linhash"
@@ -123,8 +124,21 @@ func (t *growTable) remove(k gkey) bool {
 // place stores k in a free slot of one of its buckets, making room by moving
 // a path of entries when both are full. It changes nothing when it fails.
 func (t *growTable) place(k gkey, maxKicks int) bool {
-	j1, l1 := t.geom.Addr(k.a)
-	j2, l2 := t.geom.Addr(k.b)
+	j1, l1 := t.geom.Bucket(k.a)
+	j2, l2 := t.geom.Bucket(k.b)
+	if t.oneWord {
+		e1, e2 := t.lanes.Empty(t.word(j1)), t.lanes.Empty(t.word(j2))
+		f1, f2 := bits.OnesCount64(e1), bits.OnesCount64(e2)
+		switch {
+		case f1 > 0 && f1 >= f2:
+			t.setSlot(j1, uint(bits.TrailingZeros64(e1))/t.shape.Bits, t.shape.Entry(k.fp, k.a, l1))
+			return true
+		case f2 > 0:
+			t.setSlot(j2, uint(bits.TrailingZeros64(e2))/t.shape.Bits, t.shape.Entry(k.fp, k.b, l2))
+			return true
+		}
+		return t.searchPath(k, j1, l1, j2, l2, maxKicks)
+	}
 	f1, f2 := t.freeCount(j1), t.freeCount(j2)
 	switch {
 	case f1 > 0 && f1 >= f2:
@@ -145,11 +159,16 @@ func (t *growTable) searchPath(k gkey, j1 uint64, l1 uint, j2 uint64, l2 uint, m
 		q = append(q, linhash.Node{Bucket: j2, Parent: -1})
 	}
 	defer func() { t.path = q[:0] }()
+	if t.oneWord {
+		var found bool
+		found, q = t.searchWords(q, k, j1, l1, l2, maxKicks)
+		return found
+	}
 	for head := 0; head < len(q) && head < maxKicks; head++ {
 		x := q[head].Bucket
 		lx := t.geom.LevelOf(x)
 		for s := range t.shape.Slots {
-			y, _, ok := t.shape.Other(t.geom, x, lx, t.slot(x, s))
+			y, ok := t.shape.OtherBucket(t.geom, x, lx, t.slot(x, s))
 			if !ok || y == x || linhash.OnPath(q, head, y) {
 				continue
 			}
@@ -163,6 +182,49 @@ func (t *growTable) searchPath(k gkey, j1 uint64, l1 uint, j2 uint64, l2 uint, m
 		}
 	}
 	return false
+}
+
+// searchWords is searchPath for one-word buckets. A node's bucket is read
+// once, and the buckets its entries would move to are all found before any
+// of them is read, so that their cache misses overlap instead of queueing
+// behind each test of the one before.
+// It returns the queue, grown, for reuse.
+func (t *growTable) searchWords(q []linhash.Node, k gkey, j1 uint64, l1, l2 uint, maxKicks int) (bool, []linhash.Node) {
+	b, w := t.shape.Slots, t.shape.Bits
+	for head := 0; head < len(q) && head < maxKicks; head++ {
+		x := q[head].Bucket
+		lx := t.geom.LevelOf(x)
+		word := t.word(x)
+		var ys [8]uint64
+		var moves uint // the slots whose entry can move, one bit each
+		for s := range b {
+			y, ok := t.shape.OtherBucket(t.geom, x, lx, word>>(s*w)&t.shape.SlotMask)
+			ys[s&7] = y
+			if ok && y != x {
+				moves |= 1 << s
+			}
+		}
+		var empty [8]uint64
+		for s := range b {
+			if moves>>s&1 != 0 {
+				empty[s&7] = t.lanes.Empty(t.word(ys[s&7]))
+			}
+		}
+		for s := range b {
+			y := ys[s&7]
+			if moves>>s&1 == 0 || linhash.OnPath(q, head, y) {
+				continue
+			}
+			if e := empty[s&7]; e != 0 {
+				t.movePath(q, head, s, y, uint(bits.TrailingZeros64(e))/w, k, j1, l1, l2)
+				return true, q
+			}
+			if len(q) < maxKicks+2 {
+				q = append(q, linhash.Node{Bucket: y, Parent: int32(head), Slot: uint8(s)})
+			}
+		}
+	}
+	return false, q
 }
 
 // movePath moves the entry in slot s of node n's bucket to slot i of bucket
@@ -194,6 +256,10 @@ func (t *growTable) splitNext() {
 	if q>>t.segShift >= uint64(len(t.segs)) {
 		t.appendSegment(make([]byte, t.segmentBytes()))
 	}
+	if t.oneWord {
+		t.splitWord(p, q)
+		return
+	}
 	var lo, hi [8]uint64
 	nlo, nhi := 0, 0
 	for i := range t.shape.Slots {
@@ -223,6 +289,44 @@ func (t *growTable) splitNext() {
 	for i := range nhi {
 		t.setSlot(q, uint(i), hi[i])
 	}
+}
+
+// splitWord is splitNext for one-word buckets: bucket p's word is read
+// once, and both halves written whole.
+func (t *growTable) splitWord(p, q uint64) {
+	w := t.word(p)
+	bw := t.shape.Bits
+	var lo, hi uint64
+	var nlo, nhi uint
+	for i := range t.shape.Slots {
+		s := w >> (i * bw) & t.shape.SlotMask
+		if s == 0 {
+			continue
+		}
+		t.byTail[t.shape.TailLen(s)]--
+		next, high, both := t.shape.Split(s)
+		n := t.shape.TailLen(next)
+		if both || !high {
+			lo |= next << (nlo * bw)
+			nlo++
+			t.byTail[n]++
+		}
+		if both || high {
+			hi |= next << (nhi * bw)
+			nhi++
+			t.byTail[n]++
+		}
+		if both {
+			t.count++
+		}
+	}
+	next := t.geom.Next()
+	if next.Level != t.geom.Level && segShiftFor(next.Level) > t.segShift {
+		t.mergeSegments()
+	}
+	t.geom = next
+	t.setWord(p, lo)
+	t.setWord(q, hi)
 }
 
 // mergeSegments halves the segment count by joining neighbours (the last
