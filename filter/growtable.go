@@ -20,6 +20,7 @@ type growTable struct {
 	geom       linhash.Geometry
 	bucketBits uint // b·w
 	oneWord    bool // a bucket is read with one unaligned 64-bit load
+	is4x14     bool // 4 slots of 14 bits, 6 of them fingerprint: see contains4x14
 	bucketMask uint64
 	lanes      linhash.Lanes // when oneWord
 
@@ -54,6 +55,7 @@ func newGrowTableShape(shape linhash.Shape) *growTable {
 	if t.oneWord {
 		t.lanes = shape.Lanes()
 	}
+	t.is4x14 = shape.Slots == 4 && shape.Bits == 14 && shape.FPBits == 6
 	return t
 }
 
