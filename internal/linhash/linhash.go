@@ -148,7 +148,7 @@ func (s *Shape) Other(g Geometry, j uint64, l uint, e uint64) (uint64, uint64, b
 	n := uint(bits.Len64(tail)) - 1
 	known := l + n
 	v := (j | (tail^1<<n)<<l) ^ Offset(fp)&(1<<known-1)
-	j2, l2 := g.Addr(v)
+	j2, l2 := g.Bucket(v)
 	if l2 > known {
 		return 0, 0, false
 	}
