@@ -44,3 +44,38 @@ func TestContains4x14(t *testing.T) {
 		}
 	}
 }
+
+// TestPairIsSlot checks the two-load bucket read against the slot-by-slot
+// one, bucket by bucket, in tables of buckets from 60 to 112 bits grown
+// from a few keys.
+func TestPairIsSlot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, c := range []struct {
+		b    int
+		rate float64
+	}{{4, 0.001}, {4, 1e-4}, {4, 1e-6}, {2, 1e-7}, {8, 0.1}} {
+		s, err := NewScalable(ScalableConfig{InitialCapacity: 50, BucketSize: c.b, FalsePositiveRate: c.rate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.t.twoWord {
+			t.Fatalf("b=%d rate=%g: %d-bit buckets, not read by pair", c.b, c.rate, s.t.bucketBits)
+		}
+		for range 20000 {
+			if err := s.InsertHash(rng.Uint64()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for j := range s.t.buckets() {
+			lo, hi := s.t.pair(j)
+			for i := range s.t.shape.Slots {
+				if got, want := s.t.slotOf(lo, hi, i), s.t.slot(j, i); got != want {
+					t.Fatalf("b=%d rate=%g (%d-bit buckets): bucket %d slot %d: pair gives %#x, slot %#x", c.b, c.rate, s.t.bucketBits, j, i, got, want)
+				}
+			}
+			if bb := s.t.bucketBits; bb < 64 && lo>>bb != 0 || bb > 64 && hi>>(bb-64) != 0 {
+				t.Fatalf("bucket %d: bits after the bucket kept: %#x %#x", j, hi, lo)
+			}
+		}
+	}
+}

@@ -24,6 +24,15 @@ func (t *growTable) key(h uint64) gkey {
 // bucketHas reports whether an entry of bucket j (level l) matches
 // fingerprint fp at address v.
 func (t *growTable) bucketHas(j uint64, l uint, fp, v uint64) bool {
+	if t.twoWord {
+		lo, hi := t.pair(j)
+		for i := range t.shape.Slots {
+			if t.shape.Matches(t.slotOf(lo, hi, i), fp, v, l) {
+				return true
+			}
+		}
+		return false
+	}
 	for i := range t.shape.Slots {
 		if t.shape.Matches(t.slot(j, i), fp, v, l) {
 			return true
@@ -211,12 +220,55 @@ func (t *growTable) searchPath(k gkey, j1 uint64, l1 uint, j2 uint64, l2 uint, m
 	for head := 0; head < len(q) && head < maxKicks; head++ {
 		x := q[head].Bucket
 		lx := t.geom.LevelOf(x)
+		var lo, hi uint64
+		if t.twoWord {
+			lo, hi = t.pair(x)
+		}
+		// As in searchWords, every bucket the entries would move to is
+		// found before any is read.
+		var ys [8]uint64
+		var moves uint // the slots whose entry can move, one bit each
 		for s := range t.shape.Slots {
-			y, ok := t.shape.OtherBucket(t.geom, x, lx, t.slot(x, s))
-			if !ok || y == x || linhash.OnPath(q, head, y) {
+			var e uint64
+			if t.twoWord {
+				e = t.slotOf(lo, hi, s)
+			} else {
+				e = t.slot(x, s)
+			}
+			y, ok := t.shape.OtherBucket(t.geom, x, lx, e)
+			ys[s&7] = y
+			if ok && y != x {
+				moves |= 1 << s
+			}
+		}
+		var frees [8]int
+		if t.twoWord {
+			var los, his [8]uint64
+			for s := range t.shape.Slots {
+				los[s&7], his[s&7] = t.pair(ys[s&7])
+			}
+			for s := range t.shape.Slots {
+				frees[s&7] = -1
+				for i := range t.shape.Slots {
+					if t.slotOf(los[s&7], his[s&7], i) == 0 {
+						frees[s&7] = int(i)
+						break
+					}
+				}
+			}
+		} else {
+			for s := range t.shape.Slots {
+				if moves>>s&1 != 0 {
+					frees[s&7] = t.free(ys[s&7])
+				}
+			}
+		}
+		for s := range t.shape.Slots {
+			y := ys[s&7]
+			if moves>>s&1 == 0 || linhash.OnPath(q, head, y) {
 				continue
 			}
-			if i := t.free(y); i >= 0 {
+			if i := frees[s&7]; i >= 0 {
 				t.movePath(q, head, s, y, uint(i), k, j1, l1, l2)
 				return true
 			}
