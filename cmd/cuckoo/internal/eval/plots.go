@@ -204,7 +204,7 @@ func PlotGrowth(dir string, res GrowthResult) ([]string, error) {
 	bits := &figure{title: "Space while growing", x: "keys inserted (log)", y: "bits per key", logX: true, headroom: 0.45}
 	fpr := &figure{title: "False-positive rate while growing", x: "keys inserted (log)", y: "false-positive rate (log)", logX: true, logY: true, headroom: 0.3}
 	look := &figure{title: "Lookup time while growing (absent keys)", x: "keys inserted (log)", y: "ns per lookup (median)", logX: true, headroom: 0.3}
-	ins := &figure{title: "Insert time while growing (since the previous point)", x: "keys inserted (log)", y: "ns per insert (median)", logX: true, headroom: 0.3}
+	ins := &figure{title: "Insert time while growing (since the previous point)", x: "keys inserted (log)", y: "ns per insert (median, log)", logX: true, logY: true, headroom: 0.3}
 	for _, r := range res.Rows {
 		if r.Structure != GrowthStatic {
 			bits.add(r.Structure, float64(r.Keys), r.BitsPerKey)

@@ -263,7 +263,7 @@ func writeGrowthNotes(w io.Writer, res GrowthResult) {
 	fmt.Fprintf(w, "**Inserts.** Growing from none to %d keys, an insert took %.0f ns in the chain (%.2f× the static filter; Growth 4: %.0f ns, %.2f×), "+
 		"whose newest stage fills from empty like a static filter and whose older stages it never touches, "+
 		"and %.0f ns in the RedisBloom model (%.2f×), whose kicks are capped at 20 and which doubles rather than search further. "+
-		"The static filter, sized for n from the start, is mostly empty while it fills: %.0f ns.\n\n",
+		"The static filter, sized for n from the start, is mostly empty while it fills: %.0f ns (its first inserts also fault in the pages of its whole table).\n\n",
 		res.Config.Final, c2.InsertNs, c2.InsertVsStatic, c4.InsertNs, c4.InsertVsStatic, m.InsertNs, m.InsertVsStatic, st.InsertNs)
 	fmt.Fprintf(w, "**Deleting half.** The chain's deletes failed %d times and %d of its %d kept keys were then reported absent (Growth 4: %d and %d). "+
 		"A key that is also a false positive of a newer stage than its own has its delete take that stage's copy, which belongs to another key: "+
