@@ -20,6 +20,8 @@ type growTable struct {
 	geom       linhash.Geometry
 	bucketBits uint // b·w
 	oneWord    bool // a bucket is read with one unaligned 64-bit load
+	is4x14     bool // 4 slots of 14 bits, 6 of them fingerprint: see contains4x14
+	twoWord    bool // a bucket is read with two 64-bit loads: see pair
 	bucketMask uint64
 	lanes      linhash.Lanes // when oneWord
 
@@ -27,6 +29,12 @@ type growTable struct {
 	// memory grows with the table instead of doubling with it.
 	segShift uint
 	segs     []unsafe.Pointer // each segment's first byte; see segment
+
+	// The table splits while count exceeds limit, the split load times the
+	// slots of limitFor buckets; limit is recomputed when the bucket count
+	// is no longer limitFor.
+	splitLoad       float64
+	limit, limitFor uint64
 
 	count  uint64                      // entries in the table, copies included
 	byTail [linhash.MaxTailBits]uint64 // entries by tail length, for the rate estimate
@@ -42,12 +50,16 @@ func newGrowTable(buckets uint64, shape linhash.Shape) *growTable {
 
 // newGrowTableShape returns a table of the given shape without buckets.
 func newGrowTableShape(shape linhash.Shape) *growTable {
-	t := &growTable{shape: shape, bucketBits: shape.Slots * shape.Bits}
+	t := &growTable{shape: shape, bucketBits: shape.Slots * shape.Bits, splitLoad: linhash.SplitLoad(shape.Slots)}
 	t.oneWord = t.bucketBits <= 57
 	t.bucketMask = 1<<t.bucketBits - 1
 	if t.oneWord {
 		t.lanes = shape.Lanes()
 	}
+	t.is4x14 = shape.Slots == 4 && shape.Bits == 14 && shape.FPBits == 6
+	// A bucket of more than 56 bits ends at least 8 bytes after its first
+	// byte, so 16 bytes read from there stay within the segment's slack.
+	t.twoWord = !t.oneWord && t.bucketBits <= 121
 	return t
 }
 
@@ -87,6 +99,16 @@ func (t *growTable) segmentBytes() uint64 {
 
 func (t *growTable) buckets() uint64 { return t.geom.Buckets() }
 
+// overloaded reports whether the entries exceed the split load, as
+// float64(count) > splitLoad·slots does, with the product kept between
+// splits.
+func (t *growTable) overloaded() bool {
+	if n := t.buckets(); n != t.limitFor {
+		t.limit, t.limitFor = uint64(t.splitLoad*float64(n*uint64(t.shape.Slots))), n
+	}
+	return t.count > t.limit
+}
+
 // word returns bucket j's slots, slot 0 in the low bits. Requires oneWord
 // and j < buckets().
 func (t *growTable) word(j uint64) uint64 {
@@ -97,6 +119,47 @@ func (t *growTable) word(j uint64) uint64 {
 	off := (j & (1<<t.segShift - 1)) * uint64(t.bucketBits)
 	p := (*[8]byte)(unsafe.Add(base, off>>3))
 	return binary.LittleEndian.Uint64(p[:]) >> (off & 7) & t.bucketMask
+}
+
+// setWord writes bucket j's slots, slot 0 in the low bits, without
+// keeping the counts. Requires oneWord and j < buckets().
+func (t *growTable) setWord(j uint64, v uint64) {
+	// Safety: as in word.
+	base := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.segs)), uintptr(j>>t.segShift)*unsafe.Sizeof(t.segs[0])))
+	off := (j & (1<<t.segShift - 1)) * uint64(t.bucketBits)
+	p := (*[8]byte)(unsafe.Add(base, off>>3))
+	shift := off & 7
+	x := binary.LittleEndian.Uint64(p[:])
+	binary.LittleEndian.PutUint64(p[:], x&^(t.bucketMask<<shift)|v<<shift)
+}
+
+// pair returns bucket j's slots as the 128-bit value lo + hi·2^64, slot 0
+// in the low bits, with the bits after the bucket's cleared. Requires
+// twoWord and j < buckets().
+func (t *growTable) pair(j uint64) (lo, hi uint64) {
+	// Safety: as in word; the bucket ends at least 8 bytes after its first
+	// byte (twoWord), so the 16 bytes read end within the slack.
+	base := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.segs)), uintptr(j>>t.segShift)*unsafe.Sizeof(t.segs[0])))
+	off := (j & (1<<t.segShift - 1)) * uint64(t.bucketBits)
+	p := (*[16]byte)(unsafe.Add(base, off>>3))
+	a, b := binary.LittleEndian.Uint64(p[:8]), binary.LittleEndian.Uint64(p[8:])
+	shift := off & 7
+	lo = a>>shift | b<<(64-shift) // a shift by 64 is 0 in Go
+
+	hi = b >> shift
+	if t.bucketBits < 64 {
+		return lo & (1<<t.bucketBits - 1), 0
+	}
+	return lo, hi & (1<<(t.bucketBits-64) - 1)
+}
+
+// slotOf returns slot i of a bucket read by pair.
+func (t *growTable) slotOf(lo, hi uint64, i uint) uint64 {
+	at := i * t.shape.Bits
+	if at >= 64 {
+		return hi >> (at - 64) & t.shape.SlotMask
+	}
+	return (lo>>at | hi<<(64-at)) & t.shape.SlotMask // hi<<64 is 0
 }
 
 func (t *growTable) slot(j uint64, i uint) uint64 {
@@ -144,6 +207,15 @@ func (t *growTable) free(j uint64) int {
 		}
 		return bits.TrailingZeros64(z) / int(t.shape.Bits)
 	}
+	if t.twoWord {
+		lo, hi := t.pair(j)
+		for i := range t.shape.Slots {
+			if t.slotOf(lo, hi, i) == 0 {
+				return int(i)
+			}
+		}
+		return -1
+	}
 	for i := range t.shape.Slots {
 		if t.slot(j, i) == 0 {
 			return int(i)
@@ -158,6 +230,15 @@ func (t *growTable) freeCount(j uint64) int {
 		return bits.OnesCount64(t.lanes.Empty(t.word(j)))
 	}
 	n := 0
+	if t.twoWord {
+		lo, hi := t.pair(j)
+		for i := range t.shape.Slots {
+			if t.slotOf(lo, hi, i) == 0 {
+				n++
+			}
+		}
+		return n
+	}
 	for i := range t.shape.Slots {
 		if t.slot(j, i) == 0 {
 			n++

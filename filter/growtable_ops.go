@@ -1,8 +1,12 @@
 package filter
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"slices"
+	"unsafe"
 
+	"github.com/cuckoohash/cuckoo/internal/hashing"
 	"github.com/cuckoohash/cuckoo/internal/linhash"
 )
 
@@ -20,6 +24,15 @@ func (t *growTable) key(h uint64) gkey {
 // bucketHas reports whether an entry of bucket j (level l) matches
 // fingerprint fp at address v.
 func (t *growTable) bucketHas(j uint64, l uint, fp, v uint64) bool {
+	if t.twoWord {
+		lo, hi := t.pair(j)
+		for i := range t.shape.Slots {
+			if t.shape.Matches(t.slotOf(lo, hi, i), fp, v, l) {
+				return true
+			}
+		}
+		return false
+	}
 	for i := range t.shape.Slots {
 		if t.shape.Matches(t.slot(j, i), fp, v, l) {
 			return true
@@ -33,6 +46,9 @@ func (t *growTable) bucketHas(j uint64, l uint, fp, v uint64) bool {
 // all at once; only slots whose fingerprint matched (about one lookup in
 // 2^F/2b) have their tails checked.
 func (t *growTable) containsHash(h uint64) bool {
+	if t.is4x14 {
+		return t.contains4x14(h)
+	}
 	if !t.oneWord {
 		return t.contains(t.key(h))
 	}
@@ -44,6 +60,44 @@ func (t *growTable) containsHash(h uint64) bool {
 		return true
 	}
 	return len(t.stash) != 0 && slices.Contains(t.stash, h)
+}
+
+// contains4x14 is containsHash for the shape of a 1% rate, 4 slots of 14
+// bits with 6-bit fingerprints, with the shape's constants folded in: a
+// bucket is 7 whole bytes, read with no shift, and the fingerprint test
+// needs no table of masks. Lookups that call it do about half the work of
+// the general one-word path, so that more of them overlap their loads.
+func (t *growTable) contains4x14(h uint64) bool {
+	const (
+		ones   = 1 | 1<<14 | 1<<28 | 1<<42 // the lowest bit of every lane
+		highs  = ones << 13
+		fpBits = 0x3f << 8 * ones // the fingerprint bits of every lane
+	)
+	fp := uint64(hashing.FingerprintMasked(h>>32, 0x3f))
+	a, b := h, h^linhash.Offset(fp)
+	j1, _ := t.geom.Bucket(a)
+	j2, _ := t.geom.Bucket(b)
+	// Safety: as in word; the bucket is the 7 bytes at 7·(j mod segment).
+	segs, sh := unsafe.Pointer(unsafe.SliceData(t.segs)), t.segShift&63
+	in := uint64(1)<<sh - 1
+	s1 := *(*unsafe.Pointer)(unsafe.Add(segs, uintptr(j1>>sh)*unsafe.Sizeof(t.segs[0])))
+	s2 := *(*unsafe.Pointer)(unsafe.Add(segs, uintptr(j2>>sh)*unsafe.Sizeof(t.segs[0])))
+	w1 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(s1, (j1&in)*7))[:]) & (1<<56 - 1)
+	w2 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(s2, (j2&in)*7))[:]) & (1<<56 - 1)
+	x1, x2 := (w1^fp<<8*ones)&fpBits, (w2^fp<<8*ones)&fpBits
+	if ((x1-ones)&^x1|(x2-ones)&^x2)&highs != 0 && t.tailsMatchAt(fp, a, b, w1, w2) {
+		return true
+	}
+	return len(t.stash) != 0 && slices.Contains(t.stash, h)
+}
+
+// tailsMatchAt is tailsMatch for a key's addresses a and b, which finds
+// their buckets' levels itself: what a lookup needs only when a
+// fingerprint matched.
+func (t *growTable) tailsMatchAt(fp, a, b, w1, w2 uint64) bool {
+	j1, l1 := t.geom.Bucket(a)
+	j2, l2 := t.geom.Bucket(b)
+	return t.tailsMatch(fp, a, b, w1, w2, l1, l2, j1 == j2)
 }
 
 // tailsMatch reports whether a slot of bucket word w1 (the key's bucket for
@@ -123,8 +177,21 @@ func (t *growTable) remove(k gkey) bool {
 // place stores k in a free slot of one of its buckets, making room by moving
 // a path of entries when both are full. It changes nothing when it fails.
 func (t *growTable) place(k gkey, maxKicks int) bool {
-	j1, l1 := t.geom.Addr(k.a)
-	j2, l2 := t.geom.Addr(k.b)
+	j1, l1 := t.geom.Bucket(k.a)
+	j2, l2 := t.geom.Bucket(k.b)
+	if t.oneWord {
+		e1, e2 := t.lanes.Empty(t.word(j1)), t.lanes.Empty(t.word(j2))
+		f1, f2 := bits.OnesCount64(e1), bits.OnesCount64(e2)
+		switch {
+		case f1 > 0 && f1 >= f2:
+			t.setSlot(j1, uint(bits.TrailingZeros64(e1))/t.shape.Bits, t.shape.Entry(k.fp, k.a, l1))
+			return true
+		case f2 > 0:
+			t.setSlot(j2, uint(bits.TrailingZeros64(e2))/t.shape.Bits, t.shape.Entry(k.fp, k.b, l2))
+			return true
+		}
+		return t.searchPath(k, j1, l1, j2, l2, maxKicks)
+	}
 	f1, f2 := t.freeCount(j1), t.freeCount(j2)
 	switch {
 	case f1 > 0 && f1 >= f2:
@@ -145,15 +212,63 @@ func (t *growTable) searchPath(k gkey, j1 uint64, l1 uint, j2 uint64, l2 uint, m
 		q = append(q, linhash.Node{Bucket: j2, Parent: -1})
 	}
 	defer func() { t.path = q[:0] }()
+	if t.oneWord {
+		var found bool
+		found, q = t.searchWords(q, k, j1, l1, l2, maxKicks)
+		return found
+	}
 	for head := 0; head < len(q) && head < maxKicks; head++ {
 		x := q[head].Bucket
 		lx := t.geom.LevelOf(x)
+		var lo, hi uint64
+		if t.twoWord {
+			lo, hi = t.pair(x)
+		}
+		// As in searchWords, every bucket the entries would move to is
+		// found before any is read.
+		var ys [8]uint64
+		var moves uint // the slots whose entry can move, one bit each
 		for s := range t.shape.Slots {
-			y, _, ok := t.shape.Other(t.geom, x, lx, t.slot(x, s))
-			if !ok || y == x || linhash.OnPath(q, head, y) {
+			var e uint64
+			if t.twoWord {
+				e = t.slotOf(lo, hi, s)
+			} else {
+				e = t.slot(x, s)
+			}
+			y, ok := t.shape.OtherBucket(t.geom, x, lx, e)
+			ys[s&7] = y
+			if ok && y != x {
+				moves |= 1 << s
+			}
+		}
+		var frees [8]int
+		if t.twoWord {
+			var los, his [8]uint64
+			for s := range t.shape.Slots {
+				los[s&7], his[s&7] = t.pair(ys[s&7])
+			}
+			for s := range t.shape.Slots {
+				frees[s&7] = -1
+				for i := range t.shape.Slots {
+					if t.slotOf(los[s&7], his[s&7], i) == 0 {
+						frees[s&7] = int(i)
+						break
+					}
+				}
+			}
+		} else {
+			for s := range t.shape.Slots {
+				if moves>>s&1 != 0 {
+					frees[s&7] = t.free(ys[s&7])
+				}
+			}
+		}
+		for s := range t.shape.Slots {
+			y := ys[s&7]
+			if moves>>s&1 == 0 || linhash.OnPath(q, head, y) {
 				continue
 			}
-			if i := t.free(y); i >= 0 {
+			if i := frees[s&7]; i >= 0 {
 				t.movePath(q, head, s, y, uint(i), k, j1, l1, l2)
 				return true
 			}
@@ -163,6 +278,49 @@ func (t *growTable) searchPath(k gkey, j1 uint64, l1 uint, j2 uint64, l2 uint, m
 		}
 	}
 	return false
+}
+
+// searchWords is searchPath for one-word buckets. A node's bucket is read
+// once, and the buckets its entries would move to are all found before any
+// of them is read, so that their cache misses overlap instead of queueing
+// behind each test of the one before.
+// It returns the queue, grown, for reuse.
+func (t *growTable) searchWords(q []linhash.Node, k gkey, j1 uint64, l1, l2 uint, maxKicks int) (bool, []linhash.Node) {
+	b, w := t.shape.Slots, t.shape.Bits
+	for head := 0; head < len(q) && head < maxKicks; head++ {
+		x := q[head].Bucket
+		lx := t.geom.LevelOf(x)
+		word := t.word(x)
+		var ys [8]uint64
+		var moves uint // the slots whose entry can move, one bit each
+		for s := range b {
+			y, ok := t.shape.OtherBucket(t.geom, x, lx, word>>(s*w)&t.shape.SlotMask)
+			ys[s&7] = y
+			if ok && y != x {
+				moves |= 1 << s
+			}
+		}
+		var empty [8]uint64
+		for s := range b {
+			if moves>>s&1 != 0 {
+				empty[s&7] = t.lanes.Empty(t.word(ys[s&7]))
+			}
+		}
+		for s := range b {
+			y := ys[s&7]
+			if moves>>s&1 == 0 || linhash.OnPath(q, head, y) {
+				continue
+			}
+			if e := empty[s&7]; e != 0 {
+				t.movePath(q, head, s, y, uint(bits.TrailingZeros64(e))/w, k, j1, l1, l2)
+				return true, q
+			}
+			if len(q) < maxKicks+2 {
+				q = append(q, linhash.Node{Bucket: y, Parent: int32(head), Slot: uint8(s)})
+			}
+		}
+	}
+	return false, q
 }
 
 // movePath moves the entry in slot s of node n's bucket to slot i of bucket
@@ -194,6 +352,10 @@ func (t *growTable) splitNext() {
 	if q>>t.segShift >= uint64(len(t.segs)) {
 		t.appendSegment(make([]byte, t.segmentBytes()))
 	}
+	if t.oneWord {
+		t.splitWord(p, q)
+		return
+	}
 	var lo, hi [8]uint64
 	nlo, nhi := 0, 0
 	for i := range t.shape.Slots {
@@ -223,6 +385,44 @@ func (t *growTable) splitNext() {
 	for i := range nhi {
 		t.setSlot(q, uint(i), hi[i])
 	}
+}
+
+// splitWord is splitNext for one-word buckets: bucket p's word is read
+// once, and both halves written whole.
+func (t *growTable) splitWord(p, q uint64) {
+	w := t.word(p)
+	bw := t.shape.Bits
+	var lo, hi uint64
+	var nlo, nhi uint
+	for i := range t.shape.Slots {
+		s := w >> (i * bw) & t.shape.SlotMask
+		if s == 0 {
+			continue
+		}
+		t.byTail[t.shape.TailLen(s)]--
+		next, high, both := t.shape.Split(s)
+		n := t.shape.TailLen(next)
+		if both || !high {
+			lo |= next << (nlo * bw)
+			nlo++
+			t.byTail[n]++
+		}
+		if both || high {
+			hi |= next << (nhi * bw)
+			nhi++
+			t.byTail[n]++
+		}
+		if both {
+			t.count++
+		}
+	}
+	next := t.geom.Next()
+	if next.Level != t.geom.Level && segShiftFor(next.Level) > t.segShift {
+		t.mergeSegments()
+	}
+	t.geom = next
+	t.setWord(p, lo)
+	t.setWord(q, hi)
 }
 
 // mergeSegments halves the segment count by joining neighbours (the last

@@ -168,7 +168,7 @@ func (s *Scalable) InsertHash(h uint64) error {
 	}
 	s.items++
 	grew := false
-	for float64(t.count) > linhash.SplitLoad(t.shape.Slots)*float64(t.buckets()*uint64(t.shape.Slots)) && s.splitOne() {
+	for t.overloaded() && s.splitOne() {
 		grew = true
 	}
 	if grew && len(t.stash) > 0 {

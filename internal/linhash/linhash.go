@@ -148,12 +148,24 @@ func (s *Shape) Other(g Geometry, j uint64, l uint, e uint64) (uint64, uint64, b
 	n := uint(bits.Len64(tail)) - 1
 	known := l + n
 	v := (j | (tail^1<<n)<<l) ^ Offset(fp)&(1<<known-1)
-	j2, l2 := g.Addr(v)
+	j2, l2 := g.Bucket(v)
 	if l2 > known {
 		return 0, 0, false
 	}
 	n2 := min(known-l2, s.TailBits-1)
 	return j2, fp<<s.TailBits | 1<<n2 | v>>l2&(1<<n2-1), true
+}
+
+// OtherBucket is the bucket of Other alone, without a branch on whether
+// it has split: what a path search needs of each entry it examines. ok is
+// false where Other's is.
+func (s *Shape) OtherBucket(g Geometry, j uint64, l uint, e uint64) (uint64, bool) {
+	tail := e & (1<<s.TailBits - 1)
+	n := uint(bits.Len64(tail)) - 1
+	known := l + n
+	v := (j | (tail^1<<n)<<l) ^ Offset(e>>s.TailBits)&(1<<known-1)
+	j2, l2 := g.Bucket(v)
+	return j2, l2 <= known
 }
 
 // Geometry is a table's level and split pointer.

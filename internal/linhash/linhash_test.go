@@ -72,6 +72,28 @@ func TestEntryRoundTrips(t *testing.T) {
 	}
 }
 
+// TestOtherBucketIsOther: OtherBucket gives the bucket and the ok of Other
+// for every entry of every bucket, at geometries mid-round and at a round's
+// end, tails of every length.
+func TestOtherBucketIsOther(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, s := range []Shape{NewShape(4, 14, 6), NewShape(2, 13, 8), NewShape(8, 19, 7)} {
+		for range 5000 {
+			g := NewGeometry(1 + rng.Uint64N(5000))
+			j := rng.Uint64N(g.Buckets())
+			l := g.LevelOf(j)
+			n := rng.UintN(s.TailBits)
+			fp := 1 + rng.Uint64N(s.FPMask)
+			e := fp<<s.TailBits | 1<<n | rng.Uint64()&(1<<n-1)
+			j2, _, ok := s.Other(g, j, l, e)
+			b, ok2 := s.OtherBucket(g, j, l, e)
+			if ok != ok2 || ok && b != j2 {
+				t.Fatalf("shape %+v, geometry %+v, bucket %d, entry %#x: Other %d %v, OtherBucket %d %v", s, g, j, e, j2, ok, b, ok2)
+			}
+		}
+	}
+}
+
 // TestSegments: every bucket has one place, segments are contiguous and in
 // order, and a segment's size is its buckets.
 func TestSegments(t *testing.T) {

@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
@@ -29,7 +30,11 @@ type GrowthConfig struct {
 	Absent       int // never-inserted keys looked up at each point for the false-positive rate
 	Lookups      int // absent keys a timing pass looks up
 	Reps         int // timing passes; the median is reported
-	Seed         uint64
+	// InsertReps is how many times each structure is built anew and grown
+	// from none to Final keys for the insert times, the structures in turn;
+	// the median is reported. 0 means 3.
+	InsertReps int
+	Seed       uint64
 }
 
 // GrowthRow is one structure at one number of keys.
@@ -40,7 +45,11 @@ type GrowthRow struct {
 	FPR         float64 // measured on the absent keys
 	ExpectedFPR float64 // the structure's own estimate at its current loads
 	LookupNs    float64 // median ns per lookup of an absent key; NaN where not timed
-	Stages      int     // stages or sub-filters
+	// InsertNs is the median ns per insert of the keys since the previous
+	// timed point (from none at the first), in a structure built anew and
+	// grown from none; NaN where not timed.
+	InsertNs float64
+	Stages   int // stages or sub-filters
 }
 
 // GrowthSummary is one structure over the whole growth, and the delete
@@ -55,6 +64,8 @@ type GrowthSummary struct {
 	Stages             int     // at the final n
 	LookupNs           float64 // at the final n
 	VsStatic           float64 // LookupNs / the static filter's
+	InsertNs           float64 // median ns per insert from none to the final n, growth included
+	InsertVsStatic     float64 // InsertNs / the static filter's
 	Kept               int     // keys not deleted
 	FalseNegatives     int     // kept keys reported absent after the deletes
 	DeleteFailures     int     // deletes of inserted keys that returned false
@@ -119,28 +130,9 @@ func Growth(cfg GrowthConfig) (GrowthResult, error) {
 	if cfg.First < 1 || cfg.Final <= cfg.First || cfg.Points < 1 || cfg.Timed < 2 || cfg.Absent < 1 || cfg.Lookups < 1 || cfg.Reps < 1 {
 		return res, fmt.Errorf("growth: bad sizes %+v", cfg)
 	}
-	c2, err := newChain(uint64(cfg.First), growthRate, 2, cfg.Seed)
+	subjects, err := newGrowthSubjects(cfg)
 	if err != nil {
 		return res, err
-	}
-	c4, err := newChain(uint64(cfg.First), growthRate, 4, cfg.Seed)
-	if err != nil {
-		return res, err
-	}
-	static, err := filter.New(filter.Config{Capacity: uint64(cfg.Final), FalsePositiveRate: growthRate, Seed: cfg.Seed})
-	if err != nil {
-		return res, err
-	}
-	grown, err := filter.NewScalable(filter.ScalableConfig{InitialCapacity: uint64(cfg.First), FalsePositiveRate: growthRate, Seed: cfg.Seed})
-	if err != nil {
-		return res, err
-	}
-	subjects := []*growthSubject{
-		{name: GrowthScalable, g: grown},
-		{name: GrowthChain2, g: c2},
-		{name: GrowthChain4, g: c4},
-		{name: GrowthRedisBloom, g: newRedisBloom(uint64(cfg.First))},
-		{name: GrowthStatic, g: static, static: true},
 	}
 
 	ks := keys(cfg.Final, cfg.Seed)
@@ -148,8 +140,17 @@ func Growth(cfg GrowthConfig) (GrowthResult, error) {
 	lookups := keys(cfg.Lookups, cfg.Seed+1100)
 	points := logPoints(cfg.First, cfg.Final, cfg.Points)
 	timed := map[int]bool{}
+	var marks []int // the keys at the timed points, ascending
 	for j := range cfg.Timed {
-		timed[int(math.Round(float64(j*(len(points)-1))/float64(max(cfg.Timed-1, 1))))] = true
+		pi := int(math.Round(float64(j*(len(points)-1)) / float64(max(cfg.Timed-1, 1))))
+		if !timed[pi] {
+			marks = append(marks, points[pi])
+		}
+		timed[pi] = true
+	}
+	insertNs, insertTotal, err := timeInserts(cfg, ks, marks)
+	if err != nil {
+		return res, err
 	}
 	bitsPerKey := func(size uint64, n int) float64 { return float64(size*8) / float64(n) }
 	percent := max(cfg.Final/100, 1)
@@ -182,7 +183,7 @@ func Growth(cfg GrowthConfig) (GrowthResult, error) {
 		if timed[pi] {
 			ns = timeLookups(subjects, lookups, cfg.Reps)
 		}
-		for _, s := range subjects {
+		for si, s := range subjects {
 			if s.static && !timed[pi] {
 				continue
 			}
@@ -204,18 +205,112 @@ func Growth(cfg GrowthConfig) (GrowthResult, error) {
 			if ns != nil {
 				r.LookupNs = ns[s]
 			}
+			r.InsertNs = math.NaN()
+			if i := slices.Index(marks, p); timed[pi] && i >= 0 {
+				r.InsertNs = insertNs[si][i]
+			}
 			res.Rows = append(res.Rows, r)
 		}
 	}
 
-	for _, s := range subjects {
-		res.Summary = append(res.Summary, s.summarize(res.Rows, ks))
+	for si, s := range subjects {
+		sum := s.summarize(res.Rows, ks)
+		sum.InsertNs = insertTotal[si]
+		res.Summary = append(res.Summary, sum)
 	}
-	static0 := res.Summary[len(res.Summary)-1].LookupNs
+	static0 := res.Summary[len(res.Summary)-1]
 	for i := range res.Summary {
-		res.Summary[i].VsStatic = res.Summary[i].LookupNs / static0
+		res.Summary[i].VsStatic = res.Summary[i].LookupNs / static0.LookupNs
+		res.Summary[i].InsertVsStatic = res.Summary[i].InsertNs / static0.InsertNs
 	}
 	return res, nil
+}
+
+// newGrowthSubjects returns the structures of the experiment, empty, the
+// static filter last.
+func newGrowthSubjects(cfg GrowthConfig) ([]*growthSubject, error) {
+	c2, err := newChain(uint64(cfg.First), growthRate, 2, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	c4, err := newChain(uint64(cfg.First), growthRate, 4, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	static, err := filter.New(filter.Config{Capacity: uint64(cfg.Final), FalsePositiveRate: growthRate, Seed: cfg.Seed})
+	if err != nil {
+		return nil, err
+	}
+	grown, err := filter.NewScalable(filter.ScalableConfig{InitialCapacity: uint64(cfg.First), FalsePositiveRate: growthRate, Seed: cfg.Seed})
+	if err != nil {
+		return nil, err
+	}
+	return []*growthSubject{
+		{name: GrowthScalable, g: grown},
+		{name: GrowthChain2, g: c2},
+		{name: GrowthChain4, g: c4},
+		{name: GrowthRedisBloom, g: newRedisBloom(uint64(cfg.First))},
+		{name: GrowthStatic, g: static, static: true},
+	}, nil
+}
+
+// timeInserts builds the structures anew cfg.InsertReps times, taking them
+// in turn so that other work on the machine slows them alike, and inserts
+// ks into each with nothing else timed: no size or rate is read between
+// inserts. It returns, for each structure (in newGrowthSubjects' order), the
+// median ns per insert between consecutive marks (from none to the first
+// mark, then from each mark to the next), and the median over all of ks.
+func timeInserts(cfg GrowthConfig, ks []uint64, marks []int) (perMark [][]float64, total []float64, err error) {
+	reps := cfg.InsertReps
+	if reps == 0 {
+		reps = 3
+	}
+	var ns [][][]float64 // [structure][mark][rep]
+	var all [][]float64  // [structure][rep]
+	for range reps {
+		subjects, err := newGrowthSubjects(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ns == nil {
+			ns, all = make([][][]float64, len(subjects)), make([][]float64, len(subjects))
+			for i := range ns {
+				ns[i] = make([][]float64, len(marks))
+			}
+		}
+		for si, s := range subjects {
+			runtime.GC() // the last structure's garbage is not this one's cost
+			from := 0
+			var sum time.Duration
+			for mi, m := range marks {
+				start := time.Now()
+				for _, k := range ks[from:m] {
+					if err := s.g.InsertHash(k); err != nil {
+						return nil, nil, fmt.Errorf("%s: insert %d: %w", s.name, from, err)
+					}
+				}
+				d := time.Since(start)
+				sum += d
+				ns[si][mi] = append(ns[si][mi], float64(d.Nanoseconds())/float64(max(m-from, 1)))
+				from = m
+			}
+			all[si] = append(all[si], float64(sum.Nanoseconds())/float64(max(from, 1)))
+		}
+	}
+	median := func(x []float64) float64 {
+		x = slices.Clone(x)
+		slices.Sort(x)
+		return x[len(x)/2]
+	}
+	perMark, total = make([][]float64, len(ns)), make([]float64, len(ns))
+	for si := range ns {
+		perMark[si] = make([]float64, len(marks))
+		for mi := range marks {
+			perMark[si][mi] = median(ns[si][mi])
+		}
+		total[si] = median(all[si])
+	}
+	return perMark, total, nil
 }
 
 // summarize sums up s's rows, then deletes every other key of ks (all

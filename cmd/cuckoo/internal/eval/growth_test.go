@@ -64,6 +64,33 @@ func TestGrowth(t *testing.T) {
 		}
 	})
 
+	t.Run("inserts=timed-for-every-structure", func(t *testing.T) {
+		// Every structure has an insert time over the whole growth, a
+		// ratio to the static filter's, and one at every timed point.
+		for _, s := range res.Summary {
+			if !(s.InsertNs > 0) || !(s.InsertVsStatic > 0) {
+				t.Errorf("%s: %v ns an insert, %v× the static filter", s.Structure, s.InsertNs, s.InsertVsStatic)
+			}
+		}
+		if r := sums[GrowthStatic].InsertVsStatic; r != 1 {
+			t.Errorf("the static filter's inserts are %v× its own", r)
+		}
+		timed := map[string]int{}
+		for _, r := range res.Rows {
+			if !math.IsNaN(r.InsertNs) {
+				timed[r.Structure]++
+				if !(r.InsertNs > 0) || math.IsNaN(r.LookupNs) {
+					t.Errorf("%s at %d keys: %v ns an insert, %v a lookup", r.Structure, r.Keys, r.InsertNs, r.LookupNs)
+				}
+			}
+		}
+		for _, s := range res.Summary {
+			if timed[s.Structure] != cfg.Timed {
+				t.Errorf("%s: insert times at %d points, want %d", s.Structure, timed[s.Structure], cfg.Timed)
+			}
+		}
+	})
+
 	t.Run("structure=static/bits", func(t *testing.T) {
 		// ε = 1% gives semi-sorted buckets of 4 10-bit fingerprints in 36
 		// bits, at the design load 0.95 less a small-table margin: 9/0.95 =

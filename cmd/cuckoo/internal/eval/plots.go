@@ -195,7 +195,7 @@ func PlotConcurrency(dir string, rows []ConcurrencyRow) ([]string, error) {
 	return files, nil
 }
 
-// PlotGrowth draws bits a key, false-positive rate and lookup time against
+// PlotGrowth draws bits a key, false-positive rate, lookup and insert time against
 // the keys inserted, one figure each. The static filter's space is drawn
 // as a level line at its bits a key at the final n: at fewer keys it is
 // only emptier, not larger.
@@ -204,6 +204,7 @@ func PlotGrowth(dir string, res GrowthResult) ([]string, error) {
 	bits := &figure{title: "Space while growing", x: "keys inserted (log)", y: "bits per key", logX: true, headroom: 0.45}
 	fpr := &figure{title: "False-positive rate while growing", x: "keys inserted (log)", y: "false-positive rate (log)", logX: true, logY: true, headroom: 0.3}
 	look := &figure{title: "Lookup time while growing (absent keys)", x: "keys inserted (log)", y: "ns per lookup (median)", logX: true, headroom: 0.3}
+	ins := &figure{title: "Insert time while growing (since the previous point)", x: "keys inserted (log)", y: "ns per insert (median, log)", logX: true, logY: true, headroom: 0.3}
 	for _, r := range res.Rows {
 		if r.Structure != GrowthStatic {
 			bits.add(r.Structure, float64(r.Keys), r.BitsPerKey)
@@ -211,6 +212,9 @@ func PlotGrowth(dir string, res GrowthResult) ([]string, error) {
 		fpr.add(r.Structure, float64(r.Keys), r.FPR)
 		if !math.IsNaN(r.LookupNs) {
 			look.add(r.Structure, float64(r.Keys), r.LookupNs)
+		}
+		if !math.IsNaN(r.InsertNs) {
+			ins.add(r.Structure, float64(r.Keys), r.InsertNs)
 		}
 	}
 	for _, s := range res.Summary {
@@ -227,7 +231,7 @@ func PlotGrowth(dir string, res GrowthResult) ([]string, error) {
 	for _, f := range []struct {
 		fig  *figure
 		base string
-	}{{bits, "growth-bits"}, {fpr, "growth-fpr"}, {look, "growth-lookup"}} {
+	}{{bits, "growth-bits"}, {fpr, "growth-fpr"}, {look, "growth-lookup"}, {ins, "growth-insert"}} {
 		file, err := f.fig.save(dir, f.base)
 		if err != nil {
 			return nil, err

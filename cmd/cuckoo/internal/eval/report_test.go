@@ -17,9 +17,9 @@ func TestWriteSections(t *testing.T) {
 	WriteDeletes(&b, DeleteResult{N: 10, Deleted: 5})
 	WriteGrowth(&b, GrowthResult{
 		Config: GrowthConfig{First: 1000, Final: 1000000, Points: 200, Timed: 10, Absent: 100000, Lookups: 100000, Reps: 5},
-		Rows:   []GrowthRow{{Structure: GrowthStatic, Keys: 1000000, BitsPerKey: 10.54, FPR: 0.00726, LookupNs: 17, Stages: 1}},
+		Rows:   []GrowthRow{{Structure: GrowthStatic, Keys: 1000000, BitsPerKey: 10.54, FPR: 0.00726, LookupNs: 17, InsertNs: 40, Stages: 1}},
 		Summary: []GrowthSummary{{Structure: GrowthStatic, BitsAvg: 10.54, BitsAvgLinear: 10.54, BitsMax: 10.54, FPRMax: 0.00726,
-			Stages: 1, LookupNs: 17, VsStatic: 1, Kept: 500000}},
+			Stages: 1, LookupNs: 17, VsStatic: 1, InsertNs: 40, InsertVsStatic: 1, Kept: 500000}},
 	})
 	out := b.String()
 	for _, want := range []string{
@@ -30,8 +30,9 @@ func TestWriteSections(t *testing.T) {
 		"| 0.00–0.05 | 20.0 |",
 		"| Go map | 0.500 | 10 | 5.0 | 6.0 |",
 		"| kept keys not found (false negatives) | 0 |",
-		"| static, right-sized for n | 10.54 | 10.54 | 10.54 | 0.726% | 1 | 17.0 | 1.00× | 0 of 500000 | 0 |",
+		"| static, right-sized for n | 10.54 | 10.54 | 10.54 | 0.726% | 1 | 17.0 | 1.00× | 40.0 | 1.00× | 0 of 500000 | 0 |",
 		"| static, right-sized for n | 17.0 |",
+		"| static, right-sized for n | 40.0 |",
 		"(each 3.5% more keys than the last)",
 		"±20% at 6.3 standard deviations",
 	} {

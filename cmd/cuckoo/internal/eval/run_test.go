@@ -30,7 +30,7 @@ func TestEveryExperimentWritesItsSectionAndPlots(t *testing.T) {
 		"maxload":     {"## Maximum load vs bucket size", "maxload.png", "insert-rates.png"},
 		"concurrency": {"## Throughput vs goroutines", "| filter lockfree | 95% |", "| map xsync | 50% |", "concurrency-filter-95.png", "concurrency-map-50.png"},
 		"deletes":     {"## Deletion", "cannot delete"},
-		"growth":      {"## Growth", "| RedisBloom model", "growth-bits.png", "growth-fpr.png", "growth-lookup.png"},
+		"growth":      {"## Growth", "| RedisBloom model", "growth-bits.png", "growth-fpr.png", "growth-lookup.png", "growth-insert.png", "ns per insert"},
 	}
 	for _, name := range Experiments {
 		t.Run(name, func(t *testing.T) {
