@@ -203,13 +203,18 @@ func BenchmarkInsertHighLoad(b *testing.B) {
 // benchFill inserts b.N keys into filters of capacity n, starting each
 // filter with `from` untimed inserts and replacing it when it holds n keys.
 func benchFill(b *testing.B, n uint64, walk bool, from uint64) {
+	benchFillPacked(b, n, walk, from, filter.PackingPlain)
+}
+
+// benchFillPacked is benchFill with the given packing.
+func benchFillPacked(b *testing.B, n uint64, walk bool, from uint64, packing filter.Packing) {
 	k := make([]byte, 16)
 	var f *filter.Filter
 	next := n
 	fresh := func() {
 		b.StopTimer()
 		var err error
-		f, err = filter.New(filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4, Seed: next})
+		f, err = filter.New(filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4, Packing: packing, Seed: next})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -235,6 +240,21 @@ func benchFill(b *testing.B, n uint64, walk bool, from uint64) {
 			b.Fatalf("insert at load %.4f: %v", f.LoadFactor(), err)
 		}
 		next++
+	}
+}
+
+// BenchmarkInsertPacking compares inserts into plain and semi-sorted tables
+// of 4 slots of 12 bits, from empty to 95% load and from 90% to 95%. Run it
+// with -count to interleave the two.
+func BenchmarkInsertPacking(b *testing.B) {
+	for _, n := range benchSizes() {
+		for _, from := range []uint64{0, n * 90 / 100} {
+			for _, packing := range []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted} {
+				b.Run(fmt.Sprintf("n=%s/from=%d%%/packing=%v", sizeName(n), from*100/n, packing), func(b *testing.B) {
+					benchFillPacked(b, n, false, from, packing)
+				})
+			}
+		}
 	}
 }
 

@@ -62,8 +62,18 @@ func (f *Filter) searchPath(i1, i2 uint64, fp uint32) bool {
 	}
 	for head := 0; head < len(q) && head < f.maxKicks; head++ {
 		x := q[head].bucket
+		var w uint64 // bucket x's slots, read once (decoded once if semi-sorted)
+		if f.t.oneWord {
+			w = f.t.word(x)
+		}
 		for s := range f.t.slots {
-			y := f.alt(x, f.t.slot(x, s))
+			var moved uint32 // the fingerprint in slot s, which would move
+			if f.t.oneWord {
+				moved = uint32(w >> (s * f.t.bits) & f.t.fpMask)
+			} else {
+				moved = f.t.slot(x, s)
+			}
+			y := f.alt(x, moved)
 			if y == x || f.onPath(q, head, y) {
 				continue
 			}

@@ -109,12 +109,14 @@ func (t *table) encode(w uint64) uint64 {
 	for j := range fp {
 		fp[j] = w >> (uint(j) * t.bits) & t.fpMask
 	}
-	// A sorting network: the five compare-exchanges order any four.
-	for _, p := range [5][2]int{{0, 1}, {2, 3}, {0, 2}, {1, 3}, {1, 2}} {
-		if fp[p[0]] > fp[p[1]] {
-			fp[p[0]], fp[p[1]] = fp[p[1]], fp[p[0]]
-		}
-	}
+	// A sorting network: five compare-exchanges order any four. min and
+	// max compile to conditional moves; branches on random fingerprints
+	// would be mispredicted half the time.
+	fp[0], fp[1] = min(fp[0], fp[1]), max(fp[0], fp[1])
+	fp[2], fp[3] = min(fp[2], fp[3]), max(fp[2], fp[3])
+	fp[0], fp[2] = min(fp[0], fp[2]), max(fp[0], fp[2])
+	fp[1], fp[3] = min(fp[1], fp[3]), max(fp[1], fp[3])
+	fp[1], fp[2] = min(fp[1], fp[2]), max(fp[1], fp[2])
 	lb := t.lowBits
 	s := semiCode(int(fp[0]>>lb), int(fp[1]>>lb), int(fp[2]>>lb), int(fp[3]>>lb))
 	for j := range fp {
@@ -153,6 +155,30 @@ func (t *table) hasSemi(i1, i2 uint64, fp uint32) bool {
 	m1 := t.spread[nibbleMatches(uint64(semiNibbles[s1&semiCodeMask])^nib)]
 	m2 := t.spread[nibbleMatches(uint64(semiNibbles[s2&semiCodeMask])^nib)]
 	return t.lowLanes.Zeros(s1>>semiCodeBits^low)&m1|t.lowLanes.Zeros(s2>>semiCodeBits^low)&m2 != 0
+}
+
+// semiHasEmpty reports whether the stored bucket s has an empty slot: the
+// smallest fingerprint, slot 0 of a sorted bucket, is 0, so its nibble (the
+// code's first) and its low part are. lowMask is the table's.
+func semiHasEmpty(s, lowMask uint64) bool {
+	return semiNibbles[s&semiCodeMask]&0xf == 0 && s>>semiCodeBits&lowMask == 0
+}
+
+// add2Semi is add2 for a semi-sorted table: it decodes only the bucket it
+// writes, and writes slot 0, which is empty in a sorted bucket that has an
+// empty slot. Both buckets are read before either is tested.
+func (t *table) add2Semi(i1, i2 uint64, fp uint32) bool {
+	s1, s2 := t.stored(i1), t.stored(i2)
+	i, s := i1, s1
+	switch {
+	case semiHasEmpty(s1, t.lowMask):
+	case semiHasEmpty(s2, t.lowMask):
+		i, s = i2, s2
+	default:
+		return false
+	}
+	t.store(i, t.encode(t.decode(s)|uint64(fp)))
+	return true
 }
 
 // nibbleMatches returns the 4-bit mask of the zero nibbles of x, whose
