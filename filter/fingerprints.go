@@ -11,7 +11,8 @@ import (
 // them.
 
 // Fingerprint returns the fingerprint in slot j of bucket i, 0 if the slot
-// is empty. It panics if i or j is out of range.
+// is empty. A semi-sorted bucket's slots are in ascending order, empty ones
+// first. It panics if i or j is out of range.
 func (f *Filter) Fingerprint(i uint64, j int) uint32 {
 	if i >= f.t.buckets || j < 0 || j >= int(f.t.slots) {
 		panic(fmt.Sprintf("filter: Fingerprint(%d, %d) out of range (%d buckets of %d slots)", i, j, f.t.buckets, f.t.slots))
