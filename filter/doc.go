@@ -54,7 +54,10 @@
 // before. A write decodes the bucket into plain lanes, changes one and
 // encodes it again, which may reorder its slots; the path search reads each
 // bucket of a path before it writes it, and writes it once, so the slot
-// indexes it recorded still hold.
+// indexes it recorded still hold. Measured against a plain table of the same
+// keys and 12-bit fingerprints (BenchmarkContainsPacking,
+// BenchmarkInsertPacking): lookups take 1.2-1.4 times as long, inserts about
+// twice; PackingPlain buys that speed back for a bit a key.
 //
 // # Choosing the layout
 //
