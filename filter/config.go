@@ -54,7 +54,7 @@ const (
 	// PackingSemiSorted keeps each bucket of 4 slots sorted and codes the
 	// top 4 bits of its fingerprints together in 12 bits: 4f-4 bits a
 	// bucket, a bit a key less than plain for the same rate, for lookups
-	// that take 1.2-1.4 times as long and inserts about twice. It requires 4
+	// that take 1.4-1.55 times as long and inserts about twice. It requires 4
 	// slots and fingerprints of 5..15 bits.
 	PackingSemiSorted
 )

@@ -56,7 +56,7 @@
 // bucket of a path before it writes it, and writes it once, so the slot
 // indexes it recorded still hold. Measured against a plain table of the same
 // keys and 12-bit fingerprints (BenchmarkContainsPacking,
-// BenchmarkInsertPacking): lookups take 1.2-1.4 times as long, inserts about
+// BenchmarkInsertPacking): lookups take 1.4-1.55 times as long, inserts about
 // twice; PackingPlain buys that speed back for a bit a key.
 //
 // # Choosing the layout
