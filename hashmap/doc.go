@@ -33,14 +33,17 @@
 //
 // Load hashes the key, matches its tag against the six tags of bucket i1
 // at once (SWAR byte compare), loads the pointer of each matching slot and
-// compares keys. A hit returns. A miss is final at once if i1's overflow
-// count (in the spare bytes of its tags word: how many keys whose first
-// bucket is i1 sit in their second) is 0, the stash is empty, and i1's
-// version was even and is unchanged (no writer held i1 meanwhile, so what
-// was read is one consistent state). Otherwise it searches i1, i2 and the
-// stash again between two readings of both buckets' versions, and reports
-// the miss only if neither version changed (see Moves). Load takes no lock,
-// never waits, and allocates nothing for integer and string keys.
+// compares keys. A hit returns. On a miss in i1 it searches i2, but only
+// if i1's overflow count (in the spare bytes of its tags word: how many
+// keys whose first bucket is i1 sit in their second) is not 0, then the
+// stash if there is one, and a miss is final if i1's version was even
+// before the search and is unchanged after it: every writer and mover of
+// the key holds i1's lock, so no writer held i1 meanwhile means that the
+// key's place, and the overflow count, were fixed for the whole search.
+// Only if a writer held i1 does it search i1, i2 and the stash again
+// between two readings of both buckets' versions, reporting a miss only
+// if neither version changed (see Moves). Load takes no lock, never waits,
+// and allocates nothing for integer and string keys.
 //
 // Writers lock buckets: bit 0 of the version word, set by compare-and-swap
 // (spinning briefly, then yielding), cleared by an increment, so every

@@ -39,7 +39,7 @@ func (m *Map[K, V]) CheckInvariants() error {
 	var errs []error
 	for i := range t.buckets {
 		b := &t.buckets[i]
-		tags := b.tags.Load()
+		tags := b.loadTags()
 		for j := range slotsPerBucket {
 			if tagAt(tags, j) == 0 && isAlt(tags, j) {
 				errs = append(errs, fmt.Errorf("bucket %d slot %d: empty with its alt bit set", i, j))
@@ -80,7 +80,7 @@ func (m *Map[K, V]) CheckInvariants() error {
 		// knows how many keys overflowed, so it never decrements, and
 		// lookups then always read the second bucket, which is safe
 		// whatever the true count (addOverflow). Below 255 it is exact.
-		got, want := overflow(t.buckets[i].tags.Load()), overflows[uint64(i)]
+		got, want := overflow(t.buckets[i].loadTags()), overflows[uint64(i)]
 		if got != want && got != 255 {
 			errs = append(errs, fmt.Errorf("bucket %d: overflow count %d, %d keys overflowed", i, got, want))
 		}

@@ -58,14 +58,15 @@ func newSeeds() seeds { return seeds{word: rand.Uint64(), mh: maphash.MakeSeed()
 
 // mix hashes a 64-bit word with a seed: two rounds of a 64x64->128-bit
 // multiply folded to 64 bits (as in wyhash), so every output bit depends on
-// every input bit. About 2 ns.
-func mix(x, seed uint64) uint64 {
-	hi, lo := bits.Mul64(x^seed, 0x9e3779b97f4a7c15)
-	hi, lo = bits.Mul64(hi^lo, seed^0xbf58476d1ce4e5b9)
-	return hi ^ lo
+// every input bit. About 2 ns. Generic only to be inlined (see word).
+func mix[W word](x, seed W) W {
+	hi, lo := bits.Mul64(uint64(x^seed), 0x9e3779b97f4a7c15)
+	hi, lo = bits.Mul64(hi^lo, uint64(seed)^0xbf58476d1ce4e5b9)
+	return W(hi ^ lo)
 }
 
-// hash returns the hash of key under table t's seeds.
+// hash returns the hash of key under table t's seeds. (Load inlines the
+// case of 64-bit integers.)
 func (m *Map[K, V]) hash(t *table[K, V], key K) uint64 {
 	// Safety: each unsafe read below reinterprets the key's own memory as a
 	// type of the same size and of a kind that kindOf checked: a string

@@ -4,10 +4,14 @@ package hashmap
 //
 // Readers (Load, and the lock-free first step of LoadOrStore, LoadAndDelete
 // and Delete) take no lock and never wait. A lookup loads the table, hashes
-// the key with the table's seeds, and searches the key's first bucket. A hit
-// there returns at once: the slot's pointer was loaded while it pointed to
-// the entry, which is the linearization point. Otherwise loadSlow searches
-// both buckets between two readings of their versions (and the stash); a
+// the key with the table's seeds, and searches the key's first bucket, then
+// its second if the first's overflow count is not 0, then the stash. A hit
+// returns at once: the slot's pointer was loaded while it pointed to the
+// entry, which is the linearization point. A miss counts if the first
+// bucket's version was even before the search and is the same after it
+// (no writer held it, so the key was absent throughout: the linearization
+// point is any moment of the search); otherwise lookup searches both
+// buckets between two readings of their versions (and the stash), and a
 // miss counts only if both versions are unchanged.
 //
 // Writers lock the key's first bucket (and its second when they must look
@@ -21,6 +25,7 @@ package hashmap
 import (
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Map is a concurrent hash map from K to V built on cuckoo hashing: each key
@@ -45,7 +50,7 @@ type Map[K comparable, V any] struct {
 // so that writers of different stripes never share a counter's cache line.
 // Padded to 64 bytes.
 type counter struct {
-	n atomic.Int64
+	n int64 // through sync/atomic's functions only
 	_ [64 - 8]byte
 }
 
@@ -78,25 +83,46 @@ func New[K comparable, V any](opts ...Option) *Map[K, V] {
 // takes no lock and never waits for a writer.
 func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	t := m.table.Load()
-	h := m.hash(t, key)
+	var h uint64
+	if m.kind == hashWord64 { // m.hash, inlined for the commonest keys
+		h = mix(*(*uint64)(unsafe.Pointer(&key)), t.seeds.word)
+	} else {
+		h = m.hash(t, key)
+	}
 	tag := tagOf(h)
-	b := &t.buckets[h&t.mask]
-	v := b.version.Load()
-	tags := b.tags.Load()
+	i1 := h & t.mask
+	b1 := &t.buckets[i1]
+	v := b1.loadVersion()
+	tags := b1.loadTags()
 	for mt := matchTag(tags, tag); mt != 0; mt &= mt - 1 {
-		if e := b.slots[lane(mt)].Load(); e != nil && e.key == key {
+		if e := b1.slots[lane(mt)].Load(); e != nil && e.key == key {
 			return e.value, true
 		}
 	}
-	// A miss in the first bucket is final if no key of this bucket has
-	// overflowed into its second, nothing is stashed, and no writer held
-	// the bucket meanwhile: v even (unlocked) and unchanged means that no
-	// critical section overlapped the search, so tags (with the overflow
-	// count) and slots were one consistent state, in which the key was in
-	// neither bucket (a key enters its second bucket only under its first
-	// bucket's lock, which counts it there first).
-	if overflow(tags) == 0 && v&1 == 0 && t.stash.Load() == nil && b.version.Load() == v {
-		return value, false
+	// Every writer and mover of key holds b1's lock, and so does every
+	// change of b1's overflow count. If b1 was unlocked at v (even) and
+	// its version is still v after the search, no lock of b1 overlapped
+	// the search: key stayed where it was (in one slot of b1 or of b2, in
+	// the stash, or absent) and the overflow count stayed as read. So one
+	// pass over b1, then b2 only if a key of b1 has overflowed, then the
+	// stash, is exact, and a miss is linearizable at any moment of it.
+	if v&1 == 0 {
+		if overflow(tags) != 0 { // b2.find, inlined
+			b2 := &t.buckets[t.alt(i1, tag)]
+			for mt := matchTag(b2.loadTags(), tag); mt != 0; mt &= mt - 1 {
+				if e := b2.slots[lane(mt)].Load(); e != nil && e.key == key {
+					return e.value, true
+				}
+			}
+		}
+		if t.stash.Load() != nil {
+			if e := t.findStash(key); e != nil {
+				return e.value, true
+			}
+		}
+		if b1.loadVersion() == v {
+			return value, false
+		}
 	}
 	if e := t.lookup(h, key); e != nil {
 		return e.value, true
@@ -130,7 +156,7 @@ func (t *table[K, V]) lookup(h uint64, key K) *entry[K, V] {
 	i1 := h & t.mask
 	b1, b2 := &t.buckets[i1], &t.buckets[t.alt(i1, tag)]
 	for {
-		v1, v2 := b1.version.Load(), b2.version.Load()
+		v1, v2 := b1.loadVersion(), b2.loadVersion()
 		if e := b1.find(key, tag); e != nil {
 			return e
 		}
@@ -142,7 +168,7 @@ func (t *table[K, V]) lookup(h uint64, key K) *entry[K, V] {
 				return e
 			}
 		}
-		if b1.version.Load() == v1 && b2.version.Load() == v2 {
+		if b1.loadVersion() == v1 && b2.loadVersion() == v2 {
 			return nil
 		}
 	}
@@ -199,7 +225,7 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 			l.found, l.b, l.slot, l.e = true, b1, j, b1.slots[j].Load()
 			return l
 		}
-		if overflow(b1.tags.Load()) == 0 && t.stash.Load() == nil {
+		if overflow(b1.loadTags()) == 0 && t.stash.Load() == nil {
 			if !room {
 				return l
 			}
@@ -277,7 +303,7 @@ func (l *locked[K, V]) set(e *entry[K, V]) {
 		l.b.fill(l.slot, l.tag, e, false)
 	}
 	if !l.found {
-		l.m.counters[l.i1&l.m.counterMask].n.Add(1)
+		atomic.AddInt64(&l.m.counters[l.i1&l.m.counterMask].n, 1)
 	}
 }
 
@@ -292,7 +318,7 @@ func (l *locked[K, V]) remove() {
 	default:
 		l.b.empty(l.slot)
 	}
-	l.m.counters[l.i1&l.m.counterMask].n.Add(-1)
+	atomic.AddInt64(&l.m.counters[l.i1&l.m.counterMask].n, -1)
 }
 
 // Store sets the value for key.
@@ -401,7 +427,7 @@ func (m *Map[K, V]) Compute(key K, fn func(old V, loaded bool) (V, ComputeOp)) (
 func (m *Map[K, V]) Len() int {
 	n := int64(0)
 	for i := range m.counters {
-		n += m.counters[i].n.Load()
+		n += atomic.LoadInt64(&m.counters[i].n)
 	}
 	return int(max(n, 0))
 }
@@ -414,7 +440,7 @@ func (m *Map[K, V]) Clear() {
 	// Counters change only under a lock of the current table: reset them
 	// before the new table is published.
 	for i := range m.counters {
-		m.counters[i].n.Store(0)
+		atomic.StoreInt64(&m.counters[i].n, 0)
 	}
 	m.table.Store(newTable[K, V](m.initial))
 	t.unlockAll()
