@@ -23,6 +23,7 @@ package hashmap
 // one critical section, and Compute's fn runs exactly once.
 
 import (
+	"hash/maphash"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -84,9 +85,12 @@ func New[K comparable, V any](opts ...Option) *Map[K, V] {
 func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	t := m.table.Load()
 	var h uint64
-	if m.kind == hashWord64 { // m.hash, inlined for the commonest keys
+	switch m.kind { // m.hash, inlined for the commonest keys
+	case hashWord64:
 		h = mix(*(*uint64)(unsafe.Pointer(&key)), t.seeds.word)
-	} else {
+	case hashString:
+		h = maphash.String(t.seeds.mh, *(*string)(unsafe.Pointer(&key)))
+	default:
 		h = m.hash(t, key)
 	}
 	tag := tagOf(h)
