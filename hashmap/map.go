@@ -5,7 +5,8 @@ package hashmap
 // Readers (Load, and the lock-free first step of LoadOrStore, LoadAndDelete
 // and Delete) take no lock and never wait. A lookup loads the table, hashes
 // the key with the table's seeds, and searches the key's first bucket, then
-// its second if the first's overflow count is not 0, then the stash. A hit
+// its second if the first's overflow count for the key's tag class is not
+// 0, then the stash. A hit
 // returns at once: the slot's pointer was loaded while it pointed to the
 // entry, which is the linearization point. A miss counts if the first
 // bucket's version was even before the search and is the same after it
@@ -104,14 +105,15 @@ func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 		}
 	}
 	// Every writer and mover of key holds b1's lock, and so does every
-	// change of b1's overflow count. If b1 was unlocked at v (even) and
+	// change of b1's overflow counts. If b1 was unlocked at v (even) and
 	// its version is still v after the search, no lock of b1 overlapped
 	// the search: key stayed where it was (in one slot of b1 or of b2, in
-	// the stash, or absent) and the overflow count stayed as read. So one
-	// pass over b1, then b2 only if a key of b1 has overflowed, then the
+	// the stash, or absent) and the overflow counts stayed as read. So one
+	// pass over b1, then b2 only if a key of b1 of key's tag class has
+	// overflowed, then the
 	// stash, is exact, and a miss is linearizable at any moment of it.
 	if v&1 == 0 {
-		if overflow(tags) != 0 { // b2.find, inlined
+		if overflow(tags, tag) != 0 { // b2.find, inlined
 			b2 := &t.buckets[t.alt(i1, tag)]
 			for mt := matchTag(b2.loadTags(), tag); mt != 0; mt &= mt - 1 {
 				if e := b2.slots[lane(mt)].Load(); e != nil && e.key == key {
@@ -219,7 +221,8 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 		// move of key (moves lock both ends), so holding b1 alone owns
 		// the key: enough if the key is in b1, or if it is absent and
 		// b1 can take it. It is absent if it is not in b1, no key of b1
-		// has overflowed into its second bucket, and the stash is empty.
+		// of its tag class has overflowed into its second bucket, and the
+		// stash is empty.
 		b1.lock()
 		if m.table.Load() != t { // grown or cleared while we waited
 			b1.unlock()
@@ -229,7 +232,7 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 			l.found, l.b, l.slot, l.e = true, b1, j, b1.slots[j].Load()
 			return l
 		}
-		if overflow(b1.loadTags()) == 0 && t.stash.Load() == nil {
+		if overflow(b1.loadTags(), l.tag) == 0 && t.stash.Load() == nil {
 			if !room {
 				return l
 			}
@@ -301,7 +304,7 @@ func (l *locked[K, V]) set(e *entry[K, V]) {
 	case l.found:
 		l.b.slots[l.slot].Store(e)
 	case l.b == &l.t.buckets[l.i2]: // in its second bucket: count it in the first
-		l.t.buckets[l.i1].addOverflow(+1)
+		l.t.buckets[l.i1].addOverflow(l.tag, +1)
 		l.b.fill(l.slot, l.tag, e, true)
 	default:
 		l.b.fill(l.slot, l.tag, e, false)
@@ -318,7 +321,7 @@ func (l *locked[K, V]) remove() {
 		l.t.setStash(l.e.key, nil)
 	case l.b == &l.t.buckets[l.i2]:
 		l.b.empty(l.slot)
-		l.t.buckets[l.i1].addOverflow(-1)
+		l.t.buckets[l.i1].addOverflow(l.tag, -1)
 	default:
 		l.b.empty(l.slot)
 	}

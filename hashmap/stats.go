@@ -42,8 +42,8 @@ type Probe struct {
 // LoadProbe is Load that also counts what the lookup inspected, for
 // measurements (the classic "key comparisons per lookup" figure). It takes
 // Load's steps: the first bucket; then the second, only if the first
-// bucket's overflow count shows that a key of it sits in its second
-// bucket; then the stash; and, if a writer held the first bucket
+// bucket's overflow count for the key's tag class shows that a key of it
+// sits in its second bucket; then the stash; and, if a writer held the first bucket
 // meanwhile, both buckets and the stash under version validation. A retry
 // after a concurrent write counts again.
 func (m *Map[K, V]) LoadProbe(key K) (value V, ok bool, p Probe) {
@@ -76,7 +76,7 @@ func (m *Map[K, V]) LoadProbe(key K) (value V, ok bool, p Probe) {
 		return e.value, true, p
 	}
 	if v&1 == 0 { // Load's one pass while b1 is unchanged
-		if overflow(b1.loadTags()) != 0 {
+		if overflow(b1.loadTags(), tag) != 0 {
 			if e := find(b2); e != nil {
 				return e.value, true, p
 			}
