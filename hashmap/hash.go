@@ -14,8 +14,7 @@ import (
 type hashKind uint8
 
 const (
-	hashComparable hashKind = iota // maphash.Comparable: any comparable K
-	hashString                     // maphash.String on the string itself
+	hashComparable hashKind = iota // maphash.Comparable: strings, any comparable K
 	hashWord8                      // integers: the key's bits through mix
 	hashWord16
 	hashWord32
@@ -25,11 +24,12 @@ const (
 
 // kindOf returns the fast path for K. Integer kinds (named or not) are
 // hashed from their bits; floats are not, since -0 == +0 and NaN != NaN.
+// Strings go through maphash.Comparable, which Load inlines: with
+// maphash.String, one call deeper, string Loads at 10^6 keys ran at about
+// 0.95x xsync.Map instead of about 1x (MapVsXsync).
 func kindOf[K comparable]() hashKind {
 	t := reflect.TypeFor[K]()
 	switch t.Kind() {
-	case reflect.String:
-		return hashString
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		switch t.Size() {
@@ -66,18 +66,15 @@ func mix[W word](x, seed W) W {
 }
 
 // hash returns the hash of key under table t's seeds. (Load inlines the
-// case of 64-bit integers.)
+// cases of 64-bit integers and of maphash.Comparable.)
 func (m *Map[K, V]) hash(t *table[K, V], key K) uint64 {
-	// Safety: each unsafe read below reinterprets the key's own memory as a
-	// type of the same size and of a kind that kindOf checked: a string
-	// header for reflect.String, an unsigned integer of K's size for the
-	// integer kinds. The key is a local copy, so the pointer never escapes.
+	// Safety: each unsafe read below reinterprets the key's own memory as
+	// an unsigned integer of K's size, for the integer kinds that kindOf
+	// checked. The key is a local copy, so the pointer never escapes.
 	p := unsafe.Pointer(&key)
 	switch m.kind {
 	case hashWord64:
 		return mix(*(*uint64)(p), t.seeds.word)
-	case hashString:
-		return maphash.String(t.seeds.mh, *(*string)(p))
 	case hashWord32:
 		return mix(uint64(*(*uint32)(p)), t.seeds.word)
 	case hashWord16:

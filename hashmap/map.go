@@ -89,8 +89,8 @@ func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	switch m.kind { // m.hash, inlined for the commonest keys
 	case hashWord64:
 		h = mix(*(*uint64)(unsafe.Pointer(&key)), t.seeds.word)
-	case hashString:
-		h = maphash.String(t.seeds.mh, *(*string)(unsafe.Pointer(&key)))
+	case hashComparable: // strings too; maphash.Comparable is inlined
+		h = maphash.Comparable(t.seeds.mh, key)
 	default:
 		h = m.hash(t, key)
 	}
