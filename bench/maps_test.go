@@ -25,15 +25,19 @@ package bench_test
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cuckoohash/cuckoo/bench"
 )
 
 var (
 	mapSizes     = []int{1e3, 1e6}
-	readPercents = []int{100, 99, 90, 75}
+	readPercents = []int{100, 99, 90, 75, 50}
 )
 
 func BenchmarkMap(b *testing.B) {
@@ -135,4 +139,106 @@ func testMap[K bench.MapKey](t *testing.T, impl string, keys []K) {
 			t.Fatalf("%s: Load(%v) found %v after deleting the first 50", impl, k, ok)
 		}
 	}
+}
+
+// BenchmarkMapVsXsync times this project's map and xsync.Map on the same
+// mixes as BenchmarkMap, interleaved inside each sub-benchmark so that a
+// noisy machine slows both alike:
+//
+//	MapVsXsync/key=K/keys=N/reads=R%
+//
+// Each run gives each map b.N operations in 32 rounds, alternating the
+// maps round by round (cuckoo first in even rounds, xsync first in odd
+// ones). It reports each map's ns per operation and "speedup", the median
+// over rounds of xsync's time over cuckoo's (above 1, cuckoo is faster):
+// a burst of load from other processes spoils a round or two, not the
+// figure. Both
+// maps are filled once per key type and size, and every mix runs on both,
+// so they are churned alike.
+func BenchmarkMapVsXsync(b *testing.B) {
+	b.Run("key=int", benchVsXsync[int])
+	b.Run("key=string", benchVsXsync[string])
+}
+
+func benchVsXsync[K bench.MapKey](b *testing.B) {
+	for _, n := range mapSizes {
+		b.Run("keys="+sizeName(n), func(b *testing.B) {
+			keys := bench.MapKeys[K](n)
+			var ours, theirs bench.Map[K]
+			for _, reads := range readPercents {
+				b.Run(fmt.Sprintf("reads=%d%%", reads), func(b *testing.B) {
+					if ours == nil {
+						ours, _ = bench.FillMap("cuckoo", keys)
+						theirs, _ = bench.FillMap("xsync", keys)
+					}
+					const rounds = 32
+					var oursTime, theirsTime time.Duration
+					ratios := make([]float64, rounds)
+					b.ResetTimer()
+					for r := range rounds {
+						ops := max(b.N/rounds, 1)
+						var o, x time.Duration
+						if r%2 == 0 {
+							o = timeMix(ours, keys, reads, ops, uint64(r))
+							x = timeMix(theirs, keys, reads, ops, uint64(r))
+						} else {
+							x = timeMix(theirs, keys, reads, ops, uint64(r))
+							o = timeMix(ours, keys, reads, ops, uint64(r))
+						}
+						oursTime += o
+						theirsTime += x
+						ratios[r] = float64(x) / float64(o)
+					}
+					slices.Sort(ratios)
+					perMap := float64(rounds * max(b.N/rounds, 1))
+					b.ReportMetric(float64(oursTime.Nanoseconds())/perMap, "cuckoo-ns/op")
+					b.ReportMetric(float64(theirsTime.Nanoseconds())/perMap, "xsync-ns/op")
+					b.ReportMetric((ratios[rounds/2-1]+ratios[rounds/2])/2, "speedup")
+				})
+			}
+		})
+	}
+}
+
+// timeMix runs ops operations of the mix with reads% Loads on m, split
+// over GOMAXPROCS goroutines in batches, and returns the wall time. The
+// operations are those of runMix: stream seeds differ by round.
+func timeMix[K bench.MapKey](m bench.Map[K], keys []K, reads, ops int, round uint64) time.Duration {
+	n := uint64(len(keys))
+	readCut := uint64(reads) << 32 / 100
+	storeCut := readCut + (1<<32-readCut)/2
+	const batch = 256
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := (round*64 + uint64(g) + 1) * 0x9e3779b97f4a7c15
+			for {
+				left := min(int64(ops)-next.Add(batch)+batch, batch)
+				if left <= 0 {
+					return
+				}
+				for range left {
+					x += 0x9e3779b97f4a7c15
+					z := (x ^ x>>30) * 0xbf58476d1ce4e5b9
+					z = (z ^ z>>27) * 0x94d049bb133111eb
+					z ^= z >> 31
+					k := keys[(z>>32)*n>>32]
+					switch r := z & (1<<32 - 1); {
+					case r < readCut:
+						m.Load(k)
+					case r < storeCut:
+						m.Store(k, int(r))
+					default:
+						m.Delete(k)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
 }

@@ -6,12 +6,13 @@ package hashmap_test
 //	Load/keys=N/key=K/hit=H%       one op = one Load, in parallel
 //	Store/keys=N/key=int           one op = one Store of a present key
 //	Mix/reads=R%/keys=N            R% Loads, the rest Stores and Deletes
-//	LoadFactor/load=L              Load at an exact load factor (hits)
+//	LoadFactor/slots=S/load=L/hit=H%  Load at an exact load factor
 //
 // Maps are filled once per size and kept for the run.
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -145,25 +146,57 @@ func BenchmarkMix(b *testing.B) {
 	}
 }
 
-// BenchmarkLoadFactor measures hits at exact load factors: the "lookup
-// rate vs load factor" figure, which for cuckoo hashing should stay flat.
+// BenchmarkLoadFactor measures Loads at exact load factors, in a table of
+// 2^14 slots' capacity (inside the caches, as cuckoo eval's in-cache rates)
+// and of 2^20 (mostly beyond them): the "lookup rate vs load factor"
+// figure, which for cuckoo hashing should stay flat. hit=100% looks up
+// present keys, hit=0% absent ones. Each line reports the buckets and keys
+// a lookup inspects (LoadProbe, over a sample).
+//
+//	LoadFactor/slots=S/load=L/hit=H%
 func BenchmarkLoadFactor(b *testing.B) {
-	for _, load := range []float64{0.50, 0.60, 0.70, 0.80, 0.90, 0.95} {
-		b.Run(fmt.Sprintf("load=%.2f", load), func(b *testing.B) {
-			m := hashmap.New[int, int](hashmap.WithCapacity(1<<20), hashmap.WithMaxLoad(1))
-			n := int(load * float64(m.Stats().Slots))
-			for i := range n {
-				m.Store(i, i)
+	for _, capacity := range []int{1 << 14, 1 << 20} {
+		for _, load := range []float64{0.50, 0.60, 0.70, 0.80, 0.90, 0.95} {
+			for _, hit := range []int{100, 0} {
+				name := fmt.Sprintf("slots=2^%d/load=%.2f/hit=%d%%", bits.Len(uint(capacity))-1, load, hit)
+				b.Run(name, func(b *testing.B) {
+					m, n := loadFactorMap(capacity, load)
+					off := 0
+					if hit == 0 {
+						off = n
+					}
+					var buckets, keys, lookups int
+					for i := 0; i < n; i += 1 + n/4096 {
+						_, _, p := m.LoadProbe(i + off)
+						buckets += p.Buckets
+						keys += p.Keys
+						lookups++
+					}
+					parallel(b, func(r uint64) { m.Load(pick(r, n) + off) })
+					b.ReportMetric(m.Stats().Load, "load")
+					b.ReportMetric(float64(buckets)/float64(lookups), "buckets/lookup")
+					b.ReportMetric(float64(keys)/float64(lookups), "keys/lookup")
+				})
 			}
-			var keys, lookups int
-			for i := 0; i < n; i += 97 {
-				_, _, p := m.LoadProbe(i)
-				keys += p.Keys
-				lookups++
-			}
-			parallel(b, func(r uint64) { m.Load(pick(r, n)) })
-			b.ReportMetric(m.Stats().Load, "load")
-			b.ReportMetric(float64(keys)/float64(lookups), "keys/lookup")
-		})
+		}
 	}
+}
+
+var loadFactorMaps = map[[2]int]*hashmap.Map[int, int]{}
+
+// loadFactorMap returns a map of the given capacity holding keys 0..n-1 at
+// the given load factor, made once per run.
+func loadFactorMap(capacity int, load float64) (*hashmap.Map[int, int], int) {
+	key := [2]int{capacity, int(load * 100)}
+	m := loadFactorMaps[key]
+	if m == nil {
+		clear(loadFactorMaps) // one large map alive at a time
+		m = hashmap.New[int, int](hashmap.WithCapacity(capacity), hashmap.WithMaxLoad(1))
+		n := int(load * float64(m.Stats().Slots))
+		for i := range n {
+			m.Store(i, i)
+		}
+		loadFactorMaps[key] = m
+	}
+	return m, m.Len()
 }

@@ -33,14 +33,18 @@
 //
 // Load hashes the key, matches its tag against the six tags of bucket i1
 // at once (SWAR byte compare), loads the pointer of each matching slot and
-// compares keys. A hit returns. A miss is final at once if i1's overflow
-// count (in the spare bytes of its tags word: how many keys whose first
-// bucket is i1 sit in their second) is 0, the stash is empty, and i1's
-// version was even and is unchanged (no writer held i1 meanwhile, so what
-// was read is one consistent state). Otherwise it searches i1, i2 and the
-// stash again between two readings of both buckets' versions, and reports
-// the miss only if neither version changed (see Moves). Load takes no lock,
-// never waits, and allocates nothing for integer and string keys.
+// compares keys. A hit returns. On a miss in i1 it searches i2, but only
+// if i1's overflow count for the key's tag class is not 0 (the top byte of
+// the tags word holds four 2-bit counts, one per class tag & 3, of the keys
+// whose first bucket is i1 and which sit in their second), then the stash
+// if there is one, and a miss is final if i1's version was even
+// before the search and is unchanged after it: every writer and mover of
+// the key holds i1's lock, so no writer held i1 meanwhile means that the
+// key's place, and the overflow count, were fixed for the whole search.
+// Only if a writer held i1 does it search i1, i2 and the stash again
+// between two readings of both buckets' versions, reporting a miss only
+// if neither version changed (see Moves). Load takes no lock, never waits,
+// and allocates nothing for integer and string keys.
 //
 // Writers lock buckets: bit 0 of the version word, set by compare-and-swap
 // (spinning briefly, then yielding), cleared by an increment, so every
@@ -49,7 +53,8 @@
 // key, and every move of it, locks the key's first bucket, so holding i1
 // owns the key: nobody else can add, remove, update or move it. A writer
 // locks i1, and also i2 only if it must look there or insert there (the
-// key is not in i1 and i1's overflow count is not 0, or i1 is full). Store,
+// key is not in i1 and i1's overflow count for its class is not 0, or i1
+// is full). Store,
 // Swap, LoadOrStore, LoadAndDelete, Delete and Compute then decide and act
 // in one critical section. LoadOrStore on a present key and
 // LoadAndDelete/Delete on an absent one answer from a lock-free Load
@@ -84,8 +89,9 @@
 //  2. the source bucket's version goes up by 2 (it stays locked, odd);
 //  3. the source slot's pointer is cleared, then its tag (the departure);
 //
-// and the first bucket's overflow count goes up before the arrival (a move
-// out of the first bucket) or down after the departure (a move back).
+// and the first bucket's overflow count for the entry's class goes up
+// before the arrival (a move out of the first bucket) or down after the
+// departure (a move back).
 //
 // A key is never absent: it arrives before it departs. A reader could still
 // look in the destination before step 1 and in the source after step 3.
@@ -111,8 +117,10 @@
 //     scanning tags never skips an entry;
 //   - every entry sits in bucket i1 or alt(i1, tag) of its key, with its
 //     key's tag, and its slot's alt bit says which;
-//   - a bucket's overflow count is the number of keys whose first bucket
-//     it is that sit in their second (or 255, saturated);
+//   - a bucket's overflow count for a class is the number of keys of that
+//     class whose first bucket it is that sit in their second (or 3,
+//     saturated: it then never goes down, and misses of that class read
+//     the second bucket);
 //   - alt(alt(i, t), t) == i and alt(i, t) != i;
 //   - no key is in two places, except the same entry during a move;
 //   - Len equals the number of entries.

@@ -35,11 +35,11 @@ func (m *Map[K, V]) CheckInvariants() error {
 		}
 	}
 	seen := make(map[K]string)
-	overflows := make(map[uint64]uint64)
+	overflows := make(map[[2]uint64]uint64) // by first bucket and tag class
 	var errs []error
 	for i := range t.buckets {
 		b := &t.buckets[i]
-		tags := b.tags.Load()
+		tags := b.loadTags()
 		for j := range slotsPerBucket {
 			if tagAt(tags, j) == 0 && isAlt(tags, j) {
 				errs = append(errs, fmt.Errorf("bucket %d slot %d: empty with its alt bit set", i, j))
@@ -67,7 +67,7 @@ func (m *Map[K, V]) CheckInvariants() error {
 				errs = append(errs, fmt.Errorf("%s: key %v: alt bit %v, first bucket %d", where, e.key, isAlt(tags, j), i1))
 			}
 			if uint64(i) != i1 {
-				overflows[i1]++
+				overflows[[2]uint64{i1, uint64(tag & 3)}]++
 			}
 			if w, dup := seen[e.key]; dup {
 				errs = append(errs, fmt.Errorf("%s: key %v also in %s", where, e.key, w))
@@ -76,13 +76,16 @@ func (m *Map[K, V]) CheckInvariants() error {
 		}
 	}
 	for i := range t.buckets {
-		// A count that reached 255 saturates and stays there: it no longer
-		// knows how many keys overflowed, so it never decrements, and
-		// lookups then always read the second bucket, which is safe
-		// whatever the true count (addOverflow). Below 255 it is exact.
-		got, want := overflow(t.buckets[i].tags.Load()), overflows[uint64(i)]
-		if got != want && got != 255 {
-			errs = append(errs, fmt.Errorf("bucket %d: overflow count %d, %d keys overflowed", i, got, want))
+		// A count that reached ovfMax saturates and stays there: it no
+		// longer knows how many keys overflowed, so it never decrements,
+		// and lookups of its class then always read the second bucket,
+		// which is safe whatever the true count (addOverflow). Below
+		// ovfMax it is exact.
+		for class := range uint8(4) {
+			got, want := overflow(t.buckets[i].loadTags(), class), overflows[[2]uint64{uint64(i), uint64(class)}]
+			if got != want && got != ovfMax {
+				errs = append(errs, fmt.Errorf("bucket %d: overflow count %d for class %d, %d keys overflowed", i, got, class, want))
+			}
 		}
 	}
 	for i, e := range t.stashed() {

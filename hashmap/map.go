@@ -4,10 +4,15 @@ package hashmap
 //
 // Readers (Load, and the lock-free first step of LoadOrStore, LoadAndDelete
 // and Delete) take no lock and never wait. A lookup loads the table, hashes
-// the key with the table's seeds, and searches the key's first bucket. A hit
-// there returns at once: the slot's pointer was loaded while it pointed to
-// the entry, which is the linearization point. Otherwise loadSlow searches
-// both buckets between two readings of their versions (and the stash); a
+// the key with the table's seeds, and searches the key's first bucket, then
+// its second if the first's overflow count for the key's tag class is not
+// 0, then the stash. A hit
+// returns at once: the slot's pointer was loaded while it pointed to the
+// entry, which is the linearization point. A miss counts if the first
+// bucket's version was even before the search and is the same after it
+// (no writer held it, so the key was absent throughout: the linearization
+// point is any moment of the search); otherwise lookup searches both
+// buckets between two readings of their versions (and the stash), and a
 // miss counts only if both versions are unchanged.
 //
 // Writers lock the key's first bucket (and its second when they must look
@@ -19,8 +24,10 @@ package hashmap
 // one critical section, and Compute's fn runs exactly once.
 
 import (
+	"hash/maphash"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Map is a concurrent hash map from K to V built on cuckoo hashing: each key
@@ -45,7 +52,7 @@ type Map[K comparable, V any] struct {
 // so that writers of different stripes never share a counter's cache line.
 // Padded to 64 bytes.
 type counter struct {
-	n atomic.Int64
+	n int64 // through sync/atomic's functions only
 	_ [64 - 8]byte
 }
 
@@ -78,25 +85,50 @@ func New[K comparable, V any](opts ...Option) *Map[K, V] {
 // takes no lock and never waits for a writer.
 func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	t := m.table.Load()
-	h := m.hash(t, key)
+	var h uint64
+	switch m.kind { // m.hash, inlined for the commonest keys
+	case hashWord64:
+		h = mix(*(*uint64)(unsafe.Pointer(&key)), t.seeds.word)
+	case hashComparable: // strings too; maphash.Comparable is inlined
+		h = maphash.Comparable(t.seeds.mh, key)
+	default:
+		h = m.hash(t, key)
+	}
 	tag := tagOf(h)
-	b := &t.buckets[h&t.mask]
-	v := b.version.Load()
-	tags := b.tags.Load()
+	i1 := h & t.mask
+	b1 := &t.buckets[i1]
+	v := b1.loadVersion()
+	tags := b1.loadTags()
 	for mt := matchTag(tags, tag); mt != 0; mt &= mt - 1 {
-		if e := b.slots[lane(mt)].Load(); e != nil && e.key == key {
+		if e := b1.slots[lane(mt)].Load(); e != nil && e.key == key {
 			return e.value, true
 		}
 	}
-	// A miss in the first bucket is final if no key of this bucket has
-	// overflowed into its second, nothing is stashed, and no writer held
-	// the bucket meanwhile: v even (unlocked) and unchanged means that no
-	// critical section overlapped the search, so tags (with the overflow
-	// count) and slots were one consistent state, in which the key was in
-	// neither bucket (a key enters its second bucket only under its first
-	// bucket's lock, which counts it there first).
-	if overflow(tags) == 0 && v&1 == 0 && t.stash.Load() == nil && b.version.Load() == v {
-		return value, false
+	// Every writer and mover of key holds b1's lock, and so does every
+	// change of b1's overflow counts. If b1 was unlocked at v (even) and
+	// its version is still v after the search, no lock of b1 overlapped
+	// the search: key stayed where it was (in one slot of b1 or of b2, in
+	// the stash, or absent) and the overflow counts stayed as read. So one
+	// pass over b1, then b2 only if a key of b1 of key's tag class has
+	// overflowed, then the
+	// stash, is exact, and a miss is linearizable at any moment of it.
+	if v&1 == 0 {
+		if overflow(tags, tag) != 0 { // b2.find, inlined
+			b2 := &t.buckets[t.alt(i1, tag)]
+			for mt := matchTag(b2.loadTags(), tag); mt != 0; mt &= mt - 1 {
+				if e := b2.slots[lane(mt)].Load(); e != nil && e.key == key {
+					return e.value, true
+				}
+			}
+		}
+		if t.stash.Load() != nil {
+			if e := t.findStash(key); e != nil {
+				return e.value, true
+			}
+		}
+		if b1.loadVersion() == v {
+			return value, false
+		}
 	}
 	if e := t.lookup(h, key); e != nil {
 		return e.value, true
@@ -130,7 +162,7 @@ func (t *table[K, V]) lookup(h uint64, key K) *entry[K, V] {
 	i1 := h & t.mask
 	b1, b2 := &t.buckets[i1], &t.buckets[t.alt(i1, tag)]
 	for {
-		v1, v2 := b1.version.Load(), b2.version.Load()
+		v1, v2 := b1.loadVersion(), b2.loadVersion()
 		if e := b1.find(key, tag); e != nil {
 			return e
 		}
@@ -142,7 +174,7 @@ func (t *table[K, V]) lookup(h uint64, key K) *entry[K, V] {
 				return e
 			}
 		}
-		if b1.version.Load() == v1 && b2.version.Load() == v2 {
+		if b1.loadVersion() == v1 && b2.loadVersion() == v2 {
 			return nil
 		}
 	}
@@ -189,7 +221,8 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 		// move of key (moves lock both ends), so holding b1 alone owns
 		// the key: enough if the key is in b1, or if it is absent and
 		// b1 can take it. It is absent if it is not in b1, no key of b1
-		// has overflowed into its second bucket, and the stash is empty.
+		// of its tag class has overflowed into its second bucket, and the
+		// stash is empty.
 		b1.lock()
 		if m.table.Load() != t { // grown or cleared while we waited
 			b1.unlock()
@@ -199,7 +232,7 @@ func (m *Map[K, V]) lockKey(key K, room bool) locked[K, V] {
 			l.found, l.b, l.slot, l.e = true, b1, j, b1.slots[j].Load()
 			return l
 		}
-		if overflow(b1.tags.Load()) == 0 && t.stash.Load() == nil {
+		if overflow(b1.loadTags(), l.tag) == 0 && t.stash.Load() == nil {
 			if !room {
 				return l
 			}
@@ -271,13 +304,13 @@ func (l *locked[K, V]) set(e *entry[K, V]) {
 	case l.found:
 		l.b.slots[l.slot].Store(e)
 	case l.b == &l.t.buckets[l.i2]: // in its second bucket: count it in the first
-		l.t.buckets[l.i1].addOverflow(+1)
+		l.t.buckets[l.i1].addOverflow(l.tag, +1)
 		l.b.fill(l.slot, l.tag, e, true)
 	default:
 		l.b.fill(l.slot, l.tag, e, false)
 	}
 	if !l.found {
-		l.m.counters[l.i1&l.m.counterMask].n.Add(1)
+		atomic.AddInt64(&l.m.counters[l.i1&l.m.counterMask].n, 1)
 	}
 }
 
@@ -288,11 +321,11 @@ func (l *locked[K, V]) remove() {
 		l.t.setStash(l.e.key, nil)
 	case l.b == &l.t.buckets[l.i2]:
 		l.b.empty(l.slot)
-		l.t.buckets[l.i1].addOverflow(-1)
+		l.t.buckets[l.i1].addOverflow(l.tag, -1)
 	default:
 		l.b.empty(l.slot)
 	}
-	l.m.counters[l.i1&l.m.counterMask].n.Add(-1)
+	atomic.AddInt64(&l.m.counters[l.i1&l.m.counterMask].n, -1)
 }
 
 // Store sets the value for key.
@@ -401,7 +434,7 @@ func (m *Map[K, V]) Compute(key K, fn func(old V, loaded bool) (V, ComputeOp)) (
 func (m *Map[K, V]) Len() int {
 	n := int64(0)
 	for i := range m.counters {
-		n += m.counters[i].n.Load()
+		n += atomic.LoadInt64(&m.counters[i].n)
 	}
 	return int(max(n, 0))
 }
@@ -414,7 +447,7 @@ func (m *Map[K, V]) Clear() {
 	// Counters change only under a lock of the current table: reset them
 	// before the new table is published.
 	for i := range m.counters {
-		m.counters[i].n.Store(0)
+		atomic.StoreInt64(&m.counters[i].n, 0)
 	}
 	m.table.Store(newTable[K, V](m.initial))
 	t.unlockAll()

@@ -441,3 +441,54 @@ func TestLoadAllocatesNothing(t *testing.T) {
 		t.Errorf("Load with string keys: %v allocations", a)
 	}
 }
+
+// TestOverflowCountsByClass: every key has first bucket 0 and tag k, so
+// keys beyond six overflow into their second buckets, counted in bucket 0
+// by tag class (tag & 3). A miss of a class with no overflowed key reads one
+// bucket; a miss of a class with some reads two; a count that saturated
+// stays, and every answer stays right.
+func TestOverflowCountsByClass(t *testing.T) {
+	m := hashmap.New[int, int](hashmap.WithCapacity(1000),
+		hashmap.WithHasher(func(k int, _ uint64) uint64 { return uint64(k) << 56 }))
+	buckets := func(k int) int {
+		t.Helper()
+		_, ok, p := m.LoadProbe(k)
+		if ok {
+			t.Fatalf("LoadProbe(%d): found an absent key", k)
+		}
+		return p.Buckets
+	}
+	for k := 4; k <= 32; k += 4 { // class 0: 6 in bucket 0, 2 overflowed
+		m.Store(k, k)
+	}
+	check(t, m)
+	if b := buckets(1); b != 1 {
+		t.Errorf("miss of class 1, none overflowed: %d buckets, want 1", b)
+	}
+	if b := buckets(36); b != 2 {
+		t.Errorf("miss of class 0, 2 overflowed: %d buckets, want 2", b)
+	}
+	for k := 36; k <= 80; k += 4 { // class 0's count saturates
+		m.Store(k, k)
+	}
+	m.Store(5, 5) // class 1: bucket 0 is full, so it overflows
+	check(t, m)
+	if b := buckets(9); b != 2 {
+		t.Errorf("miss of class 1, 1 overflowed: %d buckets, want 2", b)
+	}
+	if b := buckets(2); b != 1 {
+		t.Errorf("miss of class 2, none overflowed: %d buckets, want 1", b)
+	}
+	for k := 4; k <= 80; k += 4 {
+		if v, ok := m.LoadAndDelete(k); !ok || v != k {
+			t.Fatalf("LoadAndDelete(%d) = %d, %v", k, v, ok)
+		}
+	}
+	check(t, m)
+	if v, ok := m.Load(5); !ok || v != 5 {
+		t.Fatalf("Load(5) = %d, %v after the deletes", v, ok)
+	}
+	if b := buckets(84); b != 2 {
+		t.Errorf("miss of class 0 after its count saturated: %d buckets, want 2 (a saturated count stays)", b)
+	}
+}

@@ -41,7 +41,7 @@ func (t *table[K, V]) search(i1, i2 uint64, q *[maxSearch]bfsNode) (end, free in
 	n := 2
 	for head := 0; head < n; head++ {
 		node := q[head]
-		tags := t.buckets[node.bucket].tags.Load()
+		tags := t.buckets[node.bucket].loadTags()
 		if m := emptyLanes(tags); m != 0 {
 			return head, lane(m), true
 		}
@@ -69,8 +69,8 @@ func (m *Map[K, V]) displace(t *table[K, V], q *[maxSearch]bfsNode, end, free in
 		if lock {
 			t.lockPair(src, dst)
 		}
-		tag := tagAt(sb.tags.Load(), si)
-		ok := tag != 0 && t.alt(src, tag) == dst && tagAt(db.tags.Load(), di) == 0
+		tag := tagAt(sb.loadTags(), si)
+		ok := tag != 0 && t.alt(src, tag) == dst && tagAt(db.loadTags(), di) == 0
 		if lock {
 			ok = ok && m.table.Load() == t
 		}

@@ -62,7 +62,7 @@ func (m *Map[K, V]) place(nt *table[K, V], e *entry[K, V], q *[maxSearch]bfsNode
 		return
 	}
 	if j := nt.buckets[i2].freeSlot(); j >= 0 {
-		nt.buckets[i1].addOverflow(+1)
+		nt.buckets[i1].addOverflow(tag, +1)
 		nt.buckets[i2].fill(j, tag, e, true)
 		return
 	}
@@ -74,7 +74,7 @@ func (m *Map[K, V]) place(nt *table[K, V], e *entry[K, V], q *[maxSearch]bfsNode
 		b := &nt.buckets[root.bucket]
 		alt := root.bucket != i1
 		if alt {
-			nt.buckets[i1].addOverflow(+1)
+			nt.buckets[i1].addOverflow(tag, +1)
 		}
 		b.fill(b.freeSlot(), tag, e, alt)
 		return

@@ -41,10 +41,11 @@ type Probe struct {
 
 // LoadProbe is Load that also counts what the lookup inspected, for
 // measurements (the classic "key comparisons per lookup" figure). It takes
-// Load's steps: the first bucket; then, unless that bucket's overflow count
-// shows that no key of it sits in its second bucket, both buckets and the
-// stash under version validation. A retry after a concurrent write counts
-// again.
+// Load's steps: the first bucket; then the second, only if the first
+// bucket's overflow count for the key's tag class shows that a key of it
+// sits in its second bucket; then the stash; and, if a writer held the first bucket
+// meanwhile, both buckets and the stash under version validation. A retry
+// after a concurrent write counts again.
 func (m *Map[K, V]) LoadProbe(key K) (value V, ok bool, p Probe) {
 	t := m.table.Load()
 	h := m.hash(t, key)
@@ -60,7 +61,7 @@ func (m *Map[K, V]) LoadProbe(key K) (value V, ok bool, p Probe) {
 			p.Buckets++
 			p.Slots += slotsPerBucket
 		}
-		for mt := matchTag(b.tags.Load(), tag); mt != 0; mt &= mt - 1 {
+		for mt := matchTag(b.loadTags(), tag); mt != 0; mt &= mt - 1 {
 			if recount {
 				p.Keys++
 			}
@@ -70,15 +71,28 @@ func (m *Map[K, V]) LoadProbe(key K) (value V, ok bool, p Probe) {
 		}
 		return nil
 	}
-	v := b1.version.Load()
+	v := b1.loadVersion()
 	if e := find(b1); e != nil {
 		return e.value, true, p
 	}
-	if overflow(b1.tags.Load()) == 0 && v&1 == 0 && t.stash.Load() == nil && b1.version.Load() == v {
-		return value, false, p // Load's one-bucket miss
+	if v&1 == 0 { // Load's one pass while b1 is unchanged
+		if overflow(b1.loadTags(), tag) != 0 {
+			if e := find(b2); e != nil {
+				return e.value, true, p
+			}
+		}
+		for _, e := range t.stashed() {
+			p.Keys++
+			if e.key == key {
+				return e.value, true, p
+			}
+		}
+		if b1.loadVersion() == v {
+			return value, false, p
+		}
 	}
 	for attempt := 0; ; attempt++ {
-		v1, v2 := b1.version.Load(), b2.version.Load()
+		v1, v2 := b1.loadVersion(), b2.loadVersion()
 		recount = attempt > 0
 		e := find(b1)
 		recount = true
@@ -94,7 +108,7 @@ func (m *Map[K, V]) LoadProbe(key K) (value V, ok bool, p Probe) {
 				return e.value, true, p
 			}
 		}
-		if b1.version.Load() == v1 && b2.version.Load() == v2 {
+		if b1.loadVersion() == v1 && b2.loadVersion() == v2 {
 			return value, false, p
 		}
 	}

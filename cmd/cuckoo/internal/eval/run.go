@@ -133,7 +133,7 @@ func runOne(b *bytes.Buffer, cfg Config, sz sizes, name string, img func(...stri
 			"Far beyond the caches, a lookup's time is its cache misses: the filter reads one or two bucket lines; "+
 			"the cuckoo map's hit reads its bucket's line and then the entry's (keys and values live outside the table, "+
 			"so moves and updates are pointer stores), and its miss reads the second bucket only when the first bucket's "+
-			"overflow count says a key of it lives there, which grows with the load; the Go map keeps keys in its groups.")
+			"overflow count for the key's tag class says a key of that class lives there, which grows with the load; the Go map keeps keys in its groups.")
 		fmt.Fprintln(b)
 		for _, c := range []struct {
 			slots       int
