@@ -94,9 +94,7 @@ func runMix[K bench.MapKey](b *testing.B, m bench.Map[K], keys []K, reads int) {
 		for pb.Next() {
 			// splitmix64: the high half picks the key, the low half the op.
 			x += 0x9e3779b97f4a7c15
-			z := (x ^ x>>30) * 0xbf58476d1ce4e5b9
-			z = (z ^ z>>27) * 0x94d049bb133111eb
-			z ^= z >> 31
+			z := splitmix(x)
 			k := keys[(z>>32)*n>>32]
 			switch r := z & (1<<32 - 1); {
 			case r < readCut:
@@ -223,9 +221,7 @@ func timeMix[K bench.MapKey](m bench.Map[K], keys []K, reads, ops int, round uin
 				}
 				for range left {
 					x += 0x9e3779b97f4a7c15
-					z := (x ^ x>>30) * 0xbf58476d1ce4e5b9
-					z = (z ^ z>>27) * 0x94d049bb133111eb
-					z ^= z >> 31
+					z := splitmix(x)
 					k := keys[(z>>32)*n>>32]
 					switch r := z & (1<<32 - 1); {
 					case r < readCut:
@@ -241,4 +237,13 @@ func timeMix[K bench.MapKey](m bench.Map[K], keys []K, reads, ops int, round uin
 	}
 	wg.Wait()
 	return time.Since(start)
+}
+
+// splitmix is splitmix64's output function: the benchmarks' stream of ops
+// steps x by the golden ratio and takes splitmix(x), whose high half picks
+// the key and low half the op.
+func splitmix(x uint64) uint64 {
+	z := (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
