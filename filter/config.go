@@ -94,6 +94,16 @@ type Layout struct {
 	Seed            uint64
 }
 
+// TableBytes returns the bytes the layout's table takes: a Filter built with
+// it takes that, and a few hundred bytes more.
+func (l Layout) TableBytes() uint64 {
+	bucket := uint(l.BucketSize * l.FingerprintBits)
+	if l.SemiSorted {
+		bucket = semiBucketBits(uint(l.FingerprintBits))
+	}
+	return packedBytes(l.Buckets, bucket) + slack
+}
+
 // Layout validates c and returns the table New would build, without
 // building it; the error is the one New would return.
 func (c Config) Layout() (Layout, error) {

@@ -154,3 +154,30 @@ func TestSemiSortedDecodeErrors(t *testing.T) {
 		t.Fatalf("the unedited encoding: %v", err)
 	}
 }
+
+// TestTableBytes: Layout.TableBytes is what New allocates for the table,
+// the rest of SizeInBytes being the Filter's fixed fields.
+func TestTableBytes(t *testing.T) {
+	var fixed uint64
+	for i, cfg := range []filter.Config{
+		{Capacity: 1},
+		{Capacity: 1000, FalsePositiveRate: 0.03},
+		{Capacity: 100_000},
+		{Capacity: 100_000, Packing: filter.PackingPlain},
+		{Capacity: 100_000, BucketSize: 2, FingerprintBits: 7},
+		{Capacity: 100_000, BucketSize: 8, FingerprintBits: 32},
+		{Capacity: 77_777, FalsePositiveRate: 1e-4},
+	} {
+		l, err := cfg.Layout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := mustNew(t, cfg)
+		if i == 0 {
+			fixed = f.SizeInBytes() - l.TableBytes()
+		}
+		if got := f.SizeInBytes() - l.TableBytes(); got != fixed || fixed > 512 {
+			t.Errorf("%+v: SizeInBytes %d, TableBytes %d: %d apart, want %d", cfg, f.SizeInBytes(), l.TableBytes(), got, fixed)
+		}
+	}
+}

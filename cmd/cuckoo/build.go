@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/cuckoohash/cuckoo/filter"
 )
@@ -50,6 +51,39 @@ const progressMinBytes = 32 << 20
 // reserveAfter is the number of keys read from a file after which build
 // estimates how many keys the file holds, to make room for them at once.
 const reserveAfter = 1 << 16
+
+// availableMemory returns the memory the system can give a process without
+// swapping (Linux's MemAvailable), and whether it knows.
+var availableMemory = func() (uint64, bool) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			var kb uint64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb << 10, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// fitsInMemory returns an error if the table cfg describes is larger than
+// the memory available: allocating it would end the process with the Go
+// runtime's out-of-memory crash (or swap), not an error.
+func fitsInMemory(cfg filter.Config) error {
+	lay, err := cfg.Layout()
+	if err != nil {
+		return nil // filter.New says what is wrong
+	}
+	if avail, ok := availableMemory(); ok && lay.TableBytes() > avail {
+		return fmt.Errorf("a filter of capacity %d takes %s, more than the %s of memory available: lower --capacity",
+			cfg.Capacity, humanBytes(int64(lay.TableBytes())), humanBytes(int64(avail)))
+	}
+	return nil
+}
 
 // packings are --packing's values.
 var packings = map[string]filter.Packing{
@@ -163,6 +197,9 @@ func runBuild(e *env, args []string) error {
 		cfg := filter.Config{Capacity: c, BucketSize: *bucketSize, FingerprintBits: *bits, Packing: packing, Seed: *seed}
 		if *bits == 0 {
 			cfg.FalsePositiveRate = *fpr
+		}
+		if err := fitsInMemory(cfg); err != nil {
+			return fmt.Errorf("build: %w", err)
 		}
 		b, err = filter.New(cfg)
 	}

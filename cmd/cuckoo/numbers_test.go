@@ -160,3 +160,34 @@ func TestCapacityLimit(t *testing.T) {
 		t.Errorf("--capacity 0: exit %d: %s", code, stderr)
 	}
 }
+
+// TestBuildRefusesMoreThanMemory: a filter larger than the memory available
+// is refused with what it would take, before anything is allocated.
+func TestBuildRefusesMoreThanMemory(t *testing.T) {
+	old := availableMemory
+	t.Cleanup(func() { availableMemory = old })
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "keys.txt", keys("k", 10))
+	out := filepath.Join(dir, "f.ckoo")
+	availableMemory = func() (uint64, bool) { return 1 << 20, true }
+	code, _, stderr := cuckoo(t, "", "build", "-o", out, "--capacity", "1e6", in)
+	want := "cuckoo: build: a filter of capacity 1000000 takes 1.13 MiB, more than the 1.00 MiB of memory available: lower --capacity"
+	if code == 0 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("build over the memory: exit %d, stderr %q; want %q", code, stderr, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused build wrote its file")
+	}
+	for _, known := range []bool{true, false} {
+		availableMemory = func() (uint64, bool) { return 2 << 20, known }
+		if !known {
+			availableMemory = func() (uint64, bool) { return 0, false }
+		}
+		if code, _, stderr := cuckoo(t, "", "build", "-o", out, "--capacity", "1e6", in); code != 0 {
+			t.Errorf("build within the memory (known %v): exit %d, %s", known, code, stderr)
+		}
+	}
+	if avail, ok := old(); !ok || avail == 0 {
+		t.Logf("this system does not say how much memory is available (%d, %v)", avail, ok)
+	}
+}
