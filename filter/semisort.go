@@ -16,12 +16,13 @@ import (
 // are, in sorted order.
 //
 // A stored bucket is the code in its low 12 bits, then the four low parts,
-// lane j at bit 12 + j(f-4). Decoding gives back the plain one-word bucket
-// of four f-bit lanes, so every one-word operation (SWAR matching, the path
-// search, deletion) works on decoded buckets unchanged, and a write decodes,
-// changes a lane and encodes again. Decoding costs a load from a table of
-// 3876 two-byte entries, 7.6 KiB, which stays in the first-level cache, and
-// a few shifts; lookups still read two buckets.
+// lane j at bit 12 + j(f-4). Lookups match without decoding (hasSemi);
+// testing a bucket for room reads only its code and slot 0's low part.
+// Everything else decodes: the plain one-word bucket of four f-bit lanes
+// that decode gives back lets every one-word operation (the path search,
+// counting, deletion) work unchanged, and a write decodes, changes a lane
+// and encodes again. The code table has 3876 two-byte entries, 7.6 KiB,
+// which stays in the first-level cache.
 
 const (
 	semiSlots     = 4
