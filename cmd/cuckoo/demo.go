@@ -233,7 +233,7 @@ func demo(w io.Writer, n int, fpr float64, seed uint64) error {
 	}
 	size := f.SizeInBytes()
 	row("", "cuckoo filter", "map[string]struct{}")
-	row("parameters", fmt.Sprintf("b=%d f=%d m=%d", f.BucketSize(), f.FingerprintBits(), f.Buckets()), "-")
+	row("parameters", fmt.Sprintf("b=%d f=%d m=%d, %v", f.BucketSize(), f.FingerprintBits(), f.Buckets(), f.Packing()), "-")
 	row("load", fmt.Sprintf("%.2f%%", 100*f.LoadFactor()), "-")
 	row("memory", mebibytes(size), mebibytes(mapBytes))
 	row("bits/item", fmt.Sprintf("%.2f", 8*float64(size)/float64(n)), fmt.Sprintf("%.1f", 8*float64(mapBytes)/float64(n)))
