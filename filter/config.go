@@ -25,7 +25,7 @@ type Config struct {
 	// means 0.01. When BucketSize is set, the fingerprint has
 	// ceil(log2(2b/ε)) bits.
 	FalsePositiveRate float64
-	// FingerprintBits is the fingerprint width f, 4..32 (5..15 semi-sorted).
+	// FingerprintBits is the fingerprint width f, 4..32 (5..16 semi-sorted).
 	// 0 derives it from FalsePositiveRate.
 	FingerprintBits int
 	// BucketSize is the number of slots b per bucket: 2, 4 or 8. 0 means 4,
@@ -55,7 +55,7 @@ const (
 	// top 4 bits of its fingerprints together in 12 bits: 4f-4 bits a
 	// bucket, a bit a key less than plain for the same rate, for lookups
 	// that take 1.4-1.55 times as long and inserts about twice. It requires 4
-	// slots and fingerprints of 5..15 bits.
+	// slots and fingerprints of 5..16 bits.
 	PackingSemiSorted
 )
 

@@ -43,7 +43,7 @@
 // # Semi-sorted buckets
 //
 // The order of a bucket's fingerprints carries no information. A
-// semi-sorted bucket (b=4, 5 <= f <= 15) is kept in ascending order, and the
+// semi-sorted bucket (b=4, 5 <= f <= 16) is kept in ascending order, and the
 // top 4 bits of its four fingerprints, a sorted multiset of four nibbles,
 // are one of C(19, 4) = 3876 and are stored as a 12-bit code instead of 16
 // bits: 4f-4 bits a bucket. The low f-4 bits of the fingerprints follow the
@@ -67,7 +67,7 @@
 // fingerprint width, each in a table as full as its design load and the
 // rate allow: when the rate falls just short of 2^-k·7.6, a width of k bits
 // in a table less full can be smaller than k+1 bits at 95%, which smooths
-// the steps of the integer width. Down to about 2·10^-4 the choice is
+// the steps of the integer width. Down to about 10^-4 the choice is
 // semi-sorted buckets; below, where a semi-sorted bucket would need more
 // than one word, plain buckets of 4.
 //

@@ -16,7 +16,7 @@ func fuzzConfig(data []byte) (cfg filter.Config, walk bool, rest []byte) {
 	cfg, flags, rest := modeltest.FuzzConfig(data, func(int) int { return 32 })
 	if flags&3 == 3 { // the second of FuzzConfig's two choices of 8 slots
 		cfg.BucketSize, cfg.Packing = 4, filter.PackingSemiSorted
-		cfg.FingerprintBits = 5 + (cfg.FingerprintBits-4)%11
+		cfg.FingerprintBits = 5 + (cfg.FingerprintBits-4)%12
 	}
 	return cfg, flags&0x80 != 0, rest
 }
@@ -27,8 +27,9 @@ func FuzzModel(f *testing.F) {
 	f.Add([]byte{0x82, 28, 63, 9, 0, 1, 0, 2, 0, 3, 1, 1, 3, 2, 4, 3})
 	f.Add([]byte{0xc1, 0, 3, 5, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8, 3, 1, 3, 2})
 	f.Add(modeltest.FillAndDrain([4]byte{0x01, 0, 10, 2}, 200))
-	f.Add(modeltest.FillAndDrain([4]byte{0x03, 1, 10, 2}, 200))  // semi-sorted, 5 bits
+	f.Add(modeltest.FillAndDrain([4]byte{0x03, 1, 10, 2}, 200))  // semi-sorted, 6 bits
 	f.Add(modeltest.FillAndDrain([4]byte{0x83, 10, 30, 7}, 300)) // semi-sorted, 15 bits, random walk
+	f.Add(modeltest.FillAndDrain([4]byte{0x03, 11, 40, 9}, 300)) // semi-sorted, 16 bits
 	f.Add([]byte{0x03, 0, 1, 3, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 3, 1, 3, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, walk, ops := fuzzConfig(data)
@@ -197,7 +198,7 @@ func decodeSeeds(tb testing.TB) [][]byte {
 	}{
 		{2, 4, 3, false}, {2, 5, 7, true}, {4, 12, 10, false}, {4, 13, 20, true},
 		{8, 7, 9, false}, {8, 32, 5, true}, {4, 32, 1, false},
-		{-4, 5, 6, false}, {-4, 10, 20, true}, {-4, 15, 9, false},
+		{-4, 5, 6, false}, {-4, 10, 20, true}, {-4, 15, 9, false}, {-4, 16, 12, true},
 	} {
 		cfg := filter.Config{Capacity: c.n, BucketSize: c.b, FingerprintBits: c.f, Seed: uint64(c.b * c.f)}
 		if c.b < 0 { // semi-sorted

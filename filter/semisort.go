@@ -31,7 +31,7 @@ const (
 	semiCodeMask  = 1<<semiCodeBits - 1
 	semiCodes     = 3876 // multisets of 4 nibbles: C(16+4-1, 4)
 	minSemiBits   = 5    // with 4, a slot would be its nibble alone: a 50% rate
-	maxSemiBits   = 15   // a stored bucket of 4f-4 <= 56 bits is one aligned-enough load
+	maxSemiBits   = 16   // four decoded lanes fill a 64-bit word; a stored bucket of 60 bits starts at most 4 bits into a byte
 	semiSavedBits = nibbleBits*semiSlots - semiCodeBits
 )
 

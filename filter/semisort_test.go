@@ -41,7 +41,7 @@ func TestSmallestLayout(t *testing.T) {
 				for _, b := range []int{2, 4, 8} {
 					for f := 4; f <= 32; f++ {
 						for _, packing := range []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted} {
-							if packing == filter.PackingSemiSorted && (b != 4 || f < 5 || f > 15) {
+							if packing == filter.PackingSemiSorted && (b != 4 || f < 5 || f > 16) {
 								continue
 							}
 							l, err := filter.Config{Capacity: capacity, BucketSize: b, FingerprintBits: f, Packing: packing}.Layout()
@@ -89,9 +89,9 @@ func TestPackingConfigErrors(t *testing.T) {
 	}{
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, BucketSize: 8}, "semi-sorted buckets have 4 slots"},
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, BucketSize: 2}, "semi-sorted buckets have 4 slots"},
-		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 16}, "5..15 bits, not 16"},
-		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FalsePositiveRate: 1e-5}, "5..15 bits, too few for Config.FalsePositiveRate 1e-05"},
-		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 4}, "5..15 bits, not 4"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 17}, "5..16 bits, not 17"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FalsePositiveRate: 1e-5}, "5..16 bits, too few for Config.FalsePositiveRate 1e-05"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 4}, "5..16 bits, not 4"},
 		{filter.Config{Capacity: 10, Packing: 3}, "Config.Packing is 3"},
 		{filter.Config{Capacity: 10, FalsePositiveRate: 1.5}, "FalsePositiveRate is 1.5"},
 	} {
@@ -114,7 +114,7 @@ func TestSemiSortedDecodeErrors(t *testing.T) {
 	if v := binary.LittleEndian.Uint16(enc[offVersion:]); v != 2 || enc[offPacking] != 1 {
 		t.Fatalf("semi-sorted filter written as version %d, packing %d", v, enc[offPacking])
 	}
-	plain16, plain4 := base(t, 4, 16, 40), base(t, 4, 4, 40)
+	plain17, plain4 := base(t, 4, 17, 40), base(t, 4, 4, 40)
 	setBucket0 := func(v uint64) func([]byte) {
 		return func(b []byte) {
 			// 12-bit fingerprints: bucket 0 is the table's first 44 bits.
@@ -128,7 +128,7 @@ func TestSemiSortedDecodeErrors(t *testing.T) {
 	swapped := code(0, 0, 1, 2) | 7<<12 | 5<<20 | 1<<28 | 2<<36 // lows 7, 5 under nibbles 0, 0: out of order
 	cases := []corruptCase{
 		{"slots=8", edit(enc, put8(offBucket, 8)), "semi-sorted buckets of 8 slots"},
-		{"bits=16", edit(plain16, put16(offVersion, 2), put8(offPacking, 1)), "semi-sorted buckets of 4 slots of 16 bits"},
+		{"bits=17", edit(plain17, put16(offVersion, 2), put8(offPacking, 1)), "semi-sorted buckets of 4 slots of 17 bits"},
 		{"bits=4", edit(plain4, put16(offVersion, 2), put8(offPacking, 1)), "semi-sorted buckets of 4 slots of 4 bits"},
 		{"code=3876", edit(enc, setBucket0(3876)), "bucket 0 is not a sorted semi-sorted bucket"},
 		{"code=4095", edit(enc, setBucket0(4095)), "bucket 0 is not a sorted semi-sorted bucket"},

@@ -66,7 +66,7 @@ func TestFalsePositiveRate(t *testing.T) {
 		{4, 200_000, filter.PackingPlain}, {8, 400_000, filter.PackingPlain}, {12, 2_000_000, filter.PackingPlain},
 		{13, 4_000_000, filter.PackingPlain}, {16, 10_000_000, filter.PackingPlain}, {32, 10_000_000, filter.PackingPlain},
 		{5, 200_000, filter.PackingSemiSorted}, {10, 1_000_000, filter.PackingSemiSorted},
-		{15, 10_000_000, filter.PackingSemiSorted},
+		{15, 10_000_000, filter.PackingSemiSorted}, {16, 10_000_000, filter.PackingSemiSorted},
 	} {
 		t.Run(fmt.Sprintf("b=%d/f=%d/%v", b, c.f, c.packing), func(t *testing.T) {
 			f := mustNew(t, filter.Config{Capacity: capacity, BucketSize: b, FingerprintBits: c.f, Packing: c.packing, Seed: uint64(c.f)})

@@ -59,7 +59,9 @@ func tableLayout(buckets uint64, slots, bits uint, semi bool) table {
 	if semi {
 		t.semiLayout()
 	}
-	t.oneWord = t.bucketBits <= 57 || (t.bucketBits <= 64 && t.bucketBits%8 == 0)
+	// Bucket i starts i·B mod 8 bits into a byte, a multiple of gcd(B, 8):
+	// at most 8 - gcd(B, 8) bits, after which B bits must fit in 64.
+	t.oneWord = t.bucketBits+8-gcd8(t.bucketBits) <= 64
 	t.is4x12 = slots == 4 && bits == 12 && !semi
 	if t.oneWord {
 		t.bucketMask = 1<<t.bucketBits - 1 // 1<<64 - 1 wraps to all ones
@@ -67,6 +69,10 @@ func tableLayout(buckets uint64, slots, bits uint, semi bool) table {
 	}
 	return t
 }
+
+// gcd8 returns gcd(b, 8) for b > 0: the largest power of two, up to 8, that
+// divides b.
+func gcd8(b uint) uint { return min(b&-b, 8) }
 
 // packedBytes returns the bytes that m buckets of bucketBits bits occupy.
 func packedBytes(buckets uint64, bucketBits uint) uint64 {

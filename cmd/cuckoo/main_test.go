@@ -403,7 +403,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"build", "-o", out, "--packing", "sorted", in}, `build: --packing "sorted": it must be auto, plain or semi-sorted`},
 		{[]string{"build", "-o", out, "--packing", "plain", "--scalable", in}, "build: --packing does not apply to --scalable"},
 		{[]string{"build", "-o", out, "--packing", "semi-sorted", "--bucket-size", "2", in}, "semi-sorted buckets have 4 slots"},
-		{[]string{"build", "-o", out, "--packing", "semi-sorted", "--fpr", "1e-5", in}, "semi-sorted buckets hold fingerprints of 5..15 bits"},
+		{[]string{"build", "-o", out, "--packing", "semi-sorted", "--fpr", "1e-5", in}, "semi-sorted buckets hold fingerprints of 5..16 bits"},
 		{[]string{"build", "-o", out, "--fingerprint-bits", "33", in}, "build: --fingerprint-bits 33: it must be in 4..32"},
 		{[]string{"build", "-o", out, "--fingerprint-bits", "8", "--fpr", "0.1", in}, "not both"},
 		{[]string{"build", "-o", out, "--scalable", "--fingerprint-bits", "8", in}, "does not apply to --scalable"},

@@ -151,7 +151,7 @@ func Space(n, absent, gridPerDecade int, seed uint64) ([]SpaceRow, []SpacePoint,
 		}
 	}
 	// Where the semi-sorted table takes more than plain buckets (its
-	// fingerprints end at 15 bits, and below that rate only an ever emptier
+	// fingerprints end at 16 bits, and below that rate only an ever emptier
 	// table meets it), New takes the plain one: the line stops there.
 	for i, n := 0, len(grid); i < n; i++ {
 		if grid[i].Structure != SpaceSemi {
@@ -295,8 +295,8 @@ func WriteSpace(w io.Writer, rows []SpaceRow, grid []SpacePoint, n int) {
 		fmt.Fprintf(w, "- %s: %s.\n", s, strings.Join(parts, "; "))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "`filter.New` with the packing left to it builds the smaller of the two cuckoo tables: semi-sorted down to about 2·10^-4, "+
-		"where its fingerprints reach 15 bits (a bucket of 4f-4 bits must be one 64-bit word), plain below.")
+	fmt.Fprintln(w, "`filter.New` with the packing left to it builds the smaller of the two cuckoo tables: semi-sorted down to about 10^-4, "+
+		"where its fingerprints reach 16 bits (four decoded fingerprints must fit one 64-bit word), plain below.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Why the crossings are where they are: a cuckoo filter's fingerprint has a whole number of bits, "+
 		"f = log2(2b·load/ε) rounded up, so its space rises in steps of a bit a key (1/0.95 of a bit) where a Bloom filter's, "+
