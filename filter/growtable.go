@@ -162,6 +162,46 @@ func (t *growTable) slotOf(lo, hi uint64, i uint) uint64 {
 	return (lo>>at | hi<<(64-at)) & t.shape.SlotMask // hi<<64 is 0
 }
 
+// entries returns bucket j's slots, the bucket read once: with one load
+// for one-word buckets, two for two-word ones, slot by slot otherwise.
+func (t *growTable) entries(j uint64) (e [8]uint64) {
+	switch {
+	case t.oneWord:
+		w := t.word(j)
+		for i := range t.shape.Slots {
+			e[i&7] = w >> (i * t.shape.Bits) & t.shape.SlotMask
+		}
+	case t.twoWord:
+		lo, hi := t.pair(j)
+		for i := range t.shape.Slots {
+			e[i&7] = t.slotOf(lo, hi, i)
+		}
+	default:
+		for i := range t.shape.Slots {
+			e[i&7] = t.slot(j, i)
+		}
+	}
+	return e
+}
+
+// setEntries writes bucket j's slots, e[i] into slot i, without keeping
+// the counts: one store for a one-word bucket.
+func (t *growTable) setEntries(j uint64, e *[8]uint64) {
+	if t.oneWord {
+		var w uint64
+		for i := range t.shape.Slots {
+			w |= e[i&7] << (i * t.shape.Bits)
+		}
+		t.setWord(j, w)
+		return
+	}
+	for i := range t.shape.Slots {
+		p, shift := t.slotAt(j, i)
+		x := binary.LittleEndian.Uint64(p[:])
+		binary.LittleEndian.PutUint64(p[:], x&^(t.shape.SlotMask<<shift)|e[i&7]<<shift)
+	}
+}
+
 func (t *growTable) slot(j uint64, i uint) uint64 {
 	if t.oneWord {
 		return t.word(j) >> (i * t.shape.Bits) & t.shape.SlotMask
@@ -207,17 +247,13 @@ func (t *growTable) free(j uint64) int {
 		}
 		return bits.TrailingZeros64(z) / int(t.shape.Bits)
 	}
-	if t.twoWord {
-		lo, hi := t.pair(j)
-		for i := range t.shape.Slots {
-			if t.slotOf(lo, hi, i) == 0 {
-				return int(i)
-			}
-		}
-		return -1
-	}
+	return t.freeIn(t.entries(j))
+}
+
+// freeIn returns the first free slot of a bucket's entries, or -1.
+func (t *growTable) freeIn(e [8]uint64) int {
 	for i := range t.shape.Slots {
-		if t.slot(j, i) == 0 {
+		if e[i&7] == 0 {
 			return int(i)
 		}
 	}
@@ -230,17 +266,9 @@ func (t *growTable) freeCount(j uint64) int {
 		return bits.OnesCount64(t.lanes.Empty(t.word(j)))
 	}
 	n := 0
-	if t.twoWord {
-		lo, hi := t.pair(j)
-		for i := range t.shape.Slots {
-			if t.slotOf(lo, hi, i) == 0 {
-				n++
-			}
-		}
-		return n
-	}
+	e := t.entries(j)
 	for i := range t.shape.Slots {
-		if t.slot(j, i) == 0 {
+		if e[i&7] == 0 {
 			n++
 		}
 	}

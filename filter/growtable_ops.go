@@ -24,17 +24,9 @@ func (t *growTable) key(h uint64) gkey {
 // bucketHas reports whether an entry of bucket j (level l) matches
 // fingerprint fp at address v.
 func (t *growTable) bucketHas(j uint64, l uint, fp, v uint64) bool {
-	if t.twoWord {
-		lo, hi := t.pair(j)
-		for i := range t.shape.Slots {
-			if t.shape.Matches(t.slotOf(lo, hi, i), fp, v, l) {
-				return true
-			}
-		}
-		return false
-	}
+	e := t.entries(j)
 	for i := range t.shape.Slots {
-		if t.shape.Matches(t.slot(j, i), fp, v, l) {
+		if t.shape.Matches(e[i&7], fp, v, l) {
 			return true
 		}
 	}
@@ -220,47 +212,22 @@ func (t *growTable) searchPath(k gkey, j1 uint64, l1 uint, j2 uint64, l2 uint, m
 	for head := 0; head < len(q) && head < maxKicks; head++ {
 		x := q[head].Bucket
 		lx := t.geom.LevelOf(x)
-		var lo, hi uint64
-		if t.twoWord {
-			lo, hi = t.pair(x)
-		}
+		e := t.entries(x)
 		// As in searchWords, every bucket the entries would move to is
-		// found before any is read.
+		// found, then all are read, before any is tested.
 		var ys [8]uint64
 		var moves uint // the slots whose entry can move, one bit each
 		for s := range t.shape.Slots {
-			var e uint64
-			if t.twoWord {
-				e = t.slotOf(lo, hi, s)
-			} else {
-				e = t.slot(x, s)
-			}
-			y, ok := t.shape.OtherBucket(t.geom, x, lx, e)
+			y, ok := t.shape.OtherBucket(t.geom, x, lx, e[s&7])
 			ys[s&7] = y
 			if ok && y != x {
 				moves |= 1 << s
 			}
 		}
-		var frees [8]int
-		if t.twoWord {
-			var los, his [8]uint64
-			for s := range t.shape.Slots {
-				los[s&7], his[s&7] = t.pair(ys[s&7])
-			}
-			for s := range t.shape.Slots {
-				frees[s&7] = -1
-				for i := range t.shape.Slots {
-					if t.slotOf(los[s&7], his[s&7], i) == 0 {
-						frees[s&7] = int(i)
-						break
-					}
-				}
-			}
-		} else {
-			for s := range t.shape.Slots {
-				if moves>>s&1 != 0 {
-					frees[s&7] = t.free(ys[s&7])
-				}
+		var targets [8][8]uint64
+		for s := range t.shape.Slots {
+			if moves>>s&1 != 0 {
+				targets[s&7] = t.entries(ys[s&7])
 			}
 		}
 		for s := range t.shape.Slots {
@@ -268,7 +235,7 @@ func (t *growTable) searchPath(k gkey, j1 uint64, l1 uint, j2 uint64, l2 uint, m
 			if moves>>s&1 == 0 || linhash.OnPath(q, head, y) {
 				continue
 			}
-			if i := frees[s&7]; i >= 0 {
+			if i := t.freeIn(targets[s&7]); i >= 0 {
 				t.movePath(q, head, s, y, uint(i), k, j1, l1, l2)
 				return true
 			}
@@ -352,50 +319,12 @@ func (t *growTable) splitNext() {
 	if q>>t.segShift >= uint64(len(t.segs)) {
 		t.appendSegment(make([]byte, t.segmentBytes()))
 	}
-	if t.oneWord {
-		t.splitWord(p, q)
-		return
-	}
+	// Bucket p is read once and both halves written whole; the counts are
+	// kept here: each entry leaves its tail length for its next one's, and
+	// one copied into both halves counts twice.
 	var lo, hi [8]uint64
-	nlo, nhi := 0, 0
-	for i := range t.shape.Slots {
-		s := t.slot(p, i)
-		if s == 0 {
-			continue
-		}
-		t.setSlot(p, i, 0)
-		next, high, both := t.shape.Split(s)
-		if both || !high {
-			lo[nlo] = next
-			nlo++
-		}
-		if both || high {
-			hi[nhi] = next
-			nhi++
-		}
-	}
-	next := t.geom.Next()
-	if next.Level != t.geom.Level && segShiftFor(next.Level) > t.segShift {
-		t.mergeSegments()
-	}
-	t.geom = next
-	for i := range nlo {
-		t.setSlot(p, uint(i), lo[i])
-	}
-	for i := range nhi {
-		t.setSlot(q, uint(i), hi[i])
-	}
-}
-
-// splitWord is splitNext for one-word buckets: bucket p's word is read
-// once, and both halves written whole.
-func (t *growTable) splitWord(p, q uint64) {
-	w := t.word(p)
-	bw := t.shape.Bits
-	var lo, hi uint64
 	var nlo, nhi uint
-	for i := range t.shape.Slots {
-		s := w >> (i * bw) & t.shape.SlotMask
+	for _, s := range t.entries(p) {
 		if s == 0 {
 			continue
 		}
@@ -403,12 +332,12 @@ func (t *growTable) splitWord(p, q uint64) {
 		next, high, both := t.shape.Split(s)
 		n := t.shape.TailLen(next)
 		if both || !high {
-			lo |= next << (nlo * bw)
+			lo[nlo&7] = next
 			nlo++
 			t.byTail[n]++
 		}
 		if both || high {
-			hi |= next << (nhi * bw)
+			hi[nhi&7] = next
 			nhi++
 			t.byTail[n]++
 		}
@@ -421,8 +350,8 @@ func (t *growTable) splitWord(p, q uint64) {
 		t.mergeSegments()
 	}
 	t.geom = next
-	t.setWord(p, lo)
-	t.setWord(q, hi)
+	t.setEntries(p, &lo)
+	t.setEntries(q, &hi)
 }
 
 // mergeSegments halves the segment count by joining neighbours (the last
