@@ -97,11 +97,7 @@ type Layout struct {
 // TableBytes returns the bytes the layout's table takes: a Filter built with
 // it takes that, and a few hundred bytes more.
 func (l Layout) TableBytes() uint64 {
-	bucket := uint(l.BucketSize * l.FingerprintBits)
-	if l.SemiSorted {
-		bucket = semiBucketBits(uint(l.FingerprintBits))
-	}
-	return packedBytes(l.Buckets, bucket) + slack
+	return packedBytes(l.Buckets, bucketBits(uint(l.BucketSize), uint(l.FingerprintBits), l.SemiSorted)) + slack
 }
 
 // Layout validates c and returns the table New would build, without
@@ -232,8 +228,7 @@ func (c Config) smallest(p params) (params, error) {
 				firstErr = cmp.Or(firstErr, err)
 				continue
 			}
-			t := tableLayout(buckets, choice.slots, bits, choice.semi)
-			if size := buckets * uint64(t.bucketBits); bestBits == 0 || size < bestBits {
+			if size := buckets * uint64(bucketBits(choice.slots, bits, choice.semi)); bestBits == 0 || size < bestBits {
 				best, bestBits = p, size
 				best.slots, best.bits, best.semi, best.buckets = choice.slots, bits, choice.semi, buckets
 			}

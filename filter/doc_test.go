@@ -27,7 +27,7 @@ func TestDocBloomCrossover(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return float64(p.buckets*uint64(tableLayout(1, p.slots, p.bits, p.semi).bucketBits)) / 1e6
+		return float64(p.buckets*uint64(bucketBits(p.slots, p.bits, p.semi))) / 1e6
 	}
 	for _, eps := range []float64{0.03, 0.02} {
 		if perKey(eps) <= bloom(eps) {

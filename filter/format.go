@@ -198,7 +198,7 @@ func parseHeader(b []byte) (header, error) {
 		return h, corrupt("unused victim slot is not zero")
 	}
 	h.tableLen = binary.LittleEndian.Uint64(b[64:])
-	if want := packedBytes(p.buckets, tableLayout(1, p.slots, p.bits, p.semi).bucketBits); h.tableLen != want {
+	if want := packedBytes(p.buckets, bucketBits(p.slots, p.bits, p.semi)); h.tableLen != want {
 		return h, corrupt("table length %d, want %d for %d buckets of %d %d-bit slots",
 			h.tableLen, want, p.buckets, p.slots, p.bits)
 	}

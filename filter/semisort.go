@@ -71,16 +71,11 @@ func semiCode(a, b, c, d int) uint64 {
 	return uint64(binomials[0][a]) + uint64(binomials[1][b+1]) + uint64(binomials[2][c+2]) + uint64(binomials[3][d+3])
 }
 
-// semiBucketBits returns the bits a semi-sorted bucket of f-bit fingerprints
-// takes.
-func semiBucketBits(bits uint) uint { return semiSlots*bits - semiSavedBits }
-
 // semiLayout fills in the fields of a semi-sorted table.
 func (t *table) semiLayout() {
 	t.semi = true
 	t.lowBits = t.bits - nibbleBits
 	t.lowMask = 1<<t.lowBits - 1
-	t.bucketBits = semiBucketBits(t.bits)
 	t.lowLanes = swar.New(semiSlots, t.lowBits)
 	for m := range t.spread {
 		for j := range uint(semiSlots) {

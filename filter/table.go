@@ -53,7 +53,7 @@ func tableLayout(buckets uint64, slots, bits uint, semi bool) table {
 		buckets:    buckets,
 		slots:      slots,
 		bits:       bits,
-		bucketBits: slots * bits,
+		bucketBits: bucketBits(slots, bits, semi),
 		fpMask:     1<<bits - 1,
 	}
 	if semi {
@@ -73,6 +73,15 @@ func tableLayout(buckets uint64, slots, bits uint, semi bool) table {
 // gcd8 returns gcd(b, 8) for b > 0: the largest power of two, up to 8, that
 // divides b.
 func gcd8(b uint) uint { return min(b&-b, 8) }
+
+// bucketBits returns the bits a stored bucket of b slots of f bits takes:
+// b·f, or 4f-4 semi-sorted.
+func bucketBits(slots, bits uint, semi bool) uint {
+	if semi {
+		return slots*bits - semiSavedBits
+	}
+	return slots * bits
+}
 
 // packedBytes returns the bytes that m buckets of bucketBits bits occupy.
 func packedBytes(buckets uint64, bucketBits uint) uint64 {
@@ -189,8 +198,21 @@ func (t *table) hasEmpty(i uint64) bool {
 }
 
 // add stores fp in a free slot of bucket i and reports whether there was one.
-func (t *table) add(i uint64, fp uint32) bool {
-	j := t.find(i, 0)
+func (t *table) add(i uint64, fp uint32) bool { return t.replace(i, 0, fp) }
+
+// replace stores fp in a slot of bucket i that holds old and reports
+// whether there was one. A one-word bucket is read (and decoded) once.
+func (t *table) replace(i uint64, old, fp uint32) bool {
+	if t.oneWord {
+		w := t.word(i)
+		j := t.lanes.First(w, old)
+		if j < 0 {
+			return false
+		}
+		t.setLane(i, w, uint(j), fp)
+		return true
+	}
+	j := t.find(i, old)
 	if j < 0 {
 		return false
 	}
@@ -232,14 +254,7 @@ func (t *table) setLane(i, w uint64, j uint, fp uint32) {
 
 // remove clears one slot of bucket i holding fp and reports whether there was
 // one.
-func (t *table) remove(i uint64, fp uint32) bool {
-	j := t.find(i, fp)
-	if j < 0 {
-		return false
-	}
-	t.setSlot(i, uint(j), 0)
-	return true
-}
+func (t *table) remove(i uint64, fp uint32) bool { return t.replace(i, fp, 0) }
 
 // reset empties every slot.
 func (t *table) reset() { clear(t.data) }
