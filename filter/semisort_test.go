@@ -12,13 +12,7 @@ import (
 )
 
 // tableBits returns the bits of the table a layout describes.
-func tableBits(l filter.Layout) uint64 {
-	bucket := uint64(l.BucketSize * l.FingerprintBits)
-	if l.SemiSorted {
-		bucket -= 4
-	}
-	return l.Buckets * bucket
-}
+func tableBits(l filter.Layout) uint64 { return 8 * l.TableBytes() }
 
 // TestSmallestLayout checks New's choice against every layout it could have
 // built: none that meets the rate is smaller, and the choice meets it. At

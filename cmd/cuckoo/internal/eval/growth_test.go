@@ -100,11 +100,7 @@ func TestGrowth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bucket := l.BucketSize * l.FingerprintBits
-		if l.SemiSorted {
-			bucket -= 4
-		}
-		table := float64(l.Buckets) * float64(bucket) / float64(cfg.Final)
+		table := float64(8*l.TableBytes()) / float64(cfg.Final)
 		got := sums[GrowthStatic].BitsAvg
 		t.Logf("f=%d, %d buckets: table %.3f bits a key, measured %.3f", l.FingerprintBits, l.Buckets, table, got)
 		if l.FingerprintBits != 10 || !l.SemiSorted || got < table || got > table*1.02 || got > 13 {

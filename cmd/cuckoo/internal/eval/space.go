@@ -127,11 +127,7 @@ func Space(n, absent, gridPerDecade int, seed uint64) ([]SpaceRow, []SpacePoint,
 			switch s {
 			case SpacePlain, SpaceSemi:
 				if l, err := cuckooConfig(s, uint64(n), eps, seed).Layout(); err == nil {
-					bucket := l.BucketSize * l.FingerprintBits
-					if l.SemiSorted {
-						bucket -= 4
-					}
-					p.BitsPerItem = float64(l.Buckets) * float64(bucket) / float64(n)
+					p.BitsPerItem = float64(8*l.TableBytes()) / float64(n)
 				}
 			case SpaceBloom:
 				m, _ := bloom.EstimateParameters(uint(n), eps)
