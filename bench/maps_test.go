@@ -83,27 +83,15 @@ func benchMaps[K bench.MapKey](b *testing.B) {
 // runMix runs b.N operations of the mix with reads% Loads on m, in
 // parallel.
 func runMix[K bench.MapKey](b *testing.B, m bench.Map[K], keys []K, reads int) {
-	n := uint64(len(keys))
-	readCut := uint64(reads) << 32 / 100
-	storeCut := readCut + (1<<32-readCut)/2
+	mix := newOpMix(keys, reads)
 	var streams atomic.Uint64
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		x := streams.Add(0x9e3779b97f4a7c15)
 		for pb.Next() {
-			// splitmix64: the high half picks the key, the low half the op.
 			x += 0x9e3779b97f4a7c15
-			z := splitmix(x)
-			k := keys[(z>>32)*n>>32]
-			switch r := z & (1<<32 - 1); {
-			case r < readCut:
-				m.Load(k)
-			case r < storeCut:
-				m.Store(k, int(r))
-			default:
-				m.Delete(k)
-			}
+			mix.do(m, splitmix(x))
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
@@ -202,9 +190,7 @@ func benchVsXsync[K bench.MapKey](b *testing.B) {
 // over GOMAXPROCS goroutines in batches, and returns the wall time. The
 // operations are those of runMix: stream seeds differ by round.
 func timeMix[K bench.MapKey](m bench.Map[K], keys []K, reads, ops int, round uint64) time.Duration {
-	n := uint64(len(keys))
-	readCut := uint64(reads) << 32 / 100
-	storeCut := readCut + (1<<32-readCut)/2
+	mix := newOpMix(keys, reads)
 	const batch = 256
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -221,22 +207,40 @@ func timeMix[K bench.MapKey](m bench.Map[K], keys []K, reads, ops int, round uin
 				}
 				for range left {
 					x += 0x9e3779b97f4a7c15
-					z := splitmix(x)
-					k := keys[(z>>32)*n>>32]
-					switch r := z & (1<<32 - 1); {
-					case r < readCut:
-						m.Load(k)
-					case r < storeCut:
-						m.Store(k, int(r))
-					default:
-						m.Delete(k)
-					}
+					mix.do(m, splitmix(x))
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	return time.Since(start)
+}
+
+// opMix is a mix of operations on keys: reads% Loads, the rest Stores and
+// Deletes in equal shares.
+type opMix[K bench.MapKey] struct {
+	keys              []K
+	n                 uint64
+	readCut, storeCut uint64 // of the low 32 bits of an op's random value
+}
+
+func newOpMix[K bench.MapKey](keys []K, reads int) opMix[K] {
+	readCut := uint64(reads) << 32 / 100
+	return opMix[K]{keys: keys, n: uint64(len(keys)), readCut: readCut, storeCut: readCut + (1<<32-readCut)/2}
+}
+
+// do runs on m the operation of the random value z: its high half picks
+// the key, its low half the operation.
+func (o *opMix[K]) do(m bench.Map[K], z uint64) {
+	k := o.keys[(z>>32)*o.n>>32]
+	switch r := z & (1<<32 - 1); {
+	case r < o.readCut:
+		m.Load(k)
+	case r < o.storeCut:
+		m.Store(k, int(r))
+	default:
+		m.Delete(k)
+	}
 }
 
 // splitmix is splitmix64's output function: the benchmarks' stream of ops
