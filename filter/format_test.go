@@ -179,6 +179,45 @@ func TestScalableV1Refused(t *testing.T) {
 	}
 }
 
+// TestScalableFlatSplitLoads reads a file written when the split load was
+// one number for the whole round of splits (0.90 for 4 slots, before
+// linhash.SplitLoadAt): its geometry is in the file, so it loads as it was,
+// and inserts past it split on the present schedule without losing a key.
+func TestScalableFlatSplitLoads(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "golden-scalable-v2-flat-split.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := filter.ReadScalable(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := goldenScalableKeys()
+	for _, k := range kept {
+		if !s.Contains(k) {
+			t.Fatalf("the file does not contain %q", k)
+		}
+	}
+	stages := s.Stages()
+	for _, k := range goldenKeys(5000)[1000:] {
+		if err := s.Insert(k); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, k)
+	}
+	if s.Stages() <= stages {
+		t.Fatalf("4000 more keys left the table at %d stages", s.Stages())
+	}
+	for _, k := range kept {
+		if !s.Contains(k) {
+			t.Fatalf("%q lost after the table grew", k)
+		}
+	}
+	if l := s.LoadFactor(); l > splitLoad[4] {
+		t.Fatalf("load %.4f after inserts, above the split load %.2f", l, splitLoad[4])
+	}
+}
+
 // victimKeys is the number of keys after which the victim golden filter first
 // uses its victim slot.
 const victimKeys = 72

@@ -33,7 +33,6 @@ type growTable struct {
 	// The table splits while count exceeds limit, the split load times the
 	// slots of limitFor buckets; limit is recomputed when the bucket count
 	// is no longer limitFor.
-	splitLoad       float64
 	limit, limitFor uint64
 
 	count  uint64                      // entries in the table, copies included
@@ -50,7 +49,7 @@ func newGrowTable(buckets uint64, shape linhash.Shape) *growTable {
 
 // newGrowTableShape returns a table of the given shape without buckets.
 func newGrowTableShape(shape linhash.Shape) *growTable {
-	t := &growTable{shape: shape, bucketBits: shape.Slots * shape.Bits, splitLoad: linhash.SplitLoad(shape.Slots)}
+	t := &growTable{shape: shape, bucketBits: shape.Slots * shape.Bits}
 	t.oneWord = t.bucketBits <= 57
 	t.bucketMask = 1<<t.bucketBits - 1
 	if t.oneWord {
@@ -100,13 +99,18 @@ func (t *growTable) segmentBytes() uint64 {
 func (t *growTable) buckets() uint64 { return t.geom.Buckets() }
 
 // overloaded reports whether the entries exceed the split load, as
-// float64(count) > splitLoad·slots does, with the product kept between
-// splits.
+// count > capacity() does, with the capacity kept between splits.
 func (t *growTable) overloaded() bool {
 	if n := t.buckets(); n != t.limitFor {
-		t.limit, t.limitFor = uint64(t.splitLoad*float64(n*uint64(t.shape.Slots))), n
+		t.limit, t.limitFor = t.capacity(), n
 	}
 	return t.count > t.limit
+}
+
+// capacity returns the entries the table holds before it splits its next
+// bucket.
+func (t *growTable) capacity() uint64 {
+	return uint64(linhash.SplitLoadAt(t.shape.Slots, t.geom) * float64(t.buckets()*uint64(t.shape.Slots)))
 }
 
 // word returns bucket j's slots, slot 0 in the low bits. Requires oneWord

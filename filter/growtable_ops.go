@@ -257,16 +257,7 @@ func (t *growTable) searchWords(q []linhash.Node, k gkey, j1 uint64, l1, l2 uint
 	for head := 0; head < len(q) && head < maxKicks; head++ {
 		x := q[head].Bucket
 		lx := t.geom.LevelOf(x)
-		word := t.word(x)
-		var ys [8]uint64
-		var moves uint // the slots whose entry can move, one bit each
-		for s := range b {
-			y, ok := t.shape.OtherBucket(t.geom, x, lx, word>>(s*w)&t.shape.SlotMask)
-			ys[s&7] = y
-			if ok && y != x {
-				moves |= 1 << s
-			}
-		}
+		ys, moves := t.shape.OtherBuckets(t.geom, x, lx, t.word(x))
 		var empty [8]uint64
 		for s := range b {
 			if moves>>s&1 != 0 {

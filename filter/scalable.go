@@ -264,7 +264,7 @@ func (s *Scalable) Entries() uint64 { return s.t.count + uint64(len(s.t.stash)) 
 
 // Capacity returns the entries the table holds before it next grows.
 func (s *Scalable) Capacity() uint64 {
-	return uint64(linhash.SplitLoad(s.t.shape.Slots) * float64(s.Slots()))
+	return s.t.capacity()
 }
 
 // Slots returns the table's slots: buckets times BucketSize.

@@ -27,7 +27,7 @@ import (
 
 // splitLoad is the load factor past which a Scalable splits buckets, by
 // bucket size (scalable.go): after an insert its load is never above it.
-var splitLoad = map[int]float64{2: 0.80, 4: 0.90, 8: 0.95}
+var splitLoad = map[int]float64{2: 0.80, 4: 0.91, 8: 0.95}
 
 // wantStages is what Stages reports for a table grown from initial to
 // buckets buckets: one more than the levels (floor(log2(buckets))) it

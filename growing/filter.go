@@ -344,7 +344,8 @@ func (f *Filter) Stages() int { return int(f.geometry().Level-f.level0) + 1 }
 
 // Capacity returns the keys the table holds before it next grows.
 func (f *Filter) Capacity() uint64 {
-	return uint64(linhash.SplitLoad(f.shape.Slots) * float64(f.Buckets()*uint64(f.shape.Slots)))
+	g := f.geometry()
+	return uint64(linhash.SplitLoadAt(f.shape.Slots, g) * float64(g.Buckets()*uint64(f.shape.Slots)))
 }
 
 // Config returns the configuration with its defaults filled in.

@@ -71,7 +71,7 @@ func (f *Filter) insert(h uint64) error {
 	}
 	f.items.Add(1)
 	grew := false
-	for float64(f.entries.Load()) > linhash.SplitLoad(f.shape.Slots)*float64(f.Buckets()*uint64(f.shape.Slots)) {
+	for f.entries.Load() > int64(f.Capacity()) {
 		if f.splitOne() != nil {
 			break
 		}

@@ -68,11 +68,41 @@ func FingerprintBits(slots, width uint) uint {
 // splitLoads is the load past which a table splits buckets, by bucket
 // size: a margin below the load at which path searches start to fail,
 // since buckets not yet split in a round carry twice the keys of split
-// ones.
-var splitLoads = map[uint]float64{2: 0.80, 4: 0.90, 5: 0.92, 8: 0.95}
+// ones. The load is most at the start and end of a round of splits, where
+// every bucket has the same level, and least at fraction leastAt of the
+// round, a third of the way through it, where inserts search
+// longest for a path (measured for 4 slots: 6.1 buckets a search there
+// at a flat 0.90, 1.2-1.8 at the ends). Bucket sizes with one load have
+// not been measured that way. A table is sized for its capacity at the
+// load tables have always been sized at: a saved table's first geometry
+// follows from its capacity (see InitialBuckets), so that load is fixed.
+var splitLoads = map[uint]struct{ most, least, sized float64 }{
+	2: {0.80, 0.80, 0.80},
+	4: {0.91, 0.885, 0.90},
+	5: {0.92, 0.92, 0.92},
+	8: {0.95, 0.95, 0.95},
+}
 
-// SplitLoad returns the load past which a table of b-slot buckets grows.
-func SplitLoad(slots uint) float64 { return splitLoads[slots] }
+// leastAt is the fraction of a round of splits where the split load is
+// least.
+const leastAt = 0.35
+
+// SplitLoad returns the most a table of b-slot buckets is loaded before
+// it grows: the load that bounds its false-positive rate.
+func SplitLoad(slots uint) float64 { return splitLoads[slots].most }
+
+// SplitLoadAt returns the load past which a table of b-slot buckets and
+// geometry g splits its next bucket: SplitLoad at the start and end of a
+// round, falling quadratically to the least at leastAt.
+func SplitLoadAt(slots uint, g Geometry) float64 {
+	l := splitLoads[slots]
+	x := float64(g.Split) / float64(uint64(1)<<g.Level)
+	d := (x - leastAt) / (1 - leastAt)
+	if x < leastAt {
+		d = (leastAt - x) / leastAt
+	}
+	return l.least + (l.most-l.least)*d*d
+}
 
 // Offset returns the xor between a key's two addresses, from its
 // fingerprint alone, so that an entry's other address follows from what it
@@ -144,10 +174,7 @@ func (s *Shape) Split(e uint64) (next uint64, high, both bool) {
 // deeper than the entry knows, which pins the entry in place.
 func (s *Shape) Other(g Geometry, j uint64, l uint, e uint64) (uint64, uint64, bool) {
 	fp := e >> s.TailBits
-	tail := e & (1<<s.TailBits - 1)
-	n := uint(bits.Len64(tail)) - 1
-	known := l + n
-	v := (j | (tail^1<<n)<<l) ^ Offset(fp)&(1<<known-1)
+	v, known := s.otherAddr(j, l, e)
 	j2, l2 := g.Bucket(v)
 	if l2 > known {
 		return 0, 0, false
@@ -156,16 +183,41 @@ func (s *Shape) Other(g Geometry, j uint64, l uint, e uint64) (uint64, uint64, b
 	return j2, fp<<s.TailBits | 1<<n2 | v>>l2&(1<<n2-1), true
 }
 
+// otherAddr returns the known bits of the other address of entry e in
+// bucket j (level l), and how many they are: the bucket's own bits and the
+// tail, the fingerprint's offset applied to them.
+func (s *Shape) otherAddr(j uint64, l uint, e uint64) (v uint64, known uint) {
+	tail := e & (1<<s.TailBits - 1)
+	n := uint(bits.Len64(tail)) - 1
+	known = l + n
+	return (j | (tail^1<<n)<<l) ^ Offset(e>>s.TailBits)&(1<<known-1), known
+}
+
 // OtherBucket is the bucket of Other alone, without a branch on whether
 // it has split: what a path search needs of each entry it examines. ok is
 // false where Other's is.
 func (s *Shape) OtherBucket(g Geometry, j uint64, l uint, e uint64) (uint64, bool) {
-	tail := e & (1<<s.TailBits - 1)
-	n := uint(bits.Len64(tail)) - 1
-	known := l + n
-	v := (j | (tail^1<<n)<<l) ^ Offset(e>>s.TailBits)&(1<<known-1)
+	v, known := s.otherAddr(j, l, e)
 	j2, l2 := g.Bucket(v)
 	return j2, l2 <= known
+}
+
+// OtherBuckets is OtherBucket for every slot of a bucket read as one word,
+// slot 0 in the low bits: ys[i] is slot i's other bucket, and bit i of
+// moves is set when its entry can move there, to a bucket other than j.
+// An empty slot's bits are left clear. A path search calls it once a
+// bucket, with OtherBucket's steps inlined into one loop.
+func (s *Shape) OtherBuckets(g Geometry, j uint64, l uint, word uint64) (ys [8]uint64, moves uint) {
+	for i := range s.Slots {
+		e := word >> (i * s.Bits) & s.SlotMask
+		v, known := s.otherAddr(j, l, e)
+		y, ly := g.Bucket(v)
+		ys[i&7] = y
+		if e != 0 && ly <= known && y != j {
+			moves |= 1 << i
+		}
+	}
+	return ys, moves
 }
 
 // Geometry is a table's level and split pointer.
@@ -351,9 +403,12 @@ const (
 )
 
 // InitialBuckets returns the buckets a table of b-slot buckets starts with
-// for capacity keys: enough at its split load. ok is false past MaxLevel.
+// for capacity keys: enough at the load tables are sized at, which is
+// within a percent or two of the split load. Saved tables depend on it:
+// a file's geometry is checked against the one its capacity gives, and a
+// fixed table's must equal it. ok is false past MaxLevel.
 func InitialBuckets(capacity uint64, slots uint) (buckets uint64, ok bool) {
-	n := math.Ceil(float64(capacity) / (float64(slots) * SplitLoad(slots)))
+	n := math.Ceil(float64(capacity) / (float64(slots) * splitLoads[slots].sized))
 	return uint64(n), n < 1<<MaxLevel
 }
 

@@ -1,6 +1,7 @@
 package linhash
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -90,6 +91,86 @@ func TestOtherBucketIsOther(t *testing.T) {
 			if ok != ok2 || ok && b != j2 {
 				t.Fatalf("shape %+v, geometry %+v, bucket %d, entry %#x: Other %d %v, OtherBucket %d %v", s, g, j, e, j2, ok, b, ok2)
 			}
+		}
+	}
+}
+
+// TestOtherBucketsIsOtherBucket: OtherBuckets gives each slot of a full
+// one-word bucket OtherBucket's answer, with the move bit clear where the
+// entry cannot move or would stay in its bucket, and leaves empty slots
+// clear.
+func TestOtherBucketsIsOtherBucket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range []Shape{NewShape(4, 14, 6), NewShape(2, 13, 8), NewShape(4, 10, 6)} {
+		for range 5000 {
+			g := NewGeometry(1 + rng.Uint64N(5000))
+			j := rng.Uint64N(g.Buckets())
+			l := g.LevelOf(j)
+			var word uint64
+			var es [8]uint64
+			for i := range s.Slots {
+				if rng.IntN(8) == 0 {
+					continue // an empty slot
+				}
+				n := rng.UintN(s.TailBits)
+				fp := 1 + rng.Uint64N(s.FPMask)
+				es[i] = fp<<s.TailBits | 1<<n | rng.Uint64()&(1<<n-1)
+				word |= es[i] << (i * s.Bits)
+			}
+			ys, moves := s.OtherBuckets(g, j, l, word)
+			for i := range s.Slots {
+				move := moves>>i&1 == 1
+				if es[i] == 0 {
+					if move {
+						t.Fatalf("shape %+v, bucket %d: empty slot %d may move", s, j, i)
+					}
+					continue
+				}
+				y, ok := s.OtherBucket(g, j, l, es[i])
+				if ys[i] != y || move != (ok && y != j) {
+					t.Fatalf("shape %+v, geometry %+v, bucket %d, slot %d, entry %#x: OtherBuckets %d %v, OtherBucket %d %v", s, g, j, i, es[i], ys[i], move, y, ok)
+				}
+			}
+		}
+	}
+}
+
+// TestSplitLoadAt: the schedule starts and ends a round at SplitLoad, is
+// least at leastAt, and in between never leaves that range.
+func TestSplitLoadAt(t *testing.T) {
+	for slots, l := range splitLoads {
+		const level = 10
+		at := func(split uint64) float64 { return SplitLoadAt(slots, At(level, split)) }
+		if got := at(0); got != l.most {
+			t.Errorf("%d slots: %v at a round's start, want %v", slots, got, l.most)
+		}
+		if got := at(1<<level - 1); math.Abs(got-l.most) > 1e-3 {
+			t.Errorf("%d slots: %v at a round's end, want about %v", slots, got, l.most)
+		}
+		least := math.Inf(1)
+		for p := range uint64(1 << level) {
+			x := at(p)
+			if x > SplitLoad(slots) || x < l.least {
+				t.Fatalf("%d slots, split %d: load %v outside [%v, %v]", slots, p, x, l.least, l.most)
+			}
+			least = min(least, x)
+		}
+		if math.Abs(least-l.least) > 1e-5 {
+			t.Errorf("%d slots: least load %v, want %v", slots, least, l.least)
+		}
+	}
+}
+
+// TestInitialBucketsPinned: the buckets a table starts with are those
+// saved tables were sized with, which loading them checks (InitialBuckets).
+func TestInitialBucketsPinned(t *testing.T) {
+	for _, c := range []struct {
+		capacity uint64
+		slots    uint
+		want     uint64
+	}{{1000, 4, 278}, {1000000, 4, 277778}, {1000, 2, 625}, {1000, 8, 132}, {1, 4, 1}} {
+		if got, ok := InitialBuckets(c.capacity, c.slots); got != c.want || !ok {
+			t.Errorf("InitialBuckets(%d, %d) = %d, %v; want %d: saved tables of that capacity would no longer load", c.capacity, c.slots, got, ok, c.want)
 		}
 	}
 }

@@ -74,8 +74,8 @@
 //     breadth-first displacement search at max(MAXITERATIONS, 500) buckets:
 //     the capacity promise of package filter is measured at 500.
 //   - Capacity (1..2^32, at least 2·BUCKETSIZE): a growing table starts
-//     sized for it at its split load (92% for b=5, 90% for b=4, 80% for
-//     b=2); a fixed table or stage (EXPANSION 0) promises it, and past it
+//     sized for it at a load of 92% for b=5, 90% for b=4 and 80% for
+//     b=2; a fixed table or stage (EXPANSION 0) promises it, and past it
 //     answers "Filter is full".
 //     EXPANSION e >= 1 is kept and reported: a growing table grows a bucket
 //     at a time whatever e is, since growth in steps of e times the size is

@@ -236,7 +236,8 @@ func writeGrowthNotes(w io.Writer, res GrowthResult) {
 	}
 	g, c2, c4, m, st := sum[GrowthScalable], sum[GrowthChain2], sum[GrowthChain4], sum[GrowthRedisBloom], sum[GrowthStatic]
 	fmt.Fprintf(w, "**The growing table** (filter.Scalable since format 2; filter/doc.go, \"Growing filters\") is one cuckoo table that splits "+
-		"a bucket whenever its load passes 90%%, each entry giving a bit of its tail to the split: %.2f bits a key averaged over every 1%% of n "+
+		"a bucket whenever its load passes its split load (91%% at the start and end of a round of splits, 88.5%% a third of the way in), "+
+		"each entry giving a bit of its tail to the split: %.2f bits a key averaged over every 1%% of n "+
 		"(%.2f over the log points), %.2f at most, %.2f× the static filter; its rate stayed at or below %.2f%%; a lookup reads two buckets at any size, "+
 		"%.0f ns at n (%.2f× the static filter's time); an insert took %.0f ns on average while it grew (%.2f× the static filter's %.0f ns), "+
 		"since every insert meets a table at its split load, where both of a key's buckets are often full and a path must be found; "+
