@@ -257,7 +257,8 @@ func (t *growTable) searchWords(q []linhash.Node, k gkey, j1 uint64, l1, l2 uint
 	for head := 0; head < len(q) && head < maxKicks; head++ {
 		x := q[head].Bucket
 		lx := t.geom.LevelOf(x)
-		ys, moves := t.shape.OtherBuckets(t.geom, x, lx, t.word(x))
+		var ys [8]uint64
+		moves := t.shape.OtherBuckets(t.geom, x, lx, t.word(x), &ys)
 		var empty [8]uint64
 		for s := range b {
 			if moves>>s&1 != 0 {

@@ -183,14 +183,16 @@ func (s *Shape) Other(g Geometry, j uint64, l uint, e uint64) (uint64, uint64, b
 	return j2, fp<<s.TailBits | 1<<n2 | v>>l2&(1<<n2-1), true
 }
 
-// otherAddr returns the known bits of the other address of entry e in
-// bucket j (level l), and how many they are: the bucket's own bits and the
-// tail, the fingerprint's offset applied to them.
+// otherAddr returns the known bits of the other address of entry e (not
+// 0) in bucket j (level l), and how many they are: the bucket's own bits
+// and the tail, the fingerprint's offset applied to them.
 func (s *Shape) otherAddr(j uint64, l uint, e uint64) (v uint64, known uint) {
-	tail := e & (1<<s.TailBits - 1)
+	// Every shift is below 64 for an entry (e != 0): the masks say so to the
+	// compiler, which then emits no test for larger ones.
+	tail := e & (1<<(s.TailBits&63) - 1)
 	n := uint(bits.Len64(tail)) - 1
 	known = l + n
-	return (j | (tail^1<<n)<<l) ^ Offset(e>>s.TailBits)&(1<<known-1), known
+	return (j | (tail^1<<(n&63))<<(l&63)) ^ Offset(e>>(s.TailBits&63))&(1<<(known&63)-1), known
 }
 
 // OtherBucket is the bucket of Other alone, without a branch on whether
@@ -206,18 +208,19 @@ func (s *Shape) OtherBucket(g Geometry, j uint64, l uint, e uint64) (uint64, boo
 // slot 0 in the low bits: ys[i] is slot i's other bucket, and bit i of
 // moves is set when its entry can move there, to a bucket other than j.
 // An empty slot's bits are left clear. A path search calls it once a
-// bucket, with OtherBucket's steps inlined into one loop.
-func (s *Shape) OtherBuckets(g Geometry, j uint64, l uint, word uint64) (ys [8]uint64, moves uint) {
+// bucket, with OtherBucket's steps inlined into one loop, and ys filled in
+// place rather than copied back.
+func (s *Shape) OtherBuckets(g Geometry, j uint64, l uint, word uint64, ys *[8]uint64) (moves uint) {
 	for i := range s.Slots {
-		e := word >> (i * s.Bits) & s.SlotMask
+		e := word >> (i * s.Bits & 63) & s.SlotMask
 		v, known := s.otherAddr(j, l, e)
 		y, ly := g.Bucket(v)
 		ys[i&7] = y
 		if e != 0 && ly <= known && y != j {
-			moves |= 1 << i
+			moves |= 1 << (i & 63)
 		}
 	}
-	return ys, moves
+	return moves
 }
 
 // Geometry is a table's level and split pointer.

@@ -117,7 +117,8 @@ func TestOtherBucketsIsOtherBucket(t *testing.T) {
 				es[i] = fp<<s.TailBits | 1<<n | rng.Uint64()&(1<<n-1)
 				word |= es[i] << (i * s.Bits)
 			}
-			ys, moves := s.OtherBuckets(g, j, l, word)
+			var ys [8]uint64
+			moves := s.OtherBuckets(g, j, l, word, &ys)
 			for i := range s.Slots {
 				move := moves>>i&1 == 1
 				if es[i] == 0 {
