@@ -244,12 +244,21 @@ func (t *growTable) setSlot(j uint64, i uint, s uint64) {
 
 // free returns a free slot of bucket j, or -1.
 func (t *growTable) free(j uint64) int {
-	if t.oneWord {
+	switch {
+	case t.oneWord:
 		z := t.lanes.Empty(t.word(j))
 		if z == 0 {
 			return -1
 		}
 		return bits.TrailingZeros64(z) / int(t.shape.Bits)
+	case t.twoWord:
+		lo, hi := t.pair(j)
+		for i := range t.shape.Slots {
+			if t.slotOf(lo, hi, i) == 0 {
+				return int(i)
+			}
+		}
+		return -1
 	}
 	return t.freeIn(t.entries(j))
 }

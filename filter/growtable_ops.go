@@ -224,10 +224,10 @@ func (t *growTable) searchPath(k gkey, j1 uint64, l1 uint, j2 uint64, l2 uint, m
 				moves |= 1 << s
 			}
 		}
-		var targets [8][8]uint64
+		var free [8]int
 		for s := range t.shape.Slots {
 			if moves>>s&1 != 0 {
-				targets[s&7] = t.entries(ys[s&7])
+				free[s&7] = t.free(ys[s&7])
 			}
 		}
 		for s := range t.shape.Slots {
@@ -235,7 +235,7 @@ func (t *growTable) searchPath(k gkey, j1 uint64, l1 uint, j2 uint64, l2 uint, m
 			if moves>>s&1 == 0 || linhash.OnPath(q, head, y) {
 				continue
 			}
-			if i := t.freeIn(targets[s&7]); i >= 0 {
+			if i := free[s&7]; i >= 0 {
 				t.movePath(q, head, s, y, uint(i), k, j1, l1, l2)
 				return true
 			}
