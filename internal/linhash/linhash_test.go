@@ -83,9 +83,7 @@ func TestOtherBucketIsOther(t *testing.T) {
 			g := NewGeometry(1 + rng.Uint64N(5000))
 			j := rng.Uint64N(g.Buckets())
 			l := g.LevelOf(j)
-			n := rng.UintN(s.TailBits)
-			fp := 1 + rng.Uint64N(s.FPMask)
-			e := fp<<s.TailBits | 1<<n | rng.Uint64()&(1<<n-1)
+			e := randomEntry(rng, s)
 			j2, _, ok := s.Other(g, j, l, e)
 			b, ok2 := s.OtherBucket(g, j, l, e)
 			if ok != ok2 || ok && b != j2 {
@@ -93,6 +91,14 @@ func TestOtherBucketIsOther(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomEntry returns an entry of shape s with a random fingerprint and a
+// tail of random length and bits.
+func randomEntry(rng *rand.Rand, s Shape) uint64 {
+	n := rng.UintN(s.TailBits)
+	fp := 1 + rng.Uint64N(s.FPMask)
+	return fp<<s.TailBits | 1<<n | rng.Uint64()&(1<<n-1)
 }
 
 // TestOtherBucketsIsOtherBucket: OtherBuckets gives each slot of a full
@@ -112,9 +118,7 @@ func TestOtherBucketsIsOtherBucket(t *testing.T) {
 				if rng.IntN(8) == 0 {
 					continue // an empty slot
 				}
-				n := rng.UintN(s.TailBits)
-				fp := 1 + rng.Uint64N(s.FPMask)
-				es[i] = fp<<s.TailBits | 1<<n | rng.Uint64()&(1<<n-1)
+				es[i] = randomEntry(rng, s)
 				word |= es[i] << (i * s.Bits)
 			}
 			var ys [8]uint64
