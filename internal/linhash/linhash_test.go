@@ -80,9 +80,7 @@ func TestOtherBucketIsOther(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range []Shape{NewShape(4, 14, 6), NewShape(2, 13, 8), NewShape(8, 19, 7)} {
 		for range 5000 {
-			g := NewGeometry(1 + rng.Uint64N(5000))
-			j := rng.Uint64N(g.Buckets())
-			l := g.LevelOf(j)
+			g, j, l := randomBucket(rng)
 			e := randomEntry(rng, s)
 			j2, _, ok := s.Other(g, j, l, e)
 			b, ok2 := s.OtherBucket(g, j, l, e)
@@ -91,6 +89,14 @@ func TestOtherBucketIsOther(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomBucket returns a geometry of up to 5000 buckets, at any point of a
+// round, and one of its buckets with its level.
+func randomBucket(rng *rand.Rand) (Geometry, uint64, uint) {
+	g := NewGeometry(1 + rng.Uint64N(5000))
+	j := rng.Uint64N(g.Buckets())
+	return g, j, g.LevelOf(j)
 }
 
 // randomEntry returns an entry of shape s with a random fingerprint and a
@@ -109,9 +115,7 @@ func TestOtherBucketsIsOtherBucket(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, s := range []Shape{NewShape(4, 14, 6), NewShape(2, 13, 8), NewShape(4, 10, 6)} {
 		for range 5000 {
-			g := NewGeometry(1 + rng.Uint64N(5000))
-			j := rng.Uint64N(g.Buckets())
-			l := g.LevelOf(j)
+			g, j, l := randomBucket(rng)
 			var word uint64
 			var es [8]uint64
 			for i := range s.Slots {
