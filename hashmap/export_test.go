@@ -11,6 +11,9 @@ const (
 	MaxPathLen     = maxPathLen
 )
 
+// MatchTag is the SWAR tag match of a tags word.
+func MatchTag(tags uint64, tag uint8) uint64 { return matchTag(tags, tag) }
+
 // Mix is the integer hash, for tests that build degenerate hashers from it.
 func Mix(x, seed uint64) uint64 { return mix(x, seed) }
 

@@ -113,9 +113,15 @@ func zeroLanes[W word](x W) W {
 	return ^(y | x | laneLow7) & laneHighs
 }
 
-// matchTag returns 0x80 in each lane of tags that equals tag (tag != 0).
+// matchTag returns 0x80 in each lane of tags that equals tag (tag != 0),
+// and maybe in lanes above such a lane: a borrow out of a matching lane
+// can mark the next one (the (x-1)&^x trick, three operations against
+// zeroLanes' six). The lowest mark is always exact, and no lane is marked
+// if none matches, so a false mark costs at most a key comparison, made
+// only after the true match below it has failed to be the key.
 func matchTag[W word](tags W, tag uint8) W {
-	return zeroLanes(tags ^ laneOnes*W(tag))
+	x := tags ^ laneOnes*W(tag)
+	return (x - laneOnes) &^ x & laneHighs
 }
 
 // emptyLanes returns 0x80 in each free lane of tags.
