@@ -3,6 +3,7 @@ package hashmap
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // Test hooks.
@@ -10,6 +11,16 @@ const (
 	SlotsPerBucket = slotsPerBucket
 	MaxPathLen     = maxPathLen
 )
+
+// BucketSizes are the sizes of buckets of a few instantiations, and the
+// size that Load's unchecked indexing (table.at) assumes.
+var BucketSizes = []uintptr{
+	unsafe.Sizeof(bucket[int, int]{}),
+	unsafe.Sizeof(bucket[string, [3]string]{}),
+	unsafe.Sizeof(bucket[int8, struct{}]{}),
+}
+
+const BucketSize = bucketSize
 
 // MatchTag is the SWAR tag match of a tags word.
 func MatchTag(tags uint64, tag uint8) uint64 { return matchTag(tags, tag) }

@@ -540,3 +540,13 @@ func TestMatchTag(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketSize checks that a bucket is one cache line whatever K and V,
+// which Load's unchecked bucket addressing relies on.
+func TestBucketSize(t *testing.T) {
+	for _, s := range hashmap.BucketSizes {
+		if s != hashmap.BucketSize {
+			t.Errorf("a bucket is %d bytes, want %d", s, hashmap.BucketSize)
+		}
+	}
+}

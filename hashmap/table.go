@@ -35,6 +35,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // slotsPerBucket is 6 so that a bucket is exactly one 64-byte cache line:
@@ -43,6 +44,9 @@ import (
 // breadth-first search fill well over 95% of the slots; the map grows at
 // maxLoad, below that.
 const slotsPerBucket = 6
+
+// bucketSize is a bucket's size in bytes: one cache line.
+const bucketSize = 64
 
 // Lane masks for the tags word: one byte per slot, low byte = slot 0, in
 // the low slotsPerBucket bytes. Byte 6 holds the alt bits (bit j: slot j's
@@ -334,6 +338,21 @@ func (t *table[K, V]) move(src *bucket[K, V], si int, dst *bucket[K, V], di int)
 	if back {
 		dst.addOverflow(tag, -1)
 	}
+}
+
+// at returns &t.buckets[i] for i <= t.mask, without the bounds check that
+// Load would otherwise make twice.
+func (t *table[K, V]) at(i uint64) *bucket[K, V] {
+	// Safety: i <= t.mask == len(t.buckets)-1, and a bucket is bucketSize
+	// bytes (TestBucketSize), so the address is inside the array.
+	return (*bucket[K, V])(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.buckets)), i*bucketSize))
+}
+
+// slot returns &b.slots[j] for j < slotsPerBucket, without a bounds check:
+// j comes from a lane of a tags word masked to the slots' lanes.
+func (b *bucket[K, V]) slot(j int) *atomic.Pointer[entry[K, V]] {
+	// Safety: 0 <= j < slotsPerBucket, and slots are pointer-sized.
+	return (*atomic.Pointer[entry[K, V]])(unsafe.Add(unsafe.Pointer(&b.slots), j*8))
 }
 
 // stashed returns the stash, possibly empty.
