@@ -12,13 +12,19 @@ const (
 	MaxPathLen     = maxPathLen
 )
 
-// BucketSizes are the sizes of buckets of a few instantiations, and the
-// size that Load's unchecked indexing (table.at) assumes.
+// BucketSizes are the sizes of buckets of a few instantiations, and of
+// their slots; BucketSize is the size that Load's unchecked addressing
+// (table.at, bucket.slot) assumes.
 var BucketSizes = []uintptr{
 	unsafe.Sizeof(bucket[int, int]{}),
 	unsafe.Sizeof(bucket[string, [3]string]{}),
 	unsafe.Sizeof(bucket[int8, struct{}]{}),
 }
+
+// SlotSize is a slot's size, and PtrSize the size bucket.slot assumes.
+var SlotSize = unsafe.Sizeof(bucket[string, int]{}.slots[0])
+
+const PtrSize = ptrSize
 
 const BucketSize = bucketSize
 

@@ -541,12 +541,16 @@ func TestMatchTag(t *testing.T) {
 	}
 }
 
-// TestBucketSize checks that a bucket is one cache line whatever K and V,
-// which Load's unchecked bucket addressing relies on.
+// TestBucketSize checks that a bucket's size does not depend on K and V
+// and is the version and tags words and six pointer-sized slots (one cache
+// line on 64-bit platforms), which Load's unchecked addressing relies on.
 func TestBucketSize(t *testing.T) {
 	for _, s := range hashmap.BucketSizes {
 		if s != hashmap.BucketSize {
 			t.Errorf("a bucket is %d bytes, want %d", s, hashmap.BucketSize)
 		}
+	}
+	if hashmap.SlotSize != hashmap.PtrSize {
+		t.Errorf("a slot is %d bytes, want %d", hashmap.SlotSize, hashmap.PtrSize)
 	}
 }

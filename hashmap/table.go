@@ -45,8 +45,12 @@ import (
 // maxLoad, below that.
 const slotsPerBucket = 6
 
-// bucketSize is a bucket's size in bytes: one cache line.
-const bucketSize = 64
+// ptrSize is the size of a pointer, and of a slot.
+const ptrSize = unsafe.Sizeof(uintptr(0))
+
+// bucketSize is a bucket's size in bytes: the version and tags words and
+// the slots, 64 (one cache line) where pointers are 8 bytes.
+const bucketSize = 16 + slotsPerBucket*ptrSize
 
 // Lane masks for the tags word: one byte per slot, low byte = slot 0, in
 // the low slotsPerBucket bytes. Byte 6 holds the alt bits (bit j: slot j's
@@ -345,14 +349,15 @@ func (t *table[K, V]) move(src *bucket[K, V], si int, dst *bucket[K, V], di int)
 func (t *table[K, V]) at(i uint64) *bucket[K, V] {
 	// Safety: i <= t.mask == len(t.buckets)-1, and a bucket is bucketSize
 	// bytes (TestBucketSize), so the address is inside the array.
-	return (*bucket[K, V])(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.buckets)), i*bucketSize))
+	return (*bucket[K, V])(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.buckets)), uintptr(i)*bucketSize))
 }
 
 // slot returns &b.slots[j] for j < slotsPerBucket, without a bounds check:
 // j comes from a lane of a tags word masked to the slots' lanes.
 func (b *bucket[K, V]) slot(j int) *atomic.Pointer[entry[K, V]] {
-	// Safety: 0 <= j < slotsPerBucket, and slots are pointer-sized.
-	return (*atomic.Pointer[entry[K, V]])(unsafe.Add(unsafe.Pointer(&b.slots), j*8))
+	// Safety: 0 <= j < slotsPerBucket, and slots are pointer-sized
+	// (TestBucketSize).
+	return (*atomic.Pointer[entry[K, V]])(unsafe.Add(unsafe.Pointer(&b.slots), uintptr(j)*ptrSize))
 }
 
 // stashed returns the stash, possibly empty.
