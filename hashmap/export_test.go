@@ -3,6 +3,7 @@ package hashmap
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // Test hooks.
@@ -10,6 +11,25 @@ const (
 	SlotsPerBucket = slotsPerBucket
 	MaxPathLen     = maxPathLen
 )
+
+// BucketSizes are the sizes of buckets of a few instantiations, and of
+// their slots; BucketSize is the size that Load's unchecked addressing
+// (table.at, bucket.slot) assumes.
+var BucketSizes = []uintptr{
+	unsafe.Sizeof(bucket[int, int]{}),
+	unsafe.Sizeof(bucket[string, [3]string]{}),
+	unsafe.Sizeof(bucket[int8, struct{}]{}),
+}
+
+// SlotSize is a slot's size, and PtrSize the size bucket.slot assumes.
+var SlotSize = unsafe.Sizeof(bucket[string, int]{}.slots[0])
+
+const PtrSize = ptrSize
+
+const BucketSize = bucketSize
+
+// MatchTag is the SWAR tag match of a tags word.
+func MatchTag(tags uint64, tag uint8) uint64 { return matchTag(tags, tag) }
 
 // Mix is the integer hash, for tests that build degenerate hashers from it.
 func Mix(x, seed uint64) uint64 { return mix(x, seed) }

@@ -96,11 +96,11 @@ func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	}
 	tag := tagOf(h)
 	i1 := h & t.mask
-	b1 := &t.buckets[i1]
+	b1 := t.at(i1)
 	v := b1.loadVersion()
 	tags := b1.loadTags()
 	for mt := matchTag(tags, tag); mt != 0; mt &= mt - 1 {
-		if e := b1.slots[lane(mt)].Load(); e != nil && e.key == key {
+		if e := b1.slot(lane(mt)).Load(); e != nil && e.key == key {
 			return e.value, true
 		}
 	}
@@ -114,9 +114,9 @@ func (m *Map[K, V]) Load(key K) (value V, ok bool) {
 	// stash, is exact, and a miss is linearizable at any moment of it.
 	if v&1 == 0 {
 		if overflow(tags, tag) != 0 { // b2.find, inlined
-			b2 := &t.buckets[t.alt(i1, tag)]
+			b2 := t.at(t.alt(i1, tag))
 			for mt := matchTag(b2.loadTags(), tag); mt != 0; mt &= mt - 1 {
-				if e := b2.slots[lane(mt)].Load(); e != nil && e.key == key {
+				if e := b2.slot(lane(mt)).Load(); e != nil && e.key == key {
 					return e.value, true
 				}
 			}

@@ -3,6 +3,7 @@ package hashmap_test
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"testing"
@@ -490,5 +491,66 @@ func TestOverflowCountsByClass(t *testing.T) {
 	}
 	if b := buckets(84); b != 2 {
 		t.Errorf("miss of class 0 after its count saturated: %d buckets, want 2 (a saturated count stays)", b)
+	}
+}
+
+// TestMatchTag checks what lookups rely on in the cheap SWAR match, over
+// tags words built to have runs of equal lanes (where borrows carry): every
+// lane equal to the tag is marked, the lowest mark is such a lane, and
+// nothing is marked if no lane matches. Marks above a true match may be
+// false; the bytes above the six lanes never count.
+func TestMatchTag(t *testing.T) {
+	x := uint64(1)
+	for range 200000 {
+		x = x*6364136223846793005 + 1442695040888963407
+		tag := uint8(x>>56) | 1
+		var tags uint64
+		for j := range 8 {
+			r := uint8(x >> (8 * j))
+			switch r % 4 {
+			case 0:
+				tags |= uint64(tag) << (8 * j)
+			case 1:
+				tags |= uint64(tag-1) << (8 * j)
+			case 2:
+				tags |= uint64(tag+1) << (8 * j)
+			default:
+				tags |= uint64(r) << (8 * j)
+			}
+		}
+		m := hashmap.MatchTag(tags, tag)
+		lowest := -1
+		for j := range hashmap.SlotsPerBucket {
+			if uint8(tags>>(8*j)) == tag {
+				if lowest < 0 {
+					lowest = j
+				}
+				if m>>(8*j)&0xff != 0x80 {
+					t.Fatalf("MatchTag(%#x, %#x) = %#x: lane %d matches but is not marked", tags, tag, m, j)
+				}
+			}
+		}
+		switch {
+		case m&^0x0000_8080_8080_8080 != 0:
+			t.Fatalf("MatchTag(%#x, %#x) = %#x: marks outside the lanes' high bits", tags, tag, m)
+		case lowest < 0 && m != 0:
+			t.Fatalf("MatchTag(%#x, %#x) = %#x: no lane matches", tags, tag, m)
+		case lowest >= 0 && bits.TrailingZeros64(m)>>3 != lowest:
+			t.Fatalf("MatchTag(%#x, %#x) = %#x: lowest mark is not lane %d", tags, tag, m, lowest)
+		}
+	}
+}
+
+// TestBucketSize checks that a bucket's size does not depend on K and V
+// and is the version and tags words and six pointer-sized slots (one cache
+// line on 64-bit platforms), which Load's unchecked addressing relies on.
+func TestBucketSize(t *testing.T) {
+	for _, s := range hashmap.BucketSizes {
+		if s != hashmap.BucketSize {
+			t.Errorf("a bucket is %d bytes, want %d", s, hashmap.BucketSize)
+		}
+	}
+	if hashmap.SlotSize != hashmap.PtrSize {
+		t.Errorf("a slot is %d bytes, want %d", hashmap.SlotSize, hashmap.PtrSize)
 	}
 }

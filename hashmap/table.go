@@ -35,6 +35,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // slotsPerBucket is 6 so that a bucket is exactly one 64-byte cache line:
@@ -43,6 +44,13 @@ import (
 // breadth-first search fill well over 95% of the slots; the map grows at
 // maxLoad, below that.
 const slotsPerBucket = 6
+
+// ptrSize is the size of a pointer, and of a slot.
+const ptrSize = unsafe.Sizeof(uintptr(0))
+
+// bucketSize is a bucket's size in bytes: the version and tags words and
+// the slots, 64 (one cache line) where pointers are 8 bytes.
+const bucketSize = 16 + slotsPerBucket*ptrSize
 
 // Lane masks for the tags word: one byte per slot, low byte = slot 0, in
 // the low slotsPerBucket bytes. Byte 6 holds the alt bits (bit j: slot j's
@@ -113,9 +121,15 @@ func zeroLanes[W word](x W) W {
 	return ^(y | x | laneLow7) & laneHighs
 }
 
-// matchTag returns 0x80 in each lane of tags that equals tag (tag != 0).
+// matchTag returns 0x80 in each lane of tags that equals tag (tag != 0),
+// and maybe in lanes above such a lane: a borrow out of a matching lane
+// can mark the next one (the (x-1)&^x trick, three operations against
+// zeroLanes' six). The lowest mark is always exact, and no lane is marked
+// if none matches, so a false mark costs at most a key comparison, made
+// only after the true match below it has failed to be the key.
 func matchTag[W word](tags W, tag uint8) W {
-	return zeroLanes(tags ^ laneOnes*W(tag))
+	x := tags ^ laneOnes*W(tag)
+	return (x - laneOnes) &^ x & laneHighs
 }
 
 // emptyLanes returns 0x80 in each free lane of tags.
@@ -328,6 +342,22 @@ func (t *table[K, V]) move(src *bucket[K, V], si int, dst *bucket[K, V], di int)
 	if back {
 		dst.addOverflow(tag, -1)
 	}
+}
+
+// at returns &t.buckets[i] for i <= t.mask, without the bounds check that
+// Load would otherwise make twice.
+func (t *table[K, V]) at(i uint64) *bucket[K, V] {
+	// Safety: i <= t.mask == len(t.buckets)-1, and a bucket is bucketSize
+	// bytes (TestBucketSize), so the address is inside the array.
+	return (*bucket[K, V])(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.buckets)), uintptr(i)*bucketSize))
+}
+
+// slot returns &b.slots[j] for j < slotsPerBucket, without a bounds check:
+// j comes from a lane of a tags word masked to the slots' lanes.
+func (b *bucket[K, V]) slot(j int) *atomic.Pointer[entry[K, V]] {
+	// Safety: 0 <= j < slotsPerBucket, and slots are pointer-sized
+	// (TestBucketSize).
+	return (*atomic.Pointer[entry[K, V]])(unsafe.Add(unsafe.Pointer(&b.slots), uintptr(j)*ptrSize))
 }
 
 // stashed returns the stash, possibly empty.
