@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/cuckoohash/cuckoo/internal/linhash"
+	"github.com/cuckoohash/cuckoo/internal/swar"
 )
 
 // growTable is the table of a Scalable: a cuckoo filter whose bucket count
@@ -24,6 +25,7 @@ type growTable struct {
 	twoWord    bool // a bucket is read with two 64-bit loads: see pair
 	bucketMask uint64
 	lanes      linhash.Lanes // when oneWord
+	wideLanes  swar.Lanes2   // when twoWord: the slots of a bucket read by pair
 
 	// The buckets live in segments of 2^segShift buckets each, so that the
 	// memory grows with the table instead of doubling with it.
@@ -59,6 +61,9 @@ func newGrowTableShape(shape linhash.Shape) *growTable {
 	// A bucket of more than 56 bits ends at least 8 bytes after its first
 	// byte, so 16 bytes read from there stay within the segment's slack.
 	t.twoWord = !t.oneWord && t.bucketBits <= 121
+	if t.twoWord {
+		t.wideLanes = swar.New2(shape.Slots, shape.Bits)
+	}
 	return t
 }
 
@@ -252,13 +257,7 @@ func (t *growTable) free(j uint64) int {
 		}
 		return bits.TrailingZeros64(z) / int(t.shape.Bits)
 	case t.twoWord:
-		lo, hi := t.pair(j)
-		for i := range t.shape.Slots {
-			if t.slotOf(lo, hi, i) == 0 {
-				return int(i)
-			}
-		}
-		return -1
+		return t.wideLanes.First(t.wideLanes.Zeros(t.pair(j)))
 	}
 	return t.freeIn(t.entries(j))
 }
@@ -275,8 +274,11 @@ func (t *growTable) freeIn(e [8]uint64) int {
 
 // freeCount returns the free slots of bucket j.
 func (t *growTable) freeCount(j uint64) int {
-	if t.oneWord {
+	switch {
+	case t.oneWord:
 		return bits.OnesCount64(t.lanes.Empty(t.word(j)))
+	case t.twoWord:
+		return t.wideLanes.Count(t.wideLanes.Zeros(t.pair(j)))
 	}
 	n := 0
 	e := t.entries(j)

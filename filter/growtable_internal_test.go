@@ -46,7 +46,7 @@ func TestContains4x14(t *testing.T) {
 }
 
 // TestPairIsSlot checks the two-load bucket read, and the free-slot test
-// made with it, against the slot-by-slot ones, bucket by bucket, in tables
+// and count made with it, against the slot-by-slot ones, bucket by bucket, in tables
 // of buckets from 60 to 112 bits grown from a few keys.
 func TestPairIsSlot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -76,8 +76,18 @@ func TestPairIsSlot(t *testing.T) {
 			if bb := s.t.bucketBits; bb < 64 && lo>>bb != 0 || bb > 64 && hi>>(bb-64) != 0 {
 				t.Fatalf("bucket %d: bits after the bucket kept: %#x %#x", j, hi, lo)
 			}
-			if got, want := s.t.free(j), s.t.freeIn(s.t.entries(j)); got != want {
+			e := s.t.entries(j)
+			if got, want := s.t.free(j), s.t.freeIn(e); got != want {
 				t.Fatalf("b=%d rate=%g: bucket %d: free gives slot %d, the entries %d", c.b, c.rate, j, got, want)
+			}
+			empty := 0
+			for i := range s.t.shape.Slots {
+				if e[i] == 0 {
+					empty++
+				}
+			}
+			if got := s.t.freeCount(j); got != empty {
+				t.Fatalf("b=%d rate=%g: bucket %d: freeCount gives %d, the entries %d empty", c.b, c.rate, j, got, empty)
 			}
 		}
 	}

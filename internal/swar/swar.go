@@ -83,3 +83,63 @@ func Has2x4x12(x, y uint64, v uint32) bool {
 	x, y = x^b, y^b
 	return ((x-ones4x12)&^x|(y-ones4x12)&^y)&highs4x12 != 0
 }
+
+// Lanes2 describes n lanes of w bits packed from bit 0 of a 128-bit value
+// held as two words, lo + hi·2^64; one lane may straddle the two. Bits above
+// the last lane must be zero.
+type Lanes2 struct {
+	lowsLo, lowsHi   uint64 // every bit of every lane except the highest
+	highsLo, highsHi uint64 // the highest bit of every lane
+	width            uint
+}
+
+// New2 returns the description of n lanes of width bits in two words. It
+// panics unless 1 <= width <= 63, 1 <= n and n*width <= 128.
+func New2(n, width uint) Lanes2 {
+	if width == 0 || width > 63 || n == 0 || n*width > 128 {
+		panic("swar: lanes do not fit in two words")
+	}
+	l := Lanes2{width: width}
+	for i := range n {
+		top := (i+1)*width - 1
+		for b := i * width; b <= top; b++ {
+			lo, hi := &l.lowsLo, &l.lowsHi
+			if b == top {
+				lo, hi = &l.highsLo, &l.highsHi
+			}
+			if b < 64 {
+				*lo |= 1 << b
+			} else {
+				*hi |= 1 << (b - 64)
+			}
+		}
+	}
+	return l
+}
+
+// Zeros returns, in two words, the highest bit of every zero lane of lo +
+// hi·2^64 set and every other bit clear. It is Lanes.Zeros over 128 bits:
+// the sum (x & lows) + lows is one 128-bit addition, whose carry from the
+// low word belongs to the lane that straddles the two, and no lane's sum
+// carries out of the lane.
+func (l Lanes2) Zeros(lo, hi uint64) (zlo, zhi uint64) {
+	sLo, carry := bits.Add64(lo&l.lowsLo, l.lowsLo, 0)
+	sHi, _ := bits.Add64(hi&l.lowsHi, l.lowsHi, carry)
+	return ^(sLo | lo) & l.highsLo, ^(sHi | hi) & l.highsHi
+}
+
+// First returns the index of the lowest lane marked in Zeros' result, or -1.
+func (l Lanes2) First(zlo, zhi uint64) int {
+	switch {
+	case zlo != 0:
+		return bits.TrailingZeros64(zlo) / int(l.width)
+	case zhi != 0:
+		return (64 + bits.TrailingZeros64(zhi)) / int(l.width)
+	}
+	return -1
+}
+
+// Count returns how many lanes are marked in Zeros' result.
+func (l Lanes2) Count(zlo, zhi uint64) int {
+	return bits.OnesCount64(zlo) + bits.OnesCount64(zhi)
+}

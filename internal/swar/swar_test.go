@@ -122,3 +122,68 @@ func TestHas2x4x12IgnoresHighBits(t *testing.T) {
 		}
 	}
 }
+
+// TestLanes2AgainstLoop checks Lanes2's zero lanes against a lane-by-lane
+// loop for every shape of up to 128 bits, lanes straddling the two words
+// included, with random contents biased toward zero lanes and lanes of one
+// set bit (a lone top bit or bottom bit is where a carry would go wrong).
+func TestLanes2AgainstLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for width := uint(1); width <= 63; width++ {
+		for n := uint(1); n*width <= 128 && n <= 24; n++ {
+			l := swar.New2(n, width)
+			mask := uint64(1)<<width - 1
+			for range 500 {
+				var lo, hi uint64
+				zeros, first := 0, -1
+				for i := range n {
+					var v uint64
+					switch r.IntN(5) {
+					case 0, 1:
+					case 2:
+						v = 1 << (width - 1)
+					case 3:
+						v = 1
+					default:
+						v = r.Uint64() & mask
+					}
+					if v == 0 {
+						zeros++
+						if first < 0 {
+							first = int(i)
+						}
+					}
+					at := i * width
+					if at < 64 {
+						lo |= v << at
+						if at+width > 64 {
+							hi |= v >> (64 - at)
+						}
+					} else {
+						hi |= v << (at - 64)
+					}
+				}
+				zlo, zhi := l.Zeros(lo, hi)
+				if got := l.Count(zlo, zhi); got != zeros {
+					t.Fatalf("w=%d n=%d lo=%#x hi=%#x: Count=%d, want %d", width, n, lo, hi, got, zeros)
+				}
+				if got := l.First(zlo, zhi); got != first {
+					t.Fatalf("w=%d n=%d lo=%#x hi=%#x: First=%d, want %d", width, n, lo, hi, got, first)
+				}
+			}
+		}
+	}
+}
+
+func TestNew2RejectsOversizedLanes(t *testing.T) {
+	for _, c := range []struct{ n, w uint }{{0, 4}, {4, 0}, {2, 64}, {5, 26}, {9, 15}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("New2(%d, %d) did not panic", c.n, c.w)
+				}
+			}()
+			swar.New2(c.n, c.w)
+		}()
+	}
+}
