@@ -143,23 +143,19 @@ func (t *growTable) setWord(j uint64, v uint64) {
 }
 
 // pair returns bucket j's slots as the 128-bit value lo + hi·2^64, slot 0
-// in the low bits, with the bits after the bucket's cleared. Requires
-// twoWord and j < buckets().
+// in the low bits; the bits after the bucket's are the next bucket's, which
+// slotOf and swar.Lanes2 ignore. Requires twoWord and j < buckets().
 func (t *growTable) pair(j uint64) (lo, hi uint64) {
 	// Safety: as in word; the bucket ends at least 8 bytes after its first
 	// byte (twoWord), so the 16 bytes read end within the slack.
 	base := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.segs)), uintptr(j>>t.segShift)*unsafe.Sizeof(t.segs[0])))
 	off := (j & (1<<t.segShift - 1)) * uint64(t.bucketBits)
-	p := (*[16]byte)(unsafe.Add(base, off>>3))
-	a, b := binary.LittleEndian.Uint64(p[:8]), binary.LittleEndian.Uint64(p[8:])
+	p := unsafe.Add(base, off>>3)
+	a, b := binary.LittleEndian.Uint64((*[8]byte)(p)[:]), binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, 8))[:])
 	shift := off & 7
-	lo = a>>shift | b<<(64-shift) // a shift by 64 is 0 in Go
-
-	hi = b >> shift
-	if t.bucketBits < 64 {
-		return lo & (1<<t.bucketBits - 1), 0
-	}
-	return lo, hi & (1<<(t.bucketBits-64) - 1)
+	// b<<(63-shift)<<1 is b<<(64-shift), 0 when shift is 0, with no test
+	// for a shift of 64.
+	return a>>shift | b<<(63-shift)<<1, b >> shift
 }
 
 // slotOf returns slot i of a bucket read by pair.

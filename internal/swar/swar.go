@@ -86,7 +86,7 @@ func Has2x4x12(x, y uint64, v uint32) bool {
 
 // Lanes2 describes n lanes of w bits packed from bit 0 of a 128-bit value
 // held as two words, lo + hi·2^64; one lane may straddle the two. Bits above
-// the last lane must be zero.
+// the last lane are ignored.
 type Lanes2 struct {
 	lowsLo, lowsHi   uint64 // every bit of every lane except the highest
 	highsLo, highsHi uint64 // the highest bit of every lane
@@ -121,7 +121,8 @@ func New2(n, width uint) Lanes2 {
 // hi·2^64 set and every other bit clear. It is Lanes.Zeros over 128 bits:
 // the sum (x & lows) + lows is one 128-bit addition, whose carry from the
 // low word belongs to the lane that straddles the two, and no lane's sum
-// carries out of the lane.
+// carries out of the lane. Bits outside the lanes take no part: the sum
+// masks them, and only the lanes' highest bits are kept.
 func (l Lanes2) Zeros(lo, hi uint64) (zlo, zhi uint64) {
 	sLo, carry := bits.Add64(lo&l.lowsLo, l.lowsLo, 0)
 	sHi, _ := bits.Add64(hi&l.lowsHi, l.lowsHi, carry)

@@ -126,7 +126,8 @@ func TestHas2x4x12IgnoresHighBits(t *testing.T) {
 // TestLanes2AgainstLoop checks Lanes2's zero lanes against a lane-by-lane
 // loop for every shape of up to 128 bits, lanes straddling the two words
 // included, with random contents biased toward zero lanes and lanes of one
-// set bit (a lone top bit or bottom bit is where a carry would go wrong).
+// set bit (a lone top bit or bottom bit is where a carry would go wrong),
+// and random bits above the last lane.
 func TestLanes2AgainstLoop(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for width := uint(1); width <= 63; width++ {
@@ -162,6 +163,14 @@ func TestLanes2AgainstLoop(t *testing.T) {
 					} else {
 						hi |= v << (at - 64)
 					}
+				}
+				// Bits above the last lane, as a packed bucket's neighbour
+				// leaves them, change nothing.
+				if end := n * width; end < 64 {
+					lo |= r.Uint64() << end
+					hi = r.Uint64()
+				} else if end < 128 {
+					hi |= r.Uint64() << (end - 64)
 				}
 				zlo, zhi := l.Zeros(lo, hi)
 				if got := l.Count(zlo, zhi); got != zeros {
