@@ -245,43 +245,33 @@ func (t *growTable) setSlot(j uint64, i uint, s uint64) {
 
 // free returns a free slot of bucket j, or -1.
 func (t *growTable) free(j uint64) int {
+	_, first := t.freeSlots(j)
+	return first
+}
+
+// freeSlots returns how many slots of bucket j are free and the first of
+// them, or -1, from one read of the bucket.
+func (t *growTable) freeSlots(j uint64) (n, first int) {
 	switch {
 	case t.oneWord:
 		z := t.lanes.Empty(t.word(j))
 		if z == 0 {
-			return -1
+			return 0, -1
 		}
-		return bits.TrailingZeros64(z) / int(t.shape.Bits)
+		return bits.OnesCount64(z), bits.TrailingZeros64(z) / int(t.shape.Bits)
 	case t.twoWord:
-		return t.wideLanes.First(t.wideLanes.Zeros(t.pair(j)))
+		zlo, zhi := t.wideLanes.Zeros(t.pair(j))
+		return t.wideLanes.Count(zlo, zhi), t.wideLanes.First(zlo, zhi)
 	}
-	return t.freeIn(t.entries(j))
-}
-
-// freeIn returns the first free slot of a bucket's entries, or -1.
-func (t *growTable) freeIn(e [8]uint64) int {
-	for i := range t.shape.Slots {
-		if e[i&7] == 0 {
-			return int(i)
-		}
-	}
-	return -1
-}
-
-// freeCount returns the free slots of bucket j.
-func (t *growTable) freeCount(j uint64) int {
-	switch {
-	case t.oneWord:
-		return bits.OnesCount64(t.lanes.Empty(t.word(j)))
-	case t.twoWord:
-		return t.wideLanes.Count(t.wideLanes.Zeros(t.pair(j)))
-	}
-	n := 0
+	first = -1
 	e := t.entries(j)
 	for i := range t.shape.Slots {
 		if e[i&7] == 0 {
+			if n == 0 {
+				first = int(i)
+			}
 			n++
 		}
 	}
-	return n
+	return n, first
 }

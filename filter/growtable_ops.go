@@ -184,13 +184,14 @@ func (t *growTable) place(k gkey, maxKicks int) bool {
 		}
 		return t.searchPath(k, j1, l1, j2, l2, maxKicks)
 	}
-	f1, f2 := t.freeCount(j1), t.freeCount(j2)
+	f1, s1 := t.freeSlots(j1)
+	f2, s2 := t.freeSlots(j2)
 	switch {
 	case f1 > 0 && f1 >= f2:
-		t.setSlot(j1, uint(t.free(j1)), t.shape.Entry(k.fp, k.a, l1))
+		t.setSlot(j1, uint(s1), t.shape.Entry(k.fp, k.a, l1))
 		return true
 	case f2 > 0:
-		t.setSlot(j2, uint(t.free(j2)), t.shape.Entry(k.fp, k.b, l2))
+		t.setSlot(j2, uint(s2), t.shape.Entry(k.fp, k.b, l2))
 		return true
 	}
 	return t.searchPath(k, j1, l1, j2, l2, maxKicks)
