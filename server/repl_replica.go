@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -359,27 +360,17 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	if err := ack(); err != nil {
 		return err
 	}
-	var batch [][]byte
-	for {
-		batch = batch[:0]
-		p, err := readRecord(br, nc)
-		if err != nil {
-			return s.parted(err)
-		}
-		batch = append(batch, p)
-		for len(batch) < 1024 && br.Buffered() >= keyspace.RecordHeader {
-			h, _ := br.Peek(keyspace.RecordHeader)
-			if br.Buffered() < keyspace.RecordHeader+int(binary.LittleEndian.Uint32(h)) {
-				break
-			}
-			p, err := readRecord(br, nc)
-			if err != nil {
-				return s.parted(err)
-			}
-			batch = append(batch, p)
+	// One goroutine reads and checks the records while this one applies
+	// the batch before: the primary's socket drains while a batch is
+	// applied.
+	batches := make(chan streamBatch, 2)
+	go readStream(br, nc, batches, ackDone)
+	for b := range batches {
+		if b.err != nil {
+			return s.parted(b.err)
 		}
 		m.lastIO.Store(time.Now().Unix())
-		if err := s.applyStream(m, batch); err != nil {
+		if err := s.applyStream(m, b.recs); err != nil {
 			if errors.Is(err, errStaleLink) {
 				return err
 			}
@@ -387,6 +378,57 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 		}
 		if err := ack(); err != nil {
 			return err
+		}
+	}
+	return errors.New("the stream ended")
+}
+
+// streamBatch is the records readStream read at once, or the error that
+// ended the stream.
+type streamBatch struct {
+	recs [][]byte
+	err  error
+}
+
+// maxBatch bounds the records of a batch: each batch holds the gate once and
+// is logged as one record.
+const maxBatch = 1024
+
+// readStream reads the primary's records into batches, each what arrived
+// together (one record, then those already buffered, up to maxBatch), until
+// an error, which it sends last; it stops when done closes.
+func readStream(br *bufio.Reader, nc net.Conn, out chan<- streamBatch, done <-chan struct{}) {
+	defer close(out)
+	send := func(b streamBatch) bool {
+		select {
+		case out <- b:
+			return b.err == nil
+		case <-done:
+			return false
+		}
+	}
+	for {
+		p, err := readRecord(br, nc)
+		if err != nil {
+			send(streamBatch{err: err})
+			return
+		}
+		batch := [][]byte{p}
+		for len(batch) < maxBatch && br.Buffered() >= keyspace.RecordHeader {
+			h, _ := br.Peek(keyspace.RecordHeader)
+			if br.Buffered() < keyspace.RecordHeader+int(binary.LittleEndian.Uint32(h)) {
+				break
+			}
+			p, err := readRecord(br, nc)
+			if err != nil {
+				send(streamBatch{recs: batch})
+				send(streamBatch{err: err})
+				return
+			}
+			batch = append(batch, p)
+		}
+		if !send(streamBatch{recs: batch}) {
+			return
 		}
 	}
 }
@@ -452,23 +494,21 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	at := r.backlog.End()
 	r.mu.Unlock()
 	logged := make([][]byte, 0, len(ops)+1)
+	end := at
 	for _, op := range ops {
+		// Within a full copy's positions (repl_copy.go) the ops the copy
+		// holds are skipped and nothing is logged.
 		if len(op) > 0 && op[0] != keyspace.OpReplPing {
-			// Within a full copy's positions (repl_copy.go) the ops the
-			// copy holds are skipped and nothing is logged.
-			var fz *keyspace.FuzzyLog
-			if m.fz != nil && at < m.fzEnd {
-				fz = m.fz
-			} else {
+			if m.fz == nil || end >= m.fzEnd {
 				logged = append(logged, op)
-			}
-			if err := st.Replay(op, at, fz); err != nil {
-				st.Gate.Unlock()
-				return err
 			}
 			st.Dirty.Add(1)
 		}
-		at += int64(keyspace.RecordHeader + len(op))
+		end += int64(keyspace.RecordHeader + len(op))
+	}
+	if err := st.ReplayStream(ops, at, m.fz, m.fzEnd, runtime.GOMAXPROCS(0)); err != nil {
+		st.Gate.Unlock()
+		return err
 	}
 	r.mu.Lock()
 	for _, op := range ops {
