@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -87,6 +88,11 @@ type replication struct {
 	// with a copy) and master_stream_errors (a stream record that failed
 	// its checksum or could not be applied).
 	fullSyncs, positionRefused, streamErrors atomic.Int64
+
+	// outputLimit is client-output-buffer-limit replica in force, nil
+	// for none (repl_output.go); log says why a link was cut.
+	outputLimit func() OutputLimit
+	log         *slog.Logger
 }
 
 // replicaLink is a replica connected to this primary.
@@ -101,6 +107,11 @@ type replicaLink struct {
 	full    bool         // a full copy first
 	// copyNames are the keys a full copy sends (beginCopy).
 	copyNames []string
+	// Under replication.mu (repl_output.go): softSince is when the
+	// link's output first reached the soft limit, zero if it is below;
+	// cut is set once the link passed a limit and lost its pin.
+	softSince time.Time
+	cut       bool
 }
 
 func newReplication(size int64) *replication {
@@ -108,7 +119,7 @@ func newReplication(size int64) *replication {
 		size = defaultBacklog
 	}
 	r := &replication{id: newRunID(), id2: strings.Repeat("0", 40), off2: -1,
-		backlog: backlog.New[*replicaLink](size, pinLimit), replicas: map[*replicaLink]struct{}{}}
+		backlog: backlog.New[*replicaLink](size), replicas: map[*replicaLink]struct{}{}, log: slog.New(slog.DiscardHandler)}
 	r.cond = sync.NewCond(&r.mu)
 	return r
 }
@@ -136,6 +147,7 @@ func (r *replication) feed(payload []byte) {
 
 func (r *replication) feedLocked(payload []byte) {
 	r.backlog.Append(payload)
+	r.limitLinks()
 	r.cond.Broadcast()
 }
 
@@ -204,6 +216,10 @@ func cmdPsync(s *Server, cl *client, a [][]byte) {
 		r.syncFull.Add(1)
 	}
 	link.from = off
+	if cont {
+		// Held from here on: the backlog keeps what the link has to send.
+		r.backlog.Pin(link, off)
+	}
 	link.state = "wait_bgsave"
 	r.active.Store(true)
 	r.replicas[link] = struct{}{}
@@ -328,15 +344,16 @@ func (s *Server) serveReplica(cl *client) {
 		data, ok := r.backlog.Since(from)
 		r.mu.Unlock()
 		if !ok {
-			s.log.Warn("a replica fell behind the backlog; it will take a full copy", "replica", cl.nc.RemoteAddr().String())
-			return
+			return // cut for its output (limitLinks), which said so
 		}
 		if _, err := w.Write(data); err != nil || w.Flush() != nil {
 			return
 		}
 		from += int64(len(data))
 		r.mu.Lock()
-		r.backlog.Unpin(link) // the copy is sent: the backlog may move on
+		if !link.cut {
+			r.backlog.Pin(link, from) // sent: the backlog may move on to here
+		}
 		r.mu.Unlock()
 	}
 }

@@ -20,27 +20,37 @@ import (
 // writer lock held, it notes the offset p the stream has reached (every op
 // of the key fed so far lies before p, every later one at or after it) and
 // sends the key's filter, deadline and p. Keys created after O come by the
-// stream alone. The replica installs the keys, then applies the stream from
-// O as recovery applies a log after a snapshot: an op on key k at an offset
-// before p(k) is already in the copy and skipped (fuzzyLog). Until the
-// stream passes the last position the replica's log is not written (its
-// position is invalid); then a snapshot makes its data directory whole.
+// stream alone. The replica installs each key as it arrives over its own
+// entry of that key (Replay of a restore: the map's entry is swapped, the
+// old one retired), and drops, once the copy is whole, the keys the copy
+// did not hold; then it applies the stream from O as recovery applies a log
+// after a snapshot: an op on key k at an offset before p(k) is already in
+// the copy and skipped (fuzzyLog). Until the stream passes the last
+// position the replica's log is not written (its position is invalid);
+// then a snapshot makes its data directory whole.
+//
+// What a lookup on the replica sees meanwhile. Each key is its old entry
+// until its copy replaces it, whole, in one map swap, and the replica
+// stood at or before O (it asked for the copy), so an item the replica
+// held that the primary still held at O is in the entry either way: a
+// full copy never makes the replica answer "absent" for such an item.
+// The key space is never emptied first, and needs no second copy of the
+// data set in memory (Redis's swapdb does), only the key being installed.
+// Keys the primary dropped before O stay until the copy ends.
 //
 //	+FULLRESYNC <id> <O>\r\n, then records (u32 length, u32 CRC-32C,
 //	payload): 'K' string key, uvarint deadline (Unix ms, 0 none), uvarint
 //	position, string DUMP payload; last 'E' uvarint keys.
 
-// pinLimit bounds how far a copy in progress holds the backlog (Redis's
-// client-output-buffer-limit for replicas).
-const pinLimit = 256 << 20
-
-// beginCopy notes the offset a copy starts at and pins the backlog there.
+// beginCopy notes the offset a copy starts at and pins the backlog there:
+// the stream from it waits while the copy is sent, within the link's
+// output limit (repl_output.go).
 func (s *Server) beginCopy(link *replicaLink) (id string, offset int64) {
 	st, r := s.store, s.repl
 	st.Gate.Lock()
 	r.mu.Lock()
 	id, offset = r.id, r.backlog.End()
-	r.backlog.Pin(link)
+	r.backlog.Pin(link, offset)
 	r.mu.Unlock()
 	link.copyNames = link.copyNames[:0]
 	for k := range st.Keys.All() {
@@ -84,27 +94,26 @@ func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes 
 	return keys, bytes + int64(len(rec)), w.Flush()
 }
 
-// readCopy reads the primary's copy and installs it: the key space is
-// emptied, then each key installed as it arrives (lookups meanwhile see a
-// partial key space, as master_sync_in_progress says), with its position
-// kept for the stream that follows.
+// readCopy reads the primary's copy and installs it key by key: each key
+// the copy holds replaces the replica's entry of that key whole, with its
+// position kept for the stream that follows, and once the copy is whole
+// the keys it did not hold are dropped. Lookups meanwhile find each key
+// either as the replica held it or as the copy holds it, never missing
+// (see the protocol above).
 func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id string, offset int64) error {
 	st := s.store
 	start := time.Now()
 	if err := s.lockForLink(m); err != nil {
 		return err
 	}
-	if err := st.Replay([]byte{keyspace.OpFlush}, 0, nil); err != nil {
-		st.Gate.Unlock()
-		return err
-	}
 	if st.AOF != nil {
 		// Until the copy is whole and written (copyDone), the log holds
-		// no valid position: a restart then takes a full copy again.
-		st.AOF.Append(keyspace.EncodeMulti([][]byte{keyspace.EncodeReplPos("", -1), {keyspace.OpFlush}}))
+		// no valid position: a restart then loads the data it held
+		// before the copy and takes a full copy again.
+		st.AOF.Append(keyspace.EncodeReplPos("", -1))
 	}
 	// Nor does memory: a link that breaks mid-copy must not continue
-	// from the old position over a key space the copy emptied.
+	// from the old position over a key space the copy changed in part.
 	r := s.repl
 	r.mu.Lock()
 	r.id, r.followed = "?", false
@@ -146,12 +155,18 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 			if n := rd.Uvarint(); rd.Err != nil || n != keys {
 				return fmt.Errorf("full copy: %d keys received, the primary sent %d", keys, n)
 			}
+			if err := s.lockForLink(m); err != nil {
+				return err
+			}
+			dropped := st.DropExcept(fz.Positions)
+			st.Gate.Unlock()
 			r.mu.Lock()
 			r.id, r.id2, r.off2, r.followed = id, strings.Repeat("0", 40), -1, true
 			r.backlog.Reset(offset)
 			r.active.Store(true)
 			r.mu.Unlock()
-			s.log.Info("full copy from the primary loaded", "keys", keys, "bytes", bytes, "offset", offset, "took", time.Since(start))
+			s.log.Info("full copy from the primary loaded", "keys", keys, "bytes", bytes, "offset", offset,
+				"dropped", dropped, "took", time.Since(start))
 			if end <= offset {
 				return s.copyDone()
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+	"github.com/cuckoohash/cuckoo/server/internal/limits"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
@@ -225,6 +226,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.startExpiry()
 	s.repl = newReplication(cfg.ReplBacklogSize)
+	s.repl.log = s.log
+	s.repl.outputLimit = func() OutputLimit { return s.clientLimits().OutputBuffer.get(limits.ClassReplica) }
 	s.store.Repl = s.repl
 	go s.heartbeat()
 	go s.clientsCron()

@@ -10,21 +10,19 @@ import (
 // keys the pins: whatever identifies a full copy in progress to its owner.
 // A Backlog must not be copied after first use.
 type Backlog[K comparable] struct {
-	start    int64  // the offset of buf[0]
-	buf      []byte // whole records, from start to the end
-	size     int64  // the bytes a trim keeps
-	pinLimit int64  // pins hold the start while the backlog is within this
-	pins     map[K]int64
+	start int64  // the offset of buf[0]
+	buf   []byte // whole records, from start to the end
+	size  int64  // the bytes a trim keeps
+	pins  map[K]int64
 }
 
 // New returns an empty backlog at offset 0 that keeps about size bytes,
-// and whose pins hold its start while it holds at most pinLimit bytes (or
-// twice size, if more). It panics if size is not positive.
-func New[K comparable](size, pinLimit int64) Backlog[K] {
+// and more while a pin holds its start. It panics if size is not positive.
+func New[K comparable](size int64) Backlog[K] {
 	if size <= 0 {
 		panic("backlog: the size must be positive")
 	}
-	return Backlog[K]{size: size, pinLimit: pinLimit, pins: map[K]int64{}}
+	return Backlog[K]{size: size, pins: map[K]int64{}}
 }
 
 // Start is the offset of the first byte held (repl_backlog_first_byte_offset).
@@ -40,16 +38,20 @@ func (b *Backlog[K]) Len() int64 { return int64(len(b.buf)) }
 func (b *Backlog[K]) Size() int64 { return b.size }
 
 // Append frames payload as a record, adds it at the end and trims the
-// front if the backlog holds more than twice its size.
+// front if the backlog holds more than twice its size: to size bytes, or
+// to the earliest pin if that is earlier. A trim that a pin holds back is
+// made only once it drops at least as many bytes as it keeps, so that the
+// bytes a lagging pin holds are copied a bounded number of times each.
 func (b *Backlog[K]) Append(payload []byte) {
 	b.buf = keyspace.AppendRecord(b.buf, payload)
 	over := b.Len() - b.size
 	if over <= b.size {
 		return
 	}
-	if b.Len() <= max(b.pinLimit, 2*b.size) {
-		for _, p := range b.pins {
-			over = min(over, p-b.start)
+	pinned := false
+	for _, p := range b.pins {
+		if p-b.start < over {
+			over, pinned = max(p-b.start, 0), true
 		}
 	}
 	cut := int64(0)
@@ -59,6 +61,9 @@ func (b *Backlog[K]) Append(payload []byte) {
 			break
 		}
 		cut = next
+	}
+	if pinned && cut < b.Len()-cut {
+		return
 	}
 	if cut > 0 {
 		// To a new array: a slice Since returned keeps the old one.
@@ -73,10 +78,17 @@ func (b *Backlog[K]) recordEnd(i int64) int64 {
 	return i + keyspace.RecordHeader + int64(binary.LittleEndian.Uint32(b.buf[i:]))
 }
 
-// Pin holds the start at or before the end as it is now, for k, until
-// Unpin(k) or until the backlog grows past the pin limit. Pinning k again
-// moves its pin.
-func (b *Backlog[K]) Pin(k K) { b.pins[k] = b.End() }
+// Pin holds the start at or before offset, for k, until Unpin(k): the
+// bytes from offset on stay held (those still held when it is pinned).
+// Pinning k again moves its pin. The owner bounds how far a pin may lag
+// behind the end (package server: client-output-buffer-limit replica).
+func (b *Backlog[K]) Pin(k K, offset int64) { b.pins[k] = offset }
+
+// Pinned reports k's pin, and whether k holds one.
+func (b *Backlog[K]) Pinned(k K) (offset int64, ok bool) {
+	offset, ok = b.pins[k]
+	return offset, ok
+}
 
 // Unpin releases k's pin, if any; the next trim may move the start past it.
 func (b *Backlog[K]) Unpin(k K) { delete(b.pins, k) }

@@ -11,13 +11,16 @@
 // once the backlog holds more than twice its size it drops whole records
 // from the front, keeping at least size bytes and less than size plus one
 // record (trimming only past twice the size keeps the copying amortized).
-// A pin holds the start at or before an offset, for a full copy in
-// progress whose stream begins there, while the backlog stays within the
-// pin limit (or twice the size, if more); past it the pins are ignored and
-// the copy's replica falls behind. Since returns the bytes from an offset to
-// the end. Locate tells where an offset lies, walking the record boundaries
-// once. Reset empties the backlog and starts it again at an offset, as
-// after a full copy is loaded.
+// A pin holds the start at or before an offset, for a replica whose stream
+// is sent from there (a full copy in progress, or a link not yet sent
+// everything): a trim keeps the bytes from the earliest pin, however far
+// behind the end it is. The owner bounds that, as Redis bounds a replica's
+// output buffer, by unpinning a replica that lags too far and closing its
+// link. A trim a pin holds back waits until it drops at least as many bytes
+// as it keeps, so each byte is copied a bounded number of times. Since
+// returns the bytes from an offset to the end. Locate tells where an offset
+// lies, walking the record boundaries once. Reset empties the backlog and
+// starts it again at an offset, as after a full copy is loaded.
 //
 // Invariants.
 //   - Start() <= End(), and End()-Start() is the number of bytes held.
@@ -28,7 +31,9 @@
 //   - Bytes once held are never written over: Append writes past them, a
 //     trim moves what stays to a new array, Reset drops the array. A slice
 //     Since returned stays valid and unchanged after the lock is released.
-//   - The size and the pin limit are fixed by New.
+//   - The size is fixed by New.
+//   - Every pinned offset that was held when pinned stays held until
+//     its pin moves or goes.
 //
 // Concurrency. A Backlog is not locked: its owner's mutex guards it (in
 // package server, replication.mu, which also guards the replication ids,

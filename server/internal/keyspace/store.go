@@ -522,3 +522,22 @@ func (s *Store) LiveKeys() iter.Seq2[string, *Entry] {
 		}
 	}
 }
+
+// DropExcept drops every key that keep does not hold, as replay drops one
+// (nothing is logged), and returns how many it dropped: a replica's keys
+// that a full copy, installed over them key by key, did not hold.
+// Preconditions: the gate held exclusively.
+func (s *Store) DropExcept(keep map[string]uint64) int {
+	var drop []string
+	for k := range s.Keys.All() {
+		if _, ok := keep[k]; !ok {
+			drop = append(drop, k)
+		}
+	}
+	for _, k := range drop {
+		if c, ok := s.Keys.Load(k); ok {
+			s.dropLocked(k, c)
+		}
+	}
+	return len(drop)
+}
