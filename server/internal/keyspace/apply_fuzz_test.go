@@ -57,26 +57,45 @@ func FuzzLiveEqualsReplay(f *testing.F) {
 				t.Fatalf("replaying op %d of %d (kind %d): %v", i, len(stream.ops), op[0], err)
 			}
 		}
-		if a, b := live.FilterBytes(), replayed.FilterBytes(); a != b {
-			t.Errorf("bytes charged: live %d, replayed %d", a, b)
-		}
-		if a, b := live.Keys.Len(), replayed.Keys.Len(); a != b {
-			t.Errorf("keys: live %d, replayed %d", a, b)
-		}
-		for k, c := range live.Keys.All() {
-			r, ok := replayed.Keys.Load(k)
-			if !ok {
-				t.Errorf("key %q is live but not replayed", k)
-				continue
-			}
-			if a, b := c.Deadline.Load(), r.Deadline.Load(); a != b {
-				t.Errorf("key %q: deadline live %d, replayed %d", k, a, b)
-			}
-			if !bytes.Equal(c.DumpPayload(), r.DumpPayload()) {
-				t.Errorf("key %q: the dumps differ (live %d items, replayed %d)", k, c.Inserted(), r.Inserted())
+		sameStores(t, "replayed", live, replayed)
+
+		// As a replica applies them: in batches, each key's ops on one of
+		// several workers, with the other records as barriers.
+		streamed := NewStore(0, 1<<30)
+		batch := 1 + len(script)%37
+		for i := 0; i < len(stream.ops); i += batch {
+			ops := stream.ops[i:min(i+batch, len(stream.ops))]
+			if err := streamed.ReplayStream(ops, 0, nil, 0, 3); err != nil {
+				t.Fatalf("streaming ops %d to %d of %d: %v", i, i+len(ops), len(stream.ops), err)
 			}
 		}
+		sameStores(t, "streamed", live, streamed)
 	})
+}
+
+// sameStores reports every difference between live and other, a store the
+// same ops were applied to: keys, dumps, deadlines and bytes charged.
+func sameStores(t *testing.T, name string, live, other *Store) {
+	t.Helper()
+	if a, b := live.FilterBytes(), other.FilterBytes(); a != b {
+		t.Errorf("bytes charged: live %d, %s %d", a, name, b)
+	}
+	if a, b := live.Keys.Len(), other.Keys.Len(); a != b {
+		t.Errorf("keys: live %d, %s %d", a, name, b)
+	}
+	for k, c := range live.Keys.All() {
+		r, ok := other.Keys.Load(k)
+		if !ok {
+			t.Errorf("key %q is live but not %s", k, name)
+			continue
+		}
+		if a, b := c.Deadline.Load(), r.Deadline.Load(); a != b {
+			t.Errorf("key %q: deadline live %d, %s %d", k, a, name, b)
+		}
+		if !bytes.Equal(c.DumpPayload(), r.DumpPayload()) {
+			t.Errorf("key %q: the dumps differ (live %d items, %s %d)", k, c.Inserted(), name, r.Inserted())
+		}
+	}
 }
 
 // run applies script's writes to st, as commands would, two bytes a write:
