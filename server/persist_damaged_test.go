@@ -27,8 +27,13 @@ type dirServer struct {
 }
 
 func openDirServer(dir string, repair bool) (*dirServer, error) {
+	return openDirServerLog(dir, repair, io.Discard)
+}
+
+// openDirServerLog is openDirServer with the server's log written to w.
+func openDirServerLog(dir string, repair bool, w io.Writer) (*dirServer, error) {
 	s, err := New(Config{Dir: dir, Repair: repair, SnapshotLogSize: -1,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(w, nil))})
 	if err != nil {
 		return nil, err
 	}

@@ -65,9 +65,16 @@
 // milliseconds, and comes back from a restart untouched. Startup loads the
 // newest snapshot and replays the logs from G on, skipping in log G each
 // key's ops before its position (recover.go). A directory written by
-// earlier servers (snapshot.cks alone) loads as it is. A torn final record
-// of the last log is dropped with a warning; any other damage refuses
-// startup with a message naming the file and offset, unless Config.Repair.
+// earlier servers (snapshot.cks alone) loads as it is.
+//
+// Only a record cut short by the end of the last log (its header, or fewer
+// payload bytes than its length promises) can be a write that never
+// finished: it is dropped with a warning naming the file, offset and bytes.
+// A complete record that fails its checksum is damage wherever it is, the
+// last record included, and so is any bad record in a log before the last:
+// startup refuses with a message naming the file, the offset and what
+// --repair would drop (the bad record and the rest of its log, in bytes and
+// whole records); with Config.Repair the log is cut there.
 //
 // A damaged newest snapshot (a flipped byte fails its checksum) refuses
 // startup with a message naming the file, the damage, and what --repair

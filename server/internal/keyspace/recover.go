@@ -16,13 +16,21 @@ import (
 // it: see loadSnapshots), replay the logs from its generation on, and open
 // the last log for appending.
 //
-// A torn final record of the last log (a crash mid-write) is dropped with a
-// warning and the file truncated to its last good record. Any other damage
-// (a bad record with good data after it, a bad record in an older log)
-// stops startup with an error naming the file and offset, unless repair is
-// set: then the damaged log is cut at the bad record, with a warning saying
-// how many bytes were dropped, and replay goes on. A damaged snapshot: see
-// loadSnapshots.
+// Damaged logs. Only a record cut short by the end of the last log (a
+// header of fewer than 8 bytes, or fewer payload bytes than its length
+// promises) can be a write that never finished, so never acknowledged: it
+// is dropped with a warning naming the file, the offset and the bytes, and
+// the file truncated to its last good record. Anything else is damage and
+// stops startup with an error naming the file and offset and saying what
+// --repair would drop, unless repair is set: a complete record that fails
+// its checksum (its length says N bytes and N bytes are there, so the
+// write finished and may have been acknowledged), at any position, the
+// last included; a record whose checksum holds but whose op does not
+// apply; a length above MaxRecord; a record cut short in a log before the
+// last. With repair the damaged log is cut at the bad record, dropping the
+// rest of that log, with a warning saying how many bytes, and how many
+// whole records after the bad one, were dropped; replay goes on with the
+// next log. A damaged or missing snapshot: see loadSnapshots.
 
 // listLogs returns the generations of the log files in dir, in order.
 func listLogs(dir string) ([]uint64, error) {
@@ -92,7 +100,7 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 		if ld.fuzzy != nil && (g == ld.fuzzy.gen || ld.lenient) {
 			fz = ld.fuzzy
 		}
-		good, torn, err := ScanLog(path, data, func(b []byte) error {
+		good, _, err := ScanLog(path, data, func(b []byte) error {
 			// scanLog hands over the records in order from offset 0.
 			rec := off
 			off += RecordHeader + int64(len(b))
@@ -108,20 +116,22 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 			if !errors.As(err, &le) {
 				// The record's checksum held but its op did not decode
 				// or apply: damage that the checksum cannot explain.
-				le = &logError{path, good, err.Error()}
-				torn = false
+				le = &logError{File: path, Offset: good, Reason: err.Error(), Next: off, Op: true}
 				err = le
 			}
+			dropped := int64(len(data)) - le.Offset
 			last := i == len(gens)-1
 			switch {
-			case torn && last:
-				log.Warn("dropping a torn final record (the server stopped mid-write; it was never acknowledged)",
-					"file", path, "offset", le.Offset, "bytes", int64(len(data))-le.Offset, "reason", le.Reason)
+			case le.Short && last:
+				log.Warn("dropping a record cut short at the end of the last log: a write the server never finished, so its reply was never sent "+
+					"(unless a power loss under appendfsync everysec or no cut off a write already acknowledged, or the record's length field is damaged)",
+					"file", path, "offset", le.Offset, "bytes", dropped, "reason", le.Reason)
 			case repair:
 				log.Warn("--repair: dropping the rest of a damaged log", "file", path, "offset", le.Offset,
-					"bytes", int64(len(data))-le.Offset, "reason", le.Reason)
+					"bytes", dropped, "dropped", le.dropped(data), "reason", le.Reason)
 			default:
-				return nil, fmt.Errorf("%w; refusing to start (the records after it would be lost): restart with --repair to drop the log from that offset on", err)
+				return nil, fmt.Errorf("%w; refusing to start, %s: restart with --repair to drop the log from offset %d on (%s)",
+					err, le.why(), le.Offset, le.dropped(data))
 			}
 			if err := os.Truncate(path, at); err != nil {
 				return nil, err
@@ -150,6 +160,35 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 		log.Warn("--repair: the keys recovered from the logs alone are saved", "keys", n, "generation", g)
 	}
 	return a, nil
+}
+
+// why says why startup refuses the bad record e. A record cut short is
+// refused only in a log before the last.
+func (e *logError) why() string {
+	switch {
+	case e.Short:
+		return "as a record cut short is a write that never finished only at the end of the last log"
+	case e.Next == 0:
+		return "as a record's length is damaged"
+	case e.Op:
+		return "as a record whose checksum holds has an op that does not apply: damage the checksum cannot explain"
+	default:
+		return "as a complete record that fails its checksum is damage, not a write that never finished, and may hold an acknowledged write"
+	}
+}
+
+// dropped says what cutting data, e's log, at e's offset drops.
+func (e *logError) dropped(data []byte) string {
+	n := int64(len(data)) - e.Offset
+	if e.Next == 0 || e.Next > int64(len(data)) {
+		return fmt.Sprintf("%d bytes, the rest of the file: the bad record's length cannot be trusted, so what follows it cannot be read", n)
+	}
+	after := data[e.Next:]
+	if len(after) == 0 {
+		return fmt.Sprintf("%d bytes: the bad record, the file's last", n)
+	}
+	return fmt.Sprintf("%d bytes: the bad record of %d bytes and the %d bytes after it, where %d records read whole",
+		n, e.Next-e.Offset, len(after), wholeRecords(after))
 }
 
 // loaded is what startup took from the snapshots.
