@@ -89,6 +89,21 @@
 // operator before the server answers again, and the damaged file is there
 // to examine. See loadSnapshots in recover.go.
 //
+// Both snapshot files missing while the logs start after generation 0 (the
+// logs from generation G on are kept only once a snapshot of G or later is
+// installed, and installing never leaves both names absent) means the keys
+// written before G are nowhere: startup refuses with ErrNoSnapshot, naming
+// the missing files and the first log. --repair then does what it does when
+// both snapshots are damaged, one code path (logsAlone): it replays every
+// log, keeping every key the logs create whole; an op on a key that does not
+// exist (its filter was in the snapshot) is skipped, not a reason to cut the
+// log, and the keys so skipped and not made anew by the logs are named with
+// their skipped ops in a warning; a key the snapshot held that no log
+// touches is lost without a trace. The recovered keys are then saved as a
+// snapshot, so the next start needs no --repair. --repair never cuts a log
+// for a missing key, so it drops no key that no damaged record or missing
+// snapshot touches.
+//
 // # Memory
 //
 // used_memory_filters (INFO) is the sum of the filters' sizes (CF.INFO's

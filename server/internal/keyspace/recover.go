@@ -148,6 +148,15 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 	}
 	a.snapGen, a.hasSnap = ld.gen, ld.has
 	if ld.lenient {
+		n, names := st.lostKeys(ld.fuzzy)
+		if n > 0 {
+			log.Warn("--repair: ops on keys that only the missing or damaged snapshot held were skipped; "+
+				"these keys are lost, as is any key the snapshot held that no log touches",
+				"keys", n, "ops_skipped", ld.fuzzy.skipped, "lost", names)
+		} else {
+			log.Warn("--repair: no log op is left on a key that only the snapshot held; any key the snapshot held that no log touches is lost",
+				"ops_skipped", ld.fuzzy.skipped)
+		}
 		// The logs were replayed with no snapshot under them; a restart
 		// could not replay them so again. Stand the keys on a snapshot.
 		st.AOF = a
@@ -213,8 +222,9 @@ type loaded struct {
 //     is lost;
 //   - the empty state, if the logs from generation 0 on are all there (a
 //     directory whose first snapshot is damaged): again nothing is lost;
-//   - else the logs alone, replayed leniently: a key that the logs create
-//     comes back whole, the keys that only the snapshot held are lost.
+//   - else the logs alone, replayed leniently (logsAlone): a key that the
+//     logs create comes back whole; the keys that only the snapshot held
+//     are lost, and those the logs touch are named.
 //
 // Without repair startup refuses, with an error naming the file and its
 // damage and saying which of the three --repair will do, as Redis refuses a
@@ -236,7 +246,10 @@ func loadSnapshots(st *Store, dir string, gens []uint64, repair bool, log *slog.
 	}
 	if !haveNewest {
 		if !havePrev {
-			return loaded{}, nil
+			if len(gens) == 0 || gens[0] == 0 {
+				return loaded{}, nil // a new directory, or one not yet snapshotted
+			}
+			return missingSnapshots(dir, gens, repair, log)
 		}
 		log.Info("loading the previous snapshot as the newest: the server stopped while installing a new one", "file", prev)
 		newest, havePrev = prev, false
@@ -321,11 +334,74 @@ func loadSnapshots(st *Store, dir string, gens []uint64, repair bool, log *slog.
 	}
 	log.Warn("--repair: the snapshot is damaged and nothing replaces it; replaying the logs alone, the keys only the snapshot held are lost",
 		"damaged", newest, "renamed_to", aside, "err", damage, "why", why)
+	return logsAlone(gens), nil
+}
+
+// ErrNoSnapshot is wrapped by startup's refusal when the logs start after
+// generation 0 and neither snapshot file is there.
+var ErrNoSnapshot = errors.New("no snapshot under the logs")
+
+// Missing snapshots. The logs start at generation G > 0 only once a
+// snapshot of generation G or later was installed, and snapshot.cks and
+// snapshot.prev.cks are never both absent after that (installSnapshot
+// renames one at a time): if both are gone, someone removed them, and the
+// keys written before G are nowhere else. Startup refuses, naming the
+// missing files, as it refuses a damaged snapshot. With repair the logs
+// are replayed alone, as when both snapshots are damaged (logsAlone).
+
+// missingSnapshots refuses, or with repair replays the logs alone, when
+// neither snapshot file is in dir and the logs, gens, start after
+// generation 0.
+func missingSnapshots(dir string, gens []uint64, repair bool, log *slog.Logger) (loaded, error) {
+	newest, prev := filepath.Join(dir, SnapName), filepath.Join(dir, SnapPrev)
+	first := filepath.Join(dir, LogName(gens[0]))
+	if !repair {
+		return loaded{}, fmt.Errorf("%w: %s and %s are missing, but the logs start at generation %d (%s): the keys written before it are only in a snapshot; "+
+			"refusing to start: --repair will replay the logs there are (generations %d to %d) alone, keeping every key they create, "+
+			"skipping each op on a key they do not (one the missing snapshot held) and naming those keys, which are lost, and then save a snapshot",
+			ErrNoSnapshot, newest, prev, gens[0], first, gens[0], gens[len(gens)-1])
+	}
+	log.Warn("--repair: both snapshots are missing; replaying the logs alone, the keys only the snapshot held are lost",
+		"missing", newest+" "+prev, "first_log", first, "generations", fmt.Sprintf("%d to %d", gens[0], gens[len(gens)-1]))
+	return logsAlone(gens), nil
+}
+
+// logsAlone is what startup replays when no snapshot stands under the logs
+// gens (both damaged or missing): every log, leniently. Replay skips each op
+// on a key that does not exist (its filter was in the snapshot) and notes
+// the key (FuzzyLog.lost); RecoverDir names the keys lost at the end. Every
+// key the logs create comes back whole, and no log is cut for a missing
+// key.
+func logsAlone(gens []uint64) loaded {
 	var first uint64
 	if len(gens) > 0 {
 		first = gens[0]
 	}
-	return loaded{gen: first, fuzzy: &FuzzyLog{Positions: map[string]uint64{}}, lenient: true}, nil
+	return loaded{gen: first, fuzzy: &FuzzyLog{Positions: map[string]uint64{}, lost: map[string]int{}}, lenient: true}
+}
+
+// lostKeys names the keys fz lost: at most 50, each with the ops skipped,
+// then how many more.
+func (st *Store) lostKeys(fz *FuzzyLog) (n int, names string) {
+	var keys []string
+	for k := range fz.lost {
+		if _, ok := st.Keys.Load(k); !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i == 50 {
+			fmt.Fprintf(&b, ", and %d more", len(keys)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q (%d ops skipped)", k, fz.lost[k])
+	}
+	return len(keys), b.String()
 }
 
 // loadEntries stores a snapshot's entries in st.
@@ -402,6 +478,26 @@ func setAside(path, aside string) error {
 type FuzzyLog struct {
 	gen       uint64
 	Positions map[string]uint64
+	// lost is set when the logs are replayed with no snapshot under them
+	// (loaded.lenient): each key whose ops were skipped because a snapshot
+	// that is missing or damaged held its filter, with the ops skipped.
+	// A key leaves it when its life ends in the logs (a drop, a rename
+	// away, a flush); one still in it that does not exist at the end is
+	// lost.
+	lost    map[string]int
+	skipped int // ops skipped in all
+}
+
+// skip notes that an op on key, which the missing snapshot held, was
+// skipped; ended: the op ended the key's life (a drop, a rename away), so
+// its absence is right.
+func (fz *FuzzyLog) skip(key string, ended bool) {
+	fz.skipped++
+	if ended {
+		delete(fz.lost, key)
+	} else {
+		fz.lost[key]++
+	}
 }
 
 // Replay applies one logged op, which starts at offset at of its log; fz is
@@ -435,6 +531,9 @@ func (st *Store) Replay(b []byte, at int64, fz *FuzzyLog) error {
 				st.dropLocked(k, c)
 			}
 		}
+		if fz.lost != nil {
+			clear(fz.lost) // the keys the snapshot held are gone now anyway
+		}
 		return nil
 	}
 	a.Key = string(o.Key)
@@ -442,6 +541,20 @@ func (st *Store) Replay(b []byte, at int64, fz *FuzzyLog) error {
 		return nil // in the key's snapshot entry already
 	}
 	a.At, _ = st.Keys.Load(a.Key)
+	if a.At == nil && fz != nil && fz.lost != nil && o.needsKey() {
+		// No snapshot under the logs: the key's filter was in the one that
+		// is missing or damaged. Skip the op; the key is lost until the
+		// logs end its life or make it anew.
+		fz.skip(a.Key, o.Kind == OpDrop || o.Kind == OpRename && string(o.To) != a.Key)
+		if o.Kind == OpRename && string(o.To) != a.Key {
+			// The new key would hold the lost filter: it is lost too.
+			if c, ok := st.Keys.Load(string(o.To)); ok {
+				st.dropLocked(string(o.To), c)
+			}
+			fz.lost[string(o.To)]++
+		}
+		return nil
+	}
 	if a.At == nil && o.needsKey() {
 		if fz != nil {
 			return nil // a life of the key that ended in this log before the snapshot reached it
