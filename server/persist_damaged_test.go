@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,8 +29,13 @@ type dirServer struct {
 }
 
 func openDirServer(dir string, repair bool) (*dirServer, error) {
+	return openDirServerLog(dir, repair, io.Discard)
+}
+
+// openDirServerLog is openDirServer with the server's log written to w.
+func openDirServerLog(dir string, repair bool, w io.Writer) (*dirServer, error) {
 	s, err := New(Config{Dir: dir, Repair: repair, SnapshotLogSize: -1,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.NewTextHandler(w, nil))})
 	if err != nil {
 		return nil, err
 	}
@@ -448,5 +455,113 @@ func TestSnapshotVerified(t *testing.T) {
 	ds.closeCrash()
 	ds = mustOpen(t, dir, false)
 	sameState(t, "after a refused and a good snapshot", ds.keyState(), want)
+	ds.closeCrash()
+}
+
+// TestLogsWithoutSnapshot: both snapshots gone (deleted, or both damaged),
+// the logs from generation 1 on kept. Deleted, the server refuses, naming
+// the missing files, not a corrupt record. With --repair, in both cases,
+// the logs are replayed alone: every key they create comes back as it was,
+// the ops on keys only the snapshot held are skipped, and the warning names
+// those keys.
+func TestLogsWithoutSnapshot(t *testing.T) {
+	files, want := twoGenerations(t)
+	kept := map[string]string{"own-b": want["own-b"], "own-c": want["own-c"]}
+	lost := `lost="\"exp\" (10 ops skipped), \"fixed\" (8 ops skipped), \"grow\" (122 ops skipped)"`
+	for _, c := range []struct {
+		what  string
+		files func() map[string][]byte
+	}{
+		{"missing", func() map[string][]byte {
+			out := maps.Clone(files)
+			delete(out, keyspace.SnapName)
+			delete(out, keyspace.SnapPrev)
+			return out
+		}},
+		{"damaged", func() map[string][]byte {
+			out := maps.Clone(files)
+			for _, name := range []string{keyspace.SnapName, keyspace.SnapPrev} {
+				bad := slices.Clone(out[name])
+				bad[len(bad)/2] ^= 0xff
+				out[name] = bad
+			}
+			return out
+		}},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			dir := t.TempDir()
+			putFiles(t, dir, c.files())
+			_, err := openDirServer(dir, false)
+			if err == nil {
+				t.Fatal("the server started")
+			}
+			if c.what == "missing" {
+				if strings.Contains(err.Error(), "corrupt") || !errors.Is(err, keyspace.ErrNoSnapshot) {
+					t.Fatalf("refusal: %v\nwant ErrNoSnapshot, no corrupt record", err)
+				}
+				wantAll(t, "refusal", err.Error(), fmt.Sprintf("no snapshot under the logs: %s and %s are missing, but the logs start at generation 1 (%s): the keys written before it are only in a snapshot; "+
+					"refusing to start: --repair will replay the logs there are (generations 1 to 2) alone, keeping every key they create, "+
+					"skipping each op on a key they do not (one the missing snapshot held) and naming those keys, which are lost, and then save a snapshot",
+					filepath.Join(dir, keyspace.SnapName), filepath.Join(dir, keyspace.SnapPrev), filepath.Join(dir, keyspace.LogName(1))))
+			}
+			var logs bytes.Buffer
+			ds, err := openDirServerLog(dir, true, &logs)
+			if err != nil {
+				t.Fatalf("--repair: %v", err)
+			}
+			ds.t = t
+			sameState(t, "--repair", ds.keyState(), kept)
+			wantAll(t, "--repair's warnings", logs.String(),
+				`msg="--repair: ops on keys that only the missing or damaged snapshot held were skipped; these keys are lost, as is any key the snapshot held that no log touches" keys=3 ops_skipped=140 `+lost)
+			for _, name := range []string{keyspace.LogName(1), keyspace.LogName(2)} {
+				if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() != int64(len(files[name])) {
+					t.Fatalf("--repair cut or removed %s: %v", name, err)
+				}
+			}
+			ds.closeCrash()
+			// The kept keys stand on a snapshot now: a plain restart works.
+			ds = mustOpen(t, dir, false)
+			sameState(t, "restart after --repair", ds.keyState(), kept)
+			ds.closeCrash()
+		})
+	}
+}
+
+// TestLogsWithoutSnapshotLives: replayed alone, the logs end the lives of
+// keys the missing snapshot held (a DEL, a RENAME away) without naming them
+// lost, and a RENAME of such a key onto one the logs created loses that key
+// too: it would hold the lost filter.
+func TestLogsWithoutSnapshotLives(t *testing.T) {
+	dir := t.TempDir()
+	ds := mustOpen(t, dir, false)
+	ds.do("CF.ADD", "old", "x")
+	ds.do("CF.ADD", "old2", "x")
+	ds.do("SAVE")
+	ds.do("CF.ADD", "dst", "y")
+	ds.do("RENAME", "old", "dst")
+	ds.do("CF.ADD", "dst", "z")
+	ds.do("DEL", "old2")
+	ds.do("CF.ADD", "keep", "k")
+	want := map[string]string{"keep": ds.keyState()["keep"]}
+	ds.closeCrash()
+	files := dirFiles(t, dir)
+	wantNames := []string{keyspace.LogName(0), keyspace.LogName(1), keyspace.SnapName}
+	if got := names(files); !slices.Equal(got, wantNames) {
+		t.Fatalf("directory holds %v, want %v", got, wantNames)
+	}
+	delete(files, keyspace.LogName(0))
+	delete(files, keyspace.SnapName)
+	putFiles(t, dir, files)
+	if _, err := openDirServer(dir, false); !errors.Is(err, keyspace.ErrNoSnapshot) {
+		t.Fatalf("without --repair: %v, want ErrNoSnapshot", err)
+	}
+	var logs bytes.Buffer
+	ds, err := openDirServerLog(dir, true, &logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.t = t
+	sameState(t, "--repair", ds.keyState(), want)
+	wantAll(t, "--repair's warnings", logs.String(), `keys=1 ops_skipped=3 lost="\"dst\" (2 ops skipped)"`)
 	ds.closeCrash()
 }

@@ -29,7 +29,8 @@ type Config struct {
 	AppendFsync string
 	// Repair lets startup go on past damaged files instead of refusing to
 	// start: a log is cut at its first bad record, a damaged snapshot is
-	// replaced by the previous generation and its logs (see doc.go).
+	// replaced by the previous generation and its logs, and logs with no
+	// snapshot under them are replayed alone (see keyspace's doc.go).
 	Repair bool
 	// RequirePass is the default user's password (Redis's requirepass): if
 	// set, every command but AUTH (and HELLO, QUIT) answers NOAUTH until the

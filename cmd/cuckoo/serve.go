@@ -66,7 +66,7 @@ func runServe(e *env, args []string) error {
 	tlsPort := countVar(fs, "tls-port", 0, 0, 65535, "serve TLS on this `port`, on the host of --addr (0: no TLS listener)")
 	tlsAddr := fs.String("tls-addr", "", "serve TLS on this `address` (HOST:0 picks a free port); overrides --tls-port")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
-	repair := fs.Bool("repair", false, "start even if a file is damaged: cut a log at its first bad record, or replace a damaged snapshot by the previous one and its logs (the refusal says which)")
+	repair := fs.Bool("repair", false, "start even if a file is damaged or both snapshots are missing: cut a log at its first bad record, replace a damaged snapshot by the previous one and its logs, or replay the logs alone (the refusal says which)")
 	confFile := fs.String("config", "", "read the settings from this `file` (redis.conf's syntax); flags given explicitly override it")
 	settings := server.AddSettingFlags(fs, map[string]string{"dir": "./cuckoo-data"})
 	if err := e.parse(fs, args, nil, 0); err != nil {

@@ -502,11 +502,20 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// logError is a damaged record in a log file.
+// logError is a bad record in a log file.
 type logError struct {
 	File   string
 	Offset int64
 	Reason string
+	// Short: the record is cut short by the end of the file (a header of
+	// fewer than RecordHeader bytes, or fewer payload bytes than its length
+	// promises): a write that did not finish, if the log is the last one.
+	Short bool
+	// Next is the offset just past the bad record when the record is
+	// complete (its length read and that many bytes there), else 0.
+	Next int64
+	// Op: the record read whole but its op did not decode or apply.
+	Op bool
 }
 
 func (e *logError) Error() string {
@@ -519,11 +528,17 @@ func (e *logError) Unwrap() error { return ErrCorrupt }
 // order. It returns the offset just past the last good record, and:
 //
 //   - nil when every byte was a good record;
-//   - a *logError with torn set when the bad bytes are a torn final record: a
-//     record whose length runs past the end of the data, or whose checksum
-//     fails and which ends exactly at the end (a write cut short);
-//   - a *logError when a record with data after it is damaged, or a length
-//     exceeds maxRecord: corruption in the middle.
+//   - a *logError with torn set when the bad bytes are a record cut short
+//     by the end of the data: a header of fewer than RecordHeader bytes, or
+//     a length that runs past the end. Only such a record, at the end of
+//     the last log, can be a write that never finished;
+//   - a *logError, torn not set, when a complete record fails its checksum
+//     (wherever it is, the last record included: its length says N bytes
+//     and N bytes are there, so the write finished and the bytes changed
+//     since) or a length exceeds MaxRecord: damage.
+//
+// A record whose length field is damaged to promise more bytes than the
+// data holds reads as cut short: nothing tells the two apart.
 //
 // An error apply returns stops the scan and is returned as is.
 func ScanLog(name string, data []byte, apply func([]byte) error) (good int64, torn bool, err error) {
@@ -531,18 +546,22 @@ func ScanLog(name string, data []byte, apply func([]byte) error) (good int64, to
 	for off < len(data) {
 		rest := data[off:]
 		if len(rest) < RecordHeader {
-			return int64(off), true, &logError{name, int64(off), fmt.Sprintf("torn record header (%d of %d bytes)", len(rest), RecordHeader)}
+			return int64(off), true, &logError{File: name, Offset: int64(off), Short: true,
+				Reason: fmt.Sprintf("record header cut short (%d of %d bytes)", len(rest), RecordHeader)}
 		}
 		n := binary.LittleEndian.Uint32(rest)
 		if n > MaxRecord {
-			return int64(off), false, &logError{name, int64(off), fmt.Sprintf("record length %d exceeds %d", n, MaxRecord)}
+			return int64(off), false, &logError{File: name, Offset: int64(off),
+				Reason: fmt.Sprintf("record length %d exceeds %d", n, MaxRecord)}
 		}
 		end := RecordHeader + int(n)
 		if end > len(rest) {
-			return int64(off), true, &logError{name, int64(off), fmt.Sprintf("torn record (%d of %d bytes)", len(rest), end)}
+			return int64(off), true, &logError{File: name, Offset: int64(off), Short: true,
+				Reason: fmt.Sprintf("record cut short (%d of %d bytes)", len(rest), end)}
 		}
 		if RecordCRC(rest[:4], rest[RecordHeader:end]) != binary.LittleEndian.Uint32(rest[4:]) {
-			return int64(off), end == len(rest), &logError{name, int64(off), "checksum mismatch"}
+			return int64(off), false, &logError{File: name, Offset: int64(off), Next: int64(off + end),
+				Reason: fmt.Sprintf("checksum mismatch in a complete record of %d bytes", end)}
 		}
 		if err := apply(rest[RecordHeader:end]); err != nil {
 			return int64(off), false, err
@@ -550,4 +569,12 @@ func ScanLog(name string, data []byte, apply func([]byte) error) (good int64, to
 		off += end
 	}
 	return int64(off), false, nil
+}
+
+// wholeRecords counts the records at the start of data that read whole
+// (complete, checksum good), up to the first that does not.
+func wholeRecords(data []byte) int {
+	n := 0
+	ScanLog("", data, func([]byte) error { n++; return nil })
+	return n
 }

@@ -65,9 +65,16 @@
 // milliseconds, and comes back from a restart untouched. Startup loads the
 // newest snapshot and replays the logs from G on, skipping in log G each
 // key's ops before its position (recover.go). A directory written by
-// earlier servers (snapshot.cks alone) loads as it is. A torn final record
-// of the last log is dropped with a warning; any other damage refuses
-// startup with a message naming the file and offset, unless Config.Repair.
+// earlier servers (snapshot.cks alone) loads as it is.
+//
+// Only a record cut short by the end of the last log (its header, or fewer
+// payload bytes than its length promises) can be a write that never
+// finished: it is dropped with a warning naming the file, offset and bytes.
+// A complete record that fails its checksum is damage wherever it is, the
+// last record included, and so is any bad record in a log before the last:
+// startup refuses with a message naming the file, the offset and what
+// --repair would drop (the bad record and the rest of its log, in bytes and
+// whole records); with Config.Repair the log is cut there.
 //
 // A damaged newest snapshot (a flipped byte fails its checksum) refuses
 // startup with a message naming the file, the damage, and what --repair
@@ -81,6 +88,21 @@
 // start on a damaged RDB: a disk that damages files should be noticed by an
 // operator before the server answers again, and the damaged file is there
 // to examine. See loadSnapshots in recover.go.
+//
+// Both snapshot files missing while the logs start after generation 0 (the
+// logs from generation G on are kept only once a snapshot of G or later is
+// installed, and installing never leaves both names absent) means the keys
+// written before G are nowhere: startup refuses with ErrNoSnapshot, naming
+// the missing files and the first log. --repair then does what it does when
+// both snapshots are damaged, one code path (logsAlone): it replays every
+// log, keeping every key the logs create whole; an op on a key that does not
+// exist (its filter was in the snapshot) is skipped, not a reason to cut the
+// log, and the keys so skipped and not made anew by the logs are named with
+// their skipped ops in a warning; a key the snapshot held that no log
+// touches is lost without a trace. The recovered keys are then saved as a
+// snapshot, so the next start needs no --repair. --repair never cuts a log
+// for a missing key, so it drops no key that no damaged record or missing
+// snapshot touches.
 //
 // # Memory
 //

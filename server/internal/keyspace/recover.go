@@ -16,13 +16,21 @@ import (
 // it: see loadSnapshots), replay the logs from its generation on, and open
 // the last log for appending.
 //
-// A torn final record of the last log (a crash mid-write) is dropped with a
-// warning and the file truncated to its last good record. Any other damage
-// (a bad record with good data after it, a bad record in an older log)
-// stops startup with an error naming the file and offset, unless repair is
-// set: then the damaged log is cut at the bad record, with a warning saying
-// how many bytes were dropped, and replay goes on. A damaged snapshot: see
-// loadSnapshots.
+// Damaged logs. Only a record cut short by the end of the last log (a
+// header of fewer than 8 bytes, or fewer payload bytes than its length
+// promises) can be a write that never finished, so never acknowledged: it
+// is dropped with a warning naming the file, the offset and the bytes, and
+// the file truncated to its last good record. Anything else is damage and
+// stops startup with an error naming the file and offset and saying what
+// --repair would drop, unless repair is set: a complete record that fails
+// its checksum (its length says N bytes and N bytes are there, so the
+// write finished and may have been acknowledged), at any position, the
+// last included; a record whose checksum holds but whose op does not
+// apply; a length above MaxRecord; a record cut short in a log before the
+// last. With repair the damaged log is cut at the bad record, dropping the
+// rest of that log, with a warning saying how many bytes, and how many
+// whole records after the bad one, were dropped; replay goes on with the
+// next log. A damaged or missing snapshot: see loadSnapshots.
 
 // listLogs returns the generations of the log files in dir, in order.
 func listLogs(dir string) ([]uint64, error) {
@@ -92,7 +100,7 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 		if ld.fuzzy != nil && (g == ld.fuzzy.gen || ld.lenient) {
 			fz = ld.fuzzy
 		}
-		good, torn, err := ScanLog(path, data, func(b []byte) error {
+		good, _, err := ScanLog(path, data, func(b []byte) error {
 			// scanLog hands over the records in order from offset 0.
 			rec := off
 			off += RecordHeader + int64(len(b))
@@ -108,20 +116,22 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 			if !errors.As(err, &le) {
 				// The record's checksum held but its op did not decode
 				// or apply: damage that the checksum cannot explain.
-				le = &logError{path, good, err.Error()}
-				torn = false
+				le = &logError{File: path, Offset: good, Reason: err.Error(), Next: off, Op: true}
 				err = le
 			}
+			dropped := int64(len(data)) - le.Offset
 			last := i == len(gens)-1
 			switch {
-			case torn && last:
-				log.Warn("dropping a torn final record (the server stopped mid-write; it was never acknowledged)",
-					"file", path, "offset", le.Offset, "bytes", int64(len(data))-le.Offset, "reason", le.Reason)
+			case le.Short && last:
+				log.Warn("dropping a record cut short at the end of the last log: a write the server never finished, so its reply was never sent "+
+					"(unless a power loss under appendfsync everysec or no cut off a write already acknowledged, or the record's length field is damaged)",
+					"file", path, "offset", le.Offset, "bytes", dropped, "reason", le.Reason)
 			case repair:
 				log.Warn("--repair: dropping the rest of a damaged log", "file", path, "offset", le.Offset,
-					"bytes", int64(len(data))-le.Offset, "reason", le.Reason)
+					"bytes", dropped, "dropped", le.dropped(data), "reason", le.Reason)
 			default:
-				return nil, fmt.Errorf("%w; refusing to start (the records after it would be lost): restart with --repair to drop the log from that offset on", err)
+				return nil, fmt.Errorf("%w; refusing to start, %s: restart with --repair to drop the log from offset %d on (%s)",
+					err, le.why(), le.Offset, le.dropped(data))
 			}
 			if err := os.Truncate(path, at); err != nil {
 				return nil, err
@@ -138,6 +148,15 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 	}
 	a.snapGen, a.hasSnap = ld.gen, ld.has
 	if ld.lenient {
+		n, names := st.lostKeys(ld.fuzzy)
+		if n > 0 {
+			log.Warn("--repair: ops on keys that only the missing or damaged snapshot held were skipped; "+
+				"these keys are lost, as is any key the snapshot held that no log touches",
+				"keys", n, "ops_skipped", ld.fuzzy.skipped, "lost", names)
+		} else {
+			log.Warn("--repair: no log op is left on a key that only the snapshot held; any key the snapshot held that no log touches is lost",
+				"ops_skipped", ld.fuzzy.skipped)
+		}
 		// The logs were replayed with no snapshot under them; a restart
 		// could not replay them so again. Stand the keys on a snapshot.
 		st.AOF = a
@@ -150,6 +169,35 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 		log.Warn("--repair: the keys recovered from the logs alone are saved", "keys", n, "generation", g)
 	}
 	return a, nil
+}
+
+// why says why startup refuses the bad record e. A record cut short is
+// refused only in a log before the last.
+func (e *logError) why() string {
+	switch {
+	case e.Short:
+		return "as a record cut short is a write that never finished only at the end of the last log"
+	case e.Next == 0:
+		return "as a record's length is damaged"
+	case e.Op:
+		return "as a record whose checksum holds has an op that does not apply: damage the checksum cannot explain"
+	default:
+		return "as a complete record that fails its checksum is damage, not a write that never finished, and may hold an acknowledged write"
+	}
+}
+
+// dropped says what cutting data, e's log, at e's offset drops.
+func (e *logError) dropped(data []byte) string {
+	n := int64(len(data)) - e.Offset
+	if e.Next == 0 || e.Next > int64(len(data)) {
+		return fmt.Sprintf("%d bytes, the rest of the file: the bad record's length cannot be trusted, so what follows it cannot be read", n)
+	}
+	after := data[e.Next:]
+	if len(after) == 0 {
+		return fmt.Sprintf("%d bytes: the bad record, the file's last", n)
+	}
+	return fmt.Sprintf("%d bytes: the bad record of %d bytes and the %d bytes after it, where %d records read whole",
+		n, e.Next-e.Offset, len(after), wholeRecords(after))
 }
 
 // loaded is what startup took from the snapshots.
@@ -174,8 +222,9 @@ type loaded struct {
 //     is lost;
 //   - the empty state, if the logs from generation 0 on are all there (a
 //     directory whose first snapshot is damaged): again nothing is lost;
-//   - else the logs alone, replayed leniently: a key that the logs create
-//     comes back whole, the keys that only the snapshot held are lost.
+//   - else the logs alone, replayed leniently (logsAlone): a key that the
+//     logs create comes back whole; the keys that only the snapshot held
+//     are lost, and those the logs touch are named.
 //
 // Without repair startup refuses, with an error naming the file and its
 // damage and saying which of the three --repair will do, as Redis refuses a
@@ -197,7 +246,10 @@ func loadSnapshots(st *Store, dir string, gens []uint64, repair bool, log *slog.
 	}
 	if !haveNewest {
 		if !havePrev {
-			return loaded{}, nil
+			if len(gens) == 0 || gens[0] == 0 {
+				return loaded{}, nil // a new directory, or one not yet snapshotted
+			}
+			return missingSnapshots(dir, gens, repair, log)
 		}
 		log.Info("loading the previous snapshot as the newest: the server stopped while installing a new one", "file", prev)
 		newest, havePrev = prev, false
@@ -282,11 +334,74 @@ func loadSnapshots(st *Store, dir string, gens []uint64, repair bool, log *slog.
 	}
 	log.Warn("--repair: the snapshot is damaged and nothing replaces it; replaying the logs alone, the keys only the snapshot held are lost",
 		"damaged", newest, "renamed_to", aside, "err", damage, "why", why)
+	return logsAlone(gens), nil
+}
+
+// ErrNoSnapshot is wrapped by startup's refusal when the logs start after
+// generation 0 and neither snapshot file is there.
+var ErrNoSnapshot = errors.New("no snapshot under the logs")
+
+// Missing snapshots. The logs start at generation G > 0 only once a
+// snapshot of generation G or later was installed, and snapshot.cks and
+// snapshot.prev.cks are never both absent after that (installSnapshot
+// renames one at a time): if both are gone, someone removed them, and the
+// keys written before G are nowhere else. Startup refuses, naming the
+// missing files, as it refuses a damaged snapshot. With repair the logs
+// are replayed alone, as when both snapshots are damaged (logsAlone).
+
+// missingSnapshots refuses, or with repair replays the logs alone, when
+// neither snapshot file is in dir and the logs, gens, start after
+// generation 0.
+func missingSnapshots(dir string, gens []uint64, repair bool, log *slog.Logger) (loaded, error) {
+	newest, prev := filepath.Join(dir, SnapName), filepath.Join(dir, SnapPrev)
+	first := filepath.Join(dir, LogName(gens[0]))
+	if !repair {
+		return loaded{}, fmt.Errorf("%w: %s and %s are missing, but the logs start at generation %d (%s): the keys written before it are only in a snapshot; "+
+			"refusing to start: --repair will replay the logs there are (generations %d to %d) alone, keeping every key they create, "+
+			"skipping each op on a key they do not (one the missing snapshot held) and naming those keys, which are lost, and then save a snapshot",
+			ErrNoSnapshot, newest, prev, gens[0], first, gens[0], gens[len(gens)-1])
+	}
+	log.Warn("--repair: both snapshots are missing; replaying the logs alone, the keys only the snapshot held are lost",
+		"missing", newest+" "+prev, "first_log", first, "generations", fmt.Sprintf("%d to %d", gens[0], gens[len(gens)-1]))
+	return logsAlone(gens), nil
+}
+
+// logsAlone is what startup replays when no snapshot stands under the logs
+// gens (both damaged or missing): every log, leniently. Replay skips each op
+// on a key that does not exist (its filter was in the snapshot) and notes
+// the key (FuzzyLog.lost); RecoverDir names the keys lost at the end. Every
+// key the logs create comes back whole, and no log is cut for a missing
+// key.
+func logsAlone(gens []uint64) loaded {
 	var first uint64
 	if len(gens) > 0 {
 		first = gens[0]
 	}
-	return loaded{gen: first, fuzzy: &FuzzyLog{Positions: map[string]uint64{}}, lenient: true}, nil
+	return loaded{gen: first, fuzzy: &FuzzyLog{Positions: map[string]uint64{}, lost: map[string]int{}}, lenient: true}
+}
+
+// lostKeys names the keys fz lost: at most 50, each with the ops skipped,
+// then how many more.
+func (st *Store) lostKeys(fz *FuzzyLog) (n int, names string) {
+	var keys []string
+	for k := range fz.lost {
+		if _, ok := st.Keys.Load(k); !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i == 50 {
+			fmt.Fprintf(&b, ", and %d more", len(keys)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q (%d ops skipped)", k, fz.lost[k])
+	}
+	return len(keys), b.String()
 }
 
 // loadEntries stores a snapshot's entries in st.
@@ -363,6 +478,26 @@ func setAside(path, aside string) error {
 type FuzzyLog struct {
 	gen       uint64
 	Positions map[string]uint64
+	// lost is set when the logs are replayed with no snapshot under them
+	// (loaded.lenient): each key whose ops were skipped because a snapshot
+	// that is missing or damaged held its filter, with the ops skipped.
+	// A key leaves it when its life ends in the logs (a drop, a rename
+	// away, a flush); one still in it that does not exist at the end is
+	// lost.
+	lost    map[string]int
+	skipped int // ops skipped in all
+}
+
+// skip notes that an op on key, which the missing snapshot held, was
+// skipped; ended: the op ended the key's life (a drop, a rename away), so
+// its absence is right.
+func (fz *FuzzyLog) skip(key string, ended bool) {
+	fz.skipped++
+	if ended {
+		delete(fz.lost, key)
+	} else {
+		fz.lost[key]++
+	}
 }
 
 // Replay applies one logged op, which starts at offset at of its log; fz is
@@ -396,6 +531,9 @@ func (st *Store) Replay(b []byte, at int64, fz *FuzzyLog) error {
 				st.dropLocked(k, c)
 			}
 		}
+		if fz.lost != nil {
+			clear(fz.lost) // the keys the snapshot held are gone now anyway
+		}
 		return nil
 	}
 	a.Key = string(o.Key)
@@ -403,6 +541,20 @@ func (st *Store) Replay(b []byte, at int64, fz *FuzzyLog) error {
 		return nil // in the key's snapshot entry already
 	}
 	a.At, _ = st.Keys.Load(a.Key)
+	if a.At == nil && fz != nil && fz.lost != nil && o.needsKey() {
+		// No snapshot under the logs: the key's filter was in the one that
+		// is missing or damaged. Skip the op; the key is lost until the
+		// logs end its life or make it anew.
+		fz.skip(a.Key, o.Kind == OpDrop || o.Kind == OpRename && string(o.To) != a.Key)
+		if o.Kind == OpRename && string(o.To) != a.Key {
+			// The new key would hold the lost filter: it is lost too.
+			if c, ok := st.Keys.Load(string(o.To)); ok {
+				st.dropLocked(string(o.To), c)
+			}
+			fz.lost[string(o.To)]++
+		}
+		return nil
+	}
 	if a.At == nil && o.needsKey() {
 		if fz != nil {
 			return nil // a life of the key that ended in this log before the snapshot reached it
