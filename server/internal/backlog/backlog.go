@@ -37,13 +37,18 @@ func (b *Backlog[K]) Len() int64 { return int64(len(b.buf)) }
 // Size is the number of bytes a trim keeps (repl_backlog_size).
 func (b *Backlog[K]) Size() int64 { return b.size }
 
-// Append frames payload as a record, adds it at the end and trims the
-// front if the backlog holds more than twice its size: to size bytes, or
-// to the earliest pin if that is earlier. A trim that a pin holds back is
-// made only once it drops at least as many bytes as it keeps, so that the
-// bytes a lagging pin holds are copied a bounded number of times each.
+// Append frames payload as a record, adds it at the end and trims.
 func (b *Backlog[K]) Append(payload []byte) {
 	b.buf = keyspace.AppendRecord(b.buf, payload)
+	b.trim()
+}
+
+// trim drops the front if the backlog holds more than twice its size: to
+// size bytes, or to the earliest pin if that is earlier. A trim that a pin
+// holds back is made only once it drops at least as many bytes as it
+// keeps, so that the bytes a lagging pin holds are copied a bounded number
+// of times each.
+func (b *Backlog[K]) trim() {
 	over := b.Len() - b.size
 	if over <= b.size {
 		return
@@ -80,9 +85,13 @@ func (b *Backlog[K]) recordEnd(i int64) int64 {
 
 // Pin holds the start at or before offset, for k, until Unpin(k): the
 // bytes from offset on stay held (those still held when it is pinned).
-// Pinning k again moves its pin. The owner bounds how far a pin may lag
-// behind the end (package server: client-output-buffer-limit replica).
-func (b *Backlog[K]) Pin(k K, offset int64) { b.pins[k] = offset }
+// Pinning k again moves its pin, and trims what it no longer holds. The
+// owner bounds how far a pin may lag behind the end (package server:
+// client-output-buffer-limit replica).
+func (b *Backlog[K]) Pin(k K, offset int64) {
+	b.pins[k] = offset
+	b.trim()
+}
 
 // Pinned reports k's pin, and whether k holds one.
 func (b *Backlog[K]) Pinned(k K) (offset int64, ok bool) {
@@ -90,8 +99,11 @@ func (b *Backlog[K]) Pinned(k K) (offset int64, ok bool) {
 	return offset, ok
 }
 
-// Unpin releases k's pin, if any; the next trim may move the start past it.
-func (b *Backlog[K]) Unpin(k K) { delete(b.pins, k) }
+// Unpin releases k's pin, if any, and trims.
+func (b *Backlog[K]) Unpin(k K) {
+	delete(b.pins, k)
+	b.trim()
+}
 
 // Since returns the bytes from offset to the end, and ok=false if offset is
 // not held (before the start or past the end). The slice stays valid and

@@ -16,9 +16,10 @@
 // everything): a trim keeps the bytes from the earliest pin, however far
 // behind the end it is. The owner bounds that, as Redis bounds a replica's
 // output buffer, by unpinning a replica that lags too far and closing its
-// link. A trim a pin holds back waits until it drops at least as many bytes
-// as it keeps, so each byte is copied a bounded number of times. Since
-// returns the bytes from an offset to the end. Locate tells where an offset
+// link. Moving or releasing a pin trims as an append does. A trim a pin
+// holds back waits until it drops at least as many bytes as it keeps, so
+// each byte is copied a bounded number of times. Since returns the bytes
+// from an offset to the end. Locate tells where an offset
 // lies, walking the record boundaries once. Reset empties the backlog and
 // starts it again at an offset, as after a full copy is loaded.
 //
