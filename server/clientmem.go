@@ -49,10 +49,9 @@ import (
 // stayed at or above it for more than soft-seconds, and clears the mark of
 // one below it. So a client that never reads its replies, whose flush is
 // blocked, is closed by the cron. A reply counts until all of it has been
-// written (Redis counts the part unsent). The replica class is not enforced
-// here: a replica's link holds at most the backlog, and one that falls
-// behind it is dropped to take a full copy (repl.go), which bounds it more
-// tightly than Redis's defaults.
+// written (Redis counts the part unsent). The replica class is enforced by
+// the replica links themselves, whose output is the stream not yet sent,
+// held in the backlog (repl_output.go); the cron leaves them alone.
 //
 // maxmemory-clients. When a published increase takes the normal total to
 // the limit, clientsCron is woken; it (and each of its rounds, for a limit
@@ -315,7 +314,7 @@ func (s *Server) checkOutputs(now time.Time) {
 		}
 		class := cl.outputClass()
 		if class == classReplica {
-			continue // bounded by the backlog (see above)
+			continue // bounded by repl_output.go (see above)
 		}
 		lim, out := ob.get(class), cl.mem.output()
 		switch {

@@ -210,9 +210,11 @@
 //     once, those replies unsent; one whose replies stay at soft bytes or
 //     more for longer than soft-seconds is closed by a check every 100 ms
 //     (a client that never reads its replies blocks its flush, and stays
-//     there). A reply counts until all of it is written. The replica class
-//     is accepted and reported; a replica's link is bounded by the backlog
-//     instead (a replica falling behind it is dropped for a full copy).
+//     there). A reply counts until all of it is written. For the replica
+//     class the output is the stream not yet written to the replica's
+//     link, which the backlog holds for it however far behind it is; a
+//     link past the limits is cut, and its replica takes a full copy
+//     (repl_output.go).
 //     INFO's client_output_buffer_limit_disconnections counts the clients
 //     closed (and client_query_buffer_limit_disconnections those past
 //     client-query-buffer-limit; both Redis 7.4's fields).
@@ -343,8 +345,14 @@
 // primary's backlog (repl-backlog-size) or takes a full copy first: every
 // key's DUMP payload, streamed key by key with the offset the stream had
 // reached when the key was read, while writes go on (repl_copy.go); the
-// replica skips the ops a key's copy already holds. A replica applies the stream in batches with the gate held
-// (its lookups, lock-free, go on; clients' writes answer READONLY), logs
+// replica installs each key over its own, so its lookups never miss an
+// item it held, and skips the ops a key's copy already holds. The backlog
+// only serves replicas that reconnect: a connected replica's link is
+// bounded by client-output-buffer-limit replica (repl_output.go). A
+// replica applies the stream in batches with the gate held, each key's ops
+// on one of several workers (keyspace.ReplayStream), as the primary applied
+// them on several cores (its lookups, lock-free, go on; clients' writes
+// answer READONLY), logs
 // each batch and its position as one record (so a restarted replica
 // continues where it was, repl_position.go), feeds its own backlog, and
 // acknowledges its offset (REPLCONF ACK), which WAIT counts. A promotion

@@ -363,7 +363,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	// One goroutine reads and checks the records while this one applies
 	// the batch before: the primary's socket drains while a batch is
 	// applied.
-	batches := make(chan streamBatch, 2)
+	batches := make(chan streamBatch, 1)
 	go readStream(br, nc, batches, ackDone)
 	for b := range batches {
 		if b.err != nil {
@@ -390,9 +390,14 @@ type streamBatch struct {
 	err  error
 }
 
-// maxBatch bounds the records of a batch: each batch holds the gate once and
-// is logged as one record.
-const maxBatch = 1024
+// A batch holds the gate once and is logged as one record; maxBatch and
+// maxBatchBytes bound it, so that a replica acknowledges (and its lookups
+// see) the stream in small steps: what a batch holds is lag the primary
+// reports.
+const (
+	maxBatch      = 1024
+	maxBatchBytes = 256 << 10
+)
 
 // readStream reads the primary's records into batches, each what arrived
 // together (one record, then those already buffered, up to maxBatch), until
@@ -413,8 +418,8 @@ func readStream(br *bufio.Reader, nc net.Conn, out chan<- streamBatch, done <-ch
 			send(streamBatch{err: err})
 			return
 		}
-		batch := [][]byte{p}
-		for len(batch) < maxBatch && br.Buffered() >= keyspace.RecordHeader {
+		batch, size := [][]byte{p}, len(p)
+		for len(batch) < maxBatch && size < maxBatchBytes && br.Buffered() >= keyspace.RecordHeader {
 			h, _ := br.Peek(keyspace.RecordHeader)
 			if br.Buffered() < keyspace.RecordHeader+int(binary.LittleEndian.Uint32(h)) {
 				break
@@ -425,7 +430,7 @@ func readStream(br *bufio.Reader, nc net.Conn, out chan<- streamBatch, done <-ch
 				send(streamBatch{err: err})
 				return
 			}
-			batch = append(batch, p)
+			batch, size = append(batch, p), size+len(p)
 		}
 		if !send(streamBatch{recs: batch}) {
 			return
@@ -506,7 +511,7 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 		}
 		end += int64(keyspace.RecordHeader + len(op))
 	}
-	if err := st.ReplayStream(ops, at, m.fz, m.fzEnd, runtime.GOMAXPROCS(0)); err != nil {
+	if err := st.ReplayStream(ops, at, m.fz, m.fzEnd, 4*runtime.GOMAXPROCS(0)); err != nil {
 		st.Gate.Unlock()
 		return err
 	}

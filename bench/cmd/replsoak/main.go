@@ -198,7 +198,7 @@ func run(o options) (ok bool) {
 			time.Since(start).Seconds(), acked.Load(), lag, r["master_link_status"],
 			r["master_sync_in_progress"], r["master_full_syncs"], r["master_position_refused"])
 		samples = append(samples, s)
-		if len(samples)%10 == 0 {
+		if len(samples)%5 == 0 {
 			fmt.Println(s)
 		}
 	}
