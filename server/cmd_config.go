@@ -346,25 +346,34 @@ func (s *Server) listenAddr(isTLS bool) (host, port string) {
 	return host, port
 }
 
-// CONFIG GET pattern [pattern ...]: the settings whose names match any of
-// the glob patterns (any case), as a map (RESP2: a flat array).
+// CONFIG GET pattern [pattern ...]: the settings whose names (or aliases)
+// match any of the glob patterns (any case), as a map (RESP2: a flat array).
 func cmdConfigGet(s *Server, cl *client, a [][]byte) {
 	s.conf.mu.Lock()
 	st := s.conf.st
 	s.conf.mu.Unlock()
-	var out []*setting
+	type named struct {
+		name string
+		x    *setting
+	}
+	var out []named
 	for _, x := range settingsTable {
-		for _, p := range a[2:] {
-			if match.Match(x.Name, strings.ToLower(string(p))) {
-				out = append(out, x)
-				break
+		// A setting is listed under each of its names that a pattern
+		// matches, as Redis 7 lists min-replicas-to-write and
+		// min-slaves-to-write.
+		for _, name := range []string{x.Name, x.Alias} {
+			for _, p := range a[2:] {
+				if name != "" && match.Match(name, strings.ToLower(string(p))) {
+					out = append(out, named{name, x})
+					break
+				}
 			}
 		}
 	}
 	cl.wr.WriteMap(len(out))
-	for _, x := range out {
-		cl.wr.WriteBulkString(x.Name)
-		cl.wr.WriteBulkString(x.Get(s, &st))
+	for _, n := range out {
+		cl.wr.WriteBulkString(n.name)
+		cl.wr.WriteBulkString(n.x.Get(s, &st))
 	}
 }
 
