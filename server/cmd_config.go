@@ -65,6 +65,9 @@ func newConfigState(cfg Config) configState {
 	if st.cfg.ReplicaPriority == 0 {
 		st.cfg.ReplicaPriority = 100 // Config's zero value (see ReplicaPriority)
 	}
+	if st.cfg.MinReplicasMaxLag == 0 {
+		st.cfg.MinReplicasMaxLag = defaultMinReplicasMaxLag // Config's zero value
+	}
 	st.cfg.Limits = cfg.Limits.withDefaults()
 	st.cfg.FilterDefaults = cfg.FilterDefaults.WithDefaults()
 	if st.cfg.AppendFsync == "" {
@@ -181,6 +184,12 @@ var settingsTable = settings.Table[*Server, configState]{
 	{Name: "replica-priority", Doc: "`priority`: Sentinel promotes the replica of lowest priority first; 0: never", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: "100",
 		Get: func(s *Server, st *configState) string { return itoa(int64(max(st.cfg.ReplicaPriority, 0))) },
 		Set: func(st *configState, v settings.Value) { st.cfg.ReplicaPriority = priorityConfig(v.N) }},
+	{Name: "min-replicas-to-write", Alias: "min-slaves-to-write", Doc: "`N`: a primary with fewer good replicas (acknowledged within min-replicas-max-lag seconds) refuses writes with NOREPLICAS; 0: never", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: "0",
+		Get: func(s *Server, st *configState) string { return itoa(int64(max(st.cfg.MinReplicasToWrite, 0))) },
+		Set: func(st *configState, v settings.Value) { st.cfg.MinReplicasToWrite = int(v.N) }},
+	{Name: "min-replicas-max-lag", Alias: "min-slaves-max-lag", Doc: "`seconds`: a replica is good for min-replicas-to-write while its last acknowledgement is at most this old; 0 turns min-replicas-to-write off", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: itoa(defaultMinReplicasMaxLag),
+		Get: func(s *Server, st *configState) string { return itoa(int64(max(st.cfg.MinReplicasMaxLag, 0))) },
+		Set: func(st *configState, v settings.Value) { st.cfg.MinReplicasMaxLag = minReplicasConfig(v.N) }},
 	{Name: "replica-read-only", Doc: "yes: a replica refuses writes (fixed; no flag)", NoFlag: true, Kind: settings.Enum, Enum: []string{"yes"}, Def: "yes",
 		Get: func(s *Server, st *configState) string { return "yes" },
 		Set: func(st *configState, v settings.Value) {}},
@@ -313,6 +322,7 @@ func (s *Server) publish(st *configState) {
 	s.wakeCron() // a lower maxmemory-clients evicts at once
 	d := st.cfg.FilterDefaults.WithDefaults()
 	s.cfDefaults.Store(&d)
+	s.setMinReplicas(&st.cfg)
 }
 
 // clientLimits are the client limits in force. maxclients applies to the
@@ -346,25 +356,34 @@ func (s *Server) listenAddr(isTLS bool) (host, port string) {
 	return host, port
 }
 
-// CONFIG GET pattern [pattern ...]: the settings whose names match any of
-// the glob patterns (any case), as a map (RESP2: a flat array).
+// CONFIG GET pattern [pattern ...]: the settings whose names (or aliases)
+// match any of the glob patterns (any case), as a map (RESP2: a flat array).
 func cmdConfigGet(s *Server, cl *client, a [][]byte) {
 	s.conf.mu.Lock()
 	st := s.conf.st
 	s.conf.mu.Unlock()
-	var out []*setting
+	type named struct {
+		name string
+		x    *setting
+	}
+	var out []named
 	for _, x := range settingsTable {
-		for _, p := range a[2:] {
-			if match.Match(x.Name, strings.ToLower(string(p))) {
-				out = append(out, x)
-				break
+		// A setting is listed under each of its names that a pattern
+		// matches, as Redis 7 lists min-replicas-to-write and
+		// min-slaves-to-write.
+		for _, name := range []string{x.Name, x.Alias} {
+			for _, p := range a[2:] {
+				if name != "" && match.Match(name, strings.ToLower(string(p))) {
+					out = append(out, named{name, x})
+					break
+				}
 			}
 		}
 	}
 	cl.wr.WriteMap(len(out))
-	for _, x := range out {
-		cl.wr.WriteBulkString(x.Name)
-		cl.wr.WriteBulkString(x.Get(s, &st))
+	for _, n := range out {
+		cl.wr.WriteBulkString(n.name)
+		cl.wr.WriteBulkString(n.x.Get(s, &st))
 	}
 }
 

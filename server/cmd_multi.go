@@ -136,6 +136,10 @@ func cmdExec(s *Server, cl *client, a [][]byte) {
 	queued, failed := cl.queued, cl.multiErr
 	cl.endMulti()
 	defer cl.unwatch()
+	if msg := s.execRefusal(queued); msg != "" {
+		s.writeErr(cl, replyErr(msg))
+		return
+	}
 	if failed {
 		s.writeErr(cl, replyErr("EXECABORT Transaction discarded because of previous errors."))
 		return

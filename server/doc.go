@@ -374,6 +374,13 @@
 // master_stream_errors; master_full_syncs counts the copies it loaded), and
 // takes a full copy.
 //
+// min-replicas-to-write N and min-replicas-max-lag S (Redis's, also by
+// their old min-slaves-* names) make a primary refuse writes with
+// NOREPLICAS while fewer than N online replicas acknowledged within S
+// seconds, so that one cut off by a partition stops acknowledging writes
+// that its demotion would lose (repl_minreplicas.go; cmd/cuckoo's
+// TestPartitionMinReplicas).
+//
 // # Cluster
 //
 // With cluster-enabled (--cluster-enabled) a node speaks the Redis Cluster

@@ -162,6 +162,9 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	if msg == "" && cmd.write && s.store.Replica.Load() {
 		msg = keyspace.ErrReadonly.Error()
 	}
+	if msg == "" && cmd.write && cl.ks.Txn == nil && !s.enoughReplicas() {
+		msg = errNoReplicas // not inside EXEC: it checked its queue whole (repl_minreplicas.go)
+	}
 	if msg == "" {
 		maxItem := s.clientLimits().MaxItem
 		for i, a := range args[1:] {

@@ -273,6 +273,7 @@ func (s *Server) serveReplica(cl *client) {
 	defer func() {
 		r.mu.Lock()
 		delete(r.replicas, link)
+		s.replicaDropped(link)
 		r.backlog.Unpin(link)
 		r.cond.Broadcast()
 		r.mu.Unlock()
@@ -332,6 +333,7 @@ func (s *Server) serveReplica(cl *client) {
 	link.ack.Store(from)
 	link.lastAck.Store(time.Now().Unix())
 	link.state = "online"
+	s.replicaOnline(link)
 	for {
 		r.mu.Lock()
 		for r.backlog.End() == from && !r.closing && !isClosed(gone) {
@@ -378,6 +380,7 @@ func (s *Server) heartbeat() {
 			r.feedLocked([]byte{keyspace.OpReplPing})
 		}
 		r.mu.Unlock()
+		s.countGoodReplicas() // min-replicas-to-write's, once a second as Redis's
 	})
 }
 
@@ -502,6 +505,7 @@ func (s *Server) replicationInfo() []any {
 	}
 	links := r.onlineLinks()
 	kv = append(kv, "connected_slaves", len(links))
+	kv = s.minReplicasInfo(kv)
 	now := time.Now().Unix()
 	for i, l := range links {
 		kv = append(kv, fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",

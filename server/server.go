@@ -52,6 +52,15 @@ type Config struct {
 	// (replica-priority: the lowest is promoted first, 0 never). 0 means
 	// the default, 100; a negative value means 0.
 	ReplicaPriority int
+	// MinReplicasToWrite is Redis's min-replicas-to-write: a primary with
+	// fewer good replicas refuses writes with NOREPLICAS
+	// (repl_minreplicas.go); 0, the default, never refuses.
+	MinReplicasToWrite int
+	// MinReplicasMaxLag is min-replicas-max-lag: a replica is good while
+	// its last acknowledgement is at most this many seconds old. 0 means
+	// the default, 10; a negative value means 0, which turns the refusal
+	// off, as in Redis.
+	MinReplicasMaxLag int
 	// MaxMemory bounds the bytes of all filters and of what clients hold
 	// (their requests, replies and transactions, as Redis's used_memory
 	// counts them; replicas' links aside); 0 means no limit. A write that
@@ -132,6 +141,7 @@ type Server struct {
 	finalSave atomic.Int32
 
 	repl   *replication  // as primary and as replica (repl.go, repl_replica.go)
+	minRep minReplicas   // min-replicas-to-write's count (repl_minreplicas.go)
 	users  *acl.Registry // the ACL's users (cmd_acl.go)
 	aclLog *acl.Log
 

@@ -41,10 +41,17 @@ func startSentinel(t *testing.T, sentinel, primary string) string {
 // script, if any, as its client-reconfig-script.
 func startSentinelFor(t *testing.T, sentinel string, shards map[string]string, script string) string {
 	t.Helper()
+	return startSentinelWith(t, sentinel, shards, script, "")
+}
+
+// startSentinelWith is startSentinelFor with extra lines in the
+// configuration file.
+func startSentinelWith(t *testing.T, sentinel string, shards map[string]string, script, extra string) string {
+	t.Helper()
 	dir := t.TempDir()
 	sport := freePort(t)
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "port %d\nbind 127.0.0.1\ndir %s\n", sport, dir)
+	fmt.Fprintf(&sb, "port %d\nbind 127.0.0.1\ndir %s\n%s", sport, dir, extra)
 	for name, addr := range shards {
 		host, port, _ := net.SplitHostPort(addr)
 		fmt.Fprintf(&sb, "sentinel monitor %s %s %s 2\n", name, host, port)

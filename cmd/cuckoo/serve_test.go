@@ -89,7 +89,13 @@ func serveProcTLS(t *testing.T, bin string, args ...string) (cmd *exec.Cmd, addr
 // line, as serveProcTLS does.
 func serveArgs(t *testing.T, bin string, args ...string) (cmd *exec.Cmd, addr, tlsAddr string, log *syncBuf) {
 	t.Helper()
-	cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
+	return serveCmd(t, exec.Command(bin, append([]string{"serve"}, args...)...))
+}
+
+// serveCmd starts cmd, a "cuckoo serve" (or a command that runs one, such as
+// ip netns exec), and waits for its ready line, as serveArgs does.
+func serveCmd(t *testing.T, cmd *exec.Cmd) (_ *exec.Cmd, addr, tlsAddr string, log *syncBuf) {
+	t.Helper()
 	redistest.DieWithTest(cmd)
 	// A pipe of our own, not StderrPipe: Wait closes that one, which can
 	// lose the last lines (a crash's panic) before they are read.

@@ -11,7 +11,10 @@ import (
 // Setting is one setting's line for Rewrite.
 type Setting struct {
 	Name string // lower case
-	Line string // the whole line: name and value, as Split reads it back
+	// Alias is the setting's other name (lower case), or "": a line of
+	// either name is the setting's.
+	Alias string
+	Line  string // the whole line: name and value, as Split reads it back
 	// Append says whether the line is appended when the file has no line
 	// for Name (the value differs from the default, or was changed).
 	Append bool
@@ -28,6 +31,9 @@ func Rewrite(data []byte, settings []Setting) []byte {
 	byName := make(map[string]*Setting, len(settings))
 	for i := range settings {
 		byName[settings[i].Name] = &settings[i]
+		if a := settings[i].Alias; a != "" {
+			byName[a] = &settings[i]
+		}
 	}
 	written := map[string]bool{}
 	marked := false
@@ -40,8 +46,8 @@ func Rewrite(data []byte, settings []Setting) []byte {
 			if args, err := quoted.Split([]byte(trimmed)); err == nil && len(args) > 0 && trimmed[0] != '#' {
 				name := strings.ToLower(string(args[0]))
 				if s := byName[name]; s != nil {
-					if !written[name] {
-						written[name] = true
+					if !written[s.Name] {
+						written[s.Name] = true
 						out.WriteString(s.Line + "\n")
 					}
 					continue

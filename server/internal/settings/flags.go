@@ -25,7 +25,8 @@ type settingFlag[L, S any] struct {
 	own  bool // the default is the tool's, not the table's
 }
 
-// AddFlags defines a flag on fs for every setting of t that has one.
+// AddFlags defines a flag on fs for every setting of t that has one, and
+// one more for its alias, if it has one.
 // defaults gives a tool's own defaults, by setting name, where they differ
 // from the table's. A default that does not parse is a programming error:
 // AddFlags panics.
@@ -48,6 +49,9 @@ func (t Table[L, S]) AddFlags(fs *flag.FlagSet, defaults map[string]string) *Fla
 			f.text = config.FormatMemory(v.N) // 64mb, as -h shows it
 		}
 		fs.Var(f, x.Name, x.Usage())
+		if x.Alias != "" {
+			fs.Var(f, x.Alias, "the same as --"+x.Name)
+		}
 		fl.flags = append(fl.flags, f)
 	}
 	return fl

@@ -25,6 +25,9 @@ func (t Table[L, S]) WriteDoc(w io.Writer) error {
 			when = "runtime"
 		}
 		doc := strings.ReplaceAll(x.Usage(), "`", "")
+		if x.Alias != "" {
+			doc += "; also named " + x.Alias
+		}
 		def := x.Def
 		if def == "" {
 			def = `""`

@@ -35,7 +35,13 @@ type Value struct {
 // S, the settings of a server, and to L, the running server itself (for
 // what only it knows, such as the port it listens on).
 type Setting[L, S any] struct {
-	Name    string
+	Name string
+	// Alias is the setting's other name, Redis's older one
+	// (min-slaves-to-write for min-replicas-to-write): CONFIG GET lists the
+	// setting under both names, CONFIG SET, a configuration file and a
+	// command-line flag take either, and CONFIG REWRITE writes the line
+	// under Name, in place of a line of either name. "" for none.
+	Alias   string
 	Kind    Kind
 	Lo, Hi  int64
 	Enum    []string

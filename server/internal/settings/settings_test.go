@@ -25,6 +25,7 @@ type state struct {
 	bind   string
 	output string
 	pct    int64
+	lag    int64
 }
 
 type live struct{ port string }
@@ -61,6 +62,8 @@ var table = settings.Table[*live, state]{
 		Get: func(l *live, st *state) string { return l.port }, Set: func(st *state, v settings.Value) {}},
 	{Name: "fixed", Kind: settings.Int, Lo: 1, Hi: 1, Def: "1", Doc: "one",
 		Get: func(l *live, st *state) string { return "1" }, Set: func(st *state, v settings.Value) {}},
+	{Name: "lag", Alias: "old-lag", Kind: settings.Int, Lo: 0, Hi: 9, Mutable: true, Def: "1", Doc: "`seconds` behind",
+		Get: func(l *live, st *state) string { return itoa(st.lag) }, Set: func(st *state, v settings.Value) { st.lag = v.N }},
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -194,6 +197,81 @@ func TestChange(t *testing.T) {
 			t.Errorf("Change(%q) refused by name changed the settings", tc.pairs)
 		}
 		st = before
+	}
+}
+
+// TestAlias: a setting's other name is the same setting to Find, CONFIG
+// SET (naming it as given in a refusal; a duplicate only when the same name
+// is given twice, as in Redis 7.0), a file, the flags (one value behind
+// both), CONFIG REWRITE (a line of the alias becomes the setting's) and the
+// doc.
+func TestAlias(t *testing.T) {
+	if table.Find("old-lag") != table.Find("lag") || table.Find("lag") == nil || table.Find("") != nil {
+		t.Fatal("Find by alias")
+	}
+	var st state
+	if _, err := table.Change(&st, []string{"OLD-LAG", "4"}); err != nil || st.lag != 4 {
+		t.Errorf("Change by alias: %v, %+v", err, st)
+	}
+	// Both names: the later value, no duplicate (Redis 7.0.15 says OK).
+	if xs, err := table.Change(&st, []string{"lag", "5", "old-lag", "6"}); err != nil || st.lag != 6 || len(xs) != 2 {
+		t.Errorf("Change by name and alias: %v, %+v", err, st)
+	}
+	for _, tc := range []struct {
+		pairs []string
+		want  string
+	}{
+		{[]string{"Old-Lag", "x"}, "CONFIG SET failed (possibly related to argument 'old-lag') - argument couldn't be parsed into an integer"},
+		{[]string{"old-lag", "10"}, "CONFIG SET failed (possibly related to argument 'old-lag') - argument must be between 0 and 9 inclusive"},
+		{[]string{"LAG", "-1"}, "CONFIG SET failed (possibly related to argument 'lag') - argument must be between 0 and 9 inclusive"},
+		{[]string{"old-lag", "1", "OLD-lag", "2"}, "CONFIG SET failed (possibly related to argument 'OLD-lag') - duplicate parameter"},
+	} {
+		if _, err := table.Change(&state{}, tc.pairs); err == nil || err.Error() != tc.want {
+			t.Errorf("Change(%q) = %v, want %q", tc.pairs, err, tc.want)
+		}
+	}
+	ds, err := config.Parse("a.conf", []byte("old-lag 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := table.Apply("a.conf", ds, &st); err != nil || st.lag != 3 {
+		t.Errorf("Apply of the alias: %v, %+v", err, st)
+	}
+	ds, _ = config.Parse("a.conf", []byte("old-lag 30\n"))
+	if err := table.Apply("a.conf", ds, &st); err == nil || err.Error() != "a.conf:1: old-lag: argument must be between 0 and 9 inclusive" {
+		t.Errorf("Apply of a bad value by alias: %v", err)
+	}
+
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fl := table.AddFlags(fs, nil)
+	if f := fs.Lookup("old-lag"); f == nil || f.Usage != "the same as --lag" {
+		t.Fatalf("the alias's flag: %+v", f)
+	}
+	if err := fs.Parse([]string{"--old-lag", "7"}); err != nil {
+		t.Fatal(err)
+	}
+	st = state{}
+	fl.Apply(&st, true)
+	if st.lag != 7 || fs.Lookup("lag").Value.String() != "7" {
+		t.Errorf("--old-lag 7: %+v, --lag reads %q", st, fs.Lookup("lag").Value.String())
+	}
+	if err := fs.Parse([]string{"--old-lag", "10"}); err == nil {
+		t.Error("--old-lag 10 was taken")
+	}
+
+	lines := table.Lines(&live{}, &state{lag: 2}, func(string) bool { return false })
+	got := string(config.Rewrite([]byte("old-lag 5\nlag 6\n# old-lag 8\n"), lines))
+	if want := "lag 2\n# old-lag 8\n"; !strings.HasPrefix(got, want) || strings.Count(got, "lag 2") != 1 {
+		t.Errorf("Rewrite of the alias's line:\n%s\nwant it to start:\n%s", got, want)
+	}
+
+	var b strings.Builder
+	if err := table.WriteDoc(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| `lag` | `1` | runtime | seconds behind (0..9); also named old-lag |\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("the doc lacks %q:\n%s", want, b.String())
 	}
 }
 

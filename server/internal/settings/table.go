@@ -12,10 +12,11 @@ import (
 // and docs/settings.md list them.
 type Table[L, S any] []*Setting[L, S]
 
-// Find returns the setting named name (lower case), or nil.
+// Find returns the setting named name (lower case), by its name or its
+// alias, or nil.
 func (t Table[L, S]) Find(name string) *Setting[L, S] {
 	for _, x := range t {
-		if x.Name == name {
+		if x.Name == name || (x.Alias != "" && x.Alias == name) {
 			return x
 		}
 	}
@@ -43,28 +44,38 @@ func (e *SetError) Error() string {
 // turn, and at each step the first one refused is reported (*SetError) with
 // st changed in part: the caller changes a copy, and checks the settings
 // together afterwards. It returns the settings changed, in the order given.
+//
+// A name given twice is a duplicate; a setting given once by its name and
+// once by its alias is not, and takes the later value, as in Redis 7.0. A
+// value's refusal names the setting as given (its alias, if that), in
+// lower case, as Redis does.
 func (t Table[L, S]) Change(st *S, pairs []string) ([]*Setting[L, S], error) {
 	xs := make([]*Setting[L, S], 0, len(pairs)/2)
+	names := make([]string, 0, len(pairs)/2)
 	for i := 0; i+1 < len(pairs); i += 2 {
 		name := pairs[i]
-		x := t.Find(strings.ToLower(name))
+		lower := strings.ToLower(name)
+		x := t.Find(lower)
 		switch {
 		case x == nil:
 			return nil, &SetError{Name: name, Unknown: true}
 		case !x.Mutable:
 			return nil, &SetError{Name: name, Why: "can't set immutable config"}
 		}
-		for _, y := range xs {
-			if y == x {
+		if lower != x.Alias {
+			lower = x.Name
+		}
+		for _, y := range names {
+			if y == lower {
 				return nil, &SetError{Name: name, Why: "duplicate parameter"}
 			}
 		}
-		xs = append(xs, x)
+		xs, names = append(xs, x), append(names, lower)
 	}
 	for i, x := range xs {
 		v, why := x.Parse(pairs[2*i+1])
 		if why != "" {
-			return nil, &SetError{Name: x.Name, Why: why}
+			return nil, &SetError{Name: names[i], Why: why}
 		}
 		x.Set(st, v)
 	}
@@ -116,7 +127,7 @@ func (t Table[L, S]) Lines(l L, st *S, changed func(name string) bool) []config.
 	lines := make([]config.Setting, len(t))
 	for i, x := range t {
 		v := x.Get(l, st)
-		lines[i] = config.Setting{Name: x.Name, Line: x.Line(v), Append: v != x.Def || changed(x.Name)}
+		lines[i] = config.Setting{Name: x.Name, Alias: x.Alias, Line: x.Line(v), Append: v != x.Def || changed(x.Name)}
 	}
 	return lines
 }
