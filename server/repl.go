@@ -102,7 +102,7 @@ type replicaLink struct {
 	port    int
 	state   string // "wait_bgsave", "send_bulk", "online"
 	ack     atomic.Int64
-	lastAck atomic.Int64 // unix seconds
+	lastAck atomic.Int64 // unix milliseconds
 	from    int64        // the offset the stream to it starts at
 	full    bool         // a full copy first
 	// copyNames are the keys a full copy sends (beginCopy).
@@ -299,10 +299,11 @@ func (s *Server) serveReplica(cl *client) {
 			if len(args) == 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
 				if off, ok := integer.Parse(args[2]); ok {
 					link.ack.Store(off)
-					link.lastAck.Store(time.Now().Unix())
+					link.lastAck.Store(time.Now().UnixMilli())
 					r.mu.Lock()
 					r.cond.Broadcast()
 					r.mu.Unlock()
+					s.replicaAcked()
 				}
 			}
 		}
@@ -331,7 +332,7 @@ func (s *Server) serveReplica(cl *client) {
 		return
 	}
 	link.ack.Store(from)
-	link.lastAck.Store(time.Now().Unix())
+	link.lastAck.Store(time.Now().UnixMilli())
 	link.state = "online"
 	s.replicaOnline(link)
 	for {
@@ -506,10 +507,10 @@ func (s *Server) replicationInfo() []any {
 	links := r.onlineLinks()
 	kv = append(kv, "connected_slaves", len(links))
 	kv = s.minReplicasInfo(kv)
-	now := time.Now().Unix()
+	now := time.Now().UnixMilli()
 	for i, l := range links {
 		kv = append(kv, fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",
-			l.ip, l.port, l.state, l.ack.Load(), now-l.lastAck.Load()))
+			l.ip, l.port, l.state, l.ack.Load(), (now-l.lastAck.Load())/1000))
 	}
 	return append(kv, "master_failover_state", "no-failover", "master_replid", r.id, "master_replid2", r.id2,
 		"master_repl_offset", offset, "second_repl_offset", r.off2,

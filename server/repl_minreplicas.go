@@ -20,27 +20,32 @@ import (
 //
 // Good. A replica is good when its link is online (its copy sent, or its
 // continue answered) and its last REPLCONF ACK is at most
-// min-replicas-max-lag seconds old, counted in whole seconds as Redis
-// counts them (lag = now - last ack, in unix seconds; good if lag <= max
-// lag). A replica acknowledges each second and after each batch it applies,
-// so one that stops (a partition, a stopped process) stops being good
-// between max-lag and max-lag + 2 seconds after its last acknowledgement.
+// min-replicas-max-lag seconds old. Redis counts that lag in whole unix
+// seconds, once a second, so its primary stops between max-lag and max-lag
+// + 2 s after the last acknowledgement; here it is counted to the
+// millisecond, at the moment it passes, which is within Redis's range and
+// at its tight end. A replica acknowledges each second and after each batch
+// it applies, so a primary cut off from it stops acknowledging writes at
+// most max-lag + 1 s after the cut (max-lag after it under writes).
 //
-// Protocol. As Redis's refreshGoodSlavesCount, the count is not taken on
-// every write: it is taken once a second by heartbeat, when a link goes
-// online or is dropped, and when either setting changes, under
-// minReplicas.mu, and stored in minReplicas.good; a write reads that atomic
-// and the two settings' atomics, which publish stores (cmd_config.go). A
-// write racing a recount sees the count before or after it. minReplicas.mu
-// is taken last, under replication.mu (a link dropped) or the settings'
-// lock (publish), and nothing is locked under it: INFO takes the settings'
-// lock under replication.mu, so publish may not take replication.mu. The check
-// applies to commands flagged write, refused at the door (and queued ones
-// inside MULTI, so that EXEC answers EXECABORT), and to EXEC as a whole if
-// its queue holds a write, as Redis's processCommand does; the commands an
-// EXEC runs are not checked again one by one, so a transaction runs whole
-// or not at all. A replica never refuses on these grounds (Redis checks
-// only a primary; a replica answers READONLY).
+// Protocol. The count is not taken on every write: it is taken when a
+// replica acknowledges (while the setting is on), when a link goes online
+// or is dropped, when either setting changes, once a second by heartbeat,
+// and by a timer set, at each count, for the moment the first good
+// replica's acknowledgement grows older than max-lag; each count runs
+// under minReplicas.mu and stores minReplicas.good. A write reads that
+// atomic and the two settings' atomics, which publish stores
+// (cmd_config.go). A write racing a recount sees the count before or after
+// it. minReplicas.mu is taken last, under replication.mu (a link dropped)
+// or the settings' lock (publish), and nothing is locked under it: INFO
+// takes the settings' lock under replication.mu, so publish may not take
+// replication.mu. The check applies to commands flagged write, refused at
+// the door (and queued ones inside MULTI, so that EXEC answers EXECABORT),
+// and to EXEC as a whole if its queue holds a write, as Redis's
+// processCommand does; the commands an EXEC runs are not checked again one
+// by one, so a transaction runs whole or not at all. A replica never
+// refuses on these grounds (Redis checks only a primary; a replica answers
+// READONLY).
 
 // errNoReplicas is Redis's reply to a write refused for want of good
 // replicas.
@@ -60,6 +65,9 @@ type minReplicas struct {
 	// link's own goroutine, so the count keeps its own record rather than
 	// read it.
 	online map[*replicaLink]struct{}
+	// expiry counts again when the first good replica stops being good;
+	// guarded by mu.
+	expiry *time.Timer
 }
 
 // setMinReplicas applies the settings of cfg and counts again, as Redis's
@@ -111,16 +119,39 @@ func (s *Server) countGoodReplicas() {
 	s.minRep.count()
 }
 
-// count counts the good replicas. Preconditions: mu held.
+// replicaAcked counts again after a replica's acknowledgement, while the
+// setting is on: a replica that was not good may be now.
+func (s *Server) replicaAcked() {
+	if s.minRep.toWrite.Load() > 0 && s.minRep.maxLag.Load() > 0 {
+		s.countGoodReplicas()
+	}
+}
+
+// count counts the good replicas, and sets the timer for the moment the
+// first of them stops being good. Preconditions: mu held.
 func (m *minReplicas) count() {
-	now, maxLag := time.Now().Unix(), m.maxLag.Load()
-	good := 0
+	now, maxLag := time.Now().UnixMilli(), m.maxLag.Load()*1000
+	good, next := 0, int64(0)
 	for l := range m.online {
-		if now-l.lastAck.Load() <= maxLag {
+		if until := l.lastAck.Load() + maxLag; now <= until {
 			good++
+			if next == 0 || until < next {
+				next = until
+			}
 		}
 	}
 	m.good.Store(int64(good))
+	if m.expiry != nil {
+		m.expiry.Stop()
+		m.expiry = nil
+	}
+	if good > 0 && m.toWrite.Load() > 0 && maxLag > 0 {
+		m.expiry = time.AfterFunc(time.Duration(next+1-now)*time.Millisecond, func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.count()
+		})
+	}
 }
 
 // enoughReplicas reports whether a write may run: min-replicas-to-write or
