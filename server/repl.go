@@ -100,7 +100,7 @@ type replicaLink struct {
 	cl      *client
 	ip      string
 	port    int
-	state   string // "wait_bgsave", "send_bulk", "online"
+	state   string // "wait_bgsave", "send_bulk", "online"; under replication.mu
 	ack     atomic.Int64
 	lastAck atomic.Int64 // unix milliseconds
 	from    int64        // the offset the stream to it starts at
@@ -312,7 +312,9 @@ func (s *Server) serveReplica(cl *client) {
 	from := link.from
 	if link.full {
 		id, off := s.beginCopy(link)
+		r.mu.Lock()
 		link.state = "send_bulk"
+		r.mu.Unlock()
 		fmt.Fprintf(w, "+FULLRESYNC %s %d\r\n", id, off)
 		start := time.Now()
 		keys, bytes, err := s.writeCopy(w, link)
@@ -333,7 +335,9 @@ func (s *Server) serveReplica(cl *client) {
 	}
 	link.ack.Store(from)
 	link.lastAck.Store(time.Now().UnixMilli())
+	r.mu.Lock()
 	link.state = "online"
+	r.mu.Unlock()
 	s.replicaOnline(link)
 	for {
 		r.mu.Lock()

@@ -2,12 +2,10 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -21,24 +19,6 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/redis/go-redis/v9"
 )
-
-// lockedBuffer is a log the server writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // rawReplica is a replica's end of a link, by hand: it sends PSYNC ? -1
 // and reads (or does not read) what the primary sends.
@@ -169,8 +149,8 @@ func TestReplicaOutputLimits(t *testing.T) {
 		{"soft", "replica 0 256kb 1", "soft limit, 262144 bytes, for more than 1 s", 1200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var logs lockedBuffer
-			_, addr := start(t, server.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			var logs logBuffer
+			_, addr := start(t, server.Config{Logger: logs.logger()})
 			p := client(t, addr)
 			if err := p.ConfigSet(context.Background(), "client-output-buffer-limit", c.limit).Err(); err != nil {
 				t.Fatal(err)
