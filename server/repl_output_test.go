@@ -82,7 +82,8 @@ func insertLoad(t *testing.T, c *redis.Client, key string, n int) {
 	t.Helper()
 	ctx := context.Background()
 	pipe := c.Pipeline()
-	item := strings.Repeat("x", 90)
+	// New items at each call: a filter holds only a few copies of one.
+	item := fmt.Sprintf("%016x%s", rand.Uint64(), strings.Repeat("x", 74))
 	for i := range n {
 		args := []any{"CF.INSERT", key, "ITEMS"}
 		for j := range 100 {
@@ -95,6 +96,21 @@ func insertLoad(t *testing.T, c *redis.Client, key string, n int) {
 	}
 }
 
+// fillOutput writes, a megabyte at a time, until the backlog holds want
+// bytes that a replica has not been sent, or until its one replica is cut:
+// the kernel's socket buffers take the first megabytes.
+func fillOutput(t *testing.T, c *redis.Client, want int64) {
+	t.Helper()
+	for range 64 {
+		insertLoad(t, c, "k", 100)
+		held := infoField(t, c, "master_repl_offset") - infoField(t, c, "repl_backlog_first_byte_offset")
+		if held >= want || infoField(t, c, "connected_slaves") == 0 {
+			return
+		}
+	}
+	t.Fatalf("64 MB written and the backlog holds less than %d bytes", want)
+}
+
 // TestReplicaOutputPastTheBacklog: a replica that reads nothing for a
 // while falls far behind a small backlog, yet keeps its link, since only
 // client-output-buffer-limit replica bounds it; once it reads, it receives
@@ -104,13 +120,10 @@ func TestReplicaOutputPastTheBacklog(t *testing.T) {
 	c := client(t, addr)
 	rr := dialRawReplica(t, addr)
 	at := rr.fullCopy(t)
-	// About 12 MB: more than the kernel's socket buffers take (up to 4 MB
-	// each way here), and seven hundred times the backlog.
-	insertLoad(t, c, "k", 1200)
+	// Until the backlog holds 4 MB the replica has not read, 250 times
+	// its size: past what the kernel's socket buffers take.
+	fillOutput(t, c, 4<<20)
 	end := infoField(t, c, "master_repl_offset")
-	if held := end - infoField(t, c, "repl_backlog_first_byte_offset"); held < 4<<20 {
-		t.Fatalf("the backlog holds %d bytes; want the megabytes the replica has not read (the kernel takes the rest)", held)
-	}
 	rr.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	records := 0
 	for at < end {
@@ -150,14 +163,16 @@ func TestReplicaOutputLimits(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var logs logBuffer
-			_, addr := start(t, server.Config{Logger: logs.logger()})
+			// A small backlog: what it holds past its size is the
+			// replica's output.
+			_, addr := start(t, server.Config{Logger: logs.logger(), ReplBacklogSize: 16 << 10})
 			p := client(t, addr)
 			if err := p.ConfigSet(context.Background(), "client-output-buffer-limit", c.limit).Err(); err != nil {
 				t.Fatal(err)
 			}
 			rr := dialRawReplica(t, addr)
 			rr.fullCopy(t)
-			insertLoad(t, p, "k", c.writes)
+			fillOutput(t, p, 1<<20)
 			waitFor(t, "the replica's link cut", func() bool {
 				return infoField(t, p, "connected_slaves") == 0
 			})
@@ -180,7 +195,7 @@ func TestReplicaOutputWithinLimits(t *testing.T) {
 	p := client(t, addr)
 	rr := dialRawReplica(t, addr)
 	rr.fullCopy(t)
-	insertLoad(t, p, "k", 1200)
+	fillOutput(t, p, 4<<20)
 	time.Sleep(1500 * time.Millisecond) // a soft-limit check or more
 	if n := infoField(t, p, "connected_slaves"); n != 1 {
 		t.Fatalf("connected_slaves %d under the default limits; want 1", n)
