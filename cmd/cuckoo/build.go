@@ -239,6 +239,10 @@ func runBuild(e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, ", load %.1f%%, %s bits/item, expected false-positive rate %s, %d bytes\n",
 		100*b.LoadFactor(), bitsPerItem(b.SizeInBytes(), b.Len()), percent(b.FalsePositiveRate()), size)
+	if distinct == 0 {
+		// Not an error (an empty filter is a filter), but rarely meant.
+		fmt.Fprintf(e.stderr, "cuckoo: build: warning: %s holds no keys: %s is an empty filter, which answers every query \"absent\"\n", in.name, *out)
+	}
 	return nil
 }
 

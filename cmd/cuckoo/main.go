@@ -116,7 +116,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "cuckoo builds, queries and inspects cuckoo filters, serves them over the\nRedis protocol, and measures them (demo, eval).\n\nUsage:\n\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  cuckoo %s %s\n        %s\n", c.name, c.synopsis, c.summary)
+		fmt.Fprintf(w, "  %s\n        %s\n", strings.TrimSpace("cuckoo "+c.name+" "+c.synopsis), c.summary)
 	}
 	fmt.Fprint(w, `
 Flags go before the positional arguments. Exit status: 0 on success, 1 when
@@ -147,12 +147,21 @@ func (e *env) finish(err error) int {
 	return e.fail(err)
 }
 
+// prefixed puts the running command's name before msg, unless msg starts
+// with it already: every command's errors read "cuckoo: NAME: ...".
+func (e *env) prefixed(msg string) string {
+	if e.cmd == nil || strings.HasPrefix(msg, e.cmd.name+":") || strings.HasPrefix(msg, e.cmd.name+" ") {
+		return msg
+	}
+	return e.cmd.name + ": " + msg
+}
+
 func (e *env) fail(err error) int {
 	var s exitStatus
 	if errors.As(err, &s) {
 		return int(s)
 	}
-	fmt.Fprintf(e.stderr, "cuckoo: %v\n", err)
+	fmt.Fprintf(e.stderr, "cuckoo: %s\n", e.prefixed(err.Error()))
 	var u *usageError
 	if errors.As(err, &u) && u.hint != "" {
 		fmt.Fprintln(e.stderr, u.hint)
@@ -165,7 +174,7 @@ func (e *env) fail(err error) int {
 func (e *env) usageErrorf(format string, args ...any) error {
 	return &usageError{
 		msg:  e.cmd.name + ": " + fmt.Sprintf(format, args...),
-		hint: "usage: cuckoo " + e.cmd.name + " " + e.cmd.synopsis,
+		hint: strings.TrimSpace("usage: cuckoo " + e.cmd.name + " " + e.cmd.synopsis),
 	}
 }
 
@@ -179,7 +188,7 @@ func (e *env) flags(describe string) *flag.FlagSet {
 	fs.Usage = func() {} // parse reports errors, and prints e.help for -h
 	e.help = func() {
 		w := e.stdout
-		fmt.Fprintf(w, "usage: cuckoo %s %s\n\n", name, c.synopsis)
+		fmt.Fprintf(w, "%s\n\n", strings.TrimSpace("usage: cuckoo "+name+" "+c.synopsis))
 		if describe != "" {
 			fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(describe))
 		}

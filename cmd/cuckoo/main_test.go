@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cuckoo runs the tool with stdin and returns its exit status and output.
@@ -361,9 +363,12 @@ func TestUsage(t *testing.T) {
 			t.Errorf("cuckoo %q: exit %d", args, code)
 		}
 		for _, c := range commands {
-			if !strings.Contains(stdout, "cuckoo "+c.name+" ") {
+			if !regexp.MustCompile(`(?m)^  cuckoo ` + c.name + `( |$)`).MatchString(stdout) {
 				t.Errorf("cuckoo %q does not list %s:\n%s", args, c.name, stdout)
 			}
+		}
+		if strings.Contains(stdout, " \n") {
+			t.Errorf("cuckoo %q: a line ends with a space:\n%s", args, stdout)
 		}
 	}
 	if code, _, stderr := cuckoo(t, ""); code != 2 || !strings.Contains(stderr, "cuckoo build") {
@@ -449,6 +454,9 @@ func TestNotAFilter(t *testing.T) {
 }
 
 func TestBuildProgress(t *testing.T) {
+	// The bar waits firstFrame before it draws; this build takes less.
+	defer func(d time.Duration) { firstFrame = d }(firstFrame)
+	firstFrame = 0
 	dir := t.TempDir()
 	in := writeKeys(t, dir, "keys.txt", keys("k", 2*progressStep))
 	code, _, stderr := cuckoo(t, "", "build", "--progress", "-o", filepath.Join(dir, "f.ckoo"), in)
@@ -707,5 +715,37 @@ func TestQueryQuotesKeys(t *testing.T) {
 	}
 	if _, help, _ := cuckoo(t, "", "query", "-h"); !strings.Contains(help, "printed quoted, as Go writes a string") {
 		t.Errorf("query -h does not say how keys are quoted:\n%s", help)
+	}
+}
+
+// TestBuildEmptyInputWarns: an input with no keys builds an empty filter
+// (exit 0: it is a filter) and says so, since it is rarely what was meant.
+func TestBuildEmptyInputWarns(t *testing.T) {
+	dir := t.TempDir()
+	in := writeKeys(t, dir, "none.txt", nil)
+	out := filepath.Join(dir, "f.ckoo")
+	code, _, stderr := cuckoo(t, "", "build", "-o", out, in)
+	want := "cuckoo: build: warning: " + in + " holds no keys: " + out + " is an empty filter"
+	if code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("build of an empty input: exit %d, stderr %q; want 0 and %q", code, stderr, want)
+	}
+	if code, _, _ := cuckoo(t, "", "query", out, "anything"); code != 1 {
+		t.Errorf("query of the empty filter: exit %d, want 1 (absent)", code)
+	}
+}
+
+// TestErrorsNameTheCommand: every command's errors read "cuckoo: NAME:
+// ...", whether the command wrote its name or not.
+func TestErrorsNameTheCommand(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, args := range [][]string{
+		{"build", "-o", missing + ".ckoo", missing},
+		{"query", missing, "k"},
+		{"info", missing},
+	} {
+		code, _, stderr := cuckoo(t, "", args...)
+		if want := "cuckoo: " + args[0] + ": "; code != 2 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, args[0]+": ") != 1 {
+			t.Errorf("cuckoo %q: exit %d, stderr %q; want 2 and one %q first", args, code, stderr, want)
+		}
 	}
 }

@@ -8,13 +8,14 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestPackageComments: every package of the workspace (all five modules)
-// has a package comment, and go doc shows all of it. A comment above the
+// that the project tracks has a package comment, and go doc shows all of it. A comment above the
 // package clause that a blank line separates from it is not part of the
 // package comment: go doc drops it silently (issue 24: a blank line at
 // server/doc.go:285 hid its first 284 lines, the synopsis and the Layout,
@@ -63,12 +64,28 @@ func TestPackageCommentsCatchesACut(t *testing.T) {
 	}
 }
 
-// workspacePackages returns the directories under root holding Go source
-// (test files aside), with their files. Hidden directories and testdata are
-// skipped, as the go command skips them.
+// workspacePackages returns the directories under root holding the
+// project's Go source (test files aside), with their files. The project's
+// files are those git tracks, so that a user's own package saved in the
+// clone (the README's hello/main.go) is not checked; outside a git
+// checkout, every file under root, less hidden directories and testdata,
+// as the go command skips them.
 func workspacePackages(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	pkgs := map[string][]string{}
+	add := func(path string) {
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			pkgs[filepath.Dir(path)] = append(pkgs[filepath.Dir(path)], path)
+		}
+	}
+	if out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--", "*.go").Output(); err == nil {
+		for _, name := range strings.Split(string(out), "\x00") {
+			if name != "" && !strings.Contains("/"+name, "/testdata/") {
+				add(filepath.Join(root, filepath.FromSlash(name)))
+			}
+		}
+		return pkgs
+	}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -79,9 +96,7 @@ func workspacePackages(t *testing.T, root string) map[string][]string {
 			}
 			return nil
 		}
-		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			pkgs[filepath.Dir(path)] = append(pkgs[filepath.Dir(path)], path)
-		}
+		add(path)
 		return nil
 	})
 	if err != nil {

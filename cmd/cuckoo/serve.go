@@ -109,9 +109,14 @@ func runServe(e *env, args []string) error {
 		}
 	}
 	if explicit["port"] && port.n > 0 {
-		host, _, err := net.SplitHostPort(*addr)
+		host, p, err := net.SplitHostPort(*addr)
 		if err != nil {
 			return e.usageErrorf("--addr %s: %v", *addr, err)
+		}
+		if explicit["addr"] && p != strconv.FormatInt(port.n, 10) {
+			// Which one was meant cannot be told: say so rather than
+			// listen on one of them.
+			return e.usageErrorf("--addr %s and --port %d name two ports: give it once (--addr HOST:PORT, or --port PORT with the host's default)", *addr, port.n)
 		}
 		*addr = net.JoinHostPort(host, strconv.FormatInt(port.n, 10))
 	}

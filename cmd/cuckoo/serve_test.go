@@ -502,3 +502,12 @@ func TestServeCluster(t *testing.T) {
 		t.Errorf("node ids across a restart: %q, %q", ids[0], ids[1])
 	}
 }
+
+// TestServeAddrAndPortDisagree: --addr with one port and --port with
+// another is refused, naming both, instead of listening on one of them.
+func TestServeAddrAndPortDisagree(t *testing.T) {
+	code, _, stderr := cuckoo(t, "", "serve", "--dir", "", "--addr", "127.0.0.1:16430", "--port", "16431")
+	if want := "cuckoo: serve: --addr 127.0.0.1:16430 and --port 16431 name two ports"; code != 2 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("serve --addr HOST:16430 --port 16431: exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+}
