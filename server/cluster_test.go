@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -544,10 +545,7 @@ func TestClusterEmulated(t *testing.T) {
 // TestClusterRedisCLIFollowsMoved: redis-cli -c sent to the node that does
 // not own the key's slot follows MOVED to the one that does.
 func TestClusterRedisCLIFollowsMoved(t *testing.T) {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed")
-	}
+	cli := prereq.Program(t, "redis-cli")
 	c := startCluster(t, 2)
 	push(t, c, 1, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 8191}}}),
 		node(c[1], "primary", map[string]any{"slots": [][2]int{{8192, 16383}}}))

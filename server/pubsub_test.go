@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -471,10 +472,7 @@ func TestPubSubACL(t *testing.T) {
 
 // TestPubSubRedisCLI: redis-cli SUBSCRIBE prints a message PUBLISH sends.
 func TestPubSubRedisCLI(t *testing.T) {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
-	}
+	cli := prereq.Program(t, "redis-cli")
 	_, addr := start(t, server.Config{})
 	host, port, _ := net.SplitHostPort(addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/cuckoohash/cuckoo/server"
 )
 
@@ -13,10 +14,7 @@ import (
 // started for the test; it skips the test without redis-cli.
 func redisCLI(t *testing.T) (cli, host, port string) {
 	t.Helper()
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
-	}
+	cli = prereq.Program(t, "redis-cli")
 	_, addr := start(t, server.Config{})
 	host, port, _ = net.SplitHostPort(addr)
 	return cli, host, port

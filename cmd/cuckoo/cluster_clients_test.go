@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"os/exec"
 	"strings"
 	"testing"
@@ -20,9 +21,7 @@ func TestClusterOtherTools(t *testing.T) {
 	if code, out, errOut := cuckoo(t, "", append([]string{"cluster", "create"}, addrs...)...); code != 0 {
 		t.Fatalf("cluster create: exit %d\n%s%s", code, out, errOut)
 	}
-	if cli, err := exec.LookPath("redis-cli"); err != nil {
-		t.Log("redis-cli not installed: --cluster check not run")
-	} else {
+	if cli := prereq.Program(t, "redis-cli"); cli != "" {
 		out, err := exec.Command(cli, "--cluster", "check", addrs[0]).CombinedOutput()
 		for _, want := range []string{"[OK] All nodes agree about slots configuration.", "[OK] All 16384 slots covered."} {
 			if err != nil || !strings.Contains(string(out), want) {

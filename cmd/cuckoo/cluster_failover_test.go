@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -254,10 +254,7 @@ func TestClusterSentinelFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs seven processes for about ten seconds; skipped with -short")
 	}
-	sentinel, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		t.Skip("redis-sentinel not installed (Debian package redis-sentinel; .ci/run installs it)")
-	}
+	sentinel := prereq.Program(t, "redis-sentinel")
 	nodes, replicaOf := startShards(t, 2)
 	bin := cuckooBin(t)
 	script := filepath.Join(t.TempDir(), "cuckoo-reconfig")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -488,10 +489,7 @@ func TestClusterRedisCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs three servers; skipped with -short")
 	}
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed (Debian package redis-tools)")
-	}
+	cli := prereq.Program(t, "redis-cli")
 	bin := cuckooBin(t)
 	ctx := context.Background()
 	nodes := startClusterNodes(t, bin, 3)

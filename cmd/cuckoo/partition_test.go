@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sys/unix"
 )
@@ -145,15 +146,10 @@ func TestPartitionMinReplicas(t *testing.T) {
 		t.Skip("cuts a primary off for 15 s, about 40 s in all; skipped with -short")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root, to make a network namespace")
+		prereq.Optional(t, "needs root, to make a network namespace", "run the test as root")
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs ip(8), of iproute2, to make a network namespace")
-	}
-	sentinel, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		t.Skip("redis-sentinel not installed (Debian package redis-sentinel; .ci/run installs it)")
-	}
+	prereq.Program(t, "ip")
+	sentinel := prereq.Program(t, "redis-sentinel")
 	const maxLag = 5
 	minReplicas := "1"
 	if v := os.Getenv("CUCKOO_PARTITION_MIN_REPLICAS"); v != "" {

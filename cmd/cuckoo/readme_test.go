@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -163,10 +164,7 @@ func TestReadmeRedisCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs it; skipped with -short")
 	}
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli is not installed (Debian's redis-tools)")
-	}
+	cli := prereq.Program(t, "redis-cli")
 	blocks := readmeSessions(readme(t))
 	if len(blocks) < 2 {
 		t.Fatalf("found %d redis-cli sessions in the README, want at least 2", len(blocks))
@@ -315,11 +313,7 @@ func TestReadmeCluster(t *testing.T) {
 				}
 			}
 		case f[0] == "redis-cli":
-			cli, err := exec.LookPath("redis-cli")
-			if err != nil {
-				t.Log("redis-cli not installed: the README's redis-cli line is not run")
-				continue
-			}
+			cli := prereq.Program(t, "redis-cli")
 			host, port, _ := net.SplitHostPort(addrOf(f[slices.Index(f, "-h")+1]))
 			f[slices.Index(f, "-h")+1], f[slices.Index(f, "-p")+1] = host, port
 			out, err := exec.CommandContext(ctx, cli, f[1:]...).CombinedOutput()

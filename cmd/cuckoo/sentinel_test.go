@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/cuckoohash/cuckoo/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -134,10 +135,7 @@ func TestSentinelFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs six processes for about ten seconds; skipped with -short")
 	}
-	sentinel, err := exec.LookPath("redis-sentinel")
-	if err != nil {
-		t.Skip("redis-sentinel not installed (Debian package redis-sentinel; .ci/run installs it)")
-	}
+	sentinel := prereq.Program(t, "redis-sentinel")
 	bin := cuckooBin(t)
 	ctx := context.Background()
 	pdir := t.TempDir()

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/cuckoohash/cuckoo/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -381,10 +382,7 @@ func TestServeClientLimits(t *testing.T) {
 // process, which exits 0 with its data saved; SHUTDOWN NOSAVE loses nothing
 // either (the log holds every write).
 func TestServeRedisCLIShutdown(t *testing.T) {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
-	}
+	cli := prereq.Program(t, "redis-cli")
 	dir := t.TempDir()
 	for _, mode := range []string{"SAVE", "NOSAVE"} {
 		cmd, addr, log := serveProc(t, cuckooBin(t), "--dir", dir)
@@ -421,10 +419,7 @@ func TestServeRedisCLIShutdown(t *testing.T) {
 // TestServeACLFile: --aclfile names the users' file: ACL SAVE writes it, a
 // restarted server loads it, and its users are what AUTH checks.
 func TestServeACLFile(t *testing.T) {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
-	}
+	cli := prereq.Program(t, "redis-cli")
 	file := filepath.Join(t.TempDir(), "users.acl")
 	run := func(addr string, args ...string) string {
 		host, port, _ := net.SplitHostPort(addr)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 	"github.com/cuckoohash/cuckoo/internal/tlstest"
 	"github.com/redis/go-redis/v9"
 )
@@ -25,10 +26,7 @@ func testPKI(t *testing.T) (ca *tlstest.CA, srv, cl tlstest.Leaf) {
 
 // redisCLITLS is redis-cli's path if it was built with TLS.
 func redisCLITLS(t *testing.T) string {
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		t.Skip("redis-cli not installed (Debian package redis-tools; .ci/run installs it)")
-	}
+	cli := prereq.Program(t, "redis-cli")
 	if out, _ := exec.Command(cli, "--help").CombinedOutput(); !strings.Contains(string(out), "--tls") {
 		t.Skip("redis-cli was built without TLS")
 	}
