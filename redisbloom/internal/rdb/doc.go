@@ -108,6 +108,11 @@
 //
 // # Stricter than Redis
 //
+// SplitPayload refuses a footer whose CRC-64 field is 0 (unless the
+// bytes' CRC-64 is 0), which Redis 8 takes as a CRC not computed and
+// Redis 7.0 refuses: Redis 8 writes one only between its own nodes, when
+// it moves slots; its DUMP and MIGRATE compute the CRC.
+//
 // The Reader refuses some bytes Redis 7.0 reads, none of which Redis
 // writes: an 11xxxxxx byte where a length (or an opcode) belongs, which
 // Redis reads as its low 6 bits (a UINT opcode written 0xc2 is restored);

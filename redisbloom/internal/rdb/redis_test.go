@@ -271,6 +271,17 @@ func TestRedisFooter(t *testing.T) {
 			if reply := c.do(t, "RESTORE", "badcrc", 0, bad); fmt.Sprint(reply) != "ERR "+rdb.ErrBadPayload.Error() {
 				t.Errorf("RESTORE with a wrong CRC: %v", reply)
 			}
+			// A CRC of 0 is "not computed" to Redis 8 (and a wrong one to
+			// Redis 7.0); SplitPayload refuses it (doc.go, "Stricter than
+			// Redis").
+			zero := append(rdb.AppendFooter(append([]byte(nil), body...), 0)[:len(body)+2], make([]byte, 8)...)
+			reply := c.do(t, "RESTORE", "crc0", 0, zero)
+			if want := map[uint16]any{10: "ERR " + rdb.ErrBadPayload.Error(), 13: "OK"}[newest]; want != nil && fmt.Sprint(reply) != want {
+				t.Errorf("RESTORE with a CRC of 0: %v, want %v", reply, want)
+			}
+			if _, _, err := rdb.SplitPayload(zero); err != rdb.ErrChecksum {
+				t.Errorf("SplitPayload with a CRC of 0: %v", err)
+			}
 		})
 	}
 }
@@ -297,14 +308,22 @@ func rdbVersionOf(t *testing.T, c *respConn) uint16 {
 }
 
 // TestRedisModule writes cuckoo filters' module values and has Redis with
-// RedisBloom restore them: it must accept them, see their items, and DUMP
-// them back byte for byte.
+// RedisBloom restore them, Redis 7.0 with RedisBloom 2.6 and Redis 8: it
+// must accept them, see their items, and DUMP them back byte for byte, but
+// for the footer's RDB version (and so its CRC-64), which is Redis's own.
 func TestRedisModule(t *testing.T) {
-	module, why := redistest.RedisBloomModule()
-	if module == "" {
-		t.Skip(why)
-	}
-	c := startRedis(t, "--loadmodule", module)
+	t.Run("redis-7", func(t *testing.T) {
+		module, why := redistest.RedisBloomModule()
+		if module == "" {
+			t.Skip(why)
+		}
+		testRedisModule(t, startRedis(t, "--loadmodule", module))
+	})
+	t.Run("redis-8", func(t *testing.T) { testRedisModule(t, dialRedis(t, redistest.StartRedis8(t))) })
+}
+
+func testRedisModule(t *testing.T, c *respConn) {
+	newest := rdbVersionOf(t, c)
 
 	// A filter of one table of 512 buckets of 2, from Redis's own payload:
 	// it holds foo and bar.
@@ -327,8 +346,10 @@ func TestRedisModule(t *testing.T) {
 		if r := c.do(t, "RESTORE", name, 0, payload); r != "OK" {
 			t.Fatalf("RESTORE %s: %v", name, r)
 		}
-		if r, _ := c.do(t, "DUMP", name).([]byte); !bytes.Equal(r, payload) {
-			t.Errorf("DUMP %s after RESTORE:\n%x\nwe wrote\n%x", name, r, payload)
+		want := binary.LittleEndian.AppendUint16(payload[:len(payload)-rdb.FooterSize:len(payload)-rdb.FooterSize], newest)
+		want = binary.LittleEndian.AppendUint64(want, rdb.CRC64(0, want))
+		if r, _ := c.do(t, "DUMP", name).([]byte); !bytes.Equal(r, want) {
+			t.Errorf("DUMP %s after RESTORE:\n%x\nwe wrote, at version %d:\n%x", name, r, newest, want)
 		}
 		info, _ := c.do(t, "CF.INFO", name).([]any)
 		if len(info) != 16 || info[5] != int64(v.fields[0]) || info[7] != int64(v.fields[2]) {
