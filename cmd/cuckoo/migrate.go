@@ -13,8 +13,11 @@ import (
 )
 
 // cuckoo migrate copies cuckoo filters between servers that speak
-// RedisBloom's CF.* commands: from Redis Stack (Redis with RedisBloom) to
-// cuckoo serve, back, or between two cuckoo serves. It finds the source's
+// RedisBloom's CF.* commands: from Redis 7 with RedisBloom (Redis Stack)
+// or Redis 8 (whose cuckoo filters are built in) to cuckoo serve, back, or
+// between two cuckoo serves. Redis 8's DUMP payloads carry its RDB version,
+// 13, which cuckoo serve's RESTORE takes; cuckoo serve's carry 10, which
+// Redis 7.0 and Redis 8 take. It finds the source's
 // filters with SCAN ... TYPE MBbloomCF and copies each with CF.SCANDUMP and
 // CF.LOADCHUNK (an empty filter, which RedisBloom cannot dump in chunks,
 // with DUMP and RESTORE), keeping its deadline, while the source keeps
@@ -41,20 +44,25 @@ type migrateOptions struct {
 }
 
 const migrateHelp = `
-Copies cuckoo filters from one server to another: from Redis Stack (Redis
-with RedisBloom) to cuckoo serve, back (filters of RedisBloom's layout:
-cuckoo serve --cf-layout redisbloom, or loaded from RedisBloom), or
-between two cuckoo serves. The source keeps serving meanwhile. Each key
-goes with CF.SCANDUMP and CF.LOADCHUNK (an empty one with DUMP and
-RESTORE) with its deadline, and is then checked against its source: the
-same item count and the same dump, byte for byte. A rerun skips the keys
-already copied. The same credentials and TLS settings are used on both
-servers.`
+Copies cuckoo filters from one server to another: from Redis 7 with
+RedisBloom (Redis Stack) or Redis 8 (cuckoo filters built in) to cuckoo
+serve, back (filters of RedisBloom's layout: cuckoo serve --cf-layout
+redisbloom, or loaded from RedisBloom), or between two cuckoo serves.
+The source keeps serving meanwhile. Each key goes with CF.SCANDUMP and
+CF.LOADCHUNK (an empty one with DUMP and RESTORE) with its deadline, and
+is then checked against its source: the same item count and the same
+dump, byte for byte. A rerun skips the keys already copied. The same
+credentials and TLS settings are used on both servers.
+
+  cuckoo migrate --from redis-stack:6379 --to 127.0.0.1:6379 --dry-run
+  cuckoo migrate --from redis-stack:6379 --to 127.0.0.1:6379      # Redis 7 with RedisBloom
+  cuckoo migrate --from redis8:6379 --to 127.0.0.1:6379           # Redis 8
+  cuckoo migrate --from 127.0.0.1:6379 --to redis8:6379 --match 'rb:*'   # and back`
 
 func runMigrate(e *env, args []string) error {
 	fs := e.flags(migrateHelp)
 	o := migrateOptions{}
-	fs.StringVar(&o.from, "from", "", "the source server, `HOST:PORT` (Redis Stack, or cuckoo serve)")
+	fs.StringVar(&o.from, "from", "", "the source server, `HOST:PORT` (Redis 7 with RedisBloom, Redis 8, or cuckoo serve)")
 	fs.StringVar(&o.to, "to", "127.0.0.1:6379", "the target server, `HOST:PORT`")
 	fs.StringVar(&o.match, "match", "*", "copy only the keys matching this `pattern` (SCAN's MATCH)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list what would be copied and skipped; write nothing")
@@ -266,7 +274,7 @@ func (m *keyMigration) run() (keyOutcome, error) {
 			return keyGone, nil
 		}
 		if err == nil && (enc == "growing" || enc == "fixed" || enc == "chain") {
-			return keyRefused, fmt.Errorf("a filter of cuckoo serve's own layout (OBJECT ENCODING %s), which RedisBloom cannot load: only filters made with cf-layout redisbloom, or loaded from RedisBloom, can move to Redis Stack", enc)
+			return keyRefused, fmt.Errorf("a filter of cuckoo serve's own layout (OBJECT ENCODING %s), which RedisBloom cannot load: only filters made with cf-layout redisbloom, or loaded from RedisBloom, can move to Redis", enc)
 		}
 	}
 	var lastErr error
