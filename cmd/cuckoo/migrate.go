@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/redisbloom"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,7 +19,9 @@ import (
 // or Redis 8 (whose cuckoo filters are built in) to cuckoo serve, back, or
 // between two cuckoo serves. Redis 8's DUMP payloads carry its RDB version,
 // 13, which cuckoo serve's RESTORE takes; cuckoo serve's carry 10, which
-// Redis 7.0 and Redis 8 take. It finds the source's
+// Redis 7.0 and Redis 8 take. Redis 7.0 refuses 13: a payload it refuses
+// is sent again as Redis 7.0 writes it (redis7Payload), so filters also
+// move from Redis 8 to Redis 7 directly. It finds the source's
 // filters with SCAN ... TYPE MBbloomCF and copies each with CF.SCANDUMP and
 // CF.LOADCHUNK (an empty filter, which RedisBloom cannot dump in chunks,
 // with DUMP and RESTORE), keeping its deadline, while the source keeps
@@ -333,7 +337,13 @@ func (m *keyMigration) copy(src dumped, replace bool) error {
 		if err != nil {
 			return fmt.Errorf("reading the source: DUMP: %w", err)
 		}
-		if err := m.dst.Restore(ctx, m.key, 0, payload).Err(); err != nil {
+		err = m.dst.Restore(ctx, m.key, 0, payload).Err()
+		if err != nil && !m.toCuckoo {
+			if older, ok := redis7Payload([]byte(payload)); ok {
+				err = m.dst.Restore(ctx, m.key, 0, older).Err()
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("the target: RESTORE: %w", err)
 		}
 	} else {
@@ -393,4 +403,25 @@ func (m *keyMigration) check() (bool, error) {
 // key.
 func isNotFound(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "not found")
+}
+
+// redis7Payload returns a RedisBloom filter's DUMP payload of Redis 8 (RDB
+// version 13 in its footer, which Redis 7.0 refuses) as Redis 7.0 writes
+// it: the same filter, at version 10, which every Redis from 7.0 reads.
+// The body is the same bytes at either version, but its CRC-64 covers the
+// version, and package redisbloom writes it: the filter is parsed and
+// written again, its slots held meanwhile (an empty filter's, the only one
+// that goes by DUMP and RESTORE, are zeros), up to
+// redisbloom.DefaultMaxBytes. ok is false for a payload of version 10 or
+// older, or one that is not a RedisBloom filter's: the target's refusal
+// stands.
+func redis7Payload(p []byte) (older string, ok bool) {
+	if len(p) < 10 || binary.LittleEndian.Uint16(p[len(p)-10:]) <= 10 {
+		return "", false
+	}
+	f, err := redisbloom.ParsePayload(p, nil)
+	if err != nil {
+		return "", false
+	}
+	return string(f.AppendPayload(nil)), true
 }
