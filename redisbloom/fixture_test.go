@@ -15,19 +15,27 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/redisbloom"
+	"github.com/cuckoohash/cuckoo/redisbloom/internal/rdb"
 )
 
-// The fixtures are captured from RedisBloom v2.6.28 by
-// testdata/capture (its doc comment gives the schema and the command);
+// The fixtures are captured from RedisBloom v2.6.28 (testdata/fixtures)
+// and from Redis 8.6.3 with RedisBloom v8.6.2 (testdata/fixtures-redis8)
+// by testdata/capture (its doc comment gives the schema and the command);
 // testdata/README.md says how to regenerate them.
 
-// fixtureVersion is the RedisBloom every fixture must come from: the one
-// this package reproduces.
+// fixtureVersion is the RedisBloom every fixture in testdata/fixtures must
+// come from: the one this package reproduces.
 const fixtureVersion = "v2.6.28"
+
+// redis8Version is the RedisBloom of testdata/fixtures-redis8: Redis 8's,
+// whose filters and formats are 2.6.28's, but for the RDB version in a
+// DUMP payload's footer (13, Redis 8's).
+const redis8Version = "v8.6.2"
 
 type fixture struct {
 	Name       string `json:"name"`
 	RedisBloom string `json:"redisbloom"`
+	Redis      string `json:"redis"`
 	Key        string `json:"key"`
 	Commands   []struct {
 		Args  []string        `json:"args"`
@@ -61,18 +69,20 @@ const (
 	defaultExpansion     = 1
 )
 
-func loadFixtures(t *testing.T) []*fixture {
+// loadFixtures reads the fixtures in testdata/dir, each of which must come
+// from RedisBloom version.
+func loadFixtures(t *testing.T, dir, version string) []*fixture {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", "fixtures", "*.json.gz"))
+	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.json.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(paths) == 0 {
-		t.Fatal("no fixtures in testdata/fixtures")
+		t.Fatalf("no fixtures in testdata/%s", dir)
 	}
 	var fixtures []*fixture
 	for _, path := range paths {
-		fx, err := readFixture(path)
+		fx, err := readFixture(path, version)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -81,7 +91,7 @@ func loadFixtures(t *testing.T) []*fixture {
 	return fixtures
 }
 
-func readFixture(path string) (*fixture, error) {
+func readFixture(path, version string) (*fixture, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -99,8 +109,8 @@ func readFixture(path string) (*fixture, error) {
 	if err := json.Unmarshal(js, fx); err != nil {
 		return nil, err
 	}
-	if fx.RedisBloom != fixtureVersion {
-		return nil, fmt.Errorf("captured from RedisBloom %q, want %s", fx.RedisBloom, fixtureVersion)
+	if fx.RedisBloom != version {
+		return nil, fmt.Errorf("captured from RedisBloom %q, want %s", fx.RedisBloom, version)
 	}
 	if len(fx.ScanDump) == 0 || len(fx.Probes.Exists) != len(fx.Probes.Items) || len(fx.Probes.Count) != len(fx.Probes.Items) {
 		return nil, errors.New("malformed fixture: no CF.SCANDUMP chunks, or probe answers that do not match the probes")
@@ -122,7 +132,27 @@ func readFixture(path string) (*fixture, error) {
 // answers; then loads RedisBloom's chunks and DUMP payloads and requires
 // the same answers from them.
 func TestFixtures(t *testing.T) {
-	for _, fx := range loadFixtures(t) {
+	runFixtures(t, loadFixtures(t, "fixtures", fixtureVersion))
+}
+
+// TestFixturesRedis8 is TestFixtures of Redis 8's fixtures: the same
+// replies, chunks and probe answers, and DUMP payloads of RDB version 13
+// that ParsePayload reads and that, but for the footer, are the bytes
+// AppendPayload writes.
+func TestFixturesRedis8(t *testing.T) {
+	fixtures := loadFixtures(t, "fixtures-redis8", redis8Version)
+	for _, fx := range fixtures {
+		for _, p := range [][]byte{fx.Dump, fx.DumpPlain} {
+			if _, v, err := rdb.SplitPayload(p); err != nil || v != 13 {
+				t.Fatalf("%s: a DUMP payload of RDB version %d (%v), want Redis 8's 13", fx.Name, v, err)
+			}
+		}
+	}
+	runFixtures(t, fixtures)
+}
+
+func runFixtures(t *testing.T, fixtures []*fixture) {
+	for _, fx := range fixtures {
 		t.Run(fx.Name, func(t *testing.T) {
 			f := replay(t, fx)
 			t.Run("info", func(t *testing.T) { checkInfo(t, f, fx) })
@@ -499,7 +529,9 @@ func checkProbes(t *testing.T, f *redisbloom.Filter, fx *fixture) {
 
 // checkAppendPayload requires the replayed filter's DUMP payload to be one
 // of the two RedisBloom's server wrote (with or without rdbcompression),
-// appended to what the buffer held, and to parse back to the same filter.
+// with the footer Redis 7.0 writes (RDB version 10, and its CRC-64: see
+// redis7Footer), appended to what the buffer held, and to parse back to
+// the same filter.
 func checkAppendPayload(t *testing.T, f *redisbloom.Filter, fx *fixture) {
 	prefix := []byte("prefix")
 	b := f.AppendPayload(bytes.Clone(prefix))
@@ -507,9 +539,10 @@ func checkAppendPayload(t *testing.T, f *redisbloom.Filter, fx *fixture) {
 		t.Fatalf("AppendPayload did not keep the buffer's bytes: % x", b[:min(len(b), len(prefix))])
 	}
 	payload := b[len(prefix):]
-	if !bytes.Equal(payload, fx.Dump) && !bytes.Equal(payload, fx.DumpPlain) {
+	dump, dumpPlain := redis7Footer(t, fx.Dump), redis7Footer(t, fx.DumpPlain)
+	if !bytes.Equal(payload, dump) && !bytes.Equal(payload, dumpPlain) {
 		t.Errorf("AppendPayload: %s\nRedisBloom's DUMP (rdbcompression no): %s",
-			describeChunk(payload, fx.DumpPlain), describeChunk(fx.DumpPlain, payload))
+			describeChunk(payload, dumpPlain), describeChunk(dumpPlain, payload))
 	}
 	g, err := redisbloom.ParsePayload(payload, nil)
 	if err != nil {
@@ -518,4 +551,17 @@ func checkAppendPayload(t *testing.T, f *redisbloom.Filter, fx *fixture) {
 	checkInfo(t, g, fx)
 	checkScanDump(t, g, fx)
 	checkProbes(t, g, fx)
+}
+
+// redis7Footer returns payload p with the footer Redis 7.0 writes: RDB
+// version 10 and the CRC-64 of the body and version. A payload of Redis 7.0
+// comes back unchanged; one of Redis 8 (version 13) differs from it in the
+// footer only.
+func redis7Footer(t *testing.T, p []byte) []byte {
+	t.Helper()
+	body, _, err := rdb.SplitPayload(p)
+	if err != nil {
+		t.Fatalf("RedisBloom's DUMP payload: %v", err)
+	}
+	return rdb.AppendFooter(bytes.Clone(body), 0)
 }

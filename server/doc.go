@@ -110,7 +110,9 @@
 //     RedisBloom's header and RESTORE of its MBbloomCF payload make a
 //     filter of RedisBloom's layout, whatever cf-layout says, and those go
 //     back to RedisBloom the same way; a filter of this server's layout
-//     cannot load in RedisBloom.
+//     cannot load in RedisBloom. RESTORE takes payloads of RDB versions up
+//     to 13 (Redis 8's) and DUMP writes 10, which Redis 7.0 and Redis 8
+//     both take (redisbloom/internal/rdb).
 //   - CF.COMPACT is flagged write (RedisBloom: readonly): it changes a
 //     filter and is logged.
 //   - Only the CF.* commands of RedisBloom are served: BF.*, CMS.*, TOPK.*

@@ -10,7 +10,7 @@
 //	cuckoo eval [flags]                  run the classic experiments; write a report with plots
 //	cuckoo serve [flags]                 serve filters over the Redis protocol (RedisBloom's CF.*)
 //	cuckoo cluster SUBCOMMAND [args]     create, inspect, grow, rebalance and fail over a cluster of serve nodes
-//	cuckoo migrate --from HOST:PORT      copy filters from Redis Stack (RedisBloom) to cuckoo serve, or back
+//	cuckoo migrate --from HOST:PORT      copy filters from Redis Stack (RedisBloom) or Redis 8 to cuckoo serve, or back
 //	cuckoo version                       print the module version, VCS revision (go build, go install) and Go version
 //	cuckoo help [COMMAND]                print usage
 //
@@ -67,7 +67,7 @@ var commands = []command{
 	{"eval", "[--out DIR] [--quick] [--only NAME,...]", "run the classic experiments and write a report with plots", runEval},
 	{"serve", "[--addr A] [--dir D] [--appendfsync M] [--requirepass P] [--maxmemory SIZE] [--metrics-addr A]", "serve cuckoo filters over the Redis protocol (RedisBloom's CF.* commands)", runServe},
 	{"cluster", "SUBCOMMAND [flags] [arguments]", "run a cluster of cuckoo serve --cluster-enabled nodes (create, info, add-node, del-node, move-slots, rebalance, failover, fix)", runCluster},
-	{"migrate", "--from HOST:PORT [--to HOST:PORT] [--match PATTERN] [--dry-run] [--replace]", "copy cuckoo filters from Redis Stack (RedisBloom) to cuckoo serve, or back, checking each copy", runMigrate},
+	{"migrate", "--from HOST:PORT [--to HOST:PORT] [--match PATTERN] [--dry-run] [--replace]", "copy cuckoo filters from Redis Stack (RedisBloom) or Redis 8 to cuckoo serve, or back, checking each copy", runMigrate},
 	{"version", "", "print the version: module, VCS revision and time (recorded by go build and go install, not go run), Go (also --version)", runVersion},
 	{"help", "[COMMAND]", "print this usage, or a command's flags", nil},
 }

@@ -3,18 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/redisbloom"
 	"github.com/redis/go-redis/v9"
 )
 
 // cuckoo migrate copies cuckoo filters between servers that speak
-// RedisBloom's CF.* commands: from Redis Stack (Redis with RedisBloom) to
-// cuckoo serve, back, or between two cuckoo serves. It finds the source's
+// RedisBloom's CF.* commands: from Redis 7 with RedisBloom (Redis Stack)
+// or Redis 8 (whose cuckoo filters are built in) to cuckoo serve, back, or
+// between two cuckoo serves. Redis 8's DUMP payloads carry its RDB version,
+// 13, which cuckoo serve's RESTORE takes; cuckoo serve's carry 10, which
+// Redis 7.0 and Redis 8 take. Redis 7.0 refuses 13: a payload it refuses
+// is sent again as Redis 7.0 writes it (redis7Payload), so filters also
+// move from Redis 8 to Redis 7 directly. It finds the source's
 // filters with SCAN ... TYPE MBbloomCF and copies each with CF.SCANDUMP and
 // CF.LOADCHUNK (an empty filter, which RedisBloom cannot dump in chunks,
 // with DUMP and RESTORE), keeping its deadline, while the source keeps
@@ -41,20 +48,25 @@ type migrateOptions struct {
 }
 
 const migrateHelp = `
-Copies cuckoo filters from one server to another: from Redis Stack (Redis
-with RedisBloom) to cuckoo serve, back (filters of RedisBloom's layout:
-cuckoo serve --cf-layout redisbloom, or loaded from RedisBloom), or
-between two cuckoo serves. The source keeps serving meanwhile. Each key
-goes with CF.SCANDUMP and CF.LOADCHUNK (an empty one with DUMP and
-RESTORE) with its deadline, and is then checked against its source: the
-same item count and the same dump, byte for byte. A rerun skips the keys
-already copied. The same credentials and TLS settings are used on both
-servers.`
+Copies cuckoo filters from one server to another: from Redis 7 with
+RedisBloom (Redis Stack) or Redis 8 (cuckoo filters built in) to cuckoo
+serve, back (filters of RedisBloom's layout: cuckoo serve --cf-layout
+redisbloom, or loaded from RedisBloom), or between two cuckoo serves.
+The source keeps serving meanwhile. Each key goes with CF.SCANDUMP and
+CF.LOADCHUNK (an empty one with DUMP and RESTORE) with its deadline, and
+is then checked against its source: the same item count and the same
+dump, byte for byte. A rerun skips the keys already copied. The same
+credentials and TLS settings are used on both servers.
+
+  cuckoo migrate --from redis-stack:6379 --to 127.0.0.1:6379 --dry-run
+  cuckoo migrate --from redis-stack:6379 --to 127.0.0.1:6379      # Redis 7 with RedisBloom
+  cuckoo migrate --from redis8:6379 --to 127.0.0.1:6379           # Redis 8
+  cuckoo migrate --from 127.0.0.1:6379 --to redis8:6379 --match 'rb:*'   # and back`
 
 func runMigrate(e *env, args []string) error {
 	fs := e.flags(migrateHelp)
 	o := migrateOptions{}
-	fs.StringVar(&o.from, "from", "", "the source server, `HOST:PORT` (Redis Stack, or cuckoo serve)")
+	fs.StringVar(&o.from, "from", "", "the source server, `HOST:PORT` (Redis 7 with RedisBloom, Redis 8, or cuckoo serve)")
 	fs.StringVar(&o.to, "to", "127.0.0.1:6379", "the target server, `HOST:PORT`")
 	fs.StringVar(&o.match, "match", "*", "copy only the keys matching this `pattern` (SCAN's MATCH)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list what would be copied and skipped; write nothing")
@@ -266,7 +278,7 @@ func (m *keyMigration) run() (keyOutcome, error) {
 			return keyGone, nil
 		}
 		if err == nil && (enc == "growing" || enc == "fixed" || enc == "chain") {
-			return keyRefused, fmt.Errorf("a filter of cuckoo serve's own layout (OBJECT ENCODING %s), which RedisBloom cannot load: only filters made with cf-layout redisbloom, or loaded from RedisBloom, can move to Redis Stack", enc)
+			return keyRefused, fmt.Errorf("a filter of cuckoo serve's own layout (OBJECT ENCODING %s), which RedisBloom cannot load: only filters made with cf-layout redisbloom, or loaded from RedisBloom, can move to Redis", enc)
 		}
 	}
 	var lastErr error
@@ -325,7 +337,13 @@ func (m *keyMigration) copy(src dumped, replace bool) error {
 		if err != nil {
 			return fmt.Errorf("reading the source: DUMP: %w", err)
 		}
-		if err := m.dst.Restore(ctx, m.key, 0, payload).Err(); err != nil {
+		err = m.dst.Restore(ctx, m.key, 0, payload).Err()
+		if err != nil && !m.toCuckoo {
+			if older, ok := redis7Payload([]byte(payload)); ok {
+				err = m.dst.Restore(ctx, m.key, 0, older).Err()
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("the target: RESTORE: %w", err)
 		}
 	} else {
@@ -385,4 +403,25 @@ func (m *keyMigration) check() (bool, error) {
 // key.
 func isNotFound(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "not found")
+}
+
+// redis7Payload returns a RedisBloom filter's DUMP payload of Redis 8 (RDB
+// version 13 in its footer, which Redis 7.0 refuses) as Redis 7.0 writes
+// it: the same filter, at version 10, which every Redis from 7.0 reads.
+// The body is the same bytes at either version, but its CRC-64 covers the
+// version, and package redisbloom writes it: the filter is parsed and
+// written again, its slots held meanwhile (an empty filter's, the only one
+// that goes by DUMP and RESTORE, are zeros), up to
+// redisbloom.DefaultMaxBytes. ok is false for a payload of version 10 or
+// older, or one that is not a RedisBloom filter's: the target's refusal
+// stands.
+func redis7Payload(p []byte) (older string, ok bool) {
+	if len(p) < 10 || binary.LittleEndian.Uint16(p[len(p)-10:]) <= 10 {
+		return "", false
+	}
+	f, err := redisbloom.ParsePayload(p, nil)
+	if err != nil {
+		return "", false
+	}
+	return string(f.AppendPayload(nil)), true
 }

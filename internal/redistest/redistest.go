@@ -69,6 +69,12 @@ func Start(t testing.TB, args ...string) string {
 	if err != nil {
 		t.Skip(notInstalled)
 	}
+	return startBinary(t, path, args...)
+}
+
+// startBinary is Start of the redis-server at path.
+func startBinary(t testing.TB, path string, args ...string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -11,14 +11,28 @@
 //
 // A payload is a body, then a footer: the RDB version (2 bytes) and the
 // CRC-64 of everything before the CRC (8 bytes), both little-endian. The
-// body is an object type byte and the object. Redis 7.0 writes version 10
-// and RESTORE accepts any version up to 10 (checked against Redis 7.0.15:
-// 0, 1, 9 and 10 are accepted, 11 and 0xffff refused), so SplitPayload
-// accepts 0 to Version and AppendFooter writes Version. Redis answers
-// "DUMP payload version or checksum are wrong" to a payload shorter than a
-// footer, of a newer version, or of a wrong checksum; SplitPayload returns
-// a distinct error for each, all wrapping ErrBadPayload, whose text is
-// Redis's.
+// body is an object type byte and the object.
+//
+// Redis writes its own RDB version (Redis 7.0 writes 10, 7.2 11, 7.4 12,
+// 8.0 to 8.6 13), and RESTORE accepts any version up to its own and
+// refuses a newer one: checked against Redis 7.0.15 (0, 1, 9 and 10
+// accepted, 11 and above refused) and Redis 8.6.3 (up to 13 accepted, 14
+// and above refused). A payload's version does not change how RESTORE
+// reads a module value: Redis reads the type byte, the module id and
+// hands the rest to the module, whatever the footer says, and the formats
+// RDB 11 to 13 added are other types' (sets and hashes as listpacks,
+// hashes with expiring fields). A RedisBloom filter's payload from Redis
+// 8.6.3 with RedisBloom 8.6.2 is byte for byte the payload Redis 7.0.15
+// with RedisBloom 2.6.28 writes of the same filter, but for the footer
+// (package redisbloom's Redis 8 fixtures).
+//
+// So SplitPayload accepts 0 to MaxVersion (13), taking what any Redis
+// from 7.0 to 8.6 writes, and AppendFooter writes Version (10), which
+// every one of them reads: a payload of 13 would be refused by Redis 7.0.
+// Redis answers "DUMP payload version or checksum are wrong" to a payload
+// shorter than a footer, of a newer version, or of a wrong checksum;
+// SplitPayload returns a distinct error for each, all wrapping
+// ErrBadPayload, whose text is Redis's.
 //
 // The CRC-64 is Redis's ("Jones"): reflected, polynomial
 // 0xad93d23594c935a9, initial value 0, no final xor; the CRC of
@@ -94,6 +108,11 @@
 //
 // # Stricter than Redis
 //
+// SplitPayload refuses a footer whose CRC-64 field is 0 (unless the
+// bytes' CRC-64 is 0), which Redis 8 takes as a CRC not computed and
+// Redis 7.0 refuses: Redis 8 writes one only between its own nodes, when
+// it moves slots; its DUMP and MIGRATE compute the CRC.
+//
 // The Reader refuses some bytes Redis 7.0 reads, none of which Redis
 // writes: an 11xxxxxx byte where a length (or an opcode) belongs, which
 // Redis reads as its low 6 bits (a UINT opcode written 0xc2 is restored);
@@ -140,8 +159,9 @@
 //
 // # Invariants
 //
-//   - Bytes written are Redis's bytes for the same values (golden files of
-//     Redis 7.0.15's DUMP, and a comparison with a live redis-server).
+//   - Bytes written are Redis 7.0's bytes for the same values (golden files
+//     of Redis 7.0.15's DUMP, and a comparison with a live redis-server);
+//     Redis 8's differ only in the footer's version and CRC.
 //   - A Reader never reads past its input and never panics; each error
 //     wraps exactly one of ErrTruncated, ErrCorrupt, ErrTooLarge.
 //   - A Reader allocates only the strings it returns, each at most the

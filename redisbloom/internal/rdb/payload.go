@@ -6,10 +6,19 @@ import (
 	"fmt"
 )
 
-// Version is the RDB version Redis 7.0 writes in a payload's footer, and
-// the newest it reads: RESTORE in Redis 7.0 accepts versions 0 to 10 and
-// refuses 11 (Redis 7.2's) and above. SplitPayload accepts the same.
+// Version is the RDB version AppendFooter writes: Redis 7.0's. Redis
+// reads a payload of its own version or older and refuses a newer one, so
+// a payload of version 10 RESTOREs into Redis 7.0 and every later Redis
+// (Redis 8.6.3 takes it), where one of 13, Redis 8's, would be refused by
+// Redis 7.0. The bytes before the footer do not depend on the version for
+// a module value (doc.go, "Payload").
 const Version = 10
+
+// MaxVersion is the newest RDB version SplitPayload accepts: Redis 8.6's,
+// which Redis 8.0 to 8.6 write in DUMP payloads (Redis 7.2 writes 11,
+// 7.4 writes 12). Like Redis, SplitPayload refuses a newer one: a payload
+// of a Redis this package has not been checked against.
+const MaxVersion = 13
 
 // Errors of a payload's footer (SplitPayload). Each wraps ErrBadPayload,
 // whose text is Redis's reply to RESTORE for all of them, so that a server
@@ -18,8 +27,9 @@ var (
 	ErrBadPayload = errors.New("DUMP payload version or checksum are wrong")
 	// ErrShortPayload: fewer bytes than the 10-byte footer.
 	ErrShortPayload = fmt.Errorf("%w (payload shorter than its 10-byte footer)", ErrBadPayload)
-	// ErrVersion: an RDB version newer than Version, which Redis 7.0 refuses.
-	ErrVersion = fmt.Errorf("%w (RDB version newer than %d)", ErrBadPayload, Version)
+	// ErrVersion: an RDB version newer than MaxVersion, which Redis 8.6
+	// refuses.
+	ErrVersion = fmt.Errorf("%w (RDB version newer than %d)", ErrBadPayload, MaxVersion)
 	// ErrChecksum: the CRC-64 does not match the bytes before it.
 	ErrChecksum = fmt.Errorf("%w (CRC-64 mismatch)", ErrBadPayload)
 )
@@ -46,7 +56,7 @@ func SplitPayload(p []byte) (body []byte, version uint16, err error) {
 	}
 	end := len(p) - FooterSize
 	version = binary.LittleEndian.Uint16(p[end:])
-	if version > Version {
+	if version > MaxVersion {
 		return nil, version, ErrVersion
 	}
 	if CRC64(0, p[:end+2]) != binary.LittleEndian.Uint64(p[end+2:]) {

@@ -35,13 +35,14 @@ func withVersion(body []byte, version uint16) []byte {
 
 func TestSplitPayloadVersions(t *testing.T) {
 	body := []byte{rdb.TypeString, 1, 'x'}
-	// Redis 7.0 reads every version up to its own (TestRedisFooter checks it).
-	for v := range uint16(rdb.Version + 1) {
+	// Redis reads every version up to its own, 13 for Redis 8 (TestRedisFooter
+	// checks it).
+	for v := range uint16(rdb.MaxVersion + 1) {
 		if got, version, err := rdb.SplitPayload(withVersion(body, v)); err != nil || version != v || !bytes.Equal(got, body) {
 			t.Errorf("version %d: %x, %d, %v", v, got, version, err)
 		}
 	}
-	for _, v := range []uint16{11, 12, 0x100, 0xffff} {
+	for _, v := range []uint16{14, 15, 0x100, 0xffff} {
 		_, version, err := rdb.SplitPayload(withVersion(body, v))
 		if err != rdb.ErrVersion || version != v {
 			t.Errorf("version %d: %d, %v; want ErrVersion", v, version, err)
@@ -66,9 +67,9 @@ func TestSplitPayloadErrors(t *testing.T) {
 		{"9 bytes", good[:9], rdb.ErrShortPayload, "DUMP payload version or checksum are wrong (payload shorter than its 10-byte footer)"},
 		{"a body byte changed", flip(20, 0x10), rdb.ErrChecksum, "DUMP payload version or checksum are wrong (CRC-64 mismatch)"},
 		{"a CRC byte changed", flip(len(good)-1, 0x10), rdb.ErrChecksum, "DUMP payload version or checksum are wrong (CRC-64 mismatch)"},
-		{"the version raised to 266", flip(len(good)-9, 1), rdb.ErrVersion, "DUMP payload version or checksum are wrong (RDB version newer than 10)"},
+		{"the version raised to 266", flip(len(good)-9, 1), rdb.ErrVersion, "DUMP payload version or checksum are wrong (RDB version newer than 13)"},
 		{"the version lowered to 8", flip(len(good)-10, 2), rdb.ErrChecksum, "DUMP payload version or checksum are wrong (CRC-64 mismatch)"},
-		{"a byte short", good[:len(good)-1], rdb.ErrVersion, "DUMP payload version or checksum are wrong (RDB version newer than 10)"},
+		{"a byte short", good[:len(good)-1], rdb.ErrVersion, "DUMP payload version or checksum are wrong (RDB version newer than 13)"},
 	} {
 		body, _, err := rdb.SplitPayload(tc.p)
 		if err != tc.want || err.Error() != tc.text || body != nil {

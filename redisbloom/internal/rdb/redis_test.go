@@ -27,7 +27,12 @@ import (
 // extra arguments given) and returns a connection to it.
 func startRedis(t *testing.T, args ...string) *respConn {
 	t.Helper()
-	addr := redistest.Start(t, args...)
+	return dialRedis(t, redistest.Start(t, args...))
+}
+
+// dialRedis connects to the Redis at addr, for the rest of the test.
+func dialRedis(t *testing.T, addr string) *respConn {
+	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -227,39 +232,98 @@ func TestRedisStrings(t *testing.T) {
 	t.Logf("%d strings, %d of them stored LZF-compressed", len(values), compressed)
 }
 
-// TestRedisFooter checks that Redis refuses what SplitPayload refuses and
-// accepts what it accepts: every RDB version up to 10, and a checksum.
+// TestRedisFooter checks SplitPayload against Redis's RESTORE, for Redis
+// 7.0 (Debian's redis-server) and Redis 8 (redistest.Redis8): each accepts
+// every RDB version up to its own and refuses newer ones, with the same
+// error as a wrong checksum; SplitPayload accepts what Redis 8 accepts,
+// and so everything Redis 7.0 accepts.
 func TestRedisFooter(t *testing.T) {
-	c := startRedis(t)
-	body := rdb.AppendString([]byte{rdb.TypeString}, []byte("value"))
-	for _, version := range []uint16{0, 1, 9, 10, 11, 12, 0xffff} {
-		p := binary.LittleEndian.AppendUint16(append([]byte(nil), body...), version)
-		p = binary.LittleEndian.AppendUint64(p, rdb.CRC64(0, p))
-		_, _, ours := rdb.SplitPayload(p)
-		reply := c.do(t, "RESTORE", fmt.Sprint("v", version), 0, p)
-		if (reply == "OK") != (ours == nil) {
-			t.Errorf("version %d: Redis replied %v, SplitPayload %v", version, reply, ours)
-		}
-		if err, ok := reply.(error); ok && err.Error() != "ERR "+rdb.ErrBadPayload.Error() {
-			t.Errorf("version %d: Redis replied %q, want ERR + ErrBadPayload's text", version, err)
-		}
-	}
-	bad := rdb.AppendFooter(append([]byte(nil), body...), 0)
-	bad[len(bad)-1] ^= 1
-	if reply := c.do(t, "RESTORE", "badcrc", 0, bad); fmt.Sprint(reply) != "ERR "+rdb.ErrBadPayload.Error() {
-		t.Errorf("RESTORE with a wrong CRC: %v", reply)
+	for _, srv := range []struct {
+		name  string
+		start func(t *testing.T) *respConn
+	}{
+		{"redis-7", func(t *testing.T) *respConn { return startRedis(t) }},
+		{"redis-8", func(t *testing.T) *respConn { return dialRedis(t, redistest.StartRedis8(t)) }},
+	} {
+		t.Run(srv.name, func(t *testing.T) {
+			c := srv.start(t)
+			newest := rdbVersionOf(t, c)
+			body := rdb.AppendString([]byte{rdb.TypeString}, []byte("value"))
+			for _, version := range []uint16{0, 1, 9, 10, 11, 12, 13, 14, 0x100, 0xffff} {
+				p := binary.LittleEndian.AppendUint16(append([]byte(nil), body...), version)
+				p = binary.LittleEndian.AppendUint64(p, rdb.CRC64(0, p))
+				_, _, ours := rdb.SplitPayload(p)
+				reply := c.do(t, "RESTORE", fmt.Sprint("v", version), 0, p)
+				if (reply == "OK") != (version <= newest) {
+					t.Errorf("version %d: Redis replied %v; its own is %d", version, reply, newest)
+				}
+				// SplitPayload takes all that any Redis takes, and refuses
+				// what the newest it knows refuses.
+				if reply == "OK" && ours != nil || reply != "OK" && ours == nil && newest == rdb.MaxVersion {
+					t.Errorf("version %d: Redis replied %v, SplitPayload %v", version, reply, ours)
+				}
+				if err, ok := reply.(error); ok && err.Error() != "ERR "+rdb.ErrBadPayload.Error() {
+					t.Errorf("version %d: Redis replied %q, want ERR + ErrBadPayload's text", version, err)
+				}
+			}
+			bad := rdb.AppendFooter(append([]byte(nil), body...), 0)
+			bad[len(bad)-1] ^= 1
+			if reply := c.do(t, "RESTORE", "badcrc", 0, bad); fmt.Sprint(reply) != "ERR "+rdb.ErrBadPayload.Error() {
+				t.Errorf("RESTORE with a wrong CRC: %v", reply)
+			}
+			// A CRC of 0 is "not computed" to Redis 8 (and a wrong one to
+			// Redis 7.0); SplitPayload refuses it (doc.go, "Stricter than
+			// Redis").
+			zero := append(rdb.AppendFooter(append([]byte(nil), body...), 0)[:len(body)+2], make([]byte, 8)...)
+			reply := c.do(t, "RESTORE", "crc0", 0, zero)
+			if want := map[uint16]any{10: "ERR " + rdb.ErrBadPayload.Error(), 13: "OK"}[newest]; want != nil && fmt.Sprint(reply) != want {
+				t.Errorf("RESTORE with a CRC of 0: %v, want %v", reply, want)
+			}
+			if _, _, err := rdb.SplitPayload(zero); err != rdb.ErrChecksum {
+				t.Errorf("SplitPayload with a CRC of 0: %v", err)
+			}
+		})
 	}
 }
 
-// TestRedisModule writes cuckoo filters' module values and has Redis with
-// RedisBloom restore them: it must accept them, see their items, and DUMP
-// them back byte for byte.
-func TestRedisModule(t *testing.T) {
-	module, why := redistest.RedisBloomModule()
-	if module == "" {
-		t.Skip(why)
+// rdbVersionOf is the RDB version the Redis at c writes, known from its
+// release (INFO server's redis_version); it skips a Redis of another one.
+func rdbVersionOf(t *testing.T, c *respConn) uint16 {
+	t.Helper()
+	info, _ := c.do(t, "INFO", "server").([]byte)
+	var release string
+	for line := range strings.Lines(string(info)) {
+		if v, ok := strings.CutPrefix(line, "redis_version:"); ok {
+			release = strings.TrimSpace(v)
+		}
 	}
-	c := startRedis(t, "--loadmodule", module)
+	// Redis 7.0 writes 10, 7.2 writes 11, 7.4 writes 12, 8.0 to 8.6 write 13.
+	for prefix, v := range map[string]uint16{"7.0.": 10, "7.2.": 11, "7.4.": 12, "8.": 13} {
+		if strings.HasPrefix(release, prefix) {
+			return v
+		}
+	}
+	t.Skipf("Redis %q: its RDB version is not known here", release)
+	return 0
+}
+
+// TestRedisModule writes cuckoo filters' module values and has Redis with
+// RedisBloom restore them, Redis 7.0 with RedisBloom 2.6 and Redis 8: it
+// must accept them, see their items, and DUMP them back byte for byte, but
+// for the footer's RDB version (and so its CRC-64), which is Redis's own.
+func TestRedisModule(t *testing.T) {
+	t.Run("redis-7", func(t *testing.T) {
+		module, why := redistest.RedisBloomModule()
+		if module == "" {
+			t.Skip(why)
+		}
+		testRedisModule(t, startRedis(t, "--loadmodule", module))
+	})
+	t.Run("redis-8", func(t *testing.T) { testRedisModule(t, dialRedis(t, redistest.StartRedis8(t))) })
+}
+
+func testRedisModule(t *testing.T, c *respConn) {
+	newest := rdbVersionOf(t, c)
 
 	// A filter of one table of 512 buckets of 2, from Redis's own payload:
 	// it holds foo and bar.
@@ -282,8 +346,10 @@ func TestRedisModule(t *testing.T) {
 		if r := c.do(t, "RESTORE", name, 0, payload); r != "OK" {
 			t.Fatalf("RESTORE %s: %v", name, r)
 		}
-		if r, _ := c.do(t, "DUMP", name).([]byte); !bytes.Equal(r, payload) {
-			t.Errorf("DUMP %s after RESTORE:\n%x\nwe wrote\n%x", name, r, payload)
+		want := binary.LittleEndian.AppendUint16(payload[:len(payload)-rdb.FooterSize:len(payload)-rdb.FooterSize], newest)
+		want = binary.LittleEndian.AppendUint64(want, rdb.CRC64(0, want))
+		if r, _ := c.do(t, "DUMP", name).([]byte); !bytes.Equal(r, want) {
+			t.Errorf("DUMP %s after RESTORE:\n%x\nwe wrote, at version %d:\n%x", name, r, newest, want)
 		}
 		info, _ := c.do(t, "CF.INFO", name).([]any)
 		if len(info) != 16 || info[5] != int64(v.fields[0]) || info[7] != int64(v.fields[2]) {

@@ -276,3 +276,52 @@ func cases() []*script {
 	})
 	return all
 }
+
+// payloadCases returns the fixtures of Redis 8's payloads (-cases
+// payloads): the shapes a filter's DUMP payload and CF.SCANDUMP chunks
+// take, a few of cases() and a few of their own. Redis 8 changed the RDB
+// version in a payload's footer; these check that nothing else changed.
+func payloadCases() []*script {
+	byName := map[string]*script{}
+	for _, s := range cases() {
+		byName[s.name] = s
+	}
+	var all []*script
+	for _, name := range []string{
+		"empty",           // no items: CF.SCANDUMP has nothing, DUMP is the only way
+		"bucketsize-1",    // each of them grown to a second sub-filter
+		"bucketsize-2",    //
+		"bucketsize-4",    //
+		"many-subfilters", // 8 sub-filters after expansion
+		"many-subfilters-expansion-2",
+		"delete-autocompact", // items deleted, some sub-filters compacted away
+		"emptied",            // every item deleted
+		"autocreate-add",     // RedisBloom's defaults, grown
+	} {
+		s, ok := byName[name]
+		if !ok {
+			panic("payloadCases: no case " + name)
+		}
+		all = append(all, s)
+	}
+	add := func(name string, build func(s *script)) {
+		s := newScript(name)
+		build(s)
+		all = append(all, s)
+	}
+	add("empty-default", func(s *script) {
+		s.do("CF.RESERVE", "1024")
+	})
+	add("small", func(s *script) {
+		s.do("CF.RESERVE", "1000")
+		s.each("CF.ADD", 0, 2)
+	})
+	// One sub-filter of 4096 buckets of 4 (16 KiB), 12000 items: slots
+	// that LZF hardly compresses (16384 bytes to 15982 in the DUMP), and a
+	// bigger fixture than the others.
+	add("large", func(s *script) {
+		s.do("CF.RESERVE", "16384", "BUCKETSIZE", "4")
+		s.each("CF.ADD", 0, 12000)
+	})
+	return all
+}

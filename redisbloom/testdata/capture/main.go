@@ -7,13 +7,24 @@
 //
 //	go run ./redisbloom/testdata/capture -module /tmp/redisbloom-build/redisbloom.so -out redisbloom/testdata/fixtures
 //
+// Those in redisbloom/testdata/fixtures-redis8 were made against Redis
+// 8.6.3 with RedisBloom v8.6.2, built from their sources, by:
+//
+//	go run ./redisbloom/testdata/capture -cases payloads -server /tmp/redis8/bin/redis-server -module /tmp/redis8/redisbloom.so -out redisbloom/testdata/fixtures-redis8
+//
+// -cases chooses the scripts: "all" (cases.go's cases(), the default) or
+// "payloads" (payloadCases(): the shapes of DUMP payloads and CF.SCANDUMP
+// chunks, to check that Redis 8 writes them as Redis 7 does).
+//
 // It starts redis-server with the module on a free 127.0.0.1 port, saving
 // nothing, runs each case's commands (cases.go) on one key, then reads that
 // key's CF.INFO, its CF.SCANDUMP chunks, its DUMP payload (with and without
 // rdbcompression) and the CF.EXISTS and CF.COUNT answers for a probe set,
 // writes one gzip-compressed JSON file per case, <out>/<name>.json.gz,
-// removes other *.json.gz files from <out>, and stops the server by its
-// process id. It refuses a module that is not RedisBloom, and a case whose
+// removes other *.json.gz files from <out>, writes <out>/commands.txt (the
+// servers, this command line, and each case's commands, runs of the same
+// command on consecutive items written as one line), and stops the server
+// by its process id. It refuses a module that is not RedisBloom, and a case whose
 // commands answer an error other than "Filter is full": the fixture test
 // replays only what the Go filter itself decides.
 //
@@ -56,6 +67,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -97,18 +109,20 @@ func main() {
 	module := flag.String("module", "", "path of RedisBloom's redisbloom.so")
 	out := flag.String("out", "", "directory to write <case>.json.gz into")
 	binary := flag.String("server", "redis-server", "redis-server binary")
+	set := flag.String("cases", "all", `the scripts: "all" (cases()) or "payloads" (payloadCases())`)
 	flag.Parse()
-	if *module == "" || *out == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: capture -module redisbloom.so -out dir [-server redis-server]")
+	scripts := map[string]func() []*script{"all": cases, "payloads": payloadCases}[*set]
+	if *module == "" || *out == "" || flag.NArg() != 0 || scripts == nil {
+		fmt.Fprintln(os.Stderr, "usage: capture -module redisbloom.so -out dir [-server redis-server] [-cases all|payloads]")
 		os.Exit(2)
 	}
-	if err := run(*binary, *module, *out); err != nil {
+	if err := run(*binary, *module, *out, scripts()); err != nil {
 		fmt.Fprintln(os.Stderr, "capture:", err)
 		os.Exit(1)
 	}
 }
 
-func run(binary, module, out string) error {
+func run(binary, module, out string, scripts []*script) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -129,7 +143,7 @@ func run(binary, module, out string) error {
 	}
 	written := map[string]bool{}
 	var total int
-	for _, s := range cases() {
+	for _, s := range scripts {
 		fx, err := capture(c, s)
 		if err != nil {
 			return fmt.Errorf("case %s: %w", s.name, err)
@@ -145,6 +159,9 @@ func run(binary, module, out string) error {
 		fmt.Printf("%-32s %5d commands %5d probes %6d bytes  %v\n", s.name, len(fx.Commands), len(fx.Probes.Items), n, fx.Info)
 	}
 	fmt.Printf("%d fixtures, %d bytes, RedisBloom %s, Redis %s\n", len(written), total, rbVersion, redisVersion)
+	if err := writeCommands(filepath.Join(out, "commands.txt"), rbVersion, redisVersion, scripts); err != nil {
+		return err
+	}
 	return removeStale(out, written)
 }
 
@@ -387,4 +404,63 @@ func removeStale(dir string, written map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// writeCommands writes, for a reader without Go, what made the fixtures:
+// the servers, the command line, and each case's commands.
+func writeCommands(path, rbVersion, redisVersion string, scripts []*script) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Captured from Redis %s with RedisBloom %s by:\n#\n#   go run ./redisbloom/testdata/capture %s\n#\n",
+		redisVersion, rbVersion, strings.Join(os.Args[1:], " "))
+	b.WriteString("# which starts redis-server --bind 127.0.0.1 --port <free port> --loadmodule <module> --save '' --appendonly no,\n")
+	b.WriteString("# and for each case below runs FLUSHALL, the case's commands on its key, then CF.INFO, CF.SCANDUMP from\n")
+	b.WriteString("# iter 0 until it answers 0, DUMP (with CONFIG SET rdbcompression yes, then no), and CF.MEXISTS and\n")
+	b.WriteString("# CF.COUNT of the probes. \"A item:0 .. item:N\" stands for one command A item:i for each i.\n")
+	for _, s := range scripts {
+		fmt.Fprintf(&b, "\n[%s]\n", s.name)
+		for _, line := range compactCommands(s.cmds) {
+			b.WriteString(line + "\n")
+		}
+		fmt.Fprintf(&b, "probes: item:0 .. item:%d\n", s.next+absentProbes-1)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// compactCommands writes commands one a line, a run of the same command
+// on item:i, item:i+1, ... as one line.
+func compactCommands(cmds [][]string) []string {
+	var lines []string
+	for i := 0; i < len(cmds); {
+		first, ok := itemOf(cmds[i])
+		j := i + 1
+		for ok && j < len(cmds) {
+			n, ok2 := itemOf(cmds[j])
+			if !ok2 || n != first+(j-i) || cmds[j][0] != cmds[i][0] || cmds[j][1] != cmds[i][1] {
+				break
+			}
+			j++
+		}
+		if j-i > 2 {
+			lines = append(lines, fmt.Sprintf("%s %s item:%d .. item:%d", cmds[i][0], cmds[i][1], first, first+j-i-1))
+		} else {
+			for _, c := range cmds[i:j] {
+				lines = append(lines, strings.Join(c, " "))
+			}
+		}
+		i = j
+	}
+	return lines
+}
+
+// itemOf returns N of a command "CMD key item:N".
+func itemOf(cmd []string) (int, bool) {
+	if len(cmd) != 3 {
+		return 0, false
+	}
+	s, ok := strings.CutPrefix(cmd[2], "item:")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && strconv.Itoa(n) == s
 }
