@@ -35,7 +35,7 @@ func TestCorruptFile(t *testing.T) {
 				}
 				for _, args := range [][]string{{"query", path, "k-1"}, {"info", path}} {
 					code, stdout, stderr := cuckoo(t, "", args...)
-					ok := code == 2 && stdout == "" && strings.HasPrefix(stderr, "cuckoo: "+path) &&
+					ok := code == 2 && stdout == "" && strings.HasPrefix(stderr, "cuckoo: "+args[0]+": "+path) &&
 						strings.Count(stderr, "\n") == 1
 					for _, w := range want {
 						ok = ok && strings.Contains(stderr, w)

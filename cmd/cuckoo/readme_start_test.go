@@ -49,8 +49,8 @@ func TestReadmeFirstScreen(t *testing.T) {
 		t.Fatalf("the README's first sh block starts on line %v; want it on the first screen (25 lines)", lines)
 	}
 	first := strings.Split(strings.TrimSpace(blocks[0]), "\n")
-	if len(first) != 2 || !strings.HasPrefix(first[0], "go run ./cmd/cuckoo demo ") || !strings.HasPrefix(first[1], "go test ") {
-		t.Fatalf("the README's first commands are\n%s\nwant go run ./cmd/cuckoo demo, then the test command", blocks[0])
+	if len(first) != 2 || !strings.HasPrefix(first[0], "go run ./cmd/cuckoo demo ") || !strings.HasPrefix(first[1], "scripts/test ") {
+		t.Fatalf("the README's first commands are\n%s\nwant go run ./cmd/cuckoo demo, then the test command, scripts/test", blocks[0])
 	}
 	screen := strings.Join(strings.SplitN(text, "\n", 26)[:25], "\n")
 	for _, want := range []string{"Redis-protocol server", "RedisBloom's `CF.*` commands", "drop-in for Redis Stack's cuckoo filters"} {
@@ -62,22 +62,33 @@ func TestReadmeFirstScreen(t *testing.T) {
 		t.Error("the README's first screen talks about the C++ reference")
 	}
 
-	// The test command: the packages CI tests, and CI runs them.
+	// The test command: scripts/test tests the packages the README names
+	// and .ci/run vets, and CI runs it.
 	testCmd, _, _ := strings.Cut(first[1], "#")
-	pkgs := strings.Fields(testCmd)[2:]
+	script, err := os.ReadFile("../../scripts/test")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ci, err := os.ReadFile("../../.ci/run")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^PKGS=\((.*)\)$`).FindSubmatch(ci)
-	if m == nil {
-		t.Fatal(".ci/run has no PKGS=(...) line")
+	pkgsOf := func(name string, b []byte) []string {
+		m := regexp.MustCompile(`(?m)^PKGS=\((.*)\)$`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s has no PKGS=(...) line", name)
+		}
+		return strings.Fields(string(m[1]))
 	}
-	if ciPkgs := strings.Fields(string(m[1])); !slices.Equal(pkgs, ciPkgs) {
-		t.Errorf("the README tests %q, .ci/run %q", pkgs, ciPkgs)
+	pkgs := pkgsOf("scripts/test", script)
+	if ciPkgs := pkgsOf(".ci/run", ci); !slices.Equal(pkgs, ciPkgs) {
+		t.Errorf("scripts/test tests %q, .ci/run vets %q", pkgs, ciPkgs)
 	}
-	if !strings.Contains(string(ci), `go test -race "${PKGS[@]}"`) {
-		t.Error(`.ci/run does not run go test -race "${PKGS[@]}"`)
+	if !strings.Contains(screen, "`"+strings.Join(pkgs, " ")+"`") {
+		t.Errorf("the first screen does not name the packages scripts/test tests, %q", pkgs)
+	}
+	if !strings.Contains(string(ci), "\nscripts/test -race\n") || !strings.Contains(string(ci), "\nexport CUCKOO_REQUIRE_PREREQS=1\n") {
+		t.Error(".ci/run does not run scripts/test -race with CUCKOO_REQUIRE_PREREQS=1")
 	}
 	// What the command covers, said truly: every module of go.work but
 	// bench is in it, and the README says how bench's tests run.
