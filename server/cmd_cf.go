@@ -102,6 +102,16 @@ func init() {
 // FilterDefaults are RedisBloom's cf-* settings (package internal/cf).
 type FilterDefaults = cf.Defaults
 
+// moduleACL is how the CF commands' ACL categories are derived under
+// redisbloom-compat c: as Redis 8 does for RedisBloom 8.6, or as Redis 7
+// does for the 2.6 module.
+func moduleACL(c cf.Compat) command.ModuleACL {
+	if c == cf.Compat26 {
+		return command.ModuleACLImplied
+	}
+	return command.ModuleACLAsGiven
+}
+
 // CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e]
 func cfReserve(s *Server, cl *client, args [][]byte) {
 	if len(args)%2 == 0 {

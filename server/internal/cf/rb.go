@@ -132,7 +132,9 @@ func (f *Filter) beginLoadRB(header []byte, mem Charger) error {
 	case errors.Is(err, redisbloom.ErrHeader), errors.Is(err, redisbloom.ErrOldHeader), errors.Is(err, redisbloom.ErrBadFilter):
 		return &LoadError{reply: err.Error(), Detail: "a RedisBloom header: " + err.Error()}
 	case err != nil:
-		return err // mem refused it
+		// mem refused it. RedisBloom 8 answers so when it cannot allocate
+		// the filter (RedisBloom 2.6.28 aborts); the reason is logged.
+		return &LoadError{reply: "Couldn't create filter!", Detail: "a RedisBloom header: " + err.Error(), cause: err}
 	}
 	f.adoptRB(rb)
 	return nil
