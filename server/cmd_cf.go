@@ -379,6 +379,7 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	}
 	key, data := args[1], args[3]
 	var err error
+	_, bucketHi := s.filterDefaults().BucketRange()
 	o := &keyspace.Op{Kind: keyspace.OpChunk, Key: key, Iter: uint64(iter), Items: [][]byte{data}}
 	switch {
 	case iter < 0: // RedisBloom takes it for a data chunk, which cannot fit
@@ -391,6 +392,13 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	case iter == 1 && s.filterDefaults().Layout == cf.LayoutRedisBloom && cf.InvalidHeaderRB(data):
 		// RedisBloom's answer, after its check that the key is free.
 		err = cf.ErrInvalidHeaderRB
+		if s.store.Get(key) != nil {
+			err = keyspace.ErrItemExists
+		}
+	case iter == 1 && cf.HeaderBucketRB(data) > bucketHi:
+		// RedisBloom 8 checks a header's bucket size against
+		// cf-bucket-size's range, which follows cf-initial-size.
+		err = cf.ErrHeaderBucketRB
 		if s.store.Get(key) != nil {
 			err = keyspace.ErrItemExists
 		}

@@ -388,7 +388,9 @@ func (s *Server) publish(st *configState) {
 	s.conf.limits.Store(&lim)
 	s.cmem.evictAt.Store(lim.MaxMemoryClients.Bytes(st.cfg.MaxMemory))
 	s.wakeCron() // a lower maxmemory-clients evicts at once
-	d := st.cfg.FilterDefaults.WithDefaults()
+	// st's defaults were filled in once (newConfigState): filling them
+	// again here would take CONFIG SET cf-expansion-factor 0 for unset.
+	d := st.cfg.FilterDefaults
 	s.cfDefaults.Store(&d)
 	s.setMinReplicas(&st.cfg)
 }

@@ -478,3 +478,20 @@ func TestConfigRewriteEmulatedCluster(t *testing.T) {
 		t.Errorf("the rewritten file does not start an emulated cluster node:\n%s", b)
 	}
 }
+
+// TestConfigSetExpansionZero: CONFIG SET cf-expansion-factor 0 makes
+// filters that never grow, as RedisBloom's do; 0 is a value, not "unset".
+func TestConfigSetExpansionZero(t *testing.T) {
+	ctx := context.Background()
+	_, addr := start(t, rbConfig(""))
+	c := client(t, addr)
+	if err := c.ConfigSet(ctx, "cf-expansion-factor", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CFReserve(ctx, "k", 100).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := c.CFInfo(ctx, "k").Result(); err != nil || info.ExpansionRate != 0 {
+		t.Errorf("CF.INFO after CONFIG SET cf-expansion-factor 0: %+v, %v; want expansion 0", info, err)
+	}
+}

@@ -274,6 +274,23 @@ func testArgumentReplies(t *testing.T, compat cf.Compat) {
 	h[14] = 1                      // 2^48 buckets
 	h[24], h[32], h[34] = 1, 2, 20 // one filter of 2-slot buckets, 20 iterations
 	wantErr(t, c.Do(ctx, "CF.LOADCHUNK", "huge", 1, string(h)).Err(), "Couldn't create filter!")
+	// RedisBloom 8 checks a header's bucket size against cf-bucket-size's
+	// bound, half of cf-initial-size; 2.6 against 255.
+	h = make([]byte, 38)
+	h[8], h[24], h[32], h[34] = 32, 1, 4, 20 // 32 buckets of 4 slots
+	if err := c.ConfigSet(ctx, "cf-initial-size", "4").Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Do(ctx, "CF.LOADCHUNK", "b4", 1, string(h)).Err()
+	if compat == cf.Compat26 {
+		if err != nil {
+			t.Errorf("CF.LOADCHUNK of a 4-slot header, cf-initial-size 4: %v", err)
+		}
+	} else {
+		wantErr(t, err, "Couldn't create filter!")
+		wantErr(t, c.Do(ctx, "CF.LOADCHUNK", "k", 1, string(h)).Err(), "ERR item exists")
+	}
+	c.ConfigSet(ctx, "cf-initial-size", "1024")
 	// What the repeated and the abbreviated options made.
 	for key, want := range map[string][2]int64{"k2": {32, 4}, "k4": {64, 2}} {
 		info, err := c.CFInfo(ctx, key).Result()

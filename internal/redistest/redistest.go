@@ -7,6 +7,7 @@ package redistest
 
 import (
 	"bufio"
+	"cmp"
 	"io"
 	"net"
 	"os"
@@ -58,6 +59,39 @@ func StartRedisBloom(t testing.TB) string {
 	return Start(t, "--loadmodule", module)
 }
 
+// Redis 8's defaults: where the project's notes build redis-server 8.6.3
+// and RedisBloom 8.6.2 (a build that does not embed the module, so it is
+// loaded as 2.6's is).
+const (
+	DefaultRedis8       = "/tmp/redis8/bin/redis-server"
+	DefaultRedis8Module = "/tmp/redis8/redisbloom.so"
+)
+
+// Redis8 returns redis-server 8 ($CUCKOO_REDIS8_SERVER, else
+// DefaultRedis8) and its RedisBloom module ($CUCKOO_REDIS8_MODULE, else
+// DefaultRedis8Module), or "" and the reason a test that needs them skips.
+func Redis8() (server, module, why string) {
+	server = cmp.Or(os.Getenv("CUCKOO_REDIS8_SERVER"), DefaultRedis8)
+	module = cmp.Or(os.Getenv("CUCKOO_REDIS8_MODULE"), DefaultRedis8Module)
+	for _, p := range []string{server, module} {
+		if _, err := os.Stat(p); err != nil {
+			return "", "", "no Redis 8 at " + p + " (set CUCKOO_REDIS8_SERVER and CUCKOO_REDIS8_MODULE)"
+		}
+	}
+	return server, module, ""
+}
+
+// StartRedis8 starts redis-server 8 with RedisBloom 8's module (Redis8)
+// and returns its address, or skips the test when either is missing.
+func StartRedis8(t testing.TB) string {
+	t.Helper()
+	server, module, why := Redis8()
+	if server == "" {
+		t.Skip(why)
+	}
+	return StartAt(t, server, "--loadmodule", module)
+}
+
 // Start starts redis-server with no persistence and the extra arguments
 // given, waits until it accepts connections and returns its address. It
 // skips the test when redis-server is not installed, and fails it, with
@@ -69,6 +103,12 @@ func Start(t testing.TB, args ...string) string {
 	if err != nil {
 		t.Skip(notInstalled)
 	}
+	return StartAt(t, path, args...)
+}
+
+// StartAt is Start with the redis-server at path.
+func StartAt(t testing.TB, path string, args ...string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package cf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 
@@ -123,6 +124,19 @@ var ErrInvalidHeaderRB = reply(redisbloom.ErrHeader.Error())
 func InvalidHeaderRB(header []byte) bool {
 	return !bytes.HasPrefix(header, []byte(headerMagic)) && !isRBHeader(header)
 }
+
+// HeaderBucketRB is the bucket size a RedisBloom dump header gives, or 0
+// if header is not one of RedisBloom's current length.
+func HeaderBucketRB(header []byte) int64 {
+	if len(header) != redisbloom.HeaderSize || bytes.HasPrefix(header, []byte(headerMagic)) {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint16(header[32:]))
+}
+
+// ErrHeaderBucketRB refuses a RedisBloom header whose bucket size is above
+// BUCKETSIZE's bound (Defaults.BucketRange), as RedisBloom 8 checks it.
+var ErrHeaderBucketRB error = badHeader("a RedisBloom header's bucket size is above the bound half of cf-initial-size sets")
 
 // beginLoadRB makes f the empty RedisBloom filter of a RedisBloom dump
 // header, charged to mem.
