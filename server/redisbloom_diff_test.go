@@ -177,6 +177,9 @@ func startAnchor(t *testing.T) (cf.Compat, string) {
 	switch want {
 	case "":
 		if _, _, why := redistest.Redis8(); why != "" {
+			if _, why26 := redistest.RedisBloomModule(); why26 != "" {
+				t.Skipf("neither RedisBloom is here to compare with: %s; %s", why, why26)
+			}
 			t.Logf("anchor: RedisBloom 2.6.28 in Redis 7 (redisbloom-compat 2.6), as %s", why)
 			return cf.Compat26, redistest.StartRedisBloom(t)
 		}
