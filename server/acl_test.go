@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -267,5 +268,43 @@ func TestACLFile(t *testing.T) {
 	adm := client(t, addr2, func(o *redis.Options) { o.Username, o.Password = "admin", "pw" })
 	if err := adm.Ping(ctx).Err(); err != nil {
 		t.Errorf("admin from the file: %v", err)
+	}
+}
+
+// TestCFCategoriesCompat: the CF commands' ACL categories follow
+// redisbloom-compat: as Redis 8.6.3 lists RedisBloom 8.6.2's (CF.ADD in
+// @write and @cuckoo only), or as Redis 7.0.15 lists 2.6.28's (also @slow).
+func TestCFCategoriesCompat(t *testing.T) {
+	ctx := context.Background()
+	_, addr := start(t, server.Config{})
+	c := client(t, addr)
+	for _, tc := range []struct {
+		compat     string
+		add, exist []any
+		inSlow     bool
+	}{
+		{"8.6", []any{"@write", "@cuckoo"}, []any{"@read", "@cuckoo"}, false},
+		{"2.6", []any{"@write", "@slow", "@cuckoo"}, []any{"@read", "@fast", "@cuckoo"}, true},
+	} {
+		if err := c.ConfigSet(ctx, "redisbloom-compat", tc.compat).Err(); err != nil {
+			t.Fatal(err)
+		}
+		v, err := c.Do(ctx, "COMMAND", "INFO", "cf.add", "cf.exists").Slice()
+		if err != nil || len(v) != 2 {
+			t.Fatalf("COMMAND INFO: %v, %v", v, err)
+		}
+		for i, want := range [][]any{tc.add, tc.exist} {
+			if got := v[i].([]any)[6]; !reflect.DeepEqual(got, want) {
+				t.Errorf("redisbloom-compat %s: COMMAND INFO %s categories %v, want %v", tc.compat, v[i].([]any)[0], got, want)
+			}
+		}
+		slow, err := c.Do(ctx, "ACL", "CAT", "slow").StringSlice()
+		if err != nil || slices.Contains(slow, "cf.add") != tc.inSlow {
+			t.Errorf("redisbloom-compat %s: ACL CAT slow lists cf.add: %v (%v)", tc.compat, !tc.inSlow, err)
+		}
+		listed, err := c.Do(ctx, "COMMAND", "LIST", "FILTERBY", "ACLCAT", "slow").StringSlice()
+		if err != nil || slices.Contains(listed, "cf.add") != tc.inSlow {
+			t.Errorf("redisbloom-compat %s: COMMAND LIST FILTERBY ACLCAT slow lists cf.add: %v (%v)", tc.compat, !tc.inSlow, err)
+		}
 	}
 }

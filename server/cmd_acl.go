@@ -108,7 +108,7 @@ func (s *Server) loadACLFile() error {
 	if err != nil {
 		return err
 	}
-	defs, err := acl.ParseFile(s.cfg.ACLFile, string(b), aclCatalog)
+	defs, err := acl.ParseFile(s.cfg.ACLFile, string(b), s.userCatalog)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func aclCat(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'acl|cat' command"))
 		return
 	}
-	names, ok := aclCatalog.InCategory(strings.ToLower(strings.TrimPrefix(string(a[2]), "@")))
+	names, ok := aclCatalogs[moduleACL(s.filterDefaults().Compat)].InCategory(strings.ToLower(strings.TrimPrefix(string(a[2]), "@")))
 	if !ok {
 		s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unknown category '%s'", printable(a[2], 128))))
 		return

@@ -102,6 +102,16 @@ func init() {
 // FilterDefaults are RedisBloom's cf-* settings (package internal/cf).
 type FilterDefaults = cf.Defaults
 
+// moduleACL is how the CF commands' ACL categories are derived under
+// redisbloom-compat c: as Redis 8 does for RedisBloom 8.6, or as Redis 7
+// does for the 2.6 module.
+func moduleACL(c cf.Compat) command.ModuleACL {
+	if c == cf.Compat26 {
+		return command.ModuleACLImplied
+	}
+	return command.ModuleACLAsGiven
+}
+
 // CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e]
 func cfReserve(s *Server, cl *client, args [][]byte) {
 	if len(args)%2 == 0 {
@@ -369,6 +379,7 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	}
 	key, data := args[1], args[3]
 	var err error
+	_, bucketHi := s.filterDefaults().BucketRange()
 	o := &keyspace.Op{Kind: keyspace.OpChunk, Key: key, Iter: uint64(iter), Items: [][]byte{data}}
 	switch {
 	case iter < 0: // RedisBloom takes it for a data chunk, which cannot fit
@@ -381,6 +392,13 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	case iter == 1 && s.filterDefaults().Layout == cf.LayoutRedisBloom && cf.InvalidHeaderRB(data):
 		// RedisBloom's answer, after its check that the key is free.
 		err = cf.ErrInvalidHeaderRB
+		if s.store.Get(key) != nil {
+			err = keyspace.ErrItemExists
+		}
+	case iter == 1 && cf.HeaderBucketRB(data) > bucketHi:
+		// RedisBloom 8 checks a header's bucket size against
+		// cf-bucket-size's range, which follows cf-initial-size.
+		err = cf.ErrHeaderBucketRB
 		if s.store.Get(key) != nil {
 			err = keyspace.ErrItemExists
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/config"
+	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/limits"
 	"github.com/cuckoohash/cuckoo/server/internal/settings"
 	"github.com/tidwall/match"
@@ -243,25 +244,92 @@ var settingsTable = settings.Table[*Server, configState]{
 		Get: func(s *Server, st *configState) string { return itoa(st.cfg.MaxFilterMemory) },
 		Set: func(st *configState, v settings.Value) { st.cfg.MaxFilterMemory = v.N }},
 	{Name: "cf-bucket-size", Doc: "`slots`: BUCKETSIZE of filters created without one; left unset, this server's layout builds 5 slots for a filter CF.RESERVE or CF.INSERT's CAPACITY sizes and 4 for one created at cf-initial-size, RedisBloom's 2", Kind: settings.Int, Lo: 1, Hi: cf.MaxBucketSize, Mutable: true, Def: "2",
-		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.RangeBucket()) },
-		Set: func(st *configState, v settings.Value) { st.cfg.FilterDefaults.BucketSize = v.N }},
+		Get:      func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.RangeBucket()) },
+		Set:      func(st *configState, v settings.Value) { st.cfg.FilterDefaults.BucketSize = v.N },
+		SetParse: cfSetting("cf-bucket-size", (*cf.Defaults).BucketRange)},
 	{Name: "cf-initial-size", Doc: "`items`: CAPACITY of filters CF.ADD and CF.INSERT create (at least twice cf-bucket-size)", Kind: settings.Int, Lo: 4, Hi: cf.MaxCapacity, Mutable: true, Def: itoa(cf.DefaultCapacity),
-		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.InitialSize) },
-		Set: func(st *configState, v settings.Value) { st.cfg.FilterDefaults.InitialSize = v.N }},
+		Get:      func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.InitialSize) },
+		Set:      func(st *configState, v settings.Value) { st.cfg.FilterDefaults.InitialSize = v.N },
+		SetParse: cfSetting("cf-initial-size", (*cf.Defaults).InitialRange)},
 	{Name: "cf-expansion-factor", Doc: "`factor`: EXPANSION of filters created without one (0: they never grow)", Kind: settings.Int, Lo: 0, Hi: cf.MaxExpansion, Mutable: true, Def: itoa(cf.DefaultExpansion),
-		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.Expansion) },
-		Set: func(st *configState, v settings.Value) { st.cfg.FilterDefaults.Expansion = v.N }},
+		Get:      func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.Expansion) },
+		Set:      func(st *configState, v settings.Value) { st.cfg.FilterDefaults.Expansion = v.N },
+		SetParse: cfSetting("cf-expansion-factor", fixedRange(0, cf.MaxExpansion))},
 	{Name: "cf-max-expansions", Doc: "`N`: inserts are refused once a filter has this many sub-filters", Kind: settings.Int, Lo: 1, Hi: 65536, Mutable: true, Def: itoa(cf.DefaultMaxExpansions),
-		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.MaxExpansions) },
-		Set: func(st *configState, v settings.Value) { st.cfg.FilterDefaults.MaxExpansions = v.N }},
+		Get:      func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.MaxExpansions) },
+		Set:      func(st *configState, v settings.Value) { st.cfg.FilterDefaults.MaxExpansions = v.N },
+		SetParse: cfSetting("cf-max-expansions", fixedRange(1, 65536))},
 	{Name: "cf-layout", Doc: "the layout of filters CF.RESERVE, CF.ADD and CF.INSERT create: `cuckoo` (this server's: smaller, fewer false positives, never loses a kept item) or redisbloom (RedisBloom's, bit for bit: its dumps and DUMP payloads move to and from RedisBloom)", Kind: settings.Enum, Enum: cf.Layouts, Mutable: true, Def: "cuckoo",
 		Get: func(s *Server, st *configState) string { return st.cfg.FilterDefaults.Layout.String() },
 		Set: func(st *configState, v settings.Value) {
 			st.cfg.FilterDefaults.Layout = cf.Layout(slices.Index(cf.Layouts, v.S))
 		}},
 	{Name: "cf-max-iterations", Doc: "`N`: MAXITERATIONS of filters created without one", Kind: settings.Int, Lo: 1, Hi: cf.MaxIterations, Mutable: true, Def: itoa(cf.DefaultMaxIter),
-		Get: func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.MaxIterations) },
-		Set: func(st *configState, v settings.Value) { st.cfg.FilterDefaults.MaxIterations = v.N }},
+		Get:      func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.MaxIterations) },
+		Set:      func(st *configState, v settings.Value) { st.cfg.FilterDefaults.MaxIterations = v.N },
+		SetParse: cfSetting("cf-max-iterations", fixedRange(1, cf.MaxIterations))},
+	{Name: "redisbloom-compat", Doc: "the RedisBloom release the CF commands answer as where its replies changed: `8.6` (RedisBloom 8.6.2, built into Redis 8.6.3) or 2.6 (the RedisBloom 2.6.28 module for Redis 7); the differences are listed below", Kind: settings.Enum, Enum: cf.Compats, Mutable: true, Def: cf.Compat86.String(),
+		Note: redisbloomCompatNote,
+		Get:  func(s *Server, st *configState) string { return st.cfg.FilterDefaults.Compat.String() },
+		Set: func(st *configState, v settings.Value) {
+			st.cfg.FilterDefaults.Compat = cf.Compat(slices.Index(cf.Compats, v.S))
+		}},
+}
+
+// redisbloomCompatNote is redisbloom-compat's paragraph in docs/settings.md.
+const redisbloomCompatNote = `Where RedisBloom 8 changed a reply, the CF commands answer as the release
+redisbloom-compat names, in either cf-layout; filters, their dumps and their
+DUMP payloads are the same under both. Under 2.6 (RedisBloom 2.6.28), against
+8.6 (RedisBloom 8.6.2, the default):
+
+- CF.RESERVE's BUCKETSIZE, MAXITERATIONS and EXPANSION out of range:
+  ` + "`BUCKETSIZE: value must be an integer between 1 and 255, inclusive.`" + ` against
+  ` + "`BUCKETSIZE: value must be in the range [1, 255]`" + `; under 8.6 BUCKETSIZE's bound
+  is also half of cf-initial-size, when that is below 510.
+- CF.RESERVE's and CF.INSERT's capacity: ` + "`Capacity must be at least (BucketSize * 2)`" + `
+  and no upper bound (in the redisbloom layout; 2^32 in cuckoo's), against
+  ` + "`Capacity must be in the range [2 * BUCKETSIZE, 1073741824]`" + ` (CF.INSERT:
+  ` + "`[cf-bucket-size * 2, 1073741824]`" + `): 8.6 creates no filter above 2^30 items.
+  A larger filter made before (by RedisBloom 2.6, or here under 2.6) still
+  loads from DUMP, CF.LOADCHUNK, snapshots and logs, and answers as any other.
+- CONFIG SET of cf-bucket-size, cf-initial-size, cf-max-iterations,
+  cf-expansion-factor and cf-max-expansions: under 8.6 as RedisBloom 8's module
+  settings (` + "``Value for `cf-bucket-size` must be in the range [1, 255]``" + `,
+  ` + "``Invalid value for `cf-initial-size` ``" + ` for what is not an integer as Redis
+  reads one, cf-initial-size within [2 × cf-bucket-size, 2^30], cf-bucket-size
+  at most half of cf-initial-size); under 2.6, which has no such settings, as
+  this table's ranges and Redis's own texts say. Flags and --config files keep
+  to the table's ranges under both.
+- ACL categories (COMMAND INFO, COMMAND LIST, ACL CAT): under 8.6 a CF command
+  is in the categories RedisBloom 8 names for it alone (CF.ADD in @write and
+  @cuckoo, CF.EXISTS not in @fast), as Redis 8 lists a module's; under 2.6 also
+  in those its flags imply (@slow, @fast), as Redis 7 adds them. Users'
+  category rules (ACL SETUSER +@slow) resolve as the setting was at startup.
+- CF.LOADCHUNK of a header whose filter cannot be allocated:
+  ` + "`Couldn't create filter!`" + ` under both (RedisBloom 2.6.28 aborts).`
+
+// cfSetting reads a CONFIG SET of a cf-* setting as RedisBloom 8 does
+// (redisbloom-compat 8.6): as Redis reads an integer ("+1" and "01" are
+// not), within the range rng gives from the settings in force, with its
+// texts. Under 2.6, which has no such settings, Parse reads it.
+func cfSetting(name string, rng func(*cf.Defaults) (int64, int64)) func(*configState, string) (settings.Value, string, bool) {
+	return func(st *configState, v string) (settings.Value, string, bool) {
+		d := &st.cfg.FilterDefaults
+		if d.Compat == cf.Compat26 {
+			return settings.Value{}, "", false
+		}
+		n, ok := integer.Parse([]byte(v))
+		lo, hi := rng(d)
+		if !ok || n < lo || n > hi {
+			return settings.Value{}, cf.SettingText(name, lo, hi, ok), true
+		}
+		return settings.Value{N: n}, "", true
+	}
+}
+
+// fixedRange is a range for cfSetting that no other setting moves.
+func fixedRange(lo, hi int64) func(*cf.Defaults) (int64, int64) {
+	return func(*cf.Defaults) (int64, int64) { return lo, hi }
 }
 
 // defaultSnapshotLogSize is the log size that triggers a snapshot when
@@ -320,7 +388,9 @@ func (s *Server) publish(st *configState) {
 	s.conf.limits.Store(&lim)
 	s.cmem.evictAt.Store(lim.MaxMemoryClients.Bytes(st.cfg.MaxMemory))
 	s.wakeCron() // a lower maxmemory-clients evicts at once
-	d := st.cfg.FilterDefaults.WithDefaults()
+	// st's defaults were filled in once (newConfigState): filling them
+	// again here would take CONFIG SET cf-expansion-factor 0 for unset.
+	d := st.cfg.FilterDefaults
 	s.cfDefaults.Store(&d)
 	s.setMinReplicas(&st.cfg)
 }

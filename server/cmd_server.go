@@ -19,7 +19,9 @@ func init() {
 }
 
 // COMMAND and its subcommands answer from package command's table.
-func cmdCommand(s *Server, cl *client, a [][]byte) { command.ReplyCommand(cl.wr) }
+func cmdCommand(s *Server, cl *client, a [][]byte) {
+	command.ReplyCommand(cl.wr, moduleACL(s.filterDefaults().Compat))
+}
 
 func cmdCommandSub(s *Server, cl *client, a [][]byte) {
 	var msg string
@@ -27,11 +29,11 @@ func cmdCommandSub(s *Server, cl *client, a [][]byte) {
 	case "count":
 		command.ReplyCount(cl.wr)
 	case "info":
-		command.ReplyInfo(cl.wr, a)
+		command.ReplyInfo(cl.wr, a, moduleACL(s.filterDefaults().Compat))
 	case "docs":
 		command.ReplyDocs(cl.wr, a)
 	case "list":
-		msg = command.ReplyList(cl.wr, a)
+		msg = command.ReplyList(cl.wr, a, moduleACL(s.filterDefaults().Compat))
 	case "getkeys":
 		msg = command.ReplyGetKeys(cl.wr, a, false)
 	case "getkeysandflags":

@@ -42,7 +42,7 @@ func TestCompatReserveRanges(t *testing.T) {
 		if err := c.CFReserve(ctx, "k4", 4).Err(); err != nil {
 			t.Errorf("CF.RESERVE k4 4: %v", err)
 		}
-		rng := "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"
+		rng := "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
 		wantErr(t, c.CFReserve(ctx, "x", 3).Err(), rng)
 		wantErr(t, c.CFReserve(ctx, "x", 0).Err(), rng)
 		wantErr(t, c.CFReserve(ctx, "x", 10_000_000_000).Err(), rng)
@@ -52,7 +52,7 @@ func TestCompatReserveRanges(t *testing.T) {
 		wantErr(t, c.Do(ctx, "CF.RESERVE", "x", 100, "MAXITERATIONS", 0).Err(), "MAXITERATIONS: value must be in the range [1, 65535]")
 		wantErr(t, c.Do(ctx, "CF.RESERVE", "x", 100, "EXPANSION", 40000).Err(), "EXPANSION: value must be in the range [0, 32768]")
 		wantErr(t, c.Do(ctx, "CF.RESERVE", "x", 100, "BUCKETSIZE").Err(), "ERR wrong number of arguments for 'cf.reserve' command")
-		wantErr(t, c.Do(ctx, "CF.INSERT", "x", "CAPACITY", "-1", "ITEMS", "a").Err(), "Capacity must be in the range [cf-bucket-size * 2, 4294967296]")
+		wantErr(t, c.Do(ctx, "CF.INSERT", "x", "CAPACITY", "-1", "ITEMS", "a").Err(), "Capacity must be in the range [cf-bucket-size * 2, 1073741824]")
 		wantErr(t, c.Do(ctx, "CF.INSERT", "x", "CAPACITY", "x", "ITEMS", "a").Err(), "Bad capacity")
 		wantErr(t, c.Do(ctx, "CF.INSERT", "x", "DONTEXIST", "ITEMS", "a").Err(), "Unknown argument received")
 		wantErr(t, c.Do(ctx, "CF.INSERT", "x", "NOCREATE", "ITEMS").Err(), "ERR wrong number of arguments for 'cf.insert' command")

@@ -171,11 +171,6 @@ func TestConfigSetErrors(t *testing.T) {
 		{[]any{"port", "1"}, "ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config"},
 		{[]any{"maxmemory", "lots"}, "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"},
 		{[]any{"maxclients", "x"}, "ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer"},
-		{[]any{"cf-bucket-size", "256"}, "ERR CONFIG SET failed (possibly related to argument 'cf-bucket-size') - argument must be between 1 and 255 inclusive"},
-		{[]any{"cf-max-iterations", "0"}, "ERR CONFIG SET failed (possibly related to argument 'cf-max-iterations') - argument must be between 1 and 65535 inclusive"},
-		{[]any{"cf-expansion-factor", "32769"}, "ERR CONFIG SET failed (possibly related to argument 'cf-expansion-factor') - argument must be between 0 and 32768 inclusive"},
-		{[]any{"cf-max-expansions", "65537"}, "ERR CONFIG SET failed (possibly related to argument 'cf-max-expansions') - argument must be between 1 and 65536 inclusive"},
-		{[]any{"cf-bucket-size", "100", "cf-initial-size", "100"}, "ERR CONFIG SET failed (possibly related to argument 'cf-initial-size') - cf-initial-size must be at least twice cf-bucket-size (200)"},
 		{[]any{"maxmemory", "1", "MAXMEMORY", "2"}, "ERR CONFIG SET failed (possibly related to argument 'MAXMEMORY') - duplicate parameter"},
 		{[]any{"maxmemory", "1", "timeout"}, "ERR wrong number of arguments for 'config|set' command"},
 		{[]any{"maxmemory"}, "ERR wrong number of arguments for 'config|set' command"},
@@ -184,6 +179,52 @@ func TestConfigSetErrors(t *testing.T) {
 		wantErr(t, err, tc.want)
 	}
 	wantErr(t, c.Do(ctx, "CONFIG", "REWRITE").Err(), "ERR The server is running without a config file")
+	// RedisBloom 8's cf-* settings: its integers, ranges and texts.
+	for _, tc := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"cf-bucket-size", "256"}, "Value for `cf-bucket-size` must be in the range [1, 255]"},
+		{[]any{"cf-bucket-size", "+1"}, "Invalid value for `cf-bucket-size`"},
+		{[]any{"cf-initial-size", "3"}, "Value for `cf-initial-size` must be in the range [4, 1073741824]"},
+		{[]any{"cf-initial-size", "1073741825"}, "Value for `cf-initial-size` must be in the range [4, 1073741824]"},
+		{[]any{"cf-initial-size", "010"}, "Invalid value for `cf-initial-size`"},
+		{[]any{"cf-max-iterations", "0"}, "Value for `cf-max-iterations` must be in the range [1, 65535]"},
+		{[]any{"cf-expansion-factor", "32769"}, "Value for `cf-expansion-factor` must be in the range [0, 32768]"},
+		{[]any{"cf-max-expansions", "65537"}, "Value for `cf-max-expansions` must be in the range [1, 65536]"},
+		{[]any{"cf-max-expansions", "x"}, "Invalid value for `cf-max-expansions`"},
+		// Each bound follows the other setting, as given in order.
+		{[]any{"cf-bucket-size", "100", "cf-initial-size", "100"}, "Value for `cf-initial-size` must be in the range [200, 1073741824]"},
+		{[]any{"cf-initial-size", "10", "cf-bucket-size", "6"}, "Value for `cf-bucket-size` must be in the range [1, 5]"},
+	} {
+		err := c.Do(ctx, append([]any{"CONFIG", "SET"}, tc.args...)...).Err()
+		name := tc.args[len(tc.args)-2]
+		wantErr(t, err, fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, tc.want))
+	}
+	// Under 2.6, which has no such settings: the table's ranges, Redis's
+	// texts.
+	if err := c.Do(ctx, "CONFIG", "SET", "redisbloom-compat", "2.6").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"cf-bucket-size", "256"}, "argument must be between 1 and 255 inclusive"},
+		{[]any{"cf-initial-size", "4294967297"}, "argument must be between 4 and 4294967296 inclusive"},
+		{[]any{"cf-max-iterations", "0"}, "argument must be between 1 and 65535 inclusive"},
+		{[]any{"cf-expansion-factor", "32769"}, "argument must be between 0 and 32768 inclusive"},
+		{[]any{"cf-max-expansions", "65537"}, "argument must be between 1 and 65536 inclusive"},
+		{[]any{"cf-bucket-size", "100", "cf-initial-size", "100"}, "cf-initial-size must be at least twice cf-bucket-size (200)"},
+		{[]any{"redisbloom-compat", "7.0"}, "argument(s) must be one of the following: 8.6, 2.6"},
+	} {
+		err := c.Do(ctx, append([]any{"CONFIG", "SET"}, tc.args...)...).Err()
+		name := tc.args[len(tc.args)-2]
+		wantErr(t, err, fmt.Sprintf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, tc.want))
+	}
+	if err := c.Do(ctx, "CONFIG", "SET", "cf-initial-size", "4294967296").Err(); err != nil {
+		t.Errorf("CONFIG SET cf-initial-size 2^32 under 2.6: %v", err)
+	}
 	wantErr(t, c.Do(ctx, "CONFIG", "NOSUCH").Err(), "ERR unknown subcommand 'NOSUCH'. Try CONFIG HELP.")
 	if help, err := c.Do(ctx, "CONFIG", "HELP").StringSlice(); err != nil || len(help) < 5 || !strings.HasPrefix(help[0], "CONFIG <subcommand>") {
 		t.Errorf("CONFIG HELP = %q, %v", help, err)
@@ -435,5 +476,22 @@ func TestConfigRewriteEmulatedCluster(t *testing.T) {
 	if !cfg.ClusterEmulated {
 		b, _ := os.ReadFile(file)
 		t.Errorf("the rewritten file does not start an emulated cluster node:\n%s", b)
+	}
+}
+
+// TestConfigSetExpansionZero: CONFIG SET cf-expansion-factor 0 makes
+// filters that never grow, as RedisBloom's do; 0 is a value, not "unset".
+func TestConfigSetExpansionZero(t *testing.T) {
+	ctx := context.Background()
+	_, addr := start(t, rbConfig(""))
+	c := client(t, addr)
+	if err := c.ConfigSet(ctx, "cf-expansion-factor", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CFReserve(ctx, "k", 100).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := c.CFInfo(ctx, "k").Result(); err != nil || info.ExpansionRate != 0 {
+		t.Errorf("CF.INFO after CONFIG SET cf-expansion-factor 0: %+v, %v; want expansion 0", info, err)
 	}
 }

@@ -59,8 +59,11 @@ type bound struct {
 var (
 	commands   map[string]*bound
 	boundNames []string
-	aclCatalog *acl.Catalog
-	bindOnce   sync.Once
+	// aclCatalogs are the commands by ACL category, by ModuleACL: RedisBloom
+	// 8.6's (module commands in the categories they name) and 2.6's (with
+	// those their flags imply, as Redis 7 derives them).
+	aclCatalogs [2]*acl.Catalog
+	bindOnce    sync.Once
 )
 
 func bindCommands() {
@@ -90,16 +93,18 @@ func bindCommands() {
 			}
 		}
 		commands = m
-		cmds := make([]acl.Command, len(boundNames))
-		for _, b := range m {
-			cmds[b.id] = acl.Command{ID: int(b.id), Name: b.spec.Name, Categories: b.spec.Categories()}
-			for _, sub := range b.spec.Subs {
-				if sb := m[sub.Name]; sb != nil {
-					cmds[b.id].Subs = append(cmds[b.id].Subs, int(sb.id))
+		for i := range aclCatalogs {
+			cmds := make([]acl.Command, len(boundNames))
+			for _, b := range m {
+				cmds[b.id] = acl.Command{ID: int(b.id), Name: b.spec.Name, Categories: b.spec.Categories(command.ModuleACL(i))}
+				for _, sub := range b.spec.Subs {
+					if sb := m[sub.Name]; sb != nil {
+						cmds[b.id].Subs = append(cmds[b.id].Subs, int(sb.id))
+					}
 				}
 			}
+			aclCatalogs[i] = acl.NewCatalog(cmds)
 		}
-		aclCatalog = acl.NewCatalog(cmds)
 	})
 }
 

@@ -2,9 +2,12 @@ package server_test
 
 // The differential test against RedisBloom itself.
 //
-// TestRedisBloomDifferential starts a real redis-server with the RedisBloom
-// 2.6.28 module and an in-process cuckoo serve whose new filters take
-// RedisBloom's layout (cf-layout redisbloom), sends the same seeded random
+// TestRedisBloomDifferential starts a real RedisBloom, the anchor, and an
+// in-process cuckoo serve whose new filters take RedisBloom's layout
+// (cf-layout redisbloom) and whose replies its release's
+// (redisbloom-compat): RedisBloom 8.6.2 in Redis 8.6.3 when it is built,
+// else the RedisBloom 2.6.28 module in Debian's redis-server 7.0.15
+// (CUCKOO_DIFF_ANCHOR=8.6 or 2.6 chooses; the run logs which). It sends the same seeded random
 // commands to both and compares every reply exactly: the type and contents
 // of each value (integers, booleans, strings, nil, arrays and RESP3 maps,
 // compared structurally as go-redis parses them) and the text of every
@@ -21,7 +24,12 @@ package server_test
 // RedisBloom's dump into a key on both servers (whole, shuffled, in part,
 // with a changed header, at a wrong iterator) and of headers and chunks made
 // here, with its bad forms, and RESTORE of a DUMP payload into both (fresh,
-// REPLACE, onto a taken key, damaged). A CF.RESERVE is followed by CF.INFO,
+// REPLACE, onto a taken key, damaged), and, against Redis 8, CONFIG SET of
+// the five cf-* settings (good values, bad ones, two at once). Redis 8's
+// DUMP payloads end with its RDB version (13) and a CRC-64 of it, which
+// this server's RESTORE does not take yet: against it DUMP payloads are
+// compared without their 10-byte footer (the filter's bytes whole), and
+// RESTORE gives each server its own payload. A CF.RESERVE is followed by CF.INFO,
 // so that a filter made differently shows where it was made. Every 500
 // commands all keys are compared whole: dumps, DUMP payloads and CF.INFO.
 // The full run begins with a 24 MiB filter, which RedisBloom dumps in two
@@ -35,17 +43,19 @@ package server_test
 // refuses (more than 2^56 buckets), large expansions go to a filter grown
 // once, and headers describe at most 1 MiB.
 //
-// Running it: build the module once,
-//
-//	MIRROR=/work/.mirror /work/shared/tools/redisbloom/build-module
-//
-// then
+// Running it: build the anchors once (Redis 8.6.3 and RedisBloom 8.6.2 into
+// /tmp/redis8, the 2.6.28 module with
+// MIRROR=/work/.mirror /work/shared/tools/redisbloom/build-module), then
 //
 //	go test ./server -run TestRedisBloomDifferential -v
+//	CUCKOO_DIFF_ANCHOR=2.6 go test ./server -run TestRedisBloomDifferential -v
 //
-// The module is looked for at $CUCKOO_REDISBLOOM_MODULE, by default
-// /tmp/redisbloom-build/redisbloom.so; without it, or without redis-server
-// on PATH (as in CI), the test skips and says why. The full run compares
+// Redis 8 is looked for at $CUCKOO_REDIS8_SERVER and $CUCKOO_REDIS8_MODULE
+// (by default /tmp/redis8/bin/redis-server and /tmp/redis8/redisbloom.so),
+// the 2.6 module at $CUCKOO_REDISBLOOM_MODULE (by default
+// /tmp/redisbloom-build/redisbloom.so) with redis-server on PATH; without
+// the anchor chosen (as in CI, which cannot fetch them) the test skips and
+// says why. The full run compares
 // 120,000 commands, one in six over RESP3; -short compares 3,000.
 // CUCKOO_DIFF_COMMANDS sets the count and CUCKOO_DIFF_SEED the seed (each
 // run logs its own; the same seed and count reproduce a run), and
@@ -74,6 +84,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/internal/redistest"
+	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -112,10 +123,13 @@ func TestRedisBloomDifferential(t *testing.T) {
 	seed := envInt(t, "CUCKOO_DIFF_SEED", uint64(time.Now().UnixNano()))
 	t.Logf("seed %d: CUCKOO_DIFF_SEED=%d CUCKOO_DIFF_COMMANDS=%d reproduce this run", seed, seed, total)
 
-	rbAddr := redistest.StartRedisBloom(t)
-	_, csAddr := start(t, rbConfig(""))
+	anchor, rbAddr := startAnchor(t)
+	cfg := rbConfig("")
+	cfg.FilterDefaults.Compat = anchor
+	_, csAddr := start(t, cfg)
 	d := &differ{
 		t:        t,
+		anchor:   anchor,
 		seed:     seed,
 		ctx:      context.Background(),
 		rng:      rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
@@ -127,7 +141,7 @@ func TestRedisBloomDifferential(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		opt := func(o *redis.Options) {
 			o.Protocol = proto
-			o.DisableIdentity = true // Redis 7.0 has no CLIENT SETINFO
+			o.DisableIdentity = true // Redis 7.0 has no CLIENT SETINFO, cuckoo serve neither
 			o.ReadTimeout = 30 * time.Second
 		}
 		d.rb[proto], d.cs[proto] = client(t, rbAddr, opt), client(t, csAddr, opt)
@@ -153,9 +167,40 @@ func TestRedisBloomDifferential(t *testing.T) {
 	d.summary()
 }
 
+// startAnchor starts the RedisBloom the run compares against:
+// $CUCKOO_DIFF_ANCHOR, 8.6 (Redis 8.6.3 with RedisBloom 8.6.2) or 2.6
+// (Redis 7.0.15 with the RedisBloom 2.6.28 module); unset, Redis 8 when it
+// is built (redistest.Redis8), else 2.6. It logs which, and skips the test,
+// saying why, when the one chosen is missing.
+func startAnchor(t *testing.T) (cf.Compat, string) {
+	want := os.Getenv("CUCKOO_DIFF_ANCHOR")
+	switch want {
+	case "":
+		if _, _, why := redistest.Redis8(); why != "" {
+			if _, why26 := redistest.RedisBloomModule(); why26 != "" {
+				t.Skipf("neither RedisBloom is here to compare with: %s; %s", why, why26)
+			}
+			t.Logf("anchor: RedisBloom 2.6.28 in Redis 7 (redisbloom-compat 2.6), as %s", why)
+			return cf.Compat26, redistest.StartRedisBloom(t)
+		}
+		fallthrough
+	case "8.6":
+		addr := redistest.StartRedis8(t)
+		t.Logf("anchor: RedisBloom 8.6.2 in Redis 8.6.3 (redisbloom-compat 8.6); CUCKOO_DIFF_ANCHOR=2.6 compares with 2.6.28")
+		return cf.Compat86, addr
+	case "2.6":
+		addr := redistest.StartRedisBloom(t)
+		t.Logf("anchor: RedisBloom 2.6.28 in Redis 7 (redisbloom-compat 2.6)")
+		return cf.Compat26, addr
+	}
+	t.Fatalf("CUCKOO_DIFF_ANCHOR=%q: want 8.6 or 2.6", want)
+	return 0, ""
+}
+
 // differ drives both servers and compares their replies.
 type differ struct {
 	t        *testing.T
+	anchor   cf.Compat // the RedisBloom release compared with
 	seed     uint64
 	ctx      context.Context
 	rng      *rand.Rand
@@ -163,12 +208,13 @@ type differ struct {
 	keys     []string
 	maxDiffs int
 
-	want, done [4]int // commands to compare, and compared, by protocol
-	random     int    // commands generated one by one (the rest are compound steps)
-	index      int    // the next command's index, reported with a difference
-	pending    []call // the batch being built
-	fresh      int    // counter for key names used once
-	lookup     bool   // item() is picking an item to look up
+	want, done [4]int   // commands to compare, and compared, by protocol
+	random     int      // commands generated one by one (the rest are compound steps)
+	index      int      // the next command's index, reported with a difference
+	pending    []call   // the batch being built
+	lastCS     []result // cuckoo serve's replies to the last batch
+	fresh      int      // counter for key names used once
+	lookup     bool     // item() is picking an item to look up
 	lastCheck  int
 
 	diffs, reported int
@@ -186,9 +232,10 @@ type differ struct {
 // call is one command and the kind it is counted and reported under; after
 // is the command it checks the effect of, reported with it.
 type call struct {
-	kind  string
-	args  []any
-	after []any
+	kind   string
+	args   []any
+	csArgs []any // what cuckoo serve is sent, if not args (each server's own DUMP payload)
+	after  []any
 }
 
 // kindStats counts the commands of a kind and their differences, grouped
@@ -251,7 +298,11 @@ func (d *differ) flush(proto int) []result {
 		pipe := c.Pipeline()
 		cmds := make([]*redis.Cmd, len(calls))
 		for i, cl := range calls {
-			cmds[i] = pipe.Do(d.ctx, cl.args...)
+			args := cl.args
+			if c == d.cs[proto] && cl.csArgs != nil {
+				args = cl.csArgs
+			}
+			cmds[i] = pipe.Do(d.ctx, args...)
 		}
 		pipe.Exec(d.ctx) // each command keeps its own error
 		out := make([]result, len(calls))
@@ -265,6 +316,7 @@ func (d *differ) flush(proto int) []result {
 	wg.Go(func() { rb = exec(d.rb[proto]) })
 	cs = exec(d.cs[proto])
 	wg.Wait()
+	d.lastCS = cs
 
 	tainted := map[string]bool{}
 	for i, cl := range calls {
@@ -284,8 +336,8 @@ func (d *differ) flush(proto int) []result {
 		if slices.ContainsFunc(keys, func(k string) bool { return tainted[k] }) {
 			continue // a key of it differs already: not compared
 		}
-		if !sameResult(rb[i], cs[i]) {
-			d.difference(proto, index, cl, rb[i], cs[i])
+		if r, c := d.normal(cl, rb[i]), d.normal(cl, cs[i]); !sameResult(r, c) {
+			d.difference(proto, index, cl, r, c)
 			for _, k := range keys {
 				tainted[k] = true
 			}
@@ -425,6 +477,22 @@ func (d *differ) summary() {
 	}
 }
 
+// dumpFooter is the end of a DUMP payload: the RDB version (2 bytes) and a
+// CRC-64 of all before it (8 bytes).
+const dumpFooter = 10
+
+// normal is r as compared: a DUMP payload without its footer when the
+// anchor is Redis 8, whose payloads carry its RDB version (13, this
+// server's RESTORE takes up to 10 until it learns Redis 8's payloads) and
+// so another CRC; the bodies, the filter's bytes, are compared whole.
+func (d *differ) normal(cl call, r result) result {
+	if s, ok := r.val.(string); ok && d.anchor == cf.Compat86 && len(s) >= dumpFooter &&
+		strings.EqualFold(fmt.Sprint(cl.args[0]), "DUMP") {
+		r.val = s[:len(s)-dumpFooter]
+	}
+	return r
+}
+
 func sameResult(a, b result) bool {
 	if (a.err == nil) != (b.err == nil) {
 		return false
@@ -438,7 +506,7 @@ func sameResult(a, b result) bool {
 // keysOf are the keys a command names: DEL's and EXISTS's arguments, the
 // first of any other command.
 func keysOf(args []any) []string {
-	if len(args) < 2 {
+	if len(args) < 2 || args[0] == "CONFIG" {
 		return nil
 	}
 	n := 2
@@ -594,6 +662,11 @@ var diffOps = []struct {
 	{3, func(d *differ, proto int) { d.syntheticLoad(proto) }},
 	{4, func(d *differ, proto int) { d.restore(proto) }},
 	{1, func(d *differ, proto int) { d.bigExpansion(proto) }},
+	{6, func(d *differ, _ int) {
+		if d.anchor == cf.Compat86 { // Redis 7 has no cf-* settings
+			d.add(d.configSet()...)
+		}
+	}},
 }
 
 var diffWeights = func() int {
@@ -1204,34 +1277,91 @@ func (d *differ) syntheticLoad(proto int) {
 }
 
 // restore takes one key's DUMP payload (once the two servers' are the
-// same) and RESTOREs it into another key on both: fresh, replacing, onto a taken key, or
-// damaged.
+// same) and RESTOREs it into another key on both: fresh, replacing, onto a
+// taken key, or damaged. Against Redis 8 each server is given its own
+// payload, damaged alike (their bodies are the same, their footers not:
+// see normal).
 func (d *differ) restore(proto int) {
 	src, dst := d.key(), d.key()
 	rb, same := d.one(proto, "RESTORE: DUMP", "DUMP", src)
 	if !same || rb.err != nil {
 		return
 	}
-	payload := rb.val.(string) // the same on both
+	payloads := []string{rb.val.(string), d.lastCS[0].val.(string)}
 	variant := []string{"fresh", "fresh", "REPLACE", "onto a taken key", "damaged", "truncated"}[d.rng.IntN(6)]
 	kind := "RESTORE payload " + variant
-	args := []any{"RESTORE", dst, 0, payload}
 	switch variant {
 	case "fresh":
 		d.one(proto, "DEL", "DEL", dst)
-	case "REPLACE":
-		args = append(args, "REPLACE")
 	case "damaged":
-		b := []byte(payload)
-		b[d.rng.IntN(len(b))] ^= byte(1 + d.rng.IntN(255))
-		args[3] = string(b)
+		i, x := d.rng.IntN(len(payloads[0])), byte(1+d.rng.IntN(255))
+		for j, p := range payloads {
+			b := []byte(p)
+			b[i] ^= x
+			payloads[j] = string(b)
+		}
 		d.one(proto, "DEL", "DEL", dst)
 	case "truncated":
-		args[3] = payload[:d.rng.IntN(len(payload))]
+		n := d.rng.IntN(len(payloads[0]))
+		for j, p := range payloads {
+			payloads[j] = p[:n]
+		}
 		d.one(proto, "DEL", "DEL", dst)
 	}
-	d.one(proto, kind, args...)
-	d.compareKey(proto, kind, dst)
+	cl := call{kind: kind, args: []any{"RESTORE", dst, 0, payloads[0]}}
+	if d.anchor == cf.Compat86 {
+		cl.csArgs = []any{"RESTORE", dst, 0, payloads[1]}
+	}
+	if variant == "REPLACE" {
+		cl.args = append(cl.args, "REPLACE")
+		if cl.csArgs != nil {
+			cl.csArgs = append(cl.csArgs, "REPLACE")
+		}
+	}
+	d.flush(proto)
+	before := d.diffs
+	d.pending = []call{cl}
+	d.flush(proto)
+	if d.diffs == before {
+		d.compareKey(proto, kind, dst)
+	}
+}
+
+// cfSettings are RedisBloom 8's cf-* settings, with values the run sets
+// them to: small ones, so that a filter created with them stays small.
+var cfSettings = []struct {
+	name   string
+	lo, hi int
+	def    string
+}{
+	{"cf-bucket-size", 1, 6, "2"},
+	{"cf-initial-size", 4, 3000, "1024"},
+	{"cf-max-iterations", 1, 50, "20"},
+	{"cf-expansion-factor", 0, 4, "1"},
+	{"cf-max-expansions", 1, 40, "32"},
+}
+
+// configSet is CONFIG SET of a cf-* setting (Redis 8 only): a value in the
+// small range above, one out of RedisBloom's range or not an integer as
+// Redis reads one, two settings at once (each bounds the other), or all
+// back to their defaults.
+func (d *differ) configSet() []call {
+	x := cfSettings[d.rng.IntN(len(cfSettings))]
+	var v any = x.lo + d.rng.IntN(x.hi-x.lo+1)
+	switch d.rng.IntN(8) {
+	case 0:
+		v = []string{"0", "-1", "x", "", "+1", "01", "1.5", "-0", "99999999999999999999", "1073741825", "256", "65536", "65537", "32769", "3"}[d.rng.IntN(15)]
+	case 1:
+		y := cfSettings[d.rng.IntN(len(cfSettings))]
+		return []call{{kind: "CONFIG SET two cf-* settings", args: []any{"CONFIG", "SET", x.name, v, y.name, y.lo + d.rng.IntN(y.hi-y.lo+1)}}}
+	case 2:
+		var out []call
+		for _, y := range []int{1, 0, 2, 3, 4} { // cf-initial-size first: it bounds cf-bucket-size
+			out = append(out, call{kind: "CONFIG SET cf-* default", args: []any{"CONFIG", "SET", cfSettings[y].name, cfSettings[y].def}})
+		}
+		return out
+	}
+	return []call{{kind: "CONFIG SET " + x.name, args: []any{"CONFIG", "SET", x.name, v}}}
 }
 
 // largeFilter compares a 24 MiB filter, whose dump RedisBloom cuts into

@@ -213,33 +213,42 @@ func TestRedisBloomMemoryUsage(t *testing.T) {
 }
 
 // TestRedisBloomArgumentReplies: argument errors, option lookup and
-// CF.LOADCHUNK's refusals answer as RedisBloom 2.6.28 did to the same
-// commands in the same order (transcribed from redis-cli against it).
+// CF.LOADCHUNK's refusals answer as RedisBloom did to the same commands in
+// the same order (transcribed from redis-cli): 8.6.2 in Redis 8.6.3 by
+// default, 2.6.28 in Redis 7.0.15 under redisbloom-compat 2.6.
 func TestRedisBloomArgumentReplies(t *testing.T) {
+	for _, compat := range []cf.Compat{cf.Compat86, cf.Compat26} {
+		t.Run("redisbloom-compat="+compat.String(), func(t *testing.T) { testArgumentReplies(t, compat) })
+	}
+}
+
+func testArgumentReplies(t *testing.T, compat cf.Compat) {
 	ctx := context.Background()
-	_, addr := start(t, rbConfig(""))
+	cfg := rbConfig("")
+	cfg.FilterDefaults.Compat = compat
+	_, addr := start(t, cfg)
 	c := client(t, addr, func(o *redis.Options) { o.Protocol = 2 }) // as redis-cli
 	for _, tc := range []struct {
-		cmd  string
-		want string // a reply, or an error's text
+		cmd            string
+		want86, want26 string // a reply, or an error's text; want26 "" if the same
 	}{
-		{"CF.RESERVE k 9223372036854775807", "ERR Insufficient memory to create filter"},
-		{"CF.RESERVE k 100 SIZE 4", "OK"},
-		{"CF.RESERVE k2 100 BUCKETSIZE 4 BUCKETSIZE 300", "OK"},
-		{"CF.RESERVE k3 100 EXPANSION x BUCKETSIZE 0 MAXITERATIONS 0", "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."},
-		{"CF.RESERVE k3 100 EXPANSION x BUCKETSIZE 0", "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."},
-		{"CF.RESERVE k3 3", "Capacity must be at least (BucketSize * 2)"},
-		{"CF.RESERVE k3 -3", "Capacity must be at least (BucketSize * 2)"},
-		{"CF.LOADCHUNK k 1 short", "ERR item exists"},
-		{"CF.LOADCHUNK nokey 1 short", "Invalid header"},
-		{"CF.LOADCHUNK nokey -5 data", "ERR not found"},
-		{"CF.LOADCHUNK k -5 data", "Couldn't load chunk!"},
-		{"CF.LOADCHUNK k 0 data", "Invalid position"},
-		{"CF.INSERT k4 cap 100 i a b", "[1 1]"},
-		{"CF.INSERT k5 nosuch i a", "ERR not found"},
-		{"CF.INSERT k5 xyz i a", "Unknown argument received"},
-		{"CF.INSERT k5 c 3 i a", "Capacity must be at least (BucketSize * 2)"},
-		{"CF.INSERT k6 c 99999999999999999 i a", "ERR Insufficient memory to create filter"},
+		{"CF.RESERVE k 9223372036854775807", "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", "ERR Insufficient memory to create filter"},
+		{"CF.RESERVE k 100 SIZE 4", "OK", ""},
+		{"CF.RESERVE k2 100 BUCKETSIZE 4 BUCKETSIZE 300", "OK", ""},
+		{"CF.RESERVE k3 100 EXPANSION x BUCKETSIZE 0 MAXITERATIONS 0", "MAXITERATIONS: value must be in the range [1, 65535]", "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."},
+		{"CF.RESERVE k3 100 EXPANSION x BUCKETSIZE 0", "BUCKETSIZE: value must be in the range [1, 255]", "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."},
+		{"CF.RESERVE k3 3", "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", "Capacity must be at least (BucketSize * 2)"},
+		{"CF.RESERVE k3 -3", "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]", "Capacity must be at least (BucketSize * 2)"},
+		{"CF.LOADCHUNK k 1 short", "ERR item exists", ""},
+		{"CF.LOADCHUNK nokey 1 short", "Invalid header", ""},
+		{"CF.LOADCHUNK nokey -5 data", "ERR not found", ""},
+		{"CF.LOADCHUNK k -5 data", "Couldn't load chunk!", ""},
+		{"CF.LOADCHUNK k 0 data", "Invalid position", ""},
+		{"CF.INSERT k4 cap 100 i a b", "[1 1]", ""},
+		{"CF.INSERT k5 nosuch i a", "ERR not found", ""},
+		{"CF.INSERT k5 xyz i a", "Unknown argument received", ""},
+		{"CF.INSERT k5 c 3 i a", "Capacity must be in the range [cf-bucket-size * 2, 1073741824]", "Capacity must be at least (BucketSize * 2)"},
+		{"CF.INSERT k6 c 99999999999999999 i a", "Capacity must be in the range [cf-bucket-size * 2, 1073741824]", "ERR Insufficient memory to create filter"},
 	} {
 		var args []any
 		for _, f := range strings.Fields(tc.cmd) {
@@ -250,10 +259,38 @@ func TestRedisBloomArgumentReplies(t *testing.T) {
 		if err != nil {
 			got = err.Error()
 		}
-		if got != tc.want {
-			t.Errorf("%s: %q, RedisBloom answers %q", tc.cmd, got, tc.want)
+		want := tc.want86
+		if compat == cf.Compat26 && tc.want26 != "" {
+			want = tc.want26
+		}
+		if got != want {
+			t.Errorf("%s: %q, RedisBloom %s answers %q", tc.cmd, got, compat, want)
 		}
 	}
+	// A header whose filter would take 2^49 bytes: RedisBloom 8.6.2 cannot
+	// allocate it (its flow test test_scandump_invalid_header_alloc);
+	// 2.6.28 aborts.
+	h := make([]byte, 38)
+	h[14] = 1                      // 2^48 buckets
+	h[24], h[32], h[34] = 1, 2, 20 // one filter of 2-slot buckets, 20 iterations
+	wantErr(t, c.Do(ctx, "CF.LOADCHUNK", "huge", 1, string(h)).Err(), "Couldn't create filter!")
+	// RedisBloom 8 checks a header's bucket size against cf-bucket-size's
+	// bound, half of cf-initial-size; 2.6 against 255.
+	h = make([]byte, 38)
+	h[8], h[24], h[32], h[34] = 32, 1, 4, 20 // 32 buckets of 4 slots
+	if err := c.ConfigSet(ctx, "cf-initial-size", "4").Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Do(ctx, "CF.LOADCHUNK", "b4", 1, string(h)).Err()
+	if compat == cf.Compat26 {
+		if err != nil {
+			t.Errorf("CF.LOADCHUNK of a 4-slot header, cf-initial-size 4: %v", err)
+		}
+	} else {
+		wantErr(t, err, "Couldn't create filter!")
+		wantErr(t, c.Do(ctx, "CF.LOADCHUNK", "k", 1, string(h)).Err(), "ERR item exists")
+	}
+	c.ConfigSet(ctx, "cf-initial-size", "1024")
 	// What the repeated and the abbreviated options made.
 	for key, want := range map[string][2]int64{"k2": {32, 4}, "k4": {64, 2}} {
 		info, err := c.CFInfo(ctx, key).Result()

@@ -143,7 +143,10 @@ type Server struct {
 	repl   *replication  // as primary and as replica (repl.go, repl_replica.go)
 	minRep minReplicas   // min-replicas-to-write's count (repl_minreplicas.go)
 	users  *acl.Registry // the ACL's users (cmd_acl.go)
-	aclLog *acl.Log
+	// userCatalog is the catalog users' category rules resolve against:
+	// the commands' ACL categories under the redisbloom-compat of startup.
+	userCatalog *acl.Catalog
+	aclLog      *acl.Log
 
 	runID          string      // INFO's run_id
 	lastSaveFailed atomic.Bool // INFO's rdb_last_bgsave_status
@@ -195,7 +198,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.cmem.wake = make(chan struct{}, 1)
 	s.lastSave.Store(time.Now().Unix())
-	s.users = acl.NewRegistry(aclCatalog)
+	// Users' category rules resolve against the categories of the
+	// RedisBloom release in force at startup (redisbloom-compat).
+	s.userCatalog = aclCatalogs[moduleACL(cfg.FilterDefaults.Compat)]
+	s.users = acl.NewRegistry(s.userCatalog)
 	s.aclLog = acl.NewLog(aclLogMax)
 	s.initConfig(cfg) // sets the default user's password from requirepass
 	if err := s.loadUsers(); err != nil {

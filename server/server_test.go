@@ -95,7 +95,7 @@ func TestCFCommands(t *testing.T) {
 	wantErr(t, c.CFReserve(ctx, "k", 100).Err(), "ERR item exists")
 	wantErr(t, c.CFDel(ctx, "missing", "a").Err(), "Not found")
 	wantErr(t, c.CFInfo(ctx, "missing").Err(), "ERR not found")
-	capRange := "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"
+	capRange := "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
 	wantErr(t, c.CFReserve(ctx, "r", -5).Err(), capRange)
 	wantErr(t, c.CFReserve(ctx, "r", 0).Err(), capRange)
 	wantErr(t, c.Do(ctx, "CF.RESERVE", "r", "x").Err(), "Bad capacity")

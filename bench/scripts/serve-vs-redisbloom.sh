@@ -21,7 +21,13 @@
 #               (default 20000000), reserved afresh each round so that every
 #               round starts from an empty filter
 #   CUCKOO      a cuckoo binary to use instead of building ./cmd/cuckoo
-#   REDISBLOOM_SO  the module (default /tmp/redisbloom-build/redisbloom.so);
+#   ANCHOR      8.6: redis-server 8.6.3 with RedisBloom 8.6.2, the default
+#               when it is built (REDIS8_SERVER, default
+#               /tmp/redis8/bin/redis-server, and REDIS8_SO, default
+#               /tmp/redis8/redisbloom.so); 2.6: Debian's redis-server 7.0
+#               with the RedisBloom 2.6.28 module, the default otherwise.
+#               The heading says which.
+#   REDISBLOOM_SO  the 2.6 module (default /tmp/redisbloom-build/redisbloom.so);
 #               when it is missing it is built, offline, with
 #               ../shared/tools/redisbloom/build-module from the GitHub
 #               snapshots under MIRROR (default /work/.mirror)
@@ -49,7 +55,21 @@ LAYOUT=${LAYOUT:-cuckoo}
 N=${N:-300000}
 CAPACITY=${CAPACITY:-20000000}
 MIRROR=${MIRROR:-/work/.mirror}
-so=${REDISBLOOM_SO:-/tmp/redisbloom-build/redisbloom.so}
+redis8=${REDIS8_SERVER:-/tmp/redis8/bin/redis-server}
+redis8_so=${REDIS8_SO:-/tmp/redis8/redisbloom.so}
+ANCHOR=${ANCHOR:-}
+if [ -z "$ANCHOR" ]; then
+	ANCHOR=2.6
+	if [ -x "$redis8" ] && [ -f "$redis8_so" ]; then ANCHOR=8.6; fi
+fi
+case $ANCHOR in
+8.6) redis_server=$redis8 so=$redis8_so ;;
+2.6) redis_server=redis-server so=${REDISBLOOM_SO:-/tmp/redisbloom-build/redisbloom.so} ;;
+*)
+	echo "ANCHOR must be 8.6 or 2.6, not $ANCHOR" >&2
+	exit 2
+	;;
+esac
 root=$(cd "$(dirname "$0")/../.." && pwd)
 gomaxprocs=${GOMAXPROCS:-} # for cuckoo serve alone, not go build
 unset GOMAXPROCS
@@ -130,7 +150,7 @@ ready() { # port: waits up to 10 s for PONG
 mkdir -p "$tmp/redis-data"
 for try in 1 2 3; do
 	rport=$(freeport)
-	redis-server --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis-data" --loadmodule "$so" \
+	"$redis_server" --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis-data" --loadmodule "$so" \
 		--appendonly yes --appendfsync everysec --save '' >"$tmp/redis.log" 2>&1 &
 	rpid=$!
 	pids+=("$rpid")
@@ -227,7 +247,7 @@ run() {
 
 rbver=$(redis-cli -p "$rport" MODULE LIST | awk 'prev == "ver" {print; exit} {prev = $0}')
 echo "cuckoo serve (--cf-layout $LAYOUT, GOMAXPROCS ${gomaxprocs:-unset}, $(nproc) CPUs) against" \
-	"redis-server $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/') with RedisBloom $rbver;" \
+	"redis-server $("$redis_server" --version | sed 's/.*v=\([^ ]*\).*/\1/') with RedisBloom $rbver (ANCHOR=$ANCHOR);" \
 	"CF.RESERVE k $CAPACITY, $ROUNDS rounds of $N requests a run, 50 clients"
 for r in $(seq "$ROUNDS"); do
 	for port in "$cport" "$rport"; do

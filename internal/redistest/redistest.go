@@ -7,6 +7,7 @@ package redistest
 
 import (
 	"bufio"
+	"cmp"
 	"io"
 	"net"
 	"os"
@@ -16,9 +17,9 @@ import (
 	"testing"
 )
 
-// DefaultModule is where RedisBloom's module is looked for when
-// CUCKOO_REDISBLOOM_MODULE is unset: where the project's notes build it
-// (MIRROR=/work/.mirror ../shared/tools/redisbloom/build-module).
+// DefaultModule is where RedisBloom's module (2.6, for Debian's Redis
+// 7.0) is looked for when CUCKOO_REDISBLOOM_MODULE is unset: where
+// scripts/build-redis-peers builds it.
 const DefaultModule = "/tmp/redisbloom-build/redisbloom.so"
 
 // RedisBloomModule returns the RedisBloom module to test against
@@ -34,7 +35,7 @@ func RedisBloomModule() (path, why string) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		return "", "no RedisBloom module at " + path +
-			" (set CUCKOO_REDISBLOOM_MODULE, or build one with ../shared/tools/redisbloom/build-module)"
+			" (set CUCKOO_REDISBLOOM_MODULE, or build one from a RedisBloom v2.6.28 checkout: scripts/build-redis-peers redisbloom SRC)"
 	}
 	return path, ""
 }
@@ -58,6 +59,44 @@ func StartRedisBloom(t testing.TB) string {
 	return Start(t, "--loadmodule", module)
 }
 
+// Since Redis 8.0, RedisBloom's filters are part of Redis, and a filter
+// there DUMPs with Redis 8's RDB version (13) in its payload's footer,
+// which Redis 7.0 refuses: the tests that compare with Redis 8, or move
+// filters from and to it, need a Redis 8 beside Debian's 7.0. Its
+// defaults are where scripts/build-redis-peers builds redis-server 8.6.3
+// and RedisBloom 8.6.2 (a build that does not embed the module, so it is
+// loaded as 2.6's is).
+const (
+	DefaultRedis8       = "/tmp/redis8/bin/redis-server"
+	DefaultRedis8Module = "/tmp/redis8/redisbloom.so"
+)
+
+// Redis8 returns redis-server 8 ($CUCKOO_REDIS8_SERVER, else
+// DefaultRedis8) and its RedisBloom module ($CUCKOO_REDIS8_MODULE, else
+// DefaultRedis8Module), or "" and the reason a test that needs them skips.
+func Redis8() (server, module, why string) {
+	server = cmp.Or(os.Getenv("CUCKOO_REDIS8_SERVER"), DefaultRedis8)
+	module = cmp.Or(os.Getenv("CUCKOO_REDIS8_MODULE"), DefaultRedis8Module)
+	for _, p := range []string{server, module} {
+		if _, err := os.Stat(p); err != nil {
+			return "", "", "no Redis 8 at " + p + " (set CUCKOO_REDIS8_SERVER and CUCKOO_REDIS8_MODULE, or build them from Redis 8.6.3's and RedisBloom v8.6.2's sources: scripts/build-redis-peers redis SRC, then scripts/build-redis-peers redisbloom SRC /tmp/redis8)"
+		}
+	}
+	return server, module, ""
+}
+
+// StartRedis8 starts redis-server 8 with RedisBloom 8's module (Redis8)
+// and the extra arguments given, and returns its address, or skips the
+// test when either is missing.
+func StartRedis8(t testing.TB, args ...string) string {
+	t.Helper()
+	server, module, why := Redis8()
+	if server == "" {
+		t.Skip(why)
+	}
+	return StartAt(t, server, append([]string{"--loadmodule", module}, args...)...)
+}
+
 // Start starts redis-server with no persistence and the extra arguments
 // given, waits until it accepts connections and returns its address. It
 // skips the test when redis-server is not installed, and fails it, with
@@ -69,11 +108,11 @@ func Start(t testing.TB, args ...string) string {
 	if err != nil {
 		t.Skip(notInstalled)
 	}
-	return startBinary(t, path, args...)
+	return StartAt(t, path, args...)
 }
 
-// startBinary is Start of the redis-server at path.
-func startBinary(t testing.TB, path string, args ...string) string {
+// StartAt is Start with the redis-server at path.
+func StartAt(t testing.TB, path string, args ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

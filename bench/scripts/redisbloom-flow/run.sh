@@ -5,12 +5,17 @@
 #
 #   bench/scripts/redisbloom-flow/run.sh [TAG] [runner.py options]
 #
+# The anchor (the redisbloom target, and the release cuckoo-rb answers as)
+# is Redis 8.6.3 with RedisBloom 8.6.2 when it is built, else Redis 7 with
+# the 2.6.28 module; ANCHOR=8.6 or 2.6 chooses (with-server.sh). TAG
+# defaults to the anchor's (v8.6.2 or v2.6.28).
+#
 # The binary is built into a temporary directory (a shared /tmp/cuckoo may
 # be rebuilt from another checkout meanwhile); CUCKOO=path uses that binary
 # instead, unbuilt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-tag=${1:-v2.6.28}
+tag=${1:-} # with-server.sh takes the anchor's tag for ""
 shift $(($# < 1 ? $# : 1))
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

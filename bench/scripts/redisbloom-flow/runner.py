@@ -188,7 +188,7 @@ def wait_synced(host, port, seconds):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--addr", required=True, help="HOST:PORT of the server under test")
-    p.add_argument("--tag", default="v2.6.28", help="RedisBloom tag to take the tests from (default %(default)s)")
+    p.add_argument("--tag", default="v8.6.2", help="RedisBloom tag to take the tests from (default %(default)s)")
     p.add_argument("--file", default="test_cuckoo", help="test file in tests/flow, without .py (default %(default)s)")
     p.add_argument("--git-dir", default=os.environ.get("REDISBLOOM_GIT_DIR", DEFAULT_GIT_DIR),
                    help="RedisBloom's git directory (env REDISBLOOM_GIT_DIR)")
@@ -199,6 +199,9 @@ def main():
                         "or does nothing and the test goes on (noted in the table)")
     p.add_argument("--replica", metavar="HOST:PORT", help="a replica of the server, for tests that want one")
     p.add_argument("--timeout", type=float, default=300, help="seconds one command may take (default %(default)s)")
+    p.add_argument("--as-version", metavar="VERSION",
+                   help="the Redis version skipOnVersionSmaller compares with, instead of the target's "
+                        "redis_version (cuckoo serve reports 7.2.0 whatever RedisBloom it answers as)")
     p.add_argument("--label", default="", help="name of the target in the heading")
     p.add_argument("-v", "--verbose", action="store_true", help="print every test's output and commands")
     a = p.parse_args()
@@ -214,7 +217,7 @@ def main():
         wait_synced(rhost, int(rport), 30)
     with tempfile.TemporaryDirectory(prefix="redisbloom-flow-") as tmp:
         files = extract(a.git_dir, a.tag, a.file, tmp)
-        RLTest.configure(host, port, a.timeout, tmp, a.verbose, a.reload, replica)
+        RLTest.configure(host, port, a.timeout, tmp, a.verbose, a.reload, replica, a.as_version)
         sys.path.insert(1, tmp)
         spec = importlib.util.spec_from_file_location(a.file, os.path.join(tmp, a.file + ".py"))
         module = importlib.util.module_from_spec(spec)

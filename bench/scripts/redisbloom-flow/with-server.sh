@@ -4,12 +4,22 @@
 #
 #   ./with-server.sh redisbloom|cuckoo-rb|cuckoo [TAG] [runner.py options]
 #
-#   redisbloom  redis-server with the RedisBloom module
-#               (CUCKOO_REDISBLOOM_MODULE, default /tmp/redisbloom-build/redisbloom.so)
+#   redisbloom  the anchor: redis-server with the RedisBloom module
 #   cuckoo-rb   cuckoo serve --cf-layout redisbloom (CUCKOO, default /tmp/cuckoo)
 #   cuckoo      cuckoo serve with its default layout
 #
-# TAG is the RedisBloom tag the tests are taken from (default v2.6.28).
+# The anchor is RedisBloom 8.6.2 in Redis 8.6.3 when it is built
+# (CUCKOO_REDIS8_SERVER, default /tmp/redis8/bin/redis-server, and
+# CUCKOO_REDIS8_MODULE, default /tmp/redis8/redisbloom.so), else the
+# RedisBloom 2.6.28 module (CUCKOO_REDISBLOOM_MODULE, default
+# /tmp/redisbloom-build/redisbloom.so) in the redis-server on the PATH;
+# ANCHOR=8.6 or ANCHOR=2.6 chooses. cuckoo serve answers as the anchor's
+# release (--redisbloom-compat), and under 8.6 the tests' version checks
+# compare with 8.6.3 (runner.py --as-version), as cuckoo serve reports 7.2.0.
+# The script says which anchor it took.
+#
+# TAG is the RedisBloom tag the tests are taken from (default the anchor's:
+# v8.6.2 or v2.6.28).
 # REPLICA=1 also starts a replica of the same kind, for the tests that ask
 # for one (Env(useSlaves=True)); without it they are skipped.
 # Exit status: runner.py's (0 all passed or skipped, 1 a test failed, 2 the
@@ -17,7 +27,31 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 target=${1:?usage: with-server.sh redisbloom|cuckoo-rb|cuckoo [TAG] [runner options]}
-tag=${2:-v2.6.28}
+
+redis8=${CUCKOO_REDIS8_SERVER:-/tmp/redis8/bin/redis-server}
+redis8_module=${CUCKOO_REDIS8_MODULE:-/tmp/redis8/redisbloom.so}
+anchor=${ANCHOR:-}
+if [ -z "$anchor" ]; then
+	anchor=2.6
+	if [ -x "$redis8" ] && [ -f "$redis8_module" ]; then anchor=8.6; fi
+fi
+as_version=()
+case $anchor in
+8.6)
+	redis_bin=$redis8 module=$redis8_module default_tag=v8.6.2
+	as_version=(--as-version 8.6.3)
+	echo "with-server.sh: anchor RedisBloom 8.6.2 in Redis 8.6.3 ($redis8); ANCHOR=2.6 for 2.6.28" >&2
+	;;
+2.6)
+	redis_bin=redis-server module=${CUCKOO_REDISBLOOM_MODULE:-/tmp/redisbloom-build/redisbloom.so} default_tag=v2.6.28
+	echo "with-server.sh: anchor RedisBloom 2.6.28 in $(redis-server --version | cut -d' ' -f3) (no Redis 8 at $redis8, or ANCHOR=2.6)" >&2
+	;;
+*)
+	echo "with-server.sh: ANCHOR=$anchor: want 8.6 or 2.6" >&2
+	exit 2
+	;;
+esac
+tag=${2:-$default_tag}
 shift $(($# < 2 ? $# : 2))
 
 tmp=$(mktemp -d)
@@ -40,7 +74,7 @@ start_redis() {
 	shift
 	port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	mkdir -p "$tmp/$name"
-	redis-server --port "$port" --bind 127.0.0.1 --loadmodule "$module" --save '' --appendonly no \
+	"$redis_bin" --port "$port" --bind 127.0.0.1 --loadmodule "$module" --save '' --appendonly no \
 		--dir "$tmp/$name" --enable-debug-command local "$@" >"$tmp/$name.log" 2>&1 &
 	pids+=($!)
 	names+=("$name")
@@ -73,9 +107,9 @@ start_cuckoo() {
 replica=()
 case $target in
 redisbloom)
-	module=${CUCKOO_REDISBLOOM_MODULE:-/tmp/redisbloom-build/redisbloom.so}
+	as_version=()
 	if [ ! -f "$module" ]; then
-		echo "with-server.sh: no RedisBloom module at $module (set CUCKOO_REDISBLOOM_MODULE)" >&2
+		echo "with-server.sh: no RedisBloom module at $module (set CUCKOO_REDISBLOOM_MODULE or CUCKOO_REDIS8_MODULE)" >&2
 		exit 2
 	fi
 	start_redis server
@@ -96,6 +130,8 @@ cuckoo | cuckoo-rb)
 	# DEBUG RELOAD for dumpAndReload, where this build has it (as for redis-server).
 	debug=()
 	if "$bin" serve --help 2>&1 | grep -q enable-debug-command; then debug=(--enable-debug-command local); fi
+	# The anchor's replies, where this build can give either.
+	if "$bin" serve --help 2>&1 | grep -q redisbloom-compat; then debug+=(--redisbloom-compat "$anchor"); fi
 	start_cuckoo server
 	primary=$addr
 	if [ "${REPLICA:-}" = 1 ]; then
@@ -110,7 +146,7 @@ cuckoo | cuckoo-rb)
 esac
 
 status=0
-/usr/bin/python3 "$here/runner.py" --addr "$primary" "${replica[@]}" --tag "$tag" --label "$target" "$@" || status=$?
+/usr/bin/python3 "$here/runner.py" --addr "$primary" "${replica[@]}" "${as_version[@]}" --tag "$tag" --label "$target" "$@" || status=$?
 for i in "${!pids[@]}"; do
 	if ! kill -0 "${pids[$i]}" 2>/dev/null; then
 		echo "with-server.sh: the ${names[$i]} (pid ${pids[$i]}) was gone at the end; its log's last lines:" >&2

@@ -20,6 +20,7 @@ type Defaults struct {
 	Expansion     int64  // cf-expansion-factor, 0..32768
 	MaxExpansions int64  // cf-max-expansions, 1..65536: "Number of filters" at which inserts are refused
 	Layout        Layout // cf-layout: the layout of the filters CF.RESERVE, CF.ADD and CF.INSERT create
+	Compat        Compat // redisbloom-compat: the release whose texts and ranges the commands answer with
 }
 
 // WithDefaults fills zero fields (all but BucketSize) with RedisBloom's
@@ -88,31 +89,35 @@ func (d *Defaults) CheckGrowth(f *Filter) error {
 	return nil
 }
 
-// The texts of CF.RESERVE's and CF.INSERT's argument errors changed in
-// RedisBloom 8. A RedisBloom-layout server answers as RedisBloom 2.6.28,
-// whose filters it reproduces byte for byte and against which it is tested;
-// this server's own layout answers as RedisBloom 8, with its capacity bound.
+// The texts of CF.RESERVE's and CF.INSERT's argument errors, and the bound
+// on a new filter's capacity, changed in RedisBloom 8: they follow
+// Defaults.Compat, in either layout. This server's layout has a bound of
+// its own (MaxCapacity), which RedisBloom 2.6 has not.
 
 // optionText is the reply to a CF.RESERVE option out of [lo, hi].
-func optionText(l Layout, name string, lo, hi int64) error {
-	if l == LayoutRedisBloom {
+func optionText(c Compat, name string, lo, hi int64) error {
+	if c == Compat26 {
 		return reply(fmt.Sprintf("%s: value must be an integer between %d and %d, inclusive.", name, lo, hi))
 	}
 	return reply(fmt.Sprintf("%s: value must be in the range [%d, %d]", name, lo, hi))
 }
 
-// checkCapacity refuses a capacity below 2·bucket (and, in this server's
-// layout, above MaxCapacity), saying so as RedisBloom; bucketName is how
-// RedisBloom 8 names the bucket size in the text.
-func checkCapacity(l Layout, capacity, bucket int64, bucketName string) error {
-	if l == LayoutRedisBloom {
+// checkCapacity refuses a capacity below 2·bucket or above the bound (see
+// above), saying so as RedisBloom; bucketName is how RedisBloom 8 names the
+// bucket size in the text.
+func (d *Defaults) checkCapacity(capacity, bucket int64, bucketName string) error {
+	hi := int64(MaxNewCapacity)
+	if d.Compat == Compat26 {
 		if capacity < 2*bucket {
 			return reply("Capacity must be at least (BucketSize * 2)")
 		}
-		return nil
+		if d.Layout == LayoutRedisBloom {
+			return nil
+		}
+		hi = MaxCapacity
 	}
-	if capacity < 2*bucket || capacity > MaxCapacity {
-		return reply(fmt.Sprintf("Capacity must be in the range [%s, %d]", bucketName, int64(MaxCapacity)))
+	if capacity < 2*bucket || capacity > hi {
+		return reply(fmt.Sprintf("Capacity must be in the range [%s, %d]", bucketName, hi))
 	}
 	return nil
 }
@@ -142,13 +147,14 @@ func ParseReserve(argv [][]byte, d *Defaults) (*Params, error) {
 		return nil, reply("Bad capacity")
 	}
 	bucket, maxIter, expansion := d.BucketSize, d.MaxIterations, d.Expansion
+	bucketLo, bucketHi := d.BucketRange()
 	for _, o := range []struct {
 		name   string
 		lo, hi int64
 		dst    *int64
 	}{
 		{"MAXITERATIONS", 1, MaxIterations, &maxIter},
-		{"BUCKETSIZE", 1, MaxBucketSize, &bucket},
+		{"BUCKETSIZE", bucketLo, bucketHi, &bucket},
 		{"EXPANSION", 0, MaxExpansion, &expansion},
 	} {
 		i := argIndex(argv, o.name)
@@ -163,7 +169,7 @@ func ParseReserve(argv [][]byte, d *Defaults) (*Params, error) {
 			return nil, reply("Couldn't parse " + o.name)
 		}
 		if v < o.lo || v > o.hi {
-			return nil, optionText(d.Layout, o.name, o.lo, o.hi)
+			return nil, optionText(d.Compat, o.name, o.lo, o.hi)
 		}
 		*o.dst = v
 	}
@@ -171,7 +177,7 @@ func ParseReserve(argv [][]byte, d *Defaults) (*Params, error) {
 	if bucket == 0 {
 		rangeBucket = 2
 	}
-	if err := checkCapacity(d.Layout, capacity, rangeBucket, "2 * BUCKETSIZE"); err != nil {
+	if err := d.checkCapacity(capacity, rangeBucket, "2 * BUCKETSIZE"); err != nil {
 		return nil, err
 	}
 	return d.params(uint64(capacity), bucket, maxIter, expansion, true), nil
@@ -201,7 +207,7 @@ func ParseInsert(args [][]byte, d *Defaults, wrongArity error) (create *Params, 
 			if !ok {
 				return nil, nil, reply("Bad capacity")
 			}
-			if err := checkCapacity(d.Layout, v, d.RangeBucket(), "cf-bucket-size * 2"); err != nil {
+			if err := d.checkCapacity(v, d.RangeBucket(), "cf-bucket-size * 2"); err != nil {
 				return nil, nil, err
 			}
 			capacity, sized = uint64(v), true

@@ -2,6 +2,7 @@ package cf_test
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,9 +39,10 @@ func TestParseReserve(t *testing.T) {
 		{args: "1000 BUCKETSIZE 255 EXPANSION 0", want: cf.Params{Capacity: 1000, BucketSize: 255, MaxIter: 20, Expansion: 0, Slots: 5}},
 		{args: "1000 BUCKETSIZE 4 EXPANSION 0", want: cf.Params{Capacity: 1000, BucketSize: 4, MaxIter: 20, Expansion: 0, Slots: 4}},
 		{args: "x", err: "Bad capacity"},
-		{args: "3", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
-		{args: "7 BUCKETSIZE 4", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
-		{args: "4294967297", err: "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
+		{args: "3", err: "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"},
+		{args: "7 BUCKETSIZE 4", err: "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"},
+		{args: "1073741825", err: "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"},
+		{args: "1073741824", want: cf.Params{Capacity: 1 << 30, BucketSize: 5, MaxIter: 20, Expansion: 1, Slots: 5}},
 		{args: "1000 BUCKETSIZE x", err: "Couldn't parse BUCKETSIZE"},
 		{args: "1000 BUCKETSIZE 0", err: "BUCKETSIZE: value must be in the range [1, 255]"},
 		{args: "1000 BUCKETSIZE 256", err: "BUCKETSIZE: value must be in the range [1, 255]"},
@@ -82,11 +84,35 @@ func TestParseReserve(t *testing.T) {
 	}
 }
 
-// TestParseReserveRedisBloom26: the RedisBloom layout answers with
-// RedisBloom 2.6.28's texts, and leaves a large capacity to the
-// allocation.
+// TestParseReserveCompat: RedisBloom 8.6.2's bound on BUCKETSIZE follows
+// cf-initial-size; under Compat26 it does not, and this server's layout
+// keeps its own bound on the capacity with 2.6's texts below it.
+func TestParseReserveCompat(t *testing.T) {
+	for _, tc := range []struct {
+		d         cf.Defaults
+		args, err string
+	}{
+		{cf.Defaults{Layout: cf.LayoutRedisBloom, InitialSize: 10}, "100 BUCKETSIZE 6", "BUCKETSIZE: value must be in the range [1, 5]"},
+		{cf.Defaults{Layout: cf.LayoutRedisBloom, InitialSize: 10}, "100 BUCKETSIZE 5", ""},
+		{cf.Defaults{Layout: cf.LayoutRedisBloom, InitialSize: 10, Compat: cf.Compat26}, "100 BUCKETSIZE 6", ""},
+		{cf.Defaults{Layout: cf.LayoutRedisBloom, InitialSize: 600}, "600 BUCKETSIZE 255", ""},
+		{cf.Defaults{Compat: cf.Compat26}, "3", "Capacity must be at least (BucketSize * 2)"},
+		{cf.Defaults{Compat: cf.Compat26}, "4294967296", ""},
+		{cf.Defaults{Compat: cf.Compat26}, "4294967297", "Capacity must be in the range [2 * BUCKETSIZE, 4294967296]"},
+	} {
+		d := tc.d.WithDefaults()
+		_, err := cf.ParseReserve(fields("CF.RESERVE k "+tc.args), &d)
+		if got := fmt.Sprint(err); tc.err == "" && err != nil || tc.err != "" && got != tc.err {
+			t.Errorf("%+v: CF.RESERVE k %s: %v, want %q", tc.d, tc.args, err, tc.err)
+		}
+	}
+}
+
+// TestParseReserveRedisBloom26: under Compat26 the RedisBloom layout
+// answers with RedisBloom 2.6.28's texts, and leaves a large capacity to
+// the allocation.
 func TestParseReserveRedisBloom26(t *testing.T) {
-	d := cf.Defaults{Layout: cf.LayoutRedisBloom}.WithDefaults()
+	d := cf.Defaults{Layout: cf.LayoutRedisBloom, Compat: cf.Compat26}.WithDefaults()
 	for _, tc := range []struct{ args, err string }{
 		{"1000 BUCKETSIZE 0", "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."},
 		{"1000 MAXITERATIONS 65536", "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."},
@@ -136,7 +162,8 @@ func TestParseInsert(t *testing.T) {
 		{args: "CAPACITY 100", err: "arity"},
 		{args: "", err: "arity"},
 		{args: "CAPACITY x ITEMS a", err: "Bad capacity"},
-		{args: "CAPACITY 3 ITEMS a", err: "Capacity must be in the range [cf-bucket-size * 2, 4294967296]"},
+		{args: "CAPACITY 3 ITEMS a", err: "Capacity must be in the range [cf-bucket-size * 2, 1073741824]"},
+		{args: "CAPACITY 1073741825 ITEMS a", err: "Capacity must be in the range [cf-bucket-size * 2, 1073741824]"},
 		{args: "XSUCH ITEMS a", err: "Unknown argument received"},
 		// RedisBloom reads only an option's first letter.
 		{args: "cap 100 i a b", capacity: 100, items: 2},
@@ -166,7 +193,11 @@ func TestParseInsert(t *testing.T) {
 	if _, _, err := cf.ParseInsert([][]byte{{}, []byte("a")}, &d, arity); err == nil || err.Error() != "Unknown argument received" {
 		t.Errorf("CF.INSERT k \"\" a: %v", err)
 	}
-	rb := cf.Defaults{Layout: cf.LayoutRedisBloom}.WithDefaults()
+	rb8 := cf.Defaults{Layout: cf.LayoutRedisBloom, BucketSize: 8}.WithDefaults()
+	if _, _, err := cf.ParseInsert(fields("CAPACITY 15 ITEMS a"), &rb8, arity); err == nil || err.Error() != "Capacity must be in the range [cf-bucket-size * 2, 1073741824]" {
+		t.Errorf("RedisBloom layout, cf-bucket-size 8, CF.INSERT k CAPACITY 15: %v", err)
+	}
+	rb := cf.Defaults{Layout: cf.LayoutRedisBloom, Compat: cf.Compat26}.WithDefaults()
 	if _, _, err := cf.ParseInsert(fields("CAPACITY 3 ITEMS a"), &rb, arity); err == nil || err.Error() != "Capacity must be at least (BucketSize * 2)" {
 		t.Errorf("RedisBloom layout, CF.INSERT k CAPACITY 3: %v", err)
 	}

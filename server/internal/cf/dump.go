@@ -80,14 +80,18 @@ var (
 type LoadError struct {
 	reply  string // "Couldn't create filter!" or "Couldn't load chunk!"
 	Detail string // why, for the server's log
+	cause  error  // what refused it, if not the data itself (Unwrap)
 }
 
 func (e *LoadError) Error() string { return e.reply }
+func (e *LoadError) Unwrap() error { return e.cause }
 
-func badHeader(detail string) error { return &LoadError{"Couldn't create filter!", detail} }
+func badHeader(detail string) error {
+	return &LoadError{reply: "Couldn't create filter!", Detail: detail}
+}
 
 func badChunk(format string, a ...any) error {
-	return &LoadError{"Couldn't load chunk!", fmt.Sprintf(format, a...)}
+	return &LoadError{reply: "Couldn't load chunk!", Detail: fmt.Sprintf(format, a...)}
 }
 
 // stageInfo is one stage as a header or snapshot describes it.

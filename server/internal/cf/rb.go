@@ -2,6 +2,7 @@ package cf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 
@@ -124,6 +125,19 @@ func InvalidHeaderRB(header []byte) bool {
 	return !bytes.HasPrefix(header, []byte(headerMagic)) && !isRBHeader(header)
 }
 
+// HeaderBucketRB is the bucket size a RedisBloom dump header gives, or 0
+// if header is not one of RedisBloom's current length.
+func HeaderBucketRB(header []byte) int64 {
+	if len(header) != redisbloom.HeaderSize || bytes.HasPrefix(header, []byte(headerMagic)) {
+		return 0
+	}
+	return int64(binary.LittleEndian.Uint16(header[32:]))
+}
+
+// ErrHeaderBucketRB refuses a RedisBloom header whose bucket size is above
+// BUCKETSIZE's bound (Defaults.BucketRange), as RedisBloom 8 checks it.
+var ErrHeaderBucketRB error = badHeader("a RedisBloom header's bucket size is above the bound half of cf-initial-size sets")
+
 // beginLoadRB makes f the empty RedisBloom filter of a RedisBloom dump
 // header, charged to mem.
 func (f *Filter) beginLoadRB(header []byte, mem Charger) error {
@@ -132,7 +146,9 @@ func (f *Filter) beginLoadRB(header []byte, mem Charger) error {
 	case errors.Is(err, redisbloom.ErrHeader), errors.Is(err, redisbloom.ErrOldHeader), errors.Is(err, redisbloom.ErrBadFilter):
 		return &LoadError{reply: err.Error(), Detail: "a RedisBloom header: " + err.Error()}
 	case err != nil:
-		return err // mem refused it
+		// mem refused it. RedisBloom 8 answers so when it cannot allocate
+		// the filter (RedisBloom 2.6.28 aborts); the reason is logged.
+		return &LoadError{reply: "Couldn't create filter!", Detail: "a RedisBloom header: " + err.Error(), cause: err}
 	}
 	f.adoptRB(rb)
 	return nil

@@ -243,8 +243,6 @@ func TestCategories(t *testing.T) {
 		"del":         "keyspace write slow",
 		"exists":      "keyspace read fast",
 		"keys":        "keyspace read slow dangerous",
-		"cf.exists":   "read fast cuckoo",
-		"cf.add":      "write slow cuckoo",
 		"save":        "admin slow dangerous",
 		"lastsave":    "admin fast dangerous",
 		"info":        "slow dangerous",
@@ -253,15 +251,39 @@ func TestCategories(t *testing.T) {
 		"client|list": "admin slow dangerous connection",
 		"command":     "slow connection",
 	} {
-		if got := strings.Join(command.Find(name).Categories(), " "); got != want {
-			t.Errorf("%s: categories %q, want %q", name, got, want)
+		for _, m := range []command.ModuleACL{command.ModuleACLAsGiven, command.ModuleACLImplied} {
+			if got := strings.Join(command.Find(name).Categories(m), " "); got != want {
+				t.Errorf("%s (ModuleACL %d): categories %q, want %q", name, m, got, want)
+			}
 		}
 	}
-	if !command.Find("flushall").InCategory("dangerous") || command.Find("del").InCategory("read") {
+	// A module's commands: in Redis 7 with the categories their flags
+	// imply, in Redis 8 in those the module names only (RedisBloom 8.6.2:
+	// CF.EXISTS is fast but not in @fast, CF.RESERVE in @fast as it says).
+	for _, tc := range []struct {
+		name           string
+		redis8, redis7 string
+	}{
+		{"cf.exists", "read cuckoo", "read fast cuckoo"},
+		{"cf.add", "write cuckoo", "write slow cuckoo"},
+		{"cf.reserve", "write fast cuckoo", "write fast cuckoo"},
+		{"cf.info", "read fast cuckoo", "read fast cuckoo"},
+	} {
+		if got := strings.Join(command.Find(tc.name).Categories(command.ModuleACLAsGiven), " "); got != tc.redis8 {
+			t.Errorf("%s as Redis 8: categories %q, want %q", tc.name, got, tc.redis8)
+		}
+		if got := strings.Join(command.Find(tc.name).Categories(command.ModuleACLImplied), " "); got != tc.redis7 {
+			t.Errorf("%s as Redis 7: categories %q, want %q", tc.name, got, tc.redis7)
+		}
+	}
+	if !command.Find("flushall").InCategory("dangerous", 0) || command.Find("del").InCategory("read", 0) {
 		t.Error("InCategory")
 	}
+	if command.Find("cf.add").InCategory("slow", command.ModuleACLAsGiven) || !command.Find("cf.add").InCategory("slow", command.ModuleACLImplied) {
+		t.Error("InCategory(cf.add, slow)")
+	}
 	s := &command.Spec{Flags: command.ReadOnly, ACL: "scripting"}
-	if got := strings.Join(s.Categories(), " "); got != "slow scripting" {
+	if got := strings.Join(s.Categories(0), " "); got != "slow scripting" {
 		t.Errorf("a readonly scripting command: %q, want %q (no @read)", got, "slow scripting")
 	}
 }
@@ -441,7 +463,7 @@ func cfAddInfo(resp3 bool) string {
 func TestReplyInfo(t *testing.T) {
 	args := split("COMMAND INFO CF.ADD")
 	for proto, want := range map[int]string{2: cfAddInfo(false), 3: cfAddInfo(true)} {
-		if got := reply(t, proto, func(w *resp.Writer) { command.ReplyInfo(w, args) }); got != want {
+		if got := reply(t, proto, func(w *resp.Writer) { command.ReplyInfo(w, args, command.ModuleACLImplied) }); got != want {
 			t.Errorf("RESP%d:\n got %q\nwant %q", proto, got, want)
 		}
 	}
@@ -449,16 +471,16 @@ func TestReplyInfo(t *testing.T) {
 	// Unknown names are nulls; a subcommand is named with '|' only; the
 	// legacy key fields of DEL.
 	got := reply(t, 2, func(w *resp.Writer) {
-		command.ReplyInfo(w, [][]byte{[]byte("COMMAND"), []byte("INFO"), []byte("nosuch"), []byte("client list")})
+		command.ReplyInfo(w, [][]byte{[]byte("COMMAND"), []byte("INFO"), []byte("nosuch"), []byte("client list")}, 0)
 	})
 	if got != lines("*2", "$-1", "$-1") {
 		t.Errorf("unknown names: %q", got)
 	}
-	got = reply(t, 2, func(w *resp.Writer) { command.ReplyInfo(w, split("COMMAND INFO del")) })
+	got = reply(t, 2, func(w *resp.Writer) { command.ReplyInfo(w, split("COMMAND INFO del"), 0) })
 	if !strings.HasPrefix(got, lines("*1", "*10", bulk("del"), ":-2", "*1", "+write", ":1", ":-1", ":1")) {
 		t.Errorf("del: %q", got)
 	}
-	got = reply(t, 3, func(w *resp.Writer) { command.ReplyInfo(w, split("COMMAND INFO client|list")) })
+	got = reply(t, 3, func(w *resp.Writer) { command.ReplyInfo(w, split("COMMAND INFO client|list"), 0) })
 	if !strings.HasPrefix(got, lines("*1", "*10", bulk("client|list"), ":-2")) {
 		t.Errorf("client|list: %q", got)
 	}
@@ -516,9 +538,10 @@ func TestReplyDocs(t *testing.T) {
 func TestRepliesWellFormed(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		for name, f := range map[string]func(w *resp.Writer){
-			"COMMAND":      command.ReplyCommand,
+			"COMMAND":      func(w *resp.Writer) { command.ReplyCommand(w, command.ModuleACLAsGiven) },
+			"COMMAND as 7": func(w *resp.Writer) { command.ReplyCommand(w, command.ModuleACLImplied) },
 			"COMMAND DOCS": func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS")) },
-			"COMMAND LIST": func(w *resp.Writer) { command.ReplyList(w, split("COMMAND LIST")) },
+			"COMMAND LIST": func(w *resp.Writer) { command.ReplyList(w, split("COMMAND LIST"), 0) },
 			"COMMAND HELP": command.ReplyHelp,
 		} {
 			b := []byte(reply(t, proto, f))
@@ -600,19 +623,19 @@ func TestReplyList(t *testing.T) {
 		{req: "COMMAND LIST bf", err: "ERR syntax error"},
 	} {
 		var msg string
-		got := reply(t, 2, func(w *resp.Writer) { msg = command.ReplyList(w, split(tc.req)) })
+		got := reply(t, 2, func(w *resp.Writer) { msg = command.ReplyList(w, split(tc.req), 0) })
 		if msg != tc.err || got != tc.want {
 			t.Errorf("%s: %q, error %q; want %q, error %q", tc.req, got, msg, tc.want, tc.err)
 		}
 	}
 	// An empty module name lists no command (Redis finds no such module).
 	got := reply(t, 2, func(w *resp.Writer) {
-		command.ReplyList(w, [][]byte{[]byte("COMMAND"), []byte("LIST"), []byte("FILTERBY"), []byte("MODULE"), {}})
+		command.ReplyList(w, [][]byte{[]byte("COMMAND"), []byte("LIST"), []byte("FILTERBY"), []byte("MODULE"), {}}, 0)
 	})
 	if got != bulks() {
 		t.Errorf("module \"\": %q", got)
 	}
-	got = reply(t, 2, func(w *resp.Writer) { command.ReplyList(w, split("COMMAND LIST")) })
+	got = reply(t, 2, func(w *resp.Writer) { command.ReplyList(w, split("COMMAND LIST"), 0) })
 	if want := bulks(namesOf(every())...); got != want {
 		t.Errorf("COMMAND LIST: %q, want %q", got, want)
 	}

@@ -42,12 +42,13 @@ func WriteHelp(w *resp.Writer, lines []string) {
 }
 
 // ReplyCommand answers COMMAND with no subcommand and COMMAND INFO with no
-// names: every command's info.
-func ReplyCommand(w *resp.Writer) {
+// names: every command's info, module commands' categories derived as m
+// says.
+func ReplyCommand(w *resp.Writer, m ModuleACL) {
 	all := All()
 	w.WriteArray(len(all))
 	for _, s := range all {
-		writeInfo(w, s)
+		writeInfo(w, s, m)
 	}
 }
 
@@ -58,15 +59,15 @@ func ReplyHelp(w *resp.Writer) { WriteHelp(w, commandHelp) }
 func ReplyCount(w *resp.Writer) { w.WriteInt(len(table)) }
 
 // ReplyInfo answers COMMAND INFO [name...]: a null for each unknown name.
-func ReplyInfo(w *resp.Writer, args [][]byte) {
+func ReplyInfo(w *resp.Writer, args [][]byte, m ModuleACL) {
 	if len(args) == 2 {
-		ReplyCommand(w)
+		ReplyCommand(w, m)
 		return
 	}
 	w.WriteArray(len(args) - 2)
 	for _, a := range args[2:] {
 		if s := findBySds(string(a)); s != nil {
-			writeInfo(w, s)
+			writeInfo(w, s, m)
 		} else {
 			w.WriteNull()
 		}
@@ -94,7 +95,7 @@ func ReplyDocs(w *resp.Writer, args [][]byte) {
 
 // ReplyList answers COMMAND LIST [FILTERBY MODULE m | ACLCAT c | PATTERN p].
 // It reports an error text to answer instead, if any.
-func ReplyList(w *resp.Writer, args [][]byte) string {
+func ReplyList(w *resp.Writer, args [][]byte, m ModuleACL) string {
 	keep := func(*Spec) bool { return true }
 	switch {
 	case len(args) == 2:
@@ -107,7 +108,7 @@ func ReplyList(w *resp.Writer, args [][]byte) string {
 				return m != "" && strings.EqualFold(m, arg)
 			}
 		case "aclcat":
-			keep = func(s *Spec) bool { return s.InCategory(strings.ToLower(arg)) }
+			keep = func(s *Spec) bool { return s.InCategory(strings.ToLower(arg), m) }
 		case "pattern":
 			arg = strings.ToLower(arg) // Redis matches names without case
 			keep = func(s *Spec) bool { return match.Match(s.Name, arg) }
@@ -205,7 +206,7 @@ func writeKeySpecFlags(w *resp.Writer, flags []string) {
 	}
 }
 
-func writeInfo(w *resp.Writer, s *Spec) {
+func writeInfo(w *resp.Writer, s *Spec, m ModuleACL) {
 	first, last, step, movable := s.legacyKeys()
 	w.WriteArray(10)
 	w.WriteBulkString(s.Name)
@@ -225,7 +226,7 @@ func writeInfo(w *resp.Writer, s *Spec) {
 	w.WriteInt(first)
 	w.WriteInt(last)
 	w.WriteInt(step)
-	cats := s.Categories()
+	cats := s.Categories(m)
 	w.WriteSet(len(cats))
 	for _, c := range cats {
 		w.WriteString("@" + c)
@@ -244,7 +245,7 @@ func writeInfo(w *resp.Writer, s *Spec) {
 	}
 	w.WriteArray(len(s.Subs))
 	for _, sub := range s.Subs {
-		writeInfo(w, sub)
+		writeInfo(w, sub, m)
 	}
 }
 

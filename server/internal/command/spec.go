@@ -163,13 +163,40 @@ var aclOrder = []string{
 	"blocking", "dangerous", "connection", "transaction", "scripting",
 }
 
+// ModuleACL is how a module command's ACL categories are derived, which
+// changed in Redis 8: Redis 7 adds those its flags imply, as for its own
+// commands (so RedisBloom 2.6's CF.ADD is in @slow and CF.EXISTS in @fast);
+// Redis 8 takes the module's list as it is (RedisBloom 8.6's CF.ADD is in
+// @write and @cuckoo only).
+type ModuleACL uint8
+
+const (
+	ModuleACLAsGiven ModuleACL = iota // Redis 8
+	ModuleACLImplied                  // Redis 7
+)
+
 // Categories are the command's ACL categories, without '@': its own and
 // those its flags imply, as Redis derives them (write, read unless
 // scripting, admin and dangerous, pubsub, fast, blocking, and slow if not
-// fast), in the order COMMAND INFO lists them.
-func (s *Spec) Categories() []string {
+// fast; a module command's own alone under ModuleACLAsGiven), in the order
+// COMMAND INFO lists them.
+func (s *Spec) Categories(m ModuleACL) []string {
 	own := strings.Fields(s.ACL)
 	has := func(c string) bool { return contains(own, c) }
+	if s.Flags&Module != 0 && m == ModuleACLAsGiven {
+		var out []string
+		for _, c := range aclOrder {
+			if has(c) {
+				out = append(out, c)
+			}
+		}
+		for _, c := range own {
+			if !contains(aclOrder, c) && !contains(out, c) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
 	implied := map[string]bool{
 		"write":     s.Flags&Write != 0,
 		"read":      s.Flags&ReadOnly != 0 && !has("scripting"),
@@ -195,7 +222,7 @@ func (s *Spec) Categories() []string {
 }
 
 // InCategory reports whether the command is in ACL category cat (no '@').
-func (s *Spec) InCategory(cat string) bool { return contains(s.Categories(), cat) }
+func (s *Spec) InCategory(cat string, m ModuleACL) bool { return contains(s.Categories(m), cat) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -34,6 +34,11 @@ func (t Table[L, S]) WriteDoc(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", x.Name, def, when, strings.ReplaceAll(doc, "|", `\|`))
 	}
+	for _, x := range t {
+		if x.Note != "" {
+			fmt.Fprintf(&b, "\n## %s\n\n%s\n", x.Name, x.Note)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

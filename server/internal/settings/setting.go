@@ -53,6 +53,9 @@ type Setting[L, S any] struct {
 	// Doc is its line in docs/settings.md and cuckoo serve's -h; a word
 	// in backquotes names the value, as package flag reads usage.
 	Doc string
+	// Note, if not "", is a paragraph docs/settings.md gives the setting
+	// after the table, for what does not fit its line (Markdown).
+	Note string
 	// NoFlag keeps it off cuckoo serve's flags: the listener's settings,
 	// which serve's --addr and --port give, and the fixed ones.
 	NoFlag bool
@@ -62,6 +65,13 @@ type Setting[L, S any] struct {
 	// of the right type (the text after Redis's " - ").
 	Set   func(st *S, v Value)
 	Check func(v Value) string
+	// SetParse, if not nil, reads a CONFIG SET value in place of Parse,
+	// given the settings in force: for a setting whose range follows other
+	// settings and whose refusals have texts of their own (RedisBloom 8's
+	// cf-* settings, registered by a module). ok false leaves the value to
+	// Parse. Flags and configuration files, read in any order, keep to
+	// Parse's fixed range; the settings are checked together afterwards.
+	SetParse func(st *S, v string) (val Value, why string, ok bool)
 }
 
 // Parse reads v as x's value; on failure it returns Redis's reason, the

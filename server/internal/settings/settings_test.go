@@ -462,3 +462,41 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestSetParse: a row's SetParse reads CONFIG SET values from the settings
+// in force (here, a bound that is the other setting), falls back to Parse
+// when it declines, and its refusal is the one reported; WriteDoc gives
+// the row's Note after the table.
+func TestSetParse(t *testing.T) {
+	tab := settings.Table[*live, state]{
+		{Name: "lo", Kind: settings.Int, Lo: 0, Hi: 100, Mutable: true, Def: "0",
+			Get: func(l *live, st *state) string { return itoa(st.n) }, Set: func(st *state, v settings.Value) { st.n = v.N }},
+		{Name: "hi", Kind: settings.Int, Lo: 0, Hi: 100, Mutable: true, Def: "0", Note: "hi is at least lo.",
+			Get: func(l *live, st *state) string { return itoa(st.lag) }, Set: func(st *state, v settings.Value) { st.lag = v.N },
+			SetParse: func(st *state, v string) (settings.Value, string, bool) {
+				if st.mode != "own" {
+					return settings.Value{}, "", false
+				}
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n < st.n {
+					return settings.Value{}, "below lo " + itoa(st.n), true
+				}
+				return settings.Value{N: n}, "", true
+			}},
+	}
+	st := state{mode: "own"}
+	if _, err := tab.Change(&st, []string{"lo", "10", "hi", "5"}); err == nil || err.Error() != "CONFIG SET failed (possibly related to argument 'hi') - below lo 10" {
+		t.Errorf("hi below the lo set before it: %v", err)
+	}
+	if _, err := tab.Change(&st, []string{"lo", "10", "hi", "500"}); err != nil || st.lag != 500 {
+		t.Errorf("hi 500, above Hi but taken by SetParse: %v, hi %d", err, st.lag)
+	}
+	st.mode = ""
+	if _, err := tab.Change(&st, []string{"hi", "500"}); err == nil || !strings.HasSuffix(err.Error(), "argument must be between 0 and 100 inclusive") {
+		t.Errorf("hi 500, SetParse declining: %v, want Parse's refusal", err)
+	}
+	var b strings.Builder
+	if err := tab.WriteDoc(&b); err != nil || !strings.HasSuffix(b.String(), "\n## hi\n\nhi is at least lo.\n") {
+		t.Errorf("WriteDoc's end: %q, %v", b.String()[max(0, b.Len()-60):], err)
+	}
+}

@@ -73,7 +73,13 @@ func (t Table[L, S]) Change(st *S, pairs []string) ([]*Setting[L, S], error) {
 		xs, names = append(xs, x), append(names, lower)
 	}
 	for i, x := range xs {
-		v, why := x.Parse(pairs[2*i+1])
+		v, why, ok := Value{}, "", false
+		if x.SetParse != nil {
+			v, why, ok = x.SetParse(st, pairs[2*i+1])
+		}
+		if !ok {
+			v, why = x.Parse(pairs[2*i+1])
+		}
 		if why != "" {
 			return nil, &SetError{Name: names[i], Why: why}
 		}

@@ -37,14 +37,16 @@ _target = {"host": "127.0.0.1", "port": 6379, "timeout": 300.0, "test_dir": None
 _failures = []
 
 
-def configure(host, port, timeout, test_dir, verbose=False, reload="skip", replica=None):
+def configure(host, port, timeout, test_dir, verbose=False, reload="skip", replica=None, as_version=None):
     """Point every Env at host:port; test_dir is where the test files are,
     to name the line an assertion or a skip was made on. reload is what
     dumpAndReload does where the target has no DEBUG RELOAD: "skip" the
     test, or "noop": go on without reloading (noted). replica is
-    (host, port) of a replica of the target, for Env(useSlaves=True)."""
+    (host, port) of a replica of the target, for Env(useSlaves=True).
+    as_version, if given, is the Redis version skipOnVersionSmaller compares
+    against instead of the target's redis_version (noted on the test's line)."""
     _target.update(host=host, port=port, timeout=timeout, test_dir=os.path.realpath(test_dir), verbose=verbose,
-                   reload=reload, replica=replica)
+                   reload=reload, replica=replica, as_version=as_version)
     del _notes[:]
 
 
@@ -373,6 +375,10 @@ class Env:
 
     def skipOnVersionSmaller(self, want):
         have = self.con.info("server")["redis_version"]
+        if _target.get("as_version"):
+            _notes.append("skipOnVersionSmaller(%r) compared with --as-version %s, not redis_version %s" % (
+                want, _target["as_version"], have))
+            have = _target["as_version"]
         if version.parse(str(have)) < version.parse(want):
             _skip("skipOnVersionSmaller(%r): the target reports redis_version %s" % (want, have))
 
