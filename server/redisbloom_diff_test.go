@@ -43,9 +43,9 @@ package server_test
 // refuses (more than 2^56 buckets), large expansions go to a filter grown
 // once, and headers describe at most 1 MiB.
 //
-// Running it: build the anchors once (Redis 8.6.3 and RedisBloom 8.6.2 into
-// /tmp/redis8, the 2.6.28 module with
-// MIRROR=/work/.mirror /work/shared/tools/redisbloom/build-module), then
+// Running it: build the anchors once from their sources with
+// scripts/build-redis-peers (Redis 8.6.3 and RedisBloom 8.6.2 into
+// /tmp/redis8, the 2.6.28 module into /tmp/redisbloom-build), then
 //
 //	go test ./server -run TestRedisBloomDifferential -v
 //	CUCKOO_DIFF_ANCHOR=2.6 go test ./server -run TestRedisBloomDifferential -v
