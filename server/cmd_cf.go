@@ -29,11 +29,19 @@ var (
 	cfRead  = command.ReadOnly | command.Fast | command.Module
 )
 
-// cfSpec is a CF command's row.
-func cfSpec(name string, arity int, flags command.Flag, acl string, keys []command.KeySpec, summary, complexity string, args ...command.Arg) *command.Spec {
+// cfSpec is a CF command's row. complexity is this server's layout's;
+// rbComplexity, if not "", RedisBloom's words for its own layout, which
+// COMMAND DOCS gives under cf-layout redisbloom (moduleDocs).
+func cfSpec(name string, arity int, flags command.Flag, acl string, keys []command.KeySpec, summary, complexity, rbComplexity string, args ...command.Arg) *command.Spec {
 	return &command.Spec{Name: name, Arity: arity, Flags: flags, ACL: acl + " cuckoo", Keys: keys,
-		Summary: summary, Since: "1.0.0", Group: "cf", Complexity: complexity, ModuleName: "bf", Args: args}
+		Summary: summary, Since: "1.0.0", Group: "cf", Complexity: complexity, ModuleComplexity: rbComplexity,
+		ModuleName: "bf", Args: args}
 }
+
+// moduleDocs is whether COMMAND DOCS gives the CF commands' complexity in
+// RedisBloom's words: when new filters take RedisBloom's layout, whose
+// sub-filters those words count.
+func moduleDocs(d *FilterDefaults) bool { return d.Layout == cf.LayoutRedisBloom }
 
 func init() {
 	capacity := command.Arg{Name: "capacity", Type: command.Integer, Token: "CAPACITY", Optional: true}
@@ -42,58 +50,66 @@ func init() {
 	iterator := command.Arg{Name: "iterator", Type: command.Integer}
 	const lookup = "O(1): two buckets, however far the filter grew"
 	const insert = "O(1) amortized; a displacement search of at most max(MAXITERATIONS, 500) buckets"
+	// RedisBloom's words, for its layout: each sub-filter is looked up.
+	const (
+		rbLookup  = "O(k), where k is the number of sub-filters"
+		rbInsert  = "O(k + i), where k is the number of sub-filters and i is maxIterations"
+		rbInsertN = "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations"
+		rbDump    = "O(n), where n is the capacity"
+	)
 	// Each variant has its own row and handler.
 	define(cfSpec("cf.reserve", -3, cfWrite, "write fast", cfKeyRW,
-		"Creates a cuckoo filter for a given capacity", "O(1)",
+		"Creates a cuckoo filter for a given capacity", "O(1)", "",
 		cfKey, command.Arg{Name: "capacity", Type: command.Integer},
 		command.Arg{Name: "bucketsize", Type: command.Integer, Token: "BUCKETSIZE", Optional: true},
 		command.Arg{Name: "maxiterations", Type: command.Integer, Token: "MAXITERATIONS", Optional: true},
 		command.Arg{Name: "expansion", Type: command.Integer, Token: "EXPANSION", Optional: true}),
 		cfReserve)
 	define(cfSpec("cf.add", 3, cfWrite, "write", cfKeyRW,
-		"Adds an item to a cuckoo filter, creating the filter if needed", insert, cfKey, cfItem),
+		"Adds an item to a cuckoo filter, creating the filter if needed", insert, rbInsert, cfKey, cfItem),
 		cfAdd(false))
 	define(cfSpec("cf.addnx", 3, cfWrite, "write", cfKeyRW,
-		"Adds an item to a cuckoo filter unless it may be there already", insert, cfKey, cfItem),
+		"Adds an item to a cuckoo filter unless it may be there already", insert, rbInsert, cfKey, cfItem),
 		cfAdd(true))
 	define(cfSpec("cf.insert", -4, cfWrite, "write", cfKeyRW,
-		"Adds items to a cuckoo filter, creating it unless NOCREATE", "O(n) for n items, each as CF.ADD",
+		"Adds items to a cuckoo filter, creating it unless NOCREATE", "O(n) for n items, each as CF.ADD", rbInsertN,
 		cfKey, capacity, nocreate, items, cfItems),
 		cfInsert(false))
 	define(cfSpec("cf.insertnx", -4, cfWrite, "write", cfKeyRW,
-		"Adds items that may not be there yet to a cuckoo filter, creating it unless NOCREATE", "O(n) for n items, each as CF.ADDNX",
+		"Adds items that may not be there yet to a cuckoo filter, creating it unless NOCREATE", "O(n) for n items, each as CF.ADDNX", rbInsertN,
 		cfKey, capacity, nocreate, items, cfItems),
 		cfInsert(true))
 	define(cfSpec("cf.exists", 3, cfRead, "read", cfKeyRO,
-		"Tells whether an item may be in a cuckoo filter", lookup, cfKey, cfItem),
+		"Tells whether an item may be in a cuckoo filter", lookup, rbLookup, cfKey, cfItem),
 		cfExists(false))
 	define(cfSpec("cf.mexists", -3, cfRead, "read", cfKeyRO,
-		"Tells, for each item, whether it may be in a cuckoo filter", "O(n) for n items", cfKey, cfItems),
+		"Tells, for each item, whether it may be in a cuckoo filter", "O(n) for n items",
+		"O(k * n), where k is the number of sub-filters and n is the number of items", cfKey, cfItems),
 		cfExists(true))
 	define(cfSpec("cf.count", 3, cfRead, "read", cfKeyRO,
-		"Counts the entries that match an item in a cuckoo filter (an upper bound on its copies)", lookup, cfKey, cfItem),
+		"Counts the entries that match an item in a cuckoo filter (an upper bound on its copies)", lookup, rbLookup, cfKey, cfItem),
 		cfCount)
 	define(cfSpec("cf.del", 3, command.Write|command.Fast|command.Module, "write", cfKeyRW,
-		"Deletes one copy of an item from a cuckoo filter", lookup, cfKey, cfItem),
+		"Deletes one copy of an item from a cuckoo filter", lookup, rbLookup, cfKey, cfItem),
 		cfDel)
 	// Write, where RedisBloom says readonly: it changes the filter and is
 	// logged, so a replica and a read-only user must be refused it.
 	define(cfSpec("cf.compact", 2, command.Write|command.Module, "write", cfKeyRW,
-		"Drops the empty stages of a filter loaded from an old dump", "O(n) for n buckets", cfKey),
+		"Drops the empty stages of a filter loaded from an old dump", "O(n) for n buckets", "", cfKey),
 		cfCompact)
 	define(cfSpec("cf.info", 2, cfRead, "read fast", cfKeyRO,
-		"Returns a cuckoo filter's figures", "O(1)", cfKey),
+		"Returns a cuckoo filter's figures", "O(1)", "", cfKey),
 		cfInfo)
 	debug := cfSpec("cf.debug", 2, cfRead, "read", cfKeyRO,
-		"Returns a cuckoo filter's figures in one line", "O(1)", cfKey)
+		"Returns a cuckoo filter's figures in one line", "O(1)", "", cfKey)
 	debug.Tips = []string{"dont_cache"}
 	define(debug, cfDebug)
 	define(cfSpec("cf.scandump", 3, cfRead, "read", cfKeyRO,
-		"Returns the next chunk of a cuckoo filter's dump", "O(n) for n bytes of the chunk",
+		"Returns the next chunk of a cuckoo filter's dump", "O(n) for n bytes of the chunk", rbDump,
 		cfKey, iterator),
 		cfScanDump)
 	load := cfSpec("cf.loadchunk", 4, cfWrite, "write", cfKeyRW,
-		"Restores a cuckoo filter from its dump, one chunk at a time", "O(n) for n bytes of the chunk",
+		"Restores a cuckoo filter from its dump, one chunk at a time", "O(n) for n bytes of the chunk", rbDump,
 		cfKey, iterator, command.Arg{Name: "data", Type: command.String})
 	load.DataArg = 3
 	define(load, cfLoadChunk)

@@ -259,7 +259,7 @@ var settingsTable = settings.Table[*Server, configState]{
 		Get:      func(s *Server, st *configState) string { return itoa(st.cfg.FilterDefaults.MaxExpansions) },
 		Set:      func(st *configState, v settings.Value) { st.cfg.FilterDefaults.MaxExpansions = v.N },
 		SetParse: cfSetting("cf-max-expansions", fixedRange(1, 65536))},
-	{Name: "cf-layout", Doc: "the layout of filters CF.RESERVE, CF.ADD and CF.INSERT create: `cuckoo` (this server's: smaller, fewer false positives, never loses a kept item) or redisbloom (RedisBloom's, bit for bit: its dumps and DUMP payloads move to and from RedisBloom)", Kind: settings.Enum, Enum: cf.Layouts, Mutable: true, Def: "cuckoo",
+	{Name: "cf-layout", Doc: "the layout of filters CF.RESERVE, CF.ADD and CF.INSERT create: `cuckoo` (this server's: smaller, fewer false positives, never loses a kept item) or redisbloom (RedisBloom's, bit for bit: its dumps and DUMP payloads move to and from RedisBloom, and COMMAND DOCS gives the CF commands' complexity in RedisBloom's words)", Kind: settings.Enum, Enum: cf.Layouts, Mutable: true, Def: "cuckoo",
 		Get: func(s *Server, st *configState) string { return st.cfg.FilterDefaults.Layout.String() },
 		Set: func(st *configState, v settings.Value) {
 			st.cfg.FilterDefaults.Layout = cf.Layout(slices.Index(cf.Layouts, v.S))

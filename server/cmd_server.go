@@ -31,7 +31,7 @@ func cmdCommandSub(s *Server, cl *client, a [][]byte) {
 	case "info":
 		command.ReplyInfo(cl.wr, a, moduleACL(s.filterDefaults().Compat))
 	case "docs":
-		command.ReplyDocs(cl.wr, a)
+		command.ReplyDocs(cl.wr, a, moduleDocs(s.filterDefaults()))
 	case "list":
 		msg = command.ReplyList(cl.wr, a, moduleACL(s.filterDefaults().Compat))
 	case "getkeys":

@@ -393,6 +393,38 @@ func TestCompatCommand(t *testing.T) {
 	})
 }
 
+// TestCompatDocsComplexity: COMMAND DOCS gives a CF command's complexity
+// in RedisBloom's words while new filters take RedisBloom's layout (its
+// flow test test_docs_help.py compares them), in this server's otherwise.
+func TestCompatDocsComplexity(t *testing.T) {
+	_, addr := start(t, server.Config{})
+	c := dialRaw(t, addr)
+	complexity := func() any {
+		docs, _ := c.do("COMMAND", "DOCS", "cf.exists").([]any)
+		if len(docs) != 2 {
+			t.Fatalf("COMMAND DOCS cf.exists: %#v", docs)
+		}
+		fields, _ := docs[1].([]any)
+		for i := 0; i+1 < len(fields); i += 2 {
+			if fields[i] == "complexity" {
+				return fields[i+1]
+			}
+		}
+		return nil
+	}
+	for _, tc := range []struct{ layout, want string }{
+		{"redisbloom", "O(k), where k is the number of sub-filters"},
+		{"cuckoo", "O(1): two buckets, however far the filter grew"},
+	} {
+		if got := c.do("CONFIG", "SET", "cf-layout", tc.layout); got != "OK" {
+			t.Fatalf("CONFIG SET cf-layout %s: %#v", tc.layout, got)
+		}
+		if got := complexity(); got != tc.want {
+			t.Errorf("cf-layout %s: complexity %#v, want %q", tc.layout, got, tc.want)
+		}
+	}
+}
+
 // TestCompatClient: CLIENT's subcommands with Redis's replies.
 func TestCompatClient(t *testing.T) {
 	bothProtocols(t, func(t *testing.T, c *redis.Client, proto int) {

@@ -488,7 +488,15 @@ func TestReplyInfo(t *testing.T) {
 
 func TestReplyDocs(t *testing.T) {
 	cf := command.Find("cf.add")
-	for _, proto := range []int{2, 3} {
+	if cf.ModuleComplexity == "" || cf.ModuleComplexity == cf.Complexity {
+		t.Fatalf("cf.add's ModuleComplexity %q, Complexity %q", cf.ModuleComplexity, cf.Complexity)
+	}
+	for _, c := range []struct {
+		proto      int
+		module     bool
+		complexity string
+	}{{2, false, cf.Complexity}, {3, false, cf.Complexity}, {2, true, cf.ModuleComplexity}, {3, true, cf.ModuleComplexity}} {
+		proto := c.proto
 		m := func(n int) string { return "*" + strconv.Itoa(2*n) }
 		if proto == 3 {
 			m = func(n int) string { return "%" + strconv.Itoa(n) }
@@ -500,7 +508,7 @@ func TestReplyDocs(t *testing.T) {
 			bulk("summary"), bulk(cf.Summary),
 			bulk("since"), bulk("1.0.0"),
 			bulk("group"), bulk("module"),
-			bulk("complexity"), bulk(cf.Complexity),
+			bulk("complexity"), bulk(c.complexity),
 			bulk("module"), bulk("bf"),
 			bulk("arguments"), "*2",
 			m(4), bulk("name"), bulk("key"), bulk("type"), bulk("key"),
@@ -508,13 +516,20 @@ func TestReplyDocs(t *testing.T) {
 			m(3), bulk("name"), bulk("item"), bulk("type"), bulk("string"),
 			bulk("display_text"), bulk("item"),
 		)
-		got := reply(t, proto, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS cf.add nosuch")) })
+		got := reply(t, proto, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS cf.add nosuch"), c.module) })
 		if got != want {
-			t.Errorf("RESP%d:\n got %q\nwant %q", proto, got, want)
+			t.Errorf("RESP%d, module %v:\n got %q\nwant %q", proto, c.module, got, want)
+		}
+	}
+	// A command without a module's complexity keeps its own.
+	for _, module := range []bool{false, true} {
+		got := reply(t, 2, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS cf.reserve"), module) })
+		if !strings.Contains(got, lines(bulk("complexity"), bulk("O(1)"))) {
+			t.Errorf("cf.reserve, module %v: %q", module, got)
 		}
 	}
 
-	got := reply(t, 3, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS quit")) })
+	got := reply(t, 3, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS quit"), false) })
 	for _, part := range []string{
 		lines(bulk("doc_flags"), "~1", "+deprecated"),
 		lines(bulk("deprecated_since"), bulk("7.2.0")),
@@ -524,7 +539,7 @@ func TestReplyDocs(t *testing.T) {
 			t.Errorf("quit docs %q lack %q", got, part)
 		}
 	}
-	got = reply(t, 3, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS client|kill")) })
+	got = reply(t, 3, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS client|kill"), false) })
 	want := lines("%4", bulk("name"), bulk("old-format"), bulk("type"), bulk("string"),
 		bulk("display_text"), bulk("ip:port"), bulk("deprecated_since"), bulk("2.8.12"))
 	if !strings.Contains(got, want) {
@@ -540,7 +555,7 @@ func TestRepliesWellFormed(t *testing.T) {
 		for name, f := range map[string]func(w *resp.Writer){
 			"COMMAND":      func(w *resp.Writer) { command.ReplyCommand(w, command.ModuleACLAsGiven) },
 			"COMMAND as 7": func(w *resp.Writer) { command.ReplyCommand(w, command.ModuleACLImplied) },
-			"COMMAND DOCS": func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS")) },
+			"COMMAND DOCS": func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS"), false) },
 			"COMMAND LIST": func(w *resp.Writer) { command.ReplyList(w, split("COMMAND LIST"), 0) },
 			"COMMAND HELP": command.ReplyHelp,
 		} {

@@ -75,7 +75,9 @@ func ReplyInfo(w *resp.Writer, args [][]byte, m ModuleACL) {
 }
 
 // ReplyDocs answers COMMAND DOCS [name...]: unknown names are left out.
-func ReplyDocs(w *resp.Writer, args [][]byte) {
+// With module, a command's ModuleComplexity, where it has one, stands for
+// its Complexity.
+func ReplyDocs(w *resp.Writer, args [][]byte, module bool) {
 	var specs []*Spec
 	if len(args) == 2 {
 		specs = All()
@@ -89,7 +91,7 @@ func ReplyDocs(w *resp.Writer, args [][]byte) {
 	w.WriteMap(len(specs))
 	for _, s := range specs {
 		w.WriteBulkString(s.Name)
-		writeDocs(w, s)
+		writeDocs(w, s, module)
 	}
 }
 
@@ -285,13 +287,17 @@ func writeKeySpec(w *resp.Writer, k KeySpec) {
 	w.WriteInt(k.Limit)
 }
 
-func writeDocs(w *resp.Writer, s *Spec) {
+func writeDocs(w *resp.Writer, s *Spec, module bool) {
+	complexity := s.Complexity
+	if module && s.ModuleComplexity != "" {
+		complexity = s.ModuleComplexity
+	}
 	group := s.Group
 	if top(s).ModuleName != "" {
 		group = "module"
 	}
 	n := 1
-	for _, v := range []string{s.Summary, s.Since, s.Complexity, top(s).ModuleName, s.DeprecatedSince, s.DeprecatedSince, s.ReplacedBy} {
+	for _, v := range []string{s.Summary, s.Since, complexity, top(s).ModuleName, s.DeprecatedSince, s.DeprecatedSince, s.ReplacedBy} {
 		if v != "" {
 			n++ // the deprecated ones: doc_flags and deprecated_since
 		}
@@ -313,7 +319,7 @@ func writeDocs(w *resp.Writer, s *Spec) {
 	pair("since", s.Since)
 	w.WriteBulkString("group")
 	w.WriteBulkString(group)
-	pair("complexity", s.Complexity)
+	pair("complexity", complexity)
 	pair("module", top(s).ModuleName)
 	if s.DeprecatedSince != "" {
 		w.WriteBulkString("doc_flags")
@@ -331,7 +337,7 @@ func writeDocs(w *resp.Writer, s *Spec) {
 		w.WriteMap(len(s.Subs))
 		for _, sub := range s.Subs {
 			w.WriteBulkString(sub.Name)
-			writeDocs(w, sub)
+			writeDocs(w, sub, module)
 		}
 	}
 }

@@ -139,6 +139,12 @@ type Spec struct {
 	Since      string
 	Group      string
 	Complexity string
+	// ModuleComplexity, if set, is the complexity in the module's own
+	// words (RedisBloom's, of its layout's sub-filters), which COMMAND DOCS
+	// gives instead of Complexity when the server makes the module's
+	// filters (cf-layout redisbloom): then it is the true one, and
+	// RedisBloom's own tests compare it.
+	ModuleComplexity string
 	// DeprecatedSince and ReplacedBy document a deprecated command (QUIT);
 	// COMMAND DOCS then gives it the doc flag "deprecated".
 	DeprecatedSince string
