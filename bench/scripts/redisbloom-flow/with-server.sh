@@ -127,11 +127,14 @@ cuckoo | cuckoo-rb)
 	fi
 	layout=cuckoo
 	[ "$target" = cuckoo-rb ] && layout=redisbloom
+	# The help is read whole first: grep -q on a pipe exits at the match, and
+	# under pipefail the writer's broken pipe would fail the test at random.
+	help=$("$bin" serve --help 2>&1 || true)
 	# DEBUG RELOAD for dumpAndReload, where this build has it (as for redis-server).
 	debug=()
-	if "$bin" serve --help 2>&1 | grep -q enable-debug-command; then debug=(--enable-debug-command local); fi
+	if grep -q enable-debug-command <<<"$help"; then debug=(--enable-debug-command local); fi
 	# The anchor's replies, where this build can give either.
-	if "$bin" serve --help 2>&1 | grep -q redisbloom-compat; then debug+=(--redisbloom-compat "$anchor"); fi
+	if grep -q redisbloom-compat <<<"$help"; then debug+=(--redisbloom-compat "$anchor"); fi
 	start_cuckoo server
 	primary=$addr
 	if [ "${REPLICA:-}" = 1 ]; then
