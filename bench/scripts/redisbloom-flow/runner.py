@@ -11,10 +11,12 @@ are found and ordered as RLTest does: the names starting with "test" in a
 file, classes first by name, one instance per class, its test methods by
 name.
 
-Only the CF tests run (--all runs every one): a test whose source names a
-command or setting of RedisBloom's other types (bf.*, bf-*, cms.*, topk.*,
-tdigest.*, or the cms, topk and tdigest ACL categories) is left out, counted
-and named, as cuckoo serve has only the cuckoo filter.
+Only the CF tests run (--all runs every one), as cuckoo serve has only the
+cuckoo filter: those of test_cuckoo.py, and those whose string literals
+name a CF command or setting (cf.*, cf-*) and none of RedisBloom's other
+types (bf.*, bf-*, cms.*, topk.*, tdigest.*, or the cms, topk and tdigest
+ACL categories). The others are left out, counted, and named when they use
+CF too.
 
 Prints one line per test (pass, FAIL or skip, with seconds), each skip's
 reason, then every failure with its assertions. A failure whose every
@@ -69,20 +71,28 @@ def test_files(git_dir, tag):
 # RedisBloom's other types (bf.add, bf-error-rate, cms.incrby), or one of
 # their ACL categories. "bf" alone is a key name in test_cuckoo.py.
 OTHER_TYPE = re.compile(r"(?i)^((bf|cms|topk|tdigest)[.-].|(cms|topk|tdigest)$)")
+CF = re.compile(r"(?i)^cf[.-].")
+
+# RedisBloom's file of CF tests: each of its tests is one, whatever it names
+# (test_rdb_load_zero_numfilters RESTOREs a CF payload, naming no command).
+CF_FILE = "test_cuckoo"
 
 
-def other_types(src):
-    """{test name: the words of its string literals that name another
-    type's commands or settings, sorted} for the tests of a test file's
-    source (a class's test methods as Class.method), read without running
-    it: a file of other types' tests may import what is not installed
-    (test_tdigest.py: numpy). A CF test has no such words."""
+def scan(src):
+    """{test name: (the words of its string literals that name another
+    type's commands or settings, sorted; whether they name a CF command or
+    setting)} for the tests of a test file's source (a class's test methods
+    as Class.method), read without running it: a file of other types' tests
+    may import what is not installed (test_tdigest.py: numpy)."""
     def words(node):
-        found = set()
+        other, cf = set(), False
         for n in ast.walk(node):
             if isinstance(n, ast.Constant) and isinstance(n.value, str):
-                found.update(w.lower() for w in n.value.split() if OTHER_TYPE.match(w))
-        return sorted(found)
+                for w in n.value.split():
+                    if OTHER_TYPE.match(w):
+                        other.add(w.lower())
+                    cf = cf or bool(CF.match(w))
+        return sorted(other), cf
 
     out = {}
     for node in ast.parse(src).body:
@@ -93,19 +103,6 @@ def other_types(src):
         elif isinstance(node, ast.FunctionDef) and node.name.lower().startswith("test"):
             out[node.name] = words(node)
     return out
-
-
-USES_CF = re.compile(r"(?i)^cf[.-].")
-
-
-def uses_cf(src, test):
-    """Whether the test's string literals name a CF command or setting."""
-    for node in ast.parse(src).body:
-        for n in [node] + (node.body if isinstance(node, ast.ClassDef) else []):
-            if isinstance(n, ast.FunctionDef) and test in (n.name, "%s.%s" % (node.name, n.name)):
-                return any(isinstance(c, ast.Constant) and isinstance(c.value, str) and
-                           any(USES_CF.match(w) for w in c.value.split()) for c in ast.walk(n))
-    return False
 
 
 # Failed assertions that do not fail a test: (file, the assertion's source
@@ -325,25 +322,29 @@ def main():
             files = extract(a.git_dir, a.tag, name, tmp)
             with open(os.path.join(tmp, name + ".py")) as f:
                 src = f.read()
-            words = other_types(src)
-            out = [] if a.all else [n for n in sorted(words) if words[n] and (not a.k or any(k in n for k in a.k))]
+            found = scan(src)
+            if name == CF_FILE:
+                found = {n: (w, True) for n, (w, _) in found.items()}
+            names_k = [n for n in sorted(found) if not a.k or any(k in n for k in a.k)]
+            out = [] if a.all else [n for n in names_k if found[n][0] or not found[n][1]]
             tests = []
-            if any(n not in out and (not a.k or any(k in n for k in a.k)) for n in words):
+            if len(out) < len(names_k):
                 spec = importlib.util.spec_from_file_location(name, os.path.join(tmp, name + ".py"))
                 module = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(module)
-                tests = [t for t in collect(module) if (not a.k or any(k in t[0] for k in a.k)) and t[0] not in out]
+                tests = [t for t in collect(module) if t[0] in names_k and t[0] not in out]
             print()
             print("%s.py (with %s): %d CF tests, %d left out as not CF" % (
                 name, ", ".join(f + ".py" for f in files[1:]) or "nothing else", len(tests), len(out)))
             if out:
-                # The ones that use CF commands too are named, with what
-                # they need beyond them.
-                mixed = [n for n in out if uses_cf(src, n)]
-                print("  left out: they use BF, CMS, TopK or T-Digest commands or settings, which cuckoo serve "
-                      "does not implement (--all runs them)%s" % ("; these use CF too:" if mixed else ""))
+                # The ones that use CF too are named, with what they need
+                # beyond it.
+                mixed = [n for n in out if found[n][1]]
+                print("  left out: they name no CF command or setting, or also BF, CMS, TopK or T-Digest ones, "
+                      "which cuckoo serve does not implement (--all runs them)%s" % (
+                          "; these use CF too:" if mixed else ""))
                 for n in mixed:
-                    w = words[n]
+                    w = found[n][0]
                     print("    %s (%s%s)" % (n, ", ".join(w[:4]), ", ..." if len(w) > 4 else ""))
             if not tests:
                 tally.append((name, 0, 0, 0, 0, len(out)))
