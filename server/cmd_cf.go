@@ -22,6 +22,9 @@ import (
 var (
 	cfKeyRW = []command.KeySpec{{Flags: []string{"RW"}, Begin: 1, Step: 1}}
 	cfKeyRO = []command.KeySpec{{Flags: []string{"RO"}, Begin: 1, Step: 1}}
+	// cfKeyLegacy is the key spec Redis derives for a module command that
+	// gives only its first key (RedisBloom's CF.DEBUG).
+	cfKeyLegacy = []command.KeySpec{{Flags: []string{"RW", "access", "update"}, Begin: 1, Step: 1}}
 	cfKey   = command.Arg{Name: "key", Type: command.Key}
 	cfItem  = command.Arg{Name: "item", Type: command.String}
 	cfItems = command.Arg{Name: "item", Type: command.String, Multiple: true}
@@ -100,11 +103,13 @@ func init() {
 	define(cfSpec("cf.info", 2, cfRead, "read fast", cfKeyRO,
 		"Returns a cuckoo filter's figures", "O(1)", "", cfKey),
 		cfInfo)
-	debug := cfSpec("cf.debug", 2, cfRead, "read", cfKeyRO,
-		"Returns a cuckoo filter's figures in one line", "O(1)", "", cfKey)
-	debug.Tips = []string{"dont_cache"}
-	define(debug, cfDebug)
-	define(cfSpec("cf.scandump", 3, cfRead, "read", cfKeyRO,
+	// CF.DEBUG and CF.SCANDUMP: as RedisBloom 8.6.2 describes them
+	// (COMMAND INFO): CF.DEBUG of any arity, checked by its handler with
+	// the same reply, and both with a read-write key (ACL key selectors
+	// ask for %RW~, as Redis 8's do).
+	define(cfSpec("cf.debug", -1, cfRead, "read", cfKeyLegacy,
+		"Returns a cuckoo filter's figures in one line", "O(1)", "", cfKey), cfDebug)
+	define(cfSpec("cf.scandump", 3, cfRead, "read", cfKeyRW,
 		"Returns the next chunk of a cuckoo filter's dump", "O(n) for n bytes of the chunk", rbDump,
 		cfKey, iterator),
 		cfScanDump)
@@ -319,6 +324,10 @@ func cfInfo(s *Server, cl *client, args [][]byte) {
 
 // CF.DEBUG key: RedisBloom's one line of figures.
 func cfDebug(s *Server, cl *client, args [][]byte) {
+	if len(args) != 2 {
+		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'cf.debug' command"))
+		return
+	}
 	c := s.lookup(args[1])
 	if c == nil {
 		s.writeErr(cl, keyspace.ErrNotFound)
