@@ -25,11 +25,11 @@ var (
 	// cfKeyLegacy is the key spec Redis derives for a module command that
 	// gives only its first key (RedisBloom's CF.DEBUG).
 	cfKeyLegacy = []command.KeySpec{{Flags: []string{"RW", "access", "update"}, Begin: 1, Step: 1}}
-	cfKey   = command.Arg{Name: "key", Type: command.Key}
-	cfItem  = command.Arg{Name: "item", Type: command.String}
-	cfItems = command.Arg{Name: "item", Type: command.String, Multiple: true}
-	cfWrite = command.Write | command.DenyOOM | command.Module
-	cfRead  = command.ReadOnly | command.Fast | command.Module
+	cfKey       = command.Arg{Name: "key", Type: command.Key}
+	cfItem      = command.Arg{Name: "item", Type: command.String}
+	cfItems     = command.Arg{Name: "item", Type: command.String, Multiple: true}
+	cfWrite     = command.Write | command.DenyOOM | command.Module
+	cfRead      = command.ReadOnly | command.Fast | command.Module
 )
 
 // cfSpec is a CF command's row. complexity is this server's layout's;
