@@ -139,6 +139,11 @@ func ParsePayload(p []byte, reserve Reserve) (*Filter, error) {
 // copies at most 264.
 const rdbExpansion = 90
 
+// UncheckedPayload reports whether p's footer carries no checksum (a CRC-64
+// of 0), which Redis 8's RESTORE takes, checking the value as it reads it,
+// and Redis 7.0's refuses as a wrong checksum.
+func UncheckedPayload(p []byte) bool { return rdb.Unchecked(p) }
+
 // CheckPayload checks a DUMP payload's footer as Redis's RESTORE does: its
 // RDB version and CRC-64.
 func CheckPayload(p []byte) error {

@@ -106,6 +106,11 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, err)
 		return
 	}
+	if s.filterDefaults().Compat == cf.Compat26 && cf.UncheckedPayload(payload) {
+		// Redis 7.0 has no "checksum not computed" (Redis 8 has).
+		s.writeErr(cl, cf.ErrPayloadFooter)
+		return
+	}
 	c := new(keyspace.Entry)
 	if err := c.LoadPayload(payload, s.store.Charge, s.store.Release); err != nil {
 		s.writeErr(cl, err)

@@ -227,13 +227,24 @@ func TestRestoreRDBVersions(t *testing.T) {
 		{"version 14", withFooter(14, crc64Jones)},
 		{"version 0xffff", withFooter(0xffff, crc64Jones)},
 		{"a wrong CRC-64", withFooter(13, func(p []byte) uint64 { return crc64Jones(p) ^ 1 })},
-		{"a CRC-64 of 0", withFooter(13, func([]byte) uint64 { return 0 })},
 	} {
 		// go-redis keeps the text after "-"; Redis 8.6.3 and 7.0.15 both
 		// send -ERR DUMP payload version or checksum are wrong\r\n.
 		wantErr(t, c.Restore(ctx, "bad", 0, tc.payload).Err(), "ERR DUMP payload version or checksum are wrong")
 	}
 	wantInt(t, "EXISTS bad", c.Do(ctx, "EXISTS", "bad"), 0)
+	// A CRC-64 of 0 is a checksum not computed: Redis 8.6.3 takes it (and
+	// reads the value, refusing a damaged one with Bad data format);
+	// Redis 7.0.15 refuses it, and so does redisbloom-compat 2.6.
+	zero := withFooter(13, func([]byte) uint64 { return 0 })
+	if err := c.Restore(ctx, "crc0", 0, zero).Err(); err != nil || !c.CFExists(ctx, "crc0", "item:0").Val() {
+		t.Errorf("RESTORE with a CRC-64 of 0: %v; want it restored, as Redis 8 does", err)
+	}
+	damaged := []byte(zero)
+	damaged[1] ^= 0xff // the module type id
+	wantErr(t, c.Restore(ctx, "crc0bad", 0, string(damaged)).Err(), "ERR Bad data format")
+	c.ConfigSet(ctx, "redisbloom-compat", "2.6")
+	wantErr(t, c.Restore(ctx, "crc0-26", 0, zero).Err(), "ERR DUMP payload version or checksum are wrong")
 }
 
 // crc64Jones is Redis's CRC-64 (reflected, polynomial 0xad93d23594c935a9,

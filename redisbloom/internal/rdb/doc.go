@@ -32,7 +32,12 @@
 // Redis answers "DUMP payload version or checksum are wrong" to a payload
 // shorter than a footer, of a newer version, or of a wrong checksum;
 // SplitPayload returns a distinct error for each, all wrapping
-// ErrBadPayload, whose text is Redis's.
+// ErrBadPayload, whose text is Redis's. A CRC-64 field of 0 is a checksum
+// not computed to Redis 8 (written only between its own nodes when it
+// moves slots), and a wrong one to Redis 7.0; SplitPayload takes it, as
+// the newest Redis does, and a server answering as Redis 7.0 refuses it
+// itself (Unchecked). Every field after it is checked as it is read, as
+// for any payload.
 //
 // The CRC-64 is Redis's ("Jones"): reflected, polynomial
 // 0xad93d23594c935a9, initial value 0, no final xor; the CRC of
@@ -107,11 +112,6 @@
 // 0x3016e5a289821404.
 //
 // # Stricter than Redis
-//
-// SplitPayload refuses a footer whose CRC-64 field is 0 (unless the
-// bytes' CRC-64 is 0), which Redis 8 takes as a CRC not computed and
-// Redis 7.0 refuses: Redis 8 writes one only between its own nodes, when
-// it moves slots; its DUMP and MIGRATE compute the CRC.
 //
 // The Reader refuses some bytes Redis 7.0 reads, none of which Redis
 // writes: an 11xxxxxx byte where a length (or an opcode) belongs, which

@@ -59,8 +59,16 @@ func SplitPayload(p []byte) (body []byte, version uint16, err error) {
 	if version > MaxVersion {
 		return nil, version, ErrVersion
 	}
-	if CRC64(0, p[:end+2]) != binary.LittleEndian.Uint64(p[end+2:]) {
+	if crc := binary.LittleEndian.Uint64(p[end+2:]); crc != 0 && CRC64(0, p[:end+2]) != crc {
+		// A CRC of 0 is one not computed, as Redis 8 takes it (doc.go,
+		// "Payload"); the bytes are then checked as they are read.
 		return nil, version, ErrChecksum
 	}
 	return p[:end], version, nil
+}
+
+// Unchecked reports whether payload p's footer carries no checksum (a CRC-64
+// field of 0), which Redis 8 takes and Redis 7.0 refuses.
+func Unchecked(p []byte) bool {
+	return len(p) >= FooterSize && binary.LittleEndian.Uint64(p[len(p)-8:]) == 0
 }

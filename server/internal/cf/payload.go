@@ -29,6 +29,16 @@ import (
 
 const payloadVersion = 1
 
+// ErrPayloadFooter is RESTORE's refusal of a payload's footer.
+var ErrPayloadFooter error = errPayload
+
+// UncheckedPayload reports whether b is a RedisBloom payload whose footer
+// carries no checksum: Redis 8 takes one, Redis 7.0 does not
+// (redisbloom-compat 2.6 refuses it).
+func UncheckedPayload(b []byte) bool {
+	return redisbloom.IsPayload(b) && redisbloom.UncheckedPayload(b)
+}
+
 var (
 	errPayload    = reply("ERR DUMP payload version or checksum are wrong")
 	errBadPayload = reply("ERR Bad data format")
