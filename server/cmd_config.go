@@ -305,6 +305,12 @@ DUMP payloads are the same under both. Under 2.6 (RedisBloom 2.6.28), against
   @cuckoo, CF.EXISTS not in @fast), as Redis 8 lists a module's; under 2.6 also
   in those its flags imply (@slow, @fast), as Redis 7 adds them. Users'
   category rules (ACL SETUSER +@slow) resolve as the setting was at startup.
+- RESTORE of a RedisBloom payload whose CRC-64 is 0 (a checksum not
+  computed, which Redis 8 writes only between its own nodes): read under 8.6,
+  as Redis 8 reads it, and refused under 2.6 with
+  ` + "`ERR DUMP payload version or checksum are wrong`" + `, as Redis 7.0 refuses it.
+  Payloads of RDB versions 11 to 13 (Redis 7.2 to 8.6) are read under both,
+  where Redis 7.0 refuses them, so that filters move from any of them.
 - CF.LOADCHUNK of a header whose filter cannot be allocated:
   ` + "`Couldn't create filter!`" + ` under both (RedisBloom 2.6.28 aborts).`
 
