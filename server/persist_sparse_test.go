@@ -26,31 +26,41 @@ import (
 // (VmRSS) is its own and not the sum of every test's.
 const serverDirEnv = "CUCKOO_TEST_SERVER_DIR"
 
-// TestServerProcess is that server: it serves the directory serverDirEnv
-// names on 127.0.0.1:0, prints its address, and returns once SHUTDOWN has
-// stopped it and its final snapshot is on disk.
-func TestServerProcess(t *testing.T) {
-	dir := os.Getenv(serverDirEnv)
-	if dir == "" {
-		t.Skip("the server process of TestHugeReservationSparse: runs only as its child")
+// TestMain runs the test binary as that server when serverDirEnv is set,
+// and the tests otherwise.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(serverDirEnv); dir != "" {
+		if err := serveProcess(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// serveProcess is that server: it serves dir on 127.0.0.1:0, prints its
+// address, and returns once SHUTDOWN has stopped it and its final snapshot
+// is on disk.
+func serveProcess(dir string) error {
 	srv, err := server.New(server.Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	fmt.Printf("\naddr %s\n", ln.Addr())
 	if err := srv.Serve(ln); !errors.Is(err, server.ErrServerClosed) {
-		t.Fatal(err)
+		return err
 	}
 	// Serve returns as the listeners close; Shutdown waits for the
 	// shutdown SHUTDOWN began, final snapshot included.
 	if err := srv.Shutdown(context.Background()); err != nil && !errors.Is(err, server.ErrServerClosed) {
-		t.Fatal(err)
+		return err
 	}
+	return nil
 }
 
 // serverProcess is a server running in a child process.
@@ -63,7 +73,7 @@ type serverProcess struct {
 // startProcess starts a server process on dir and waits for its address.
 func startProcess(t *testing.T, dir string) *serverProcess {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestServerProcess$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	redistest.DieWithTest(cmd)
 	cmd.Env = append(os.Environ(), serverDirEnv+"="+dir)
 	cmd.Stderr = os.Stderr
