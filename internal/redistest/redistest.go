@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cuckoohash/cuckoo/internal/prereq"
 )
 
 // DefaultModule is where RedisBloom's module (2.6, for Debian's Redis
@@ -40,7 +42,7 @@ func RedisBloomModule() (path, why string) {
 	return path, ""
 }
 
-const notInstalled = "redis-server is not installed (Debian package redis-server; .ci/run installs it)"
+const notInstalled = "redis-server is not installed (Debian package redis-server; scripts/test-prereqs installs it)"
 
 // Installed reports whether redis-server is on the PATH.
 func Installed() bool {
@@ -104,10 +106,7 @@ func StartRedis8(t testing.TB, args ...string) string {
 // cannot load, an argument it refuses).
 func Start(t testing.TB, args ...string) string {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip(notInstalled)
-	}
+	path := prereq.Program(t, "redis-server")
 	return StartAt(t, path, args...)
 }
 
