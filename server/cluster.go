@@ -577,7 +577,7 @@ func cmdClusterCountKeys(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		return
 	}
 	n := 0
-	for k := range s.store.Keys.All() {
+	for k := range s.store.All() {
 		if topology.KeySlot(k) == slot {
 			n++
 		}
@@ -593,7 +593,7 @@ func cmdClusterGetKeys(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		return
 	}
 	var keys []string
-	for k := range s.store.Keys.All() {
+	for k := range s.store.All() {
 		if int64(len(keys)) >= count {
 			break
 		}

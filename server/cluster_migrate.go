@@ -181,52 +181,18 @@ func (s *Server) migrateKey(cl *client, conn *peer.Conn, m *migrateArgs, key []b
 		l.Lock()
 		defer l.Unlock()
 	}
-	st := s.store
-	st.RLockGate(&cl.ks)
-	defer st.RUnlockGate(&cl.ks)
-	if err := st.Writable(); err != nil {
-		return err
-	}
-	k := string(key)
-	c := st.LockLive(k)
-	if c == nil {
-		return nil // gone since MIGRATE began: nothing to move
-	}
-	defer c.Mu.Unlock()
-	return s.moveLocked(cl, conn, m, k, c)
-}
-
-// moveLocked sends c, key k's filter, to the target and, unless COPY, drops
-// it here. Preconditions: as drop's: c.mu held, the gate read-locked,
-// st.at(k, c).
-func (s *Server) moveLocked(cl *client, conn *peer.Conn, m *migrateArgs, k string, c *keyspace.Entry) error {
-	st := s.store
-	if st.ExpireLocked(&cl.ks, k, c) {
-		return nil
-	}
-	if c.Loading() {
-		return keyspace.ErrLoading
-	}
-	ttl := int64(0)
-	if d := c.Deadline.Load(); d != 0 {
-		ttl = max(d-keyspace.NowMs(), 1) // not expired: a deadline now is still there
-	}
-	send := s.moveWhole
-	if c.PayloadBound() > migrateWhole {
-		send = s.moveChunked
-	}
-	if err := send(conn, m, k, c, ttl); err != nil {
-		return err
-	}
-	if !m.copy {
-		return st.Commit(&cl.ks, &keyspace.Applying{Key: k, At: c}, &keyspace.Op{Kind: keyspace.OpDrop, Key: []byte(k)})
-	}
-	return nil
+	// The key space sends the key locked, then drops it unless COPY.
+	return s.store.Migrate(&cl.ks, key, m.copy, func(c *keyspace.Entry, ttl int64) error {
+		if c.PayloadBound() > migrateWhole {
+			return s.moveChunked(conn, m, string(key), c, ttl)
+		}
+		return s.moveWhole(conn, m, string(key), c, ttl)
+	})
 }
 
 // moveWhole sends c, key k's filter, to the target as one DUMP payload in
 // a RESTORE-ASKING, with its deadline (ttl ms from now, 0 for none).
-// Preconditions: as moveLocked's.
+// Preconditions: c locked by the key space's Migrate.
 func (s *Server) moveWhole(conn *peer.Conn, m *migrateArgs, k string, c *keyspace.Entry, ttl int64) error {
 	n := 2 * c.PayloadBound()
 	if err := s.store.ChargeChunk(n); err != nil {

@@ -144,19 +144,11 @@ func cfReserve(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, err)
 		return
 	}
-	created := false
-	err = s.store.Write(&cl.ks, args[1], p, func(c *keyspace.Entry, isNew bool) error {
-		created = isNew
-		return nil
-	})
-	switch {
-	case err != nil:
+	if err := s.store.Reserve(&cl.ks, args[1], p); err != nil {
 		s.writeErr(cl, err)
-	case !created:
-		s.writeErr(cl, keyspace.ErrItemExists)
-	default:
-		cl.wr.WriteString("OK")
+		return
 	}
+	cl.wr.WriteString("OK")
 }
 
 // CF.ADD key item, CF.ADDNX key item (nx). RESP3: a boolean, as RedisBloom.
@@ -166,27 +158,15 @@ func cfAdd(nx bool) handler {
 
 func cfAddItem(s *Server, cl *client, args [][]byte, nx bool) {
 	d := s.filterDefaults()
-	var added bool
-	err := s.store.Write(&cl.ks, args[1], d.Create(uint64(d.InitialSize), false), func(c *keyspace.Entry, _ bool) error {
-		if err := d.CheckGrowth(&c.Filter); err != nil {
-			return err
-		}
-		a := keyspace.ApplyingFor(&cl.ks, "", c)
-		a.Nx, a.Op = nx, keyspace.Op{Kind: keyspace.OpAdd, Key: args[1], Items: args[2:3]}
-		if err := s.store.Commit(&cl.ks, a, &a.Op); err != nil {
-			return err
-		}
-		if err, ok := a.Added[0].(error); ok {
-			return err
-		}
-		added = a.Added[0] == 1
-		return nil
-	})
+	res, err := s.store.Add(&cl.ks, args[1], args[2:3], keyspace.AddOptions{NX: nx, Create: d.Create(uint64(d.InitialSize), false), Limits: d})
+	if err == nil {
+		err = res[0].Err
+	}
 	if err != nil {
 		s.writeErr(cl, err)
 		return
 	}
-	cl.wr.WriteBool(added)
+	cl.wr.WriteBool(res[0].Status == keyspace.Added)
 }
 
 // CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item..., CF.INSERTNX (nx). An
@@ -204,46 +184,26 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 		s.writeErr(cl, err)
 		return
 	}
-	res := make([]any, len(items))
-	err = s.store.Write(&cl.ks, args[1], create, func(c *keyspace.Entry, _ bool) error {
-		if c == nil {
-			return keyspace.ErrNotFound
-		}
-		if err := d.CheckGrowth(&c.Filter); err != nil {
-			return err
-		}
-		a := keyspace.ApplyingFor(&cl.ks, "", c)
-		a.Nx, a.Op = nx, keyspace.Op{Kind: keyspace.OpAdd, Key: args[1], Items: items}
-		if err := s.store.Commit(&cl.ks, a, &a.Op); err != nil {
-			return err
-		}
-		for j, r := range a.Added {
-			if err, ok := r.(error); ok && (errors.Is(err, cf.ErrFull) || errors.Is(err, cf.ErrMaxExpansions) || errors.Is(err, keyspace.ErrOOM) || errors.Is(err, cf.ErrGrowRB)) {
-				r = -1 // RedisBloom's answer for an item that did not fit
-			}
-			res[j] = r
-		}
-		return nil
-	})
+	res, err := s.store.Add(&cl.ks, args[1], items, keyspace.AddOptions{NX: nx, Create: create, Limits: d})
 	if err != nil {
 		s.writeErr(cl, err)
 		return
 	}
 	// RedisBloom answers CF.INSERTNX with integers in RESP3 too, and
-	// CF.INSERT with booleans (an item that did not fit: false).
+	// CF.INSERT with booleans; an item that did not fit is -1 (false).
 	bools := cl.wr.Protocol() == 3 && !nx
 	cl.wr.WriteArray(len(res))
 	for _, r := range res {
-		switch r := r.(type) {
-		case int:
-			if bools {
-				cl.wr.WriteBool(r == 1)
-			} else {
-				cl.wr.WriteInt(r)
-			}
-		case error:
+		switch {
+		case r.Status == keyspace.Failed:
 			s.stats.errors.Add(1)
-			cl.wr.WriteError(r.Error())
+			cl.wr.WriteError(r.Err.Error())
+		case bools:
+			cl.wr.WriteBool(r.Status == keyspace.Added)
+		case r.Status == keyspace.NoRoom:
+			cl.wr.WriteInt(-1)
+		default:
+			cl.wr.WriteInt(b2i(r.Status == keyspace.Added))
 		}
 	}
 }
@@ -289,17 +249,10 @@ func cfCount(s *Server, cl *client, args [][]byte) {
 
 // CF.DEL key item. RESP3: a boolean.
 func cfDel(s *Server, cl *client, args [][]byte) {
-	var deleted bool
-	err := s.store.Write(&cl.ks, args[1], nil, func(c *keyspace.Entry, _ bool) error {
-		if c == nil {
-			return replyErr("Not found")
-		}
-		a := keyspace.ApplyingFor(&cl.ks, "", c)
-		a.Op = keyspace.Op{Kind: keyspace.OpDel, Key: args[1], Items: args[2:3]}
-		err := s.store.Commit(&cl.ks, a, &a.Op)
-		deleted = a.Changed
-		return err
-	})
+	deleted, err := s.store.DeleteItem(&cl.ks, args[1], args[2])
+	if errors.Is(err, keyspace.ErrNotFound) {
+		err = replyErr("Not found") // RedisBloom's words for CF.DEL's key
+	}
 	if err != nil {
 		s.writeErr(cl, err)
 		return
@@ -338,12 +291,10 @@ func cfDebug(s *Server, cl *client, args [][]byte) {
 
 // CF.COMPACT key: drops empty stages.
 func cfCompact(s *Server, cl *client, args [][]byte) {
-	err := s.store.Write(&cl.ks, args[1], nil, func(c *keyspace.Entry, _ bool) error {
-		if c == nil {
-			return replyErr("Cuckoo filter was not found")
-		}
-		return s.store.Commit(&cl.ks, &keyspace.Applying{At: c}, &keyspace.Op{Kind: keyspace.OpCompact, Key: args[1]})
-	})
+	_, err := s.store.Compact(&cl.ks, args[1])
+	if errors.Is(err, keyspace.ErrNotFound) {
+		err = replyErr("Cuckoo filter was not found")
+	}
 	if err != nil {
 		s.writeErr(cl, err)
 		return
@@ -405,15 +356,7 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	key, data := args[1], args[3]
 	var err error
 	_, bucketHi := s.filterDefaults().BucketRange()
-	o := &keyspace.Op{Kind: keyspace.OpChunk, Key: key, Iter: uint64(iter), Items: [][]byte{data}}
 	switch {
-	case iter < 0: // RedisBloom takes it for a data chunk, which cannot fit
-		err = s.store.WriteLoading(&cl.ks, key, func(c *keyspace.Entry, _ bool) error {
-			if c == nil {
-				return keyspace.ErrNotFound
-			}
-			return cf.ErrBadChunk
-		})
 	case iter == 1 && s.filterDefaults().Layout == cf.LayoutRedisBloom && cf.InvalidHeaderRB(data):
 		// RedisBloom's answer, after its check that the key is free.
 		err = cf.ErrInvalidHeaderRB
@@ -427,12 +370,8 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 		if s.store.Get(key) != nil {
 			err = keyspace.ErrItemExists
 		}
-	case iter == 1:
-		err = s.store.Install(&cl.ks, o)
 	default:
-		err = s.store.WriteLoading(&cl.ks, key, func(c *keyspace.Entry, _ bool) error {
-			return s.store.Commit(&cl.ks, &keyspace.Applying{At: c}, o)
-		})
+		err = s.store.LoadChunk(&cl.ks, key, iter, data)
 	}
 	if err != nil {
 		var le *cf.LoadError

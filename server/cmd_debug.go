@@ -55,7 +55,10 @@ func cmdDebug(s *Server, cl *client, args [][]byte) {
 				return
 			}
 		}
-		keys, err := s.debugReload(&cl.ks)
+		keys, err := s.store.Reload(&cl.ks)
+		if re, ok := err.(*keyspace.ReloadError); ok {
+			err = replyErr(fmt.Sprintf("ERR DEBUG RELOAD of key %s: %v", printable([]byte(re.Key), 64), re.Err))
+		}
 		if err != nil {
 			s.writeErr(cl, err)
 			return
@@ -78,39 +81,4 @@ func (s *Server) debugAllowed(cl *client) bool {
 		return ok && a.IP.IsLoopback()
 	}
 	return false
-}
-
-// debugReload writes every key out as its DUMP payload and restores it in
-// its place, with its deadline, through the replay path (the same op a
-// RESTORE logs, unlogged); it returns the keys reloaded.
-func (s *Server) debugReload(w *keyspace.Writer) (int, error) {
-	st := s.store
-	if !w.HoldsGate() {
-		st.Gate.Lock()
-		defer st.Gate.Unlock()
-	}
-	var names []string
-	for k := range st.Keys.All() {
-		names = append(names, k)
-	}
-	keys := 0
-	for _, k := range names {
-		c, ok := st.Keys.Load(k)
-		if !ok {
-			continue
-		}
-		c.Mu.Lock()
-		if c.Dead || c.Loading() {
-			c.Mu.Unlock()
-			continue
-		}
-		payload, deadline := c.DumpPayload(), c.Deadline.Load()
-		c.Mu.Unlock()
-		op := keyspace.Op{Kind: keyspace.OpRestore, Key: []byte(k), Deadline: deadline, Items: [][]byte{payload}}
-		if err := st.Replay(op.Encode(), 0, nil); err != nil {
-			return keys, fmt.Errorf("ERR DEBUG RELOAD of key %s: %v", printable([]byte(k), 64), err)
-		}
-		keys++
-	}
-	return keys, nil
 }

@@ -111,29 +111,10 @@ func cmdRestore(s *Server, cl *client, args [][]byte) {
 		s.writeErr(cl, cf.ErrPayloadFooter)
 		return
 	}
-	c := new(keyspace.Entry)
-	if err := c.LoadPayload(payload, s.store.Charge, s.store.Release); err != nil {
-		s.writeErr(cl, err)
-		return
-	}
 	if ttl != 0 && !absTTL {
 		ttl += keyspace.NowMs()
 	}
-	if ttl != 0 && ttl <= keyspace.NowMs() {
-		// Already expired: Redis deletes the key it would replace, and
-		// creates nothing.
-		s.store.Release(c.SizeBytes())
-		if replace {
-			if _, err := s.store.Drop(&cl.ks, key); err != nil {
-				s.writeErr(cl, err)
-				return
-			}
-		}
-		cl.wr.WriteString("OK")
-		return
-	}
-	if err := s.store.Restore(&cl.ks, key, c, ttl, replace, payload); err != nil {
-		s.store.Release(c.SizeBytes())
+	if err := s.store.Restore(&cl.ks, key, payload, ttl, replace); err != nil {
 		s.writeErr(cl, err)
 		return
 	}

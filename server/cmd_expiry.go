@@ -11,7 +11,7 @@ import (
 // The expiry commands: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (with Redis
 // 7's NX|XX|GT|LT), TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST, with
 // Redis's replies and error texts. Deadlines are kept in Unix milliseconds
-// (keyspace_expire.go).
+// (the key space's expire.go).
 
 func init() {
 	handle("expire", cmdExpire)
@@ -25,54 +25,32 @@ func init() {
 	handle("persist", cmdPersist)
 }
 
-// Expire conditions, as Redis's EXPIRE_NX... flags.
-const (
-	expireNX = 1 << iota
-	expireXX
-	expireGT
-	expireLT
-)
-
 var errNotInteger = replyErr("ERR value is not an integer or out of range")
 
 // parseExpireFlags parses EXPIRE's options, with Redis's texts.
-func parseExpireFlags(args [][]byte) (int, error) {
-	flags := 0
+func parseExpireFlags(args [][]byte) (keyspace.ExpireCond, error) {
+	var flags keyspace.ExpireCond
 	for _, a := range args {
 		switch strings.ToLower(string(a)) {
 		case "nx":
-			flags |= expireNX
+			flags |= keyspace.ExpireNX
 		case "xx":
-			flags |= expireXX
+			flags |= keyspace.ExpireXX
 		case "gt":
-			flags |= expireGT
+			flags |= keyspace.ExpireGT
 		case "lt":
-			flags |= expireLT
+			flags |= keyspace.ExpireLT
 		default:
 			return 0, replyErr("ERR Unsupported option " + string(a))
 		}
 	}
-	if flags&expireNX != 0 && flags&(expireXX|expireGT|expireLT) != 0 {
+	if flags&keyspace.ExpireNX != 0 && flags&(keyspace.ExpireXX|keyspace.ExpireGT|keyspace.ExpireLT) != 0 {
 		return 0, replyErr("ERR NX and XX, GT or LT options at the same time are not compatible")
 	}
-	if flags&expireGT != 0 && flags&expireLT != 0 {
+	if flags&keyspace.ExpireGT != 0 && flags&keyspace.ExpireLT != 0 {
 		return 0, replyErr("ERR GT and LT options at the same time are not compatible")
 	}
 	return flags, nil
-}
-
-// expireAllowed reports whether the conditions in flags let deadline when
-// replace current (0: none), as Redis decides: no deadline counts as
-// infinite for GT and LT.
-func expireAllowed(flags int, current, when int64) bool {
-	switch {
-	case flags&expireNX != 0 && current != 0,
-		flags&expireXX != 0 && current == 0,
-		flags&expireGT != 0 && (current == 0 || when <= current),
-		flags&expireLT != 0 && current != 0 && when >= current:
-		return false
-	}
-	return true
 }
 
 // EXPIRE key seconds [NX|XX|GT|LT], and PEXPIRE, EXPIREAT, PEXPIREAT.
@@ -106,17 +84,7 @@ func cmdExpire(s *Server, cl *client, args [][]byte) {
 		}
 		when += base
 	}
-	set := false
-	err = s.store.Write(&cl.ks, args[1], nil, func(c *keyspace.Entry, _ bool) error {
-		if c == nil || !expireAllowed(flags, c.Deadline.Load(), when) {
-			return nil
-		}
-		// A deadline at or before now deletes the key (setExpire); 0 would
-		// read as "none", so it is one of those.
-		s.store.SetExpire(&cl.ks, args[1], c, max(when, 1))
-		set = true
-		return nil
-	})
+	set, err := s.store.Expire(&cl.ks, args[1], when, flags)
 	if err != nil {
 		s.writeErr(cl, err)
 		return
@@ -150,14 +118,7 @@ func cmdTTL(s *Server, cl *client, args [][]byte) {
 
 // PERSIST key: 1 if a deadline was removed.
 func cmdPersist(s *Server, cl *client, args [][]byte) {
-	removed := false
-	err := s.store.Write(&cl.ks, args[1], nil, func(c *keyspace.Entry, _ bool) error {
-		if c != nil && c.Deadline.Load() != 0 {
-			s.store.SetExpire(&cl.ks, args[1], c, 0)
-			removed = true
-		}
-		return nil
-	})
+	removed, err := s.store.Persist(&cl.ks, args[1])
 	if err != nil {
 		s.writeErr(cl, err)
 		return

@@ -141,7 +141,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		keys, items := st.ItemCount()
 		w.section("Filters", "filters", keys, "filter_items", items, "filter_bytes", st.FilterBytes())
 	}
-	if n := st.Keys.Len(); n > 0 {
+	if n := st.Len(); n > 0 {
 		w.section("Keyspace", "db0", st.KeyspaceLine(n))
 	} else {
 		w.section("Keyspace")

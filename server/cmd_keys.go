@@ -220,4 +220,4 @@ func cmdFlush(s *Server, cl *client, a [][]byte) {
 	cl.wr.WriteString("OK")
 }
 
-func cmdDbsize(s *Server, cl *client, a [][]byte) { cl.wr.WriteInt(s.store.Keys.Len()) }
+func cmdDbsize(s *Server, cl *client, a [][]byte) { cl.wr.WriteInt(s.store.Len()) }

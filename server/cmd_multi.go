@@ -2,7 +2,6 @@ package server
 
 import (
 	"github.com/cuckoohash/cuckoo/server/internal/command"
-	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
@@ -23,7 +22,7 @@ import (
 // before the transaction runs (see doc.go, differences from Redis).
 //
 // WATCH records each key's filter (nil when missing) and its version, which
-// every logged change bumps (runLocked); EXEC aborts, answering a null
+// every logged change bumps (the key space's runLocked); EXEC aborts, answering a null
 // array, if any watched key's filter or version differs.
 
 func init() {
@@ -32,12 +31,6 @@ func init() {
 	handle("discard", cmdDiscard)
 	handle("watch", cmdWatch)
 	handle("unwatch", func(s *Server, cl *client, a [][]byte) { cl.unwatch(); cl.wr.WriteString("OK") })
-}
-
-type watchedKey struct {
-	key     string
-	c       *keyspace.Entry
-	version uint64
 }
 
 // runsInMulti reports whether a command runs at once inside MULTI rather than
@@ -106,26 +99,10 @@ func cmdWatch(s *Server, cl *client, a [][]byte) {
 		return
 	}
 	for _, k := range a[1:] {
-		w := watchedKey{key: string(k)}
-		if c, ok := s.store.Keys.Load(w.key); ok {
-			w.c, w.version = c, c.Version.Load()
-		}
-		cl.watched = append(cl.watched, w)
+		cl.watched = append(cl.watched, s.store.Watch(k))
 	}
 	cl.watching.Store(int32(len(cl.watched)))
 	cl.wr.WriteString("OK")
-}
-
-// touched reports whether a watched key changed since WATCH. Preconditions:
-// the gate held exclusively, so no write is in flight.
-func (s *Server) touched(cl *client) bool {
-	for _, w := range cl.watched {
-		c, _ := s.store.Keys.Load(w.key)
-		if c != w.c || (c != nil && c.Version.Load() != w.version) {
-			return true
-		}
-	}
-	return false
 }
 
 func cmdExec(s *Server, cl *client, a [][]byte) {
@@ -144,24 +121,13 @@ func cmdExec(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("EXECABORT Transaction discarded because of previous errors."))
 		return
 	}
-	s.store.Gate.Lock()
-	defer s.store.Gate.Unlock()
-	if s.touched(cl) {
+	ran := s.store.Exec(&cl.ks, cl.watched, func() {
+		cl.wr.WriteArray(len(queued))
+		for _, q := range queued {
+			s.exec(cl, q)
+		}
+	})
+	if !ran {
 		cl.wr.WriteNullArray()
-		return
-	}
-	cl.ks.Txn = &keyspace.TxnOps{}
-	cl.wr.WriteArray(len(queued))
-	for _, q := range queued {
-		s.exec(cl, q)
-	}
-	ops := cl.ks.Txn.Ops
-	cl.ks.Txn = nil
-	switch len(ops) {
-	case 0:
-	case 1:
-		s.store.LogOp(&cl.ks, ops[0])
-	default:
-		s.store.LogOp(&cl.ks, keyspace.EncodeMulti(ops))
 	}
 }

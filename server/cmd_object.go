@@ -73,7 +73,7 @@ func cmdObject(s *Server, cl *client, args [][]byte) {
 		return
 	}
 	// Redis looks the key up without touching its access time.
-	c, _ := s.store.Keys.Load(string(args[2]))
+	c := s.store.Peek(string(args[2]))
 	if c == nil || c.Expired(keyspace.NowMs()) {
 		cl.wr.WriteNull()
 		return
@@ -120,7 +120,7 @@ func cmdMemoryUsage(s *Server, cl *client, args [][]byte) {
 		j++
 	}
 	k := string(args[2])
-	c, _ := s.store.Keys.Load(k)
+	c := s.store.Peek(k)
 	if c == nil || c.Expired(keyspace.NowMs()) {
 		cl.wr.WriteNull()
 		return

@@ -50,7 +50,7 @@ type client struct {
 	queued   [][][]byte
 	nqueued  atomic.Int32
 	multiErr bool
-	watched  []watchedKey
+	watched  []keyspace.Watch
 	watching atomic.Int32
 	// monitor, after MONITOR, receives the lines of every command run.
 	monitor chan []byte

@@ -167,7 +167,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	if msg == "" && cmd.write && s.store.Replica.Load() {
 		msg = keyspace.ErrReadonly.Error()
 	}
-	if msg == "" && cmd.write && cl.ks.Txn == nil && !s.enoughReplicas() {
+	if msg == "" && cmd.write && !cl.ks.InExec() && !s.enoughReplicas() {
 		msg = errNoReplicas // not inside EXEC: it checked its queue whole (repl_minreplicas.go)
 	}
 	if msg == "" {

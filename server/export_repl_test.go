@@ -7,8 +7,8 @@ package server
 // again, empty, at the new offset.
 func ShiftReplicationOffset(s *Server, n int64) error {
 	st, r := s.store, s.repl
-	st.Gate.Lock()
-	defer st.Gate.Unlock()
+	st.LockAll()
+	defer st.UnlockAll()
 	r.mu.Lock()
 	r.backlog.Reset(r.backlog.End() + n)
 	id, off := r.id, r.backlog.End()

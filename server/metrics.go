@@ -57,7 +57,7 @@ func (m *Metrics) attach(s *Server) {
 	gauge := func(name, help string, f func() float64) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 	}
-	gauge("cuckoo_keys", "Keys (filters) in the key space.", func() float64 { return float64(s.store.Keys.Len()) })
+	gauge("cuckoo_keys", "Keys (filters) in the key space.", func() float64 { return float64(s.store.Len()) })
 	gauge("cuckoo_items", "Items in all filters (inserted minus deleted).", func() float64 {
 		_, n := s.store.ItemCount()
 		return float64(n)

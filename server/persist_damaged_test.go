@@ -91,7 +91,7 @@ func (ds *dirServer) closeCrash() {
 func (ds *dirServer) keyState() map[string]string {
 	ds.t.Helper()
 	out := map[string]string{}
-	for k := range ds.h.s.store.Keys.All() {
+	for k := range ds.h.s.store.All() {
 		out[k] = ds.do("DUMP", k) + ds.do("PEXPIRETIME", k)
 	}
 	return out
@@ -121,7 +121,7 @@ func sameState(t *testing.T, what string, got, want map[string]string) {
 // one, a key with a deadline (reset each round), and a key of its own.
 func (ds *dirServer) writes(tag string, deadline time.Time) {
 	ds.t.Helper()
-	if ds.h.s.store.Keys.Len() == 0 {
+	if ds.h.s.store.Len() == 0 {
 		ds.do("CF.RESERVE", "grow", 16, "EXPANSION", 2)
 		ds.do("CF.RESERVE", "fixed", 512, "EXPANSION", 0)
 	}

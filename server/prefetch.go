@@ -109,7 +109,7 @@ func (s *Server) prefetch(reqs [][][]byte) {
 			items[n] = reqs[i][2]
 			n++
 		}
-		if c, _ := s.store.Keys.Load(string(key)); c != nil {
+		if c := s.store.Peek(string(key)); c != nil {
 			c.Touch(items[:n])
 		}
 	}

@@ -47,16 +47,16 @@ import (
 // output limit (repl_output.go).
 func (s *Server) beginCopy(link *replicaLink) (id string, offset int64) {
 	st, r := s.store, s.repl
-	st.Gate.Lock()
+	st.LockAll()
 	r.mu.Lock()
 	id, offset = r.id, r.backlog.End()
 	r.backlog.Pin(link, offset)
 	r.mu.Unlock()
 	link.copyNames = link.copyNames[:0]
-	for k := range st.Keys.All() {
+	for k := range st.All() {
 		link.copyNames = append(link.copyNames, k)
 	}
-	st.Gate.Unlock()
+	st.UnlockAll()
 	return id, offset
 }
 
@@ -65,8 +65,8 @@ func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes 
 	st, r := s.store, s.repl
 	var rec []byte
 	for _, k := range link.copyNames {
-		c, ok := st.Keys.Load(k)
-		if !ok {
+		c := st.Peek(k)
+		if c == nil {
 			continue // dropped since: the stream has the drop
 		}
 		c.Mu.Lock()
@@ -119,7 +119,7 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 	r.id, r.followed = "?", false
 	r.backlog.Reset(-1)
 	r.mu.Unlock()
-	st.Gate.Unlock()
+	st.UnlockAll()
 	fz := &keyspace.FuzzyLog{Positions: map[string]uint64{}}
 	end := offset
 	keys := uint64(0)
@@ -143,8 +143,8 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 			if err := s.lockForLink(m); err != nil {
 				return err
 			}
-			err := st.Replay((&keyspace.Op{Kind: keyspace.OpRestore, Key: k, Deadline: int64(d), Items: [][]byte{payload}}).Encode(), 0, nil)
-			st.Gate.Unlock()
+			err := st.ReplaceFromPayload(k, int64(d), payload)
+			st.UnlockAll()
 			if err != nil {
 				return fmt.Errorf("full copy: key %q: %w", k, err)
 			}
@@ -159,7 +159,7 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 				return err
 			}
 			dropped := st.DropExcept(fz.Positions)
-			st.Gate.Unlock()
+			st.UnlockAll()
 			r.mu.Lock()
 			r.id, r.id2, r.off2, r.followed = id, strings.Repeat("0", 40), -1, true
 			r.backlog.Reset(offset)

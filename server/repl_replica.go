@@ -78,12 +78,12 @@ var errStaleLink = errors.New("the replication link was replaced")
 // lockForLink takes the gate exclusively for a change m brings, unless m was
 // replaced (then it takes nothing and answers errStaleLink).
 func (s *Server) lockForLink(m *masterLink) error {
-	s.store.Gate.Lock()
+	s.store.LockAll()
 	s.repl.mu.Lock()
 	stale := !s.repl.current(m)
 	s.repl.mu.Unlock()
 	if stale {
-		s.store.Gate.Unlock()
+		s.store.UnlockAll()
 		return errStaleLink
 	}
 	return nil
@@ -130,9 +130,9 @@ func (s *Server) replicaOf(cl *client, host string, port int) (already bool) {
 	}
 	m := &masterLink{host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
 	m.state.Store("connect")
-	if cl == nil || !cl.ks.HoldsGate() {
-		s.store.Gate.Lock()
-		defer s.store.Gate.Unlock()
+	if cl == nil || !cl.ks.InExec() {
+		s.store.LockAll()
+		defer s.store.UnlockAll()
 	}
 	r.mu.Lock()
 	r.master = m
@@ -512,7 +512,7 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 		end += int64(keyspace.RecordHeader + len(op))
 	}
 	if err := st.ReplayStream(ops, at, m.fz, m.fzEnd, 4*runtime.GOMAXPROCS(0)); err != nil {
-		st.Gate.Unlock()
+		st.UnlockAll()
 		return err
 	}
 	r.mu.Lock()
@@ -529,10 +529,10 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	}
 	if m.fz != nil && offset >= m.fzEnd {
 		m.fz = nil
-		st.Gate.Unlock()
+		st.UnlockAll()
 		return s.copyDone()
 	}
-	st.Gate.Unlock()
+	st.UnlockAll()
 	if lsn > 0 {
 		return st.AOF.Commit(lsn)
 	}

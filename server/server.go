@@ -449,7 +449,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 		err = cerr
 	}
 	s.dirLock.Close() // the directory is free for another server
-	s.log.Info("server stopped", "keys", s.store.Keys.Len())
+	s.log.Info("server stopped", "keys", s.store.Len())
 	return err
 }
 

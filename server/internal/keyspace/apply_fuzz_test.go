@@ -80,11 +80,11 @@ func sameStores(t *testing.T, name string, live, other *Store) {
 	if a, b := live.FilterBytes(), other.FilterBytes(); a != b {
 		t.Errorf("bytes charged: live %d, %s %d", a, name, b)
 	}
-	if a, b := live.Keys.Len(), other.Keys.Len(); a != b {
+	if a, b := live.keys.Len(), other.keys.Len(); a != b {
 		t.Errorf("keys: live %d, %s %d", a, name, b)
 	}
-	for k, c := range live.Keys.All() {
-		r, ok := other.Keys.Load(k)
+	for k, c := range live.keys.All() {
+		r, ok := other.keys.Load(k)
 		if !ok {
 			t.Errorf("key %q is live but not %s", k, name)
 			continue
@@ -115,23 +115,17 @@ func run(t *testing.T, st *Store, script []byte) {
 			if p.Layout == cf.LayoutCuckoo && p.BucketSize == 4 && p.Expansion > 0 && arg&2 != 0 {
 				p.BucketSize, p.Slots = 8, 5 // recorded with the create
 			}
-			allow(t, st.Write(w, k, &p, func(*Entry, bool) error { return nil }))
+			allow(t, st.Reserve(w, k, &p))
 		case 1, 2: // CF.ADD, CF.ADDNX, creating the key in either layout
 			p := cf.Params{Capacity: 32, BucketSize: 4, MaxIter: 20, Expansion: 1, Layout: cf.Layout(arg / 128)}
-			allow(t, st.Write(w, k, &p, func(c *Entry, _ bool) error {
-				a := ApplyingFor(w, "", c)
-				a.Nx, a.Op = script[i] == 2, Op{Kind: OpAdd, Key: k, Items: [][]byte{item(arg / 4)}}
-				return st.Commit(w, a, &a.Op)
-			}))
+			res, err := st.Add(w, k, [][]byte{item(arg / 4)}, AddOptions{NX: script[i] == 2, Create: &p})
+			allow(t, err)
+			for _, r := range res {
+				allow(t, r.Err)
+			}
 		case 3: // CF.DEL
-			allow(t, st.Write(w, k, nil, func(c *Entry, _ bool) error {
-				if c == nil {
-					return nil
-				}
-				a := ApplyingFor(w, "", c)
-				a.Op = Op{Kind: OpDel, Key: k, Items: [][]byte{item(arg / 4)}}
-				return st.Commit(w, a, &a.Op)
-			}))
+			_, err := st.DeleteItem(w, k, item(arg/4))
+			allow(t, err)
 		case 4: // DEL, and now and then FLUSHALL
 			if arg%16 == 15 {
 				allow(t, st.FlushAll(w))
@@ -140,19 +134,16 @@ func run(t *testing.T, st *Store, script []byte) {
 				allow(t, err)
 			}
 		case 5: // CF.COMPACT
-			allow(t, st.Write(w, k, nil, func(c *Entry, _ bool) error {
-				if c == nil {
-					return nil
-				}
-				return st.Commit(w, ApplyingFor(w, "", c), &Op{Kind: OpCompact, Key: k})
-			}))
+			_, err := st.Compact(w, k)
+			allow(t, err)
 		case 6: // EXPIRE in an hour, PERSIST, or a deadline passed
-			allow(t, st.Write(w, k, nil, func(c *Entry, _ bool) error {
-				if c != nil {
-					st.SetExpire(w, k, c, []int64{far + int64(arg), 0, 1}[arg/4%3])
-				}
-				return nil
-			}))
+			var err error
+			if d := []int64{far + int64(arg), 0, 1}[arg/4%3]; d == 0 {
+				_, err = st.Persist(w, k)
+			} else {
+				_, err = st.Expire(w, k, d, 0)
+			}
+			allow(t, err)
 		case 7: // RENAME, RENAMENX
 			_, err := st.Rename(w, k, key(arg/4), arg/16%2 == 1)
 			allow(t, err)
@@ -161,33 +152,20 @@ func run(t *testing.T, st *Store, script []byte) {
 			if payload == nil {
 				continue
 			}
-			c := new(Entry)
-			if err := c.LoadPayload(payload, st.Charge, st.Release); err != nil {
-				t.Fatalf("a DUMP payload does not load: %v", err)
+			if _, err := cf.CheckPayload(payload); err != nil {
+				t.Fatalf("a DUMP payload does not check: %v", err)
 			}
-			if err := st.Restore(w, key(arg/4), c, 0, arg/16%2 == 1, payload); err != nil {
-				st.Release(c.SizeBytes())
-				allow(t, err)
-			}
+			allow(t, st.Restore(w, key(arg/4), payload, 0, arg/16%2 == 1))
 		case 9: // CF.SCANDUMP k, CF.LOADCHUNK into another key
 			loadChunks(t, st, w, k, key(arg/4))
 		case 10: // MULTI, three CF.ADDs, EXEC: one record
-			st.Gate.Lock()
-			w.Txn = &TxnOps{}
-			for j := range byte(3) {
-				p := cf.Params{Capacity: 32, BucketSize: 4, MaxIter: 20, Expansion: 1}
-				allow(t, st.Write(w, key(arg+j), &p, func(c *Entry, _ bool) error {
-					a := ApplyingFor(w, "", c)
-					a.Op = Op{Kind: OpAdd, Key: key(arg + j), Items: [][]byte{item(arg + j)}}
-					return st.Commit(w, a, &a.Op)
-				}))
-			}
-			ops := w.Txn.Ops
-			w.Txn = nil
-			if len(ops) > 0 {
-				st.LogOp(w, EncodeMulti(ops))
-			}
-			st.Gate.Unlock()
+			st.Exec(w, nil, func() {
+				for j := range byte(3) {
+					p := cf.Params{Capacity: 32, BucketSize: 4, MaxIter: 20, Expansion: 1}
+					_, err := st.Add(w, key(arg+j), [][]byte{item(arg + j)}, AddOptions{Create: &p})
+					allow(t, err)
+				}
+			})
 		}
 	}
 }
@@ -199,7 +177,7 @@ func allow(t *testing.T, err error) {
 	t.Helper()
 	var le *cf.LoadError
 	switch {
-	case err == nil, errors.Is(err, errNoSuchKey), errors.Is(err, ErrItemExists), errors.Is(err, ErrBusyKey),
+	case err == nil, errors.Is(err, errNoSuchKey), errors.Is(err, ErrNotFound), errors.Is(err, ErrItemExists), errors.Is(err, ErrBusyKey),
 		errors.Is(err, ErrLoading), errors.Is(err, cf.ErrFull), errors.Is(err, cf.ErrMaxExpansions), errors.As(err, &le):
 		return
 	}
@@ -209,7 +187,7 @@ func allow(t *testing.T, err error) {
 // dumpOf is DUMP k's payload, nil for a missing key or one with a load
 // pending.
 func dumpOf(st *Store, k []byte) []byte {
-	c := st.LockLive(string(k))
+	c := st.lockLive(string(k))
 	if c == nil {
 		return nil
 	}
@@ -223,7 +201,7 @@ func dumpOf(st *Store, k []byte) []byte {
 // loadChunks moves from's filter into to as CF.SCANDUMP and CF.LOADCHUNK
 // do: the header creates to, each chunk fills it.
 func loadChunks(t *testing.T, st *Store, w *Writer, from, to []byte) {
-	c := st.LockLive(string(from))
+	c := st.lockLive(string(from))
 	if c == nil {
 		return
 	}
@@ -243,13 +221,11 @@ func loadChunks(t *testing.T, st *Store, w *Writer, from, to []byte) {
 	if len(chunks) == 0 {
 		return
 	}
-	if err := st.Install(w, &Op{Kind: OpChunk, Key: to, Iter: 1, Items: [][]byte{chunks[0]}}); err != nil {
+	if err := st.LoadChunk(w, to, 1, chunks[0]); err != nil {
 		allow(t, err)
 		return
 	}
 	for i := 1; i < len(chunks); i++ {
-		allow(t, st.WriteLoading(w, to, func(c *Entry, _ bool) error {
-			return st.Commit(w, ApplyingFor(w, "", c), &Op{Kind: OpChunk, Key: to, Iter: uint64(iters[i]), Items: [][]byte{chunks[i]}})
-		}))
+		allow(t, st.LoadChunk(w, to, iters[i], chunks[i]))
 	}
 }

@@ -18,7 +18,7 @@ func TestCommitReleasesWhatItPublished(t *testing.T) {
 	p := cf.Params{Capacity: 64, BucketSize: 4, MaxIter: 20, Expansion: 1}
 
 	// A create: held while the command runs, released after.
-	err := st.Write(w, []byte("a"), &p, func(c *Entry, created bool) error {
+	err := st.update(w, []byte("a"), &p, false, func(c *Entry, created bool) error {
 		if !created {
 			t.Error("the key was not reported created")
 		}
@@ -34,35 +34,31 @@ func TestCommitReleasesWhatItPublished(t *testing.T) {
 
 	// A restore replacing a key, with the key left to the op.
 	payload := dumpOf(st, []byte("a"))
-	err = st.Write(w, []byte("b"), &p, func(c *Entry, _ bool) error {
+	err = st.update(w, []byte("b"), &p, false, func(c *Entry, _ bool) error {
 		built := new(Entry)
 		if err := built.LoadPayload(payload, st.Charge, st.Release); err != nil {
 			return err
 		}
-		return st.Commit(w, &Applying{At: c, Built: built}, &Op{Kind: OpRestore, Key: []byte("b"), Items: [][]byte{payload}})
+		return st.commit(w, &applying{At: c, Built: built}, &Op{Kind: OpRestore, Key: []byte("b"), Items: [][]byte{payload}})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := st.Keys.Load(""); ok {
+	if _, ok := st.keys.Load(""); ok {
 		t.Fatal("the restore published its entry under the empty key")
 	}
 	unlockedUnder(t, st, "b")
 
 	// Through the store's own entry points: RESTORE ... REPLACE, and a
 	// load's header.
-	built := new(Entry)
-	if err := built.LoadPayload(payload, st.Charge, st.Release); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Restore(w, []byte("b"), built, 0, true, payload); err != nil {
+	if err := st.Restore(w, []byte("b"), payload, 0, true); err != nil {
 		t.Fatal(err)
 	}
 	unlockedUnder(t, st, "b")
-	c := st.LockLive("a")
+	c := st.lockLive("a")
 	_, header := c.ScanDump(0)
 	c.Mu.Unlock()
-	if err := st.Install(w, &Op{Kind: OpChunk, Key: []byte("c"), Iter: 1, Items: [][]byte{header}}); err != nil {
+	if err := st.LoadChunk(w, []byte("c"), 1, header); err != nil {
 		t.Fatal(err)
 	}
 	unlockedUnder(t, st, "c")
@@ -70,11 +66,7 @@ func TestCommitReleasesWhatItPublished(t *testing.T) {
 	// Every later write to the keys goes through: none waits on a lock
 	// left held, none loops on an entry left dead in the map.
 	for _, k := range []string{"a", "b"} {
-		err := st.Write(w, []byte(k), nil, func(c *Entry, _ bool) error {
-			a := ApplyingFor(w, "", c)
-			a.Op = Op{Kind: OpAdd, Key: []byte(k), Items: [][]byte{[]byte("x")}}
-			return st.Commit(w, a, &a.Op)
-		})
+		_, err := st.Add(w, []byte(k), [][]byte{[]byte("x")}, AddOptions{})
 		if err != nil {
 			t.Fatalf("an add to %q after the replace: %v", k, err)
 		}
@@ -87,7 +79,7 @@ func TestCommitReleasesWhatItPublished(t *testing.T) {
 // unlockedUnder fails unless key k's entry is live and unlocked.
 func unlockedUnder(t *testing.T, st *Store, k string) {
 	t.Helper()
-	c, ok := st.Keys.Load(k)
+	c, ok := st.keys.Load(k)
 	if !ok {
 		t.Fatalf("key %q is missing", k)
 	}

@@ -148,18 +148,18 @@ func (s *Store) at(k string, c *Entry) bool {
 	if c.Dead {
 		return false
 	}
-	cur, _ := s.Keys.Load(k)
+	cur, _ := s.keys.Load(k)
 	return cur == c
 }
 
-// ExpireLocked drops c, key k's filter, if its deadline has passed, logging
+// expireLocked drops c, key k's filter, if its deadline has passed, logging
 // the drop, and reports whether it did. Preconditions: c.mu held, the gate
 // read-locked (or held by w's EXEC), s.at(k, c).
-func (s *Store) ExpireLocked(w *Writer, k string, c *Entry) bool {
+func (s *Store) expireLocked(w *Writer, k string, c *Entry) bool {
 	if c.Deadline.Load() == 0 || !c.Expired(NowMs()) { // no clock read for keys without a deadline
 		return false
 	}
-	s.Commit(w, &Applying{Key: k, At: c}, &Op{Kind: OpDrop, Key: []byte(k)})
+	s.commit(w, &applying{Key: k, At: c}, &Op{Kind: OpDrop, Key: []byte(k)})
 	s.ExpiredKeys.Add(1)
 	return true
 }
@@ -171,16 +171,16 @@ func (s *Store) reap(k string, c *Entry) {
 	if s.Replica.Load() {
 		return // the primary's drop will come in the stream
 	}
-	if !s.Gate.TryRLock() {
+	if !s.gate.TryRLock() {
 		return // a FLUSHALL, snapshot rotation or EXEC holds it: leave it
 	}
-	defer s.Gate.RUnlock()
+	defer s.gate.RUnlock()
 	if s.Writable() != nil || !c.Mu.TryLock() {
 		return
 	}
 	defer c.Mu.Unlock()
 	if s.at(k, c) {
-		s.ExpireLocked(nil, k, c)
+		s.expireLocked(nil, k, c)
 	}
 }
 
@@ -206,24 +206,24 @@ func (s *Store) Sweep(end time.Time) int {
 
 // dropIfExpired drops key k if it has expired, as a write would.
 func (s *Store) dropIfExpired(k string) bool {
-	s.Gate.RLock()
-	defer s.Gate.RUnlock()
+	s.gate.RLock()
+	defer s.gate.RUnlock()
 	if s.Writable() != nil {
 		return false
 	}
-	c, ok := s.Keys.Load(k)
+	c, ok := s.keys.Load(k)
 	if !ok || !c.Expired(NowMs()) {
 		return false
 	}
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
-	return s.at(k, c) && s.ExpireLocked(nil, k, c)
+	return s.at(k, c) && s.expireLocked(nil, k, c)
 }
 
-// SetExpire gives key k the deadline d (Unix ms; 0 clears it), logging it,
+// setExpire gives key k the deadline d (Unix ms; 0 clears it), logging it,
 // or, if d is not after now, drops the key as Redis does. Preconditions:
 // c.mu held, the gate read-locked (or held by w's EXEC), s.at(k, c).
-func (s *Store) SetExpire(w *Writer, k []byte, c *Entry, d int64) {
+func (s *Store) setExpire(w *Writer, k []byte, c *Entry, d int64) {
 	o := &Op{Kind: OpExpire, Key: k, Deadline: d}
 	switch {
 	case d == 0:
@@ -231,7 +231,7 @@ func (s *Store) SetExpire(w *Writer, k []byte, c *Entry, d int64) {
 	case d <= NowMs():
 		o.Kind = OpDrop
 	}
-	s.Commit(w, &Applying{Key: string(k), At: c}, o)
+	s.commit(w, &applying{Key: string(k), At: c}, o)
 }
 
 // KeyspaceLine is INFO's db0 line for n keys: keys=N,expires=E,avg_ttl=A,

@@ -24,21 +24,21 @@ var (
 // it (RENAMENX's 1); false with nx when to exists. RENAME k k answers as
 // Redis: OK (RENAMENX 0) if k exists.
 func (s *Store) Rename(w *Writer, from, to []byte, nx bool) (bool, error) {
-	s.RLockGate(w)
-	defer s.RUnlockGate(w)
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.Writable(); err != nil {
 		return false, err
 	}
 	f, t := string(from), string(to)
 	for {
-		src, ok := s.Keys.Load(f)
+		src, ok := s.keys.Load(f)
 		if !ok {
 			return false, errNoSuchKey
 		}
 		if f == t {
 			src.Mu.Lock()
 			gone := !s.at(f, src)
-			expired := !gone && s.ExpireLocked(w, f, src)
+			expired := !gone && s.expireLocked(w, f, src)
 			src.Mu.Unlock()
 			switch {
 			case gone:
@@ -48,7 +48,7 @@ func (s *Store) Rename(w *Writer, from, to []byte, nx bool) (bool, error) {
 			}
 			return !nx, nil
 		}
-		dst, _ := s.Keys.Load(t)
+		dst, _ := s.keys.Load(t)
 		unlock := lockPair(f, src, t, dst)
 		if !s.at(f, src) || dst != nil && !s.at(t, dst) {
 			unlock()
@@ -65,10 +65,10 @@ func (s *Store) Rename(w *Writer, from, to []byte, nx bool) (bool, error) {
 // renameLocked is rename with src (at f) and dst (at t, or nil) locked.
 // retry asks the caller to look both up again: t was created meanwhile.
 func (s *Store) renameLocked(w *Writer, f string, src *Entry, t string, dst *Entry, nx bool) (moved, retry bool, err error) {
-	if s.ExpireLocked(w, f, src) {
+	if s.expireLocked(w, f, src) {
 		return false, false, errNoSuchKey
 	}
-	if dst != nil && s.ExpireLocked(w, t, dst) {
+	if dst != nil && s.expireLocked(w, t, dst) {
 		dst = nil
 	}
 	if dst != nil && nx {
@@ -77,12 +77,12 @@ func (s *Store) renameLocked(w *Writer, f string, src *Entry, t string, dst *Ent
 	if dst == nil {
 		// Publish src under t first: a writer of t that finds it waits for
 		// src's lock, then logs after the rename.
-		if _, loaded := s.Keys.LoadOrStore(t, src); loaded {
+		if _, loaded := s.keys.LoadOrStore(t, src); loaded {
 			return false, true, nil
 		}
 	}
 	s.snap.renamed(f, t)
-	return true, false, s.Commit(w, &Applying{Key: f, At: src}, &Op{Kind: OpRename, Key: []byte(f), To: []byte(t)})
+	return true, false, s.commit(w, &applying{Key: f, At: src}, &Op{Kind: OpRename, Key: []byte(f), To: []byte(t)})
 }
 
 // lockPair locks a (key ka) and b (key kb, may be nil or a itself) in the
@@ -103,23 +103,47 @@ func lockPair(ka string, a *Entry, kb string, b *Entry) func() {
 	}
 }
 
-// Restore puts c, built from a RESTORE payload and not yet shared, under
-// key with deadline d (Unix ms, 0 for none), replacing the key's filter if
-// replace, else refusing with BUSYKEY; it logs payload as the op.
-func (s *Store) Restore(w *Writer, key []byte, c *Entry, d int64, replace bool, payload []byte) error {
-	s.RLockGate(w)
-	defer s.RUnlockGate(w)
+// Restore puts the filter DUMP's payload holds under key with deadline d
+// (Unix ms, 0 for none), replacing the key's filter if replace, else
+// refusing with ErrBusyKey; it logs the payload as the op. The filter is
+// built and charged before any lock is taken. A deadline already passed
+// creates nothing, and deletes the key it would replace, as Redis does.
+func (s *Store) Restore(w *Writer, key, payload []byte, d int64, replace bool) error {
+	c := new(Entry)
+	if err := c.LoadPayload(payload, s.Charge, s.Release); err != nil {
+		return err
+	}
+	if d != 0 && d <= NowMs() {
+		s.Release(c.SizeBytes())
+		if replace {
+			_, err := s.Drop(w, key)
+			return err
+		}
+		return nil
+	}
+	err := s.restore(w, key, c, d, replace, payload)
+	if err != nil {
+		s.Release(c.SizeBytes())
+	}
+	return err
+}
+
+// restore puts c, built from payload and not yet shared, under key: see
+// Restore.
+func (s *Store) restore(w *Writer, key []byte, c *Entry, d int64, replace bool, payload []byte) error {
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.Writable(); err != nil {
 		return err
 	}
 	k := string(key)
 	o := &Op{Kind: OpRestore, Key: key, Deadline: d, Items: [][]byte{payload}}
 	for {
-		a := &Applying{Key: k, Built: c}
-		old, _ := s.Keys.Load(k)
+		a := &applying{Key: k, Built: c}
+		old, _ := s.keys.Load(k)
 		if old != nil {
 			old.Mu.Lock()
-			if !s.at(k, old) || s.ExpireLocked(w, k, old) {
+			if !s.at(k, old) || s.expireLocked(w, k, old) {
 				old.Mu.Unlock()
 				continue
 			}
@@ -129,7 +153,7 @@ func (s *Store) Restore(w *Writer, key []byte, c *Entry, d int64, replace bool, 
 			}
 			a.At = old
 		}
-		err := s.Commit(w, a, o)
+		err := s.commit(w, a, o)
 		if old != nil {
 			old.Mu.Unlock()
 		}

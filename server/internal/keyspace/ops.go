@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/cuckoohash/cuckoo/server/internal/fields"
@@ -40,7 +41,7 @@ import (
 // A key dropped because its deadline passed (by a lookup, a write or the
 // sweeper) is logged as OpDrop: replay never reads the clock.
 const (
-	OpCreate byte = 1 + iota
+	OpCreate OpKind = 1 + iota
 	OpAdd
 	OpDel
 	OpDrop
@@ -68,9 +69,20 @@ const (
 	OpReplPos byte = 66
 )
 
+// OpKind is a record's first byte when the record is one key's op.
+type OpKind byte
+
+// String is the kind's name in the table, as errors and logs give it.
+func (k OpKind) String() string {
+	if row := kindOf(k); row != nil {
+		return row.name
+	}
+	return "op(" + strconv.Itoa(int(k)) + ")"
+}
+
 // Op is a decoded log payload.
 type Op struct {
-	Kind   byte
+	Kind   OpKind
 	Key    []byte
 	Params cf.Params
 	Items  [][]byte
@@ -90,7 +102,7 @@ type opKind struct {
 	// absent; create and restore kinds make it). Preconditions: a.At's lock
 	// held and the gate read-locked, or the gate held exclusively (replay,
 	// a replica's stream).
-	apply func(a *Applying, o *Op) error
+	apply func(a *applying, o *Op) error
 	// needsKey: applying it to an absent key is an error in the log.
 	needsKey bool
 	// logFirst: a command logs it before applying it, since applying
@@ -138,7 +150,7 @@ var opKinds = [...]opKind{
 			}
 			o.Params.SetRecordedSlots(slots)
 		},
-		apply: func(a *Applying, o *Op) error {
+		apply: func(a *applying, o *Op) error {
 			nc := new(Entry)
 			if err := nc.Init(o.Params, a.Charge()); err != nil {
 				return err
@@ -173,7 +185,7 @@ var opKinds = [...]opKind{
 		name:  "del",
 		write: func(w fields.Writer, o *Op) fields.Writer { return w.Str(o.Items[0]) },
 		read:  func(r *fields.Reader, o *Op) { o.Items = [][]byte{r.Str()} },
-		apply: func(a *Applying, o *Op) error {
+		apply: func(a *applying, o *Op) error {
 			before := a.At.SizeBytes()
 			a.Changed = a.At.Del(o.Items[0])
 			a.st.Release(before - a.At.SizeBytes()) // a RedisBloom filter compacts as it deletes
@@ -184,7 +196,7 @@ var opKinds = [...]opKind{
 	},
 	OpDrop: {
 		name: "drop",
-		apply: func(a *Applying, o *Op) error {
+		apply: func(a *applying, o *Op) error {
 			a.st.dropLocked(a.Key, a.At)
 			return nil
 		},
@@ -193,7 +205,7 @@ var opKinds = [...]opKind{
 	},
 	OpFlush: {
 		name: "flush",
-		apply: func(a *Applying, o *Op) error {
+		apply: func(a *applying, o *Op) error {
 			a.st.clear()
 			return nil
 		},
@@ -201,7 +213,7 @@ var opKinds = [...]opKind{
 	},
 	OpCompact: {
 		name: "compact",
-		apply: func(a *Applying, o *Op) error {
+		apply: func(a *applying, o *Op) error {
 			before := a.At.SizeBytes()
 			a.Changed = a.At.Compact()
 			a.st.Release(before - a.At.SizeBytes())
@@ -217,7 +229,7 @@ var opKinds = [...]opKind{
 			o.Iter = r.Uvarint()
 			o.Items = [][]byte{r.Str()}
 		},
-		apply: func(a *Applying, o *Op) error {
+		apply: func(a *applying, o *Op) error {
 			if o.Iter != 1 {
 				if a.At == nil {
 					return ErrNotFound
@@ -240,7 +252,7 @@ var opKinds = [...]opKind{
 				r.Err = errors.New("an expiry with no deadline")
 			}
 		},
-		apply: func(a *Applying, o *Op) error {
+		apply: func(a *applying, o *Op) error {
 			a.st.exp.set(a.Key, a.At, o.Deadline)
 			return nil
 		},
@@ -248,7 +260,7 @@ var opKinds = [...]opKind{
 	},
 	OpPersist: {
 		name: "persist",
-		apply: func(a *Applying, o *Op) error {
+		apply: func(a *applying, o *Op) error {
 			a.st.exp.set(a.Key, a.At, 0)
 			return nil
 		},
@@ -269,7 +281,7 @@ var opKinds = [...]opKind{
 			o.Deadline = int64(r.Int(math.MaxInt64))
 			o.Items = [][]byte{r.Str()}
 		},
-		apply: func(a *Applying, o *Op) error {
+		apply: func(a *applying, o *Op) error {
 			nc := a.Built
 			if nc == nil { // replay: the live command built it from the payload
 				nc = new(Entry)
@@ -283,7 +295,7 @@ var opKinds = [...]opKind{
 }
 
 // kindOf returns kind k's row, nil for a number no op has.
-func kindOf(k byte) *opKind {
+func kindOf(k OpKind) *opKind {
 	if int(k) >= len(opKinds) || opKinds[k].name == "" {
 		return nil
 	}
@@ -295,7 +307,7 @@ func (o *Op) Encode() []byte { return o.AppendEncoded(nil) }
 
 // AppendEncoded appends o's record payload to dst.
 func (o *Op) AppendEncoded(dst []byte) []byte {
-	w := fields.Writer(append(dst, o.Kind))
+	w := fields.Writer(append(dst, byte(o.Kind)))
 	if o.Kind == OpFlush {
 		return w
 	}
@@ -310,7 +322,7 @@ func DecodeOp(b []byte) (Op, error) {
 	if len(b) == 0 {
 		return Op{}, fields.ErrShort
 	}
-	o := Op{Kind: b[0]}
+	o := Op{Kind: OpKind(b[0])}
 	k := kindOf(o.Kind)
 	if k == nil {
 		return o, fmt.Errorf("unknown op %d", o.Kind)
@@ -332,7 +344,7 @@ func DecodeOp(b []byte) (Op, error) {
 // replay and a replica's stream. Live, limits hold: memory may be refused
 // and a filter grows only as far as it may. Replayed, every op was
 // acknowledged once: growth is forced and charged without limit.
-type Applying struct {
+type applying struct {
 	st   *Store
 	Key  string
 	At   *Entry // the key's entry, nil if absent
@@ -345,31 +357,30 @@ type Applying struct {
 	Built *Entry
 	// Nx (live CF.ADDNX, CF.INSERTNX) adds an item only if absent.
 	Nx bool
-	// Hold keeps a new entry Commit published locked for the caller.
+	// Hold keeps a new entry commit published locked for the caller.
 	Hold bool
 
 	// What the apply did, for the live command's reply and whether it logs:
-	// changed for del and compact, added for add (for each item 1 added, 0
-	// present, or the error that refused it).
+	// changed for del and compact, added for add (each item's outcome).
 	Changed bool
-	Added   []any
+	Added   []AddResult
 	// Accepted is an add's items that went in: what is logged.
 	Accepted [][]byte
 }
 
-// ApplyingFor returns the scratch of a live write by w, for key k at entry
+// applyingFor returns the scratch of a live write by w, for key k at entry
 // c: w's own, reset, or a new one for the server's own writes (w nil).
-func ApplyingFor(w *Writer, k string, c *Entry) *Applying {
+func applyingFor(w *Writer, k string, c *Entry) *applying {
 	if w == nil {
-		return &Applying{Key: k, At: c}
+		return &applying{Key: k, At: c}
 	}
-	a := &w.Write
-	*a = Applying{Key: k, At: c, Added: a.Added[:0], Accepted: a.Accepted[:0]}
+	a := &w.scratch
+	*a = applying{Key: k, At: c, Added: a.Added[:0], Accepted: a.Accepted[:0]}
 	return a
 }
 
 // Charge is the account new tables are charged to.
-func (a *Applying) Charge() cf.Charger {
+func (a *applying) Charge() cf.Charger {
 	if a.live {
 		return a.st.charger
 	}
@@ -378,21 +389,21 @@ func (a *Applying) Charge() cf.Charger {
 
 // put makes nc, not yet shared, key a.Key's entry with deadline d (0 for
 // none), in place of a.At, which is retired. Live, nc is published locked
-// (Commit releases it once the op is logged, see Hold) and, if the key was
+// (commit releases it once the op is logged, see Hold) and, if the key was
 // absent, only if it still is: errRaced asks the caller to look the key up
 // again.
-func (a *Applying) put(nc *Entry, d int64) error {
+func (a *applying) put(nc *Entry, d int64) error {
 	if a.live {
 		nc.Mu.Lock()
 	}
 	if a.At == nil {
-		if _, loaded := a.st.Keys.LoadOrStore(a.Key, nc); loaded {
+		if _, loaded := a.st.keys.LoadOrStore(a.Key, nc); loaded {
 			// Only live: replay runs alone.
 			nc.Mu.Unlock()
 			return errRaced
 		}
 	} else {
-		a.st.Keys.Swap(a.Key, nc)
+		a.st.keys.Swap(a.Key, nc)
 		a.st.retire(a.Key, a.At)
 		a.At.Version.Add(1)
 	}
@@ -406,7 +417,7 @@ func (a *Applying) put(nc *Entry, d int64) error {
 
 // putOwn is put of a filter the apply built itself: if the put lost a
 // race, its bytes are released.
-func (a *Applying) putOwn(nc *Entry) error {
+func (a *applying) putOwn(nc *Entry) error {
 	err := a.put(nc, 0)
 	if err != nil {
 		a.st.Release(nc.SizeBytes())
@@ -417,7 +428,7 @@ func (a *Applying) putOwn(nc *Entry) error {
 // errRaced is a live put that found the key created meanwhile.
 var errRaced = errors.New("the key was created meanwhile")
 
-func applyAdd(a *Applying, o *Op) error {
+func applyAdd(a *applying, o *Op) error {
 	if len(o.Items) > 1 {
 		a.At.Touch(o.Items)
 	}
@@ -430,15 +441,10 @@ func applyAdd(a *Applying, o *Op) error {
 		return nil
 	}
 	for _, it := range o.Items {
-		added, err := a.At.Add(it, a.Nx, false, a.st.charger)
-		switch {
-		case err == nil && added:
-			a.Added = append(a.Added, 1)
+		r := addResult(a.At.Add(it, a.Nx, false, a.st.charger))
+		a.Added = append(a.Added, r)
+		if r.Status == Added {
 			a.Accepted = append(a.Accepted, it)
-		case err == nil:
-			a.Added = append(a.Added, 0)
-		default:
-			a.Added = append(a.Added, err)
 		}
 	}
 	return nil
@@ -447,18 +453,18 @@ func applyAdd(a *Applying, o *Op) error {
 // applyRename moves a.At from o.Key to o.To, with its deadline, retiring
 // to's entry. Live, rename has published a.At under o.To already if o.to
 // was absent, and locked both.
-func applyRename(a *Applying, o *Op) error {
+func applyRename(a *applying, o *Op) error {
 	st, f, t, src := a.st, a.Key, string(o.To), a.At
 	if f == t {
 		return nil
 	}
-	if dst, ok := st.Keys.Load(t); ok && dst != src {
-		st.Keys.Swap(t, src)
+	if dst, ok := st.keys.Load(t); ok && dst != src {
+		st.keys.Swap(t, src)
 		st.retire(t, dst)
 	} else if !ok {
-		st.Keys.Store(t, src)
+		st.keys.Store(t, src)
 	}
-	st.Keys.Delete(f)
+	st.keys.Delete(f)
 	st.exp.move(f, t, src)
 	if a.live {
 		src.Version.Add(1)
@@ -467,26 +473,26 @@ func applyRename(a *Applying, o *Op) error {
 	return nil
 }
 
-// Commit applies o, live, to a.At, the key's entry, and logs it: the key's
+// commit applies o, live, to a.At, the key's entry, and logs it: the key's
 // lock held (or, for a kind that creates, the key absent), the gate
 // read-locked or held by w's EXEC, the key space writable. The key is o's:
-// Commit fills a.Key from it for the kinds that read it. A kind that
+// commit fills a.Key from it for the kinds that read it. A kind that
 // reports whether it changed anything is logged only if it did; an add
 // logs the items it accepted.
 //
 // A kind that publishes a new entry (a create, a restore, a load's header,
 // a clear) publishes it locked, so that no other writer reaches it before
-// its op is logged; Commit unlocks it then, unless a.Hold asks to keep it
+// its op is logged; commit unlocks it then, unless a.Hold asks to keep it
 // (a create whose command then runs on it, and unlocks it). An entry it
 // replaced stays locked by the caller, who locked it.
-func (s *Store) Commit(w *Writer, a *Applying, o *Op) error {
+func (s *Store) commit(w *Writer, a *applying, o *Op) error {
 	a.st, a.live = s, true
 	kind := kindOf(o.Kind)
 	if a.Key == "" && !kind.inPlace {
 		a.Key = string(o.Key)
 	}
 	if kind.logFirst {
-		s.LogOp(w, w.encode(o))
+		s.logOp(w, w.encode(o))
 		return kind.apply(a, o)
 	}
 	before := a.At
@@ -504,7 +510,7 @@ func (s *Store) Commit(w *Writer, a *Applying, o *Op) error {
 		}
 		o.Items = a.Accepted // the caller's op: it reads the results from a
 	}
-	s.LogOp(w, w.encode(o))
+	s.logOp(w, w.encode(o))
 	if a.At != before && !a.Hold {
 		a.At.Mu.Unlock()
 	}

@@ -141,7 +141,7 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 	}
 	st.Dirty.Store(int64(ops))
 	last := gens[len(gens)-1]
-	log.Info("log replayed", "dir", dir, "logs", len(gens), "ops", ops, "keys", st.Keys.Len())
+	log.Info("log replayed", "dir", dir, "logs", len(gens), "ops", ops, "keys", st.keys.Len())
 	a, err := OpenAOF(dir, last, size, mode, log)
 	if err != nil {
 		return nil, err
@@ -385,7 +385,7 @@ func logsAlone(gens []uint64) loaded {
 func (st *Store) lostKeys(fz *FuzzyLog) (n int, names string) {
 	var keys []string
 	for k := range fz.lost {
-		if _, ok := st.Keys.Load(k); !ok {
+		if _, ok := st.keys.Load(k); !ok {
 			keys = append(keys, k)
 		}
 	}
@@ -411,10 +411,10 @@ func (st *Store) loadEntries(gen uint64, entries []snapEntry, isFuzzy bool, path
 		ld.fuzzy = &FuzzyLog{gen: gen, Positions: make(map[string]uint64, len(entries))}
 	}
 	for _, e := range entries {
-		if old, ok := st.Keys.Load(e.key); ok {
+		if old, ok := st.keys.Load(e.key); ok {
 			st.dropLocked(e.key, old) // a key renamed during the snapshot: the last entry counts
 		}
-		st.Keys.Store(e.key, e.c)
+		st.keys.Store(e.key, e.c)
 		st.touch(e.c)
 		st.mem.Add(int64(e.c.SizeBytes()))
 		if e.deadline != 0 {
@@ -514,20 +514,20 @@ func (st *Store) Replay(b []byte, at int64, fz *FuzzyLog) error {
 	if err != nil {
 		return err
 	}
-	a := &Applying{st: st}
+	a := &applying{st: st}
 	if o.Kind == OpFlush {
 		if fz == nil {
 			return opKinds[OpFlush].apply(a, &o)
 		}
 		// Keys the snapshot captured after the flush keep their state.
 		var drop []string
-		for k := range st.Keys.All() {
+		for k := range st.keys.All() {
 			if uint64(at) >= fz.Positions[k] {
 				drop = append(drop, k)
 			}
 		}
 		for _, k := range drop {
-			if c, ok := st.Keys.Load(k); ok {
+			if c, ok := st.keys.Load(k); ok {
 				st.dropLocked(k, c)
 			}
 		}
@@ -540,7 +540,7 @@ func (st *Store) Replay(b []byte, at int64, fz *FuzzyLog) error {
 	if fz != nil && uint64(at) < fz.Positions[a.Key] {
 		return nil // in the key's snapshot entry already
 	}
-	a.At, _ = st.Keys.Load(a.Key)
+	a.At, _ = st.keys.Load(a.Key)
 	if a.At == nil && fz != nil && fz.lost != nil && o.needsKey() {
 		// No snapshot under the logs: the key's filter was in the one that
 		// is missing or damaged. Skip the op; the key is lost until the
@@ -548,7 +548,7 @@ func (st *Store) Replay(b []byte, at int64, fz *FuzzyLog) error {
 		fz.skip(a.Key, o.Kind == OpDrop || o.Kind == OpRename && string(o.To) != a.Key)
 		if o.Kind == OpRename && string(o.To) != a.Key {
 			// The new key would hold the lost filter: it is lost too.
-			if c, ok := st.Keys.Load(string(o.To)); ok {
+			if c, ok := st.keys.Load(string(o.To)); ok {
 				st.dropLocked(string(o.To), c)
 			}
 			fz.lost[string(o.To)]++

@@ -107,14 +107,14 @@ func (st *Store) Snapshot(dir string) (int, int64, uint64, error) {
 	if err := st.AOF.Err(); err != nil {
 		return 0, 0, 0, err
 	}
-	st.Gate.Lock()
+	st.gate.Lock()
 	gen := st.AOF.gen + 1
-	names := make([]string, 0, st.Keys.Len())
-	for k := range st.Keys.All() {
+	names := make([]string, 0, st.keys.Len())
+	for k := range st.keys.All() {
 		names = append(names, k)
 	}
 	if err := st.AOF.rotate(gen); err != nil {
-		st.Gate.Unlock()
+		st.gate.Unlock()
 		return 0, 0, 0, err
 	}
 	if st.Repl != nil && st.Replica.Load() {
@@ -125,7 +125,7 @@ func (st *Store) Snapshot(dir string) (int, int64, uint64, error) {
 	}
 	dirty := st.Dirty.Swap(0)
 	st.snap.begin(names)
-	st.Gate.Unlock()
+	st.gate.Unlock()
 
 	n, size, err := st.writeSnapshot(dir, gen)
 	st.snap.end()
@@ -307,21 +307,21 @@ func entryTag(p cf.Params) byte {
 // held while the position is read, orders it with FLUSHALL.
 func (st *Store) capture(k string) (*Entry, uint64, bool) {
 	for {
-		c, ok := st.Keys.Load(k)
+		c, ok := st.keys.Load(k)
 		if !ok {
 			st.snap.visit(k)
 			return nil, 0, false
 		}
-		st.Gate.RLock()
+		st.gate.RLock()
 		c.Mu.Lock()
 		if !st.at(k, c) {
 			c.Mu.Unlock()
-			st.Gate.RUnlock()
+			st.gate.RUnlock()
 			continue
 		}
 		pos := st.AOF.Position()
 		st.snap.visit(k)
-		st.Gate.RUnlock()
+		st.gate.RUnlock()
 		return c, pos, true
 	}
 }

@@ -52,8 +52,8 @@ var (
 // has been sent. Nothing else changes mem, so it never drifts, and
 // --maxmemory bounds both.
 type Store struct {
-	Keys *hashmap.Map[string, *Entry]
-	Gate sync.RWMutex
+	keys *hashmap.Map[string, *Entry]
+	gate sync.RWMutex
 	AOF  *AOF // nil without --dir, and during recovery
 
 	mem       atomic.Int64 // bytes of all filters' stages, and of dump chunks in flight
@@ -131,13 +131,13 @@ type Writer struct {
 	LSN uint64
 	// opsLogged counts the ops this client's commands logged.
 	opsLogged int
-	// Txn is set while the client's EXEC runs, holding the gate
+	// txn is set while the client's EXEC runs, holding the gate
 	// exclusively: its commands' ops gather here (the server's cmd_multi.go).
-	Txn *TxnOps
-	// Write is the scratch of the client's live writes (ops.go),
+	txn *txnOps
+	// scratch is the scratch of the client's live writes (ops.go),
 	// reused so that a write allocates nothing.
-	Write Applying
-	// record is the scratch a logged op is encoded in when LogOp copies
+	scratch applying
+	// record is the scratch a logged op is encoded in when logOp copies
 	// it (outside a transaction, which keeps its ops); it is kept only up
 	// to maxRecordScratch, so that a client's one large write (a RESTORE,
 	// a CF.LOADCHUNK) does not stay in its memory.
@@ -146,10 +146,10 @@ type Writer struct {
 
 const maxRecordScratch = 64 << 10
 
-// encode returns o's record payload, in w's scratch where LogOp will only
+// encode returns o's record payload, in w's scratch where logOp will only
 // copy it. w may be nil.
 func (w *Writer) encode(o *Op) []byte {
-	if w == nil || w.Txn != nil {
+	if w == nil || w.txn != nil {
 		return o.Encode()
 	}
 	rec := o.AppendEncoded(w.record[:0])
@@ -159,18 +159,18 @@ func (w *Writer) encode(o *Op) []byte {
 	return rec
 }
 
-// TxnOps are the ops an EXEC's commands logged, in order.
-type TxnOps struct{ Ops [][]byte }
+// txnOps are the ops an EXEC's commands logged, in order.
+type txnOps struct{ Ops [][]byte }
 
-// HoldsGate reports whether w runs an EXEC, holding the store's gate
+// holdsGate reports whether w runs an EXEC, holding the store's gate
 // exclusively; nil (replay, expiry) holds nothing.
-func (w *Writer) HoldsGate() bool { return w != nil && w.Txn != nil }
+func (w *Writer) holdsGate() bool { return w != nil && w.txn != nil }
 
 // InExec reports whether w runs an EXEC.
-func (w *Writer) InExec() bool { return w.Txn != nil }
+func (w *Writer) InExec() bool { return w.txn != nil }
 
 func NewStore(maxmem int64, maxFilter uint64) *Store {
-	st := &Store{Keys: hashmap.New[string, *Entry](), maxFilter: maxFilter}
+	st := &Store{keys: hashmap.New[string, *Entry](), maxFilter: maxFilter}
 	st.charger, st.forceCharger = st.Charge, st.chargeForce
 	st.Maxmem.Store(maxmem)
 	st.Clock.Store(time.Now().Unix())
@@ -224,7 +224,7 @@ func (s *Store) ReleaseChunk(n uint64) {
 // ItemCount is the number of filters and of items in them all (inserted
 // minus deleted): a scan of the key space, O(n) for n keys.
 func (s *Store) ItemCount() (keys int, items int64) {
-	for _, c := range s.Keys.All() {
+	for _, c := range s.keys.All() {
 		keys++
 		items += c.Inserted()
 	}
@@ -234,29 +234,29 @@ func (s *Store) ItemCount() (keys int, items int64) {
 // FilterBytes is used_memory_filters: mem without the chunks in flight.
 func (s *Store) FilterBytes() int64 { return s.mem.Load() - s.Inflight.Load() }
 
-// RLockGate read-locks the gate for a write by cl, unless cl holds it
+// rlockGate read-locks the gate for a write by w, unless w holds it
 // exclusively: the client running an EXEC (see the server's cmd_multi.go).
-func (s *Store) RLockGate(w *Writer) {
-	if !w.HoldsGate() {
-		s.Gate.RLock()
+func (s *Store) rlockGate(w *Writer) {
+	if !w.holdsGate() {
+		s.gate.RLock()
 	}
 }
 
-func (s *Store) RUnlockGate(w *Writer) {
-	if !w.HoldsGate() {
-		s.Gate.RUnlock()
+func (s *Store) runlockGate(w *Writer) {
+	if !w.holdsGate() {
+		s.gate.RUnlock()
 	}
 }
 
-// LogOp appends an op to the log and raises the client's LSN to it. Inside
+// logOp appends an op to the log and raises the client's LSN to it. Inside
 // an EXEC the op joins the transaction's record instead (the server's
 // cmd_multi.go), which keeps payload; otherwise the log and the replication
-// stream copy it, and it may be reused once LogOp returns (Writer.encode).
-func (s *Store) LogOp(w *Writer, payload []byte) {
+// stream copy it, and it may be reused once logOp returns (Writer.encode).
+func (s *Store) logOp(w *Writer, payload []byte) {
 	if w != nil {
 		w.opsLogged++
-		if w.Txn != nil {
-			w.Txn.Ops = append(w.Txn.Ops, payload)
+		if w.txn != nil {
+			w.txn.Ops = append(w.txn.Ops, payload)
 			return
 		}
 	}
@@ -302,7 +302,7 @@ func (s *Store) Writable() error {
 // Get returns key's filter for a lookup, nil if it is missing or expired.
 // No lock: a map Load and an atomic load of the deadline (expire.go).
 func (s *Store) Get(key []byte) *Entry {
-	c, _ := s.Keys.Load(string(key))
+	c, _ := s.keys.Load(string(key))
 	if c == nil {
 		return nil
 	}
@@ -314,37 +314,29 @@ func (s *Store) Get(key []byte) *Entry {
 	return c
 }
 
-// Write runs fn with key's writer lock held, inside the gate. A missing key is
-// created with create's parameters (and a fresh seed) if create is not nil,
-// else fn gets nil. Preconditions: none; the caller holds no lock.
-func (s *Store) Write(w *Writer, key []byte, create *cf.Params, fn func(c *Entry, created bool) error) error {
-	return s.update(w, key, create, false, fn)
-}
-
-// WriteLoading is write for CF.LOADCHUNK's data chunks, the only writes a
-// key with a load pending takes.
-func (s *Store) WriteLoading(w *Writer, key []byte, fn func(c *Entry, created bool) error) error {
-	return s.update(w, key, nil, true, fn)
-}
-
+// update runs fn with key's writer lock held, inside the gate: every write
+// to one key (writes.go) is one. A missing key is created with create's
+// parameters (and a fresh seed) if create is not nil, else fn gets nil.
+// loading is CF.LOADCHUNK's data chunks, the only writes a key with a load
+// pending takes. Preconditions: none; the caller holds no lock.
 func (s *Store) update(w *Writer, key []byte, create *cf.Params, loading bool, fn func(c *Entry, created bool) error) error {
-	s.RLockGate(w)
-	defer s.RUnlockGate(w)
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.Writable(); err != nil {
 		return err
 	}
 	k := string(key)
 	for {
-		c, ok := s.Keys.Load(k)
+		c, ok := s.keys.Load(k)
 		if !ok {
 			if create == nil {
 				return fn(nil, false)
 			}
 			p := *create
 			p.Seed = rand.Uint64()
-			a := ApplyingFor(w, k, nil)
+			a := applyingFor(w, k, nil)
 			a.Op, a.Hold = Op{Kind: OpCreate, Key: key, Params: p}, true
-			err := s.Commit(w, a, &a.Op)
+			err := s.commit(w, a, &a.Op)
 			if err == errRaced {
 				continue
 			}
@@ -358,7 +350,7 @@ func (s *Store) update(w *Writer, key []byte, create *cf.Params, loading bool, f
 			c.Mu.Unlock()
 			continue
 		}
-		if s.ExpireLocked(w, k, c) {
+		if s.expireLocked(w, k, c) {
 			// Gone: go on as on a missing key, whose new filter has no
 			// deadline.
 			c.Mu.Unlock()
@@ -393,31 +385,31 @@ func runLocked(w *Writer, c *Entry, created bool, fn func(*Entry, bool) error) e
 
 // Drop deletes key and reports whether it was there.
 func (s *Store) Drop(w *Writer, key []byte) (bool, error) {
-	s.RLockGate(w)
-	defer s.RUnlockGate(w)
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.Writable(); err != nil {
 		return false, err
 	}
 	k := string(key)
-	c := s.LockLive(k)
+	c := s.lockLive(k)
 	if c == nil {
 		return false, nil
 	}
 	defer c.Mu.Unlock()
-	if s.ExpireLocked(w, k, c) {
+	if s.expireLocked(w, k, c) {
 		return false, nil // Redis's DEL of an expired key: 0
 	}
 	// Logged first, then unpublished: see the protocol above (OpDrop's
 	// logFirst).
-	return true, s.Commit(w, &Applying{Key: k, At: c}, &Op{Kind: OpDrop, Key: key})
+	return true, s.commit(w, &applying{Key: k, At: c}, &Op{Kind: OpDrop, Key: key})
 }
 
-// LockLive returns key k's filter with its writer lock held, still k's
+// lockLive returns key k's filter with its writer lock held, still k's
 // (s.at), or nil if k is absent. A filter dropped or renamed away while
 // its lock was awaited is passed over for the one now under k.
-func (s *Store) LockLive(k string) *Entry {
+func (s *Store) lockLive(k string) *Entry {
 	for {
-		c, ok := s.Keys.Load(k)
+		c, ok := s.keys.Load(k)
 		if !ok {
 			return nil
 		}
@@ -432,7 +424,7 @@ func (s *Store) LockLive(k string) *Entry {
 // dropLocked removes c, key's filter. Preconditions: c.mu held (or the gate
 // held exclusively).
 func (s *Store) dropLocked(k string, c *Entry) {
-	s.Keys.Delete(k)
+	s.keys.Delete(k)
 	s.retire(k, c)
 }
 
@@ -449,44 +441,44 @@ func (s *Store) retire(k string, c *Entry) {
 
 // FlushAll deletes every key.
 func (s *Store) FlushAll(w *Writer) error {
-	if !w.HoldsGate() {
-		s.Gate.Lock()
-		defer s.Gate.Unlock()
+	if !w.holdsGate() {
+		s.gate.Lock()
+		defer s.gate.Unlock()
 	}
 	if err := s.Writable(); err != nil {
 		return err
 	}
-	return s.Commit(w, &Applying{}, &Op{Kind: OpFlush})
+	return s.commit(w, &applying{}, &Op{Kind: OpFlush})
 }
 
 // clear empties the key space. Preconditions: gate held exclusively (or
 // recovery).
 func (s *Store) clear() {
-	for _, c := range s.Keys.All() {
+	for _, c := range s.keys.All() {
 		c.Dead = true
 		s.Release(c.SizeBytes())
 	}
-	s.Keys.Clear()
+	s.keys.Clear()
 	s.exp.reset()
 }
 
-// Install applies o, an op that creates its key, unless the key exists.
-func (s *Store) Install(w *Writer, o *Op) error {
-	s.RLockGate(w)
-	defer s.RUnlockGate(w)
+// install applies o, an op that creates its key, unless the key exists.
+func (s *Store) install(w *Writer, o *Op) error {
+	s.rlockGate(w)
+	defer s.runlockGate(w)
 	if err := s.Writable(); err != nil {
 		return err
 	}
 	k := string(o.Key)
 	for {
-		if old, ok := s.Keys.Load(k); ok {
+		if old, ok := s.keys.Load(k); ok {
 			if !s.dropExpiredOrGone(w, k, old) {
 				return ErrItemExists
 			}
 			continue
 		}
-		a := &Applying{Key: k}
-		err := s.Commit(w, a, o)
+		a := &applying{Key: k}
+		err := s.commit(w, a, o)
 		if err == errRaced {
 			continue
 		}
@@ -501,13 +493,13 @@ func (s *Store) Install(w *Writer, o *Op) error {
 func (s *Store) dropExpiredOrGone(w *Writer, k string, old *Entry) bool {
 	old.Mu.Lock()
 	defer old.Mu.Unlock()
-	return !s.at(k, old) || s.ExpireLocked(w, k, old)
+	return !s.at(k, old) || s.expireLocked(w, k, old)
 }
 
 // Present reports whether key is in the key space (and not expired),
 // without touching it.
 func (st *Store) Present(key []byte) bool {
-	c, _ := st.Keys.Load(string(key))
+	c, _ := st.keys.Load(string(key))
 	return c != nil && (c.Deadline.Load() == 0 || !c.Expired(NowMs()))
 }
 
@@ -515,7 +507,7 @@ func (st *Store) Present(key []byte) bool {
 func (s *Store) LiveKeys() iter.Seq2[string, *Entry] {
 	return func(yield func(string, *Entry) bool) {
 		now := NowMs()
-		for k, c := range s.Keys.All() {
+		for k, c := range s.keys.All() {
 			if !c.Expired(now) && !yield(k, c) {
 				return
 			}
@@ -529,13 +521,13 @@ func (s *Store) LiveKeys() iter.Seq2[string, *Entry] {
 // Preconditions: the gate held exclusively.
 func (s *Store) DropExcept(keep map[string]uint64) int {
 	var drop []string
-	for k := range s.Keys.All() {
+	for k := range s.keys.All() {
 		if _, ok := keep[k]; !ok {
 			drop = append(drop, k)
 		}
 	}
 	for _, k := range drop {
-		if c, ok := s.Keys.Load(k); ok {
+		if c, ok := s.keys.Load(k); ok {
 			s.dropLocked(k, c)
 		}
 	}

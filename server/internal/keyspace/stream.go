@@ -129,7 +129,7 @@ func oneKey(rec []byte) ([]byte, bool) {
 	if len(rec) == 0 {
 		return nil, false
 	}
-	switch rec[0] {
+	switch OpKind(rec[0]) {
 	case OpCreate, OpAdd, OpDel, OpDrop, OpCompact, OpChunk, OpExpire, OpPersist, OpRestore:
 	default:
 		return nil, false // OpFlush, OpRename, OpMulti, OpReplPos, or damage: alone

@@ -45,7 +45,7 @@ func TestReplayStreamBarriers(t *testing.T) {
 	// k1 is created again after it moved, k3 after it was dropped.
 	all := append(append([][]byte{}, ops[:100]...), rename, addMoved, ops[1], multi, ops[3], []byte{OpReplPing})
 	all = append(all, ops[100:150]...)
-	all = append(all, []byte{OpFlush})
+	all = append(all, []byte{byte(OpFlush)})
 	all = append(all, ops[:6]...) // the keys again, after the flush
 	all = append(all, ops[150:]...)
 
@@ -88,7 +88,7 @@ func TestReplayStreamFuzzyOffsets(t *testing.T) {
 	if err := st.ReplayStream(recs, at, fz, third, 2); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := st.Keys.Load("k")
+	c, _ := st.keys.Load("k")
 	if c.Inserted() != 2 {
 		t.Fatalf("%d items inserted; want 2 (the first record is in the copy)", c.Inserted())
 	}
@@ -111,7 +111,7 @@ func TestReplayStreamError(t *testing.T) {
 	}{
 		{"missing key", missing, `on missing key "nobody"`},
 		{"unknown kind", []byte{200, 1, 'k'}, "unknown op 200"},
-		{"cut short", []byte{OpAdd, 9, 'k'}, "truncated"},
+		{"cut short", []byte{byte(OpAdd), 9, 'k'}, "truncated"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			recs := append(append(append([][]byte{}, ops[:40]...), c.bad), ops[40:]...)
