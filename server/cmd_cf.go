@@ -197,7 +197,7 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 		switch {
 		case r.Status == keyspace.Failed:
 			s.stats.errors.Add(1)
-			cl.wr.WriteError(r.Err.Error())
+			cl.wr.WriteError(replyText(r.Err))
 		case bools:
 			cl.wr.WriteBool(r.Status == keyspace.Added)
 		case r.Status == keyspace.NoRoom:

@@ -243,7 +243,7 @@ func (s *Server) replaceReplies(cl *client, err error) {
 	for _, sp := range cl.logged {
 		cl.wr.WriteRaw(old[at:sp.start])
 		s.stats.errors.Add(1)
-		cl.wr.WriteError(err.Error())
+		cl.wr.WriteError(replyText(err))
 		at = sp.end
 	}
 	cl.wr.WriteRaw(old[at:])

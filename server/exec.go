@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -165,7 +166,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		}
 	}
 	if msg == "" && cmd.write && s.store.Replica.Load() {
-		msg = keyspace.ErrReadonly.Error()
+		msg = replyText(keyspace.ErrReadonly)
 	}
 	if msg == "" && cmd.write && !cl.ks.InExec() && !s.enoughReplicas() {
 		msg = errNoReplicas // not inside EXEC: it checked its queue whole (repl_minreplicas.go)
@@ -244,7 +245,38 @@ func argsPreview(args [][]byte) string {
 // writeErr answers err and counts it.
 func (s *Server) writeErr(cl *client, err error) {
 	s.stats.errors.Add(1)
-	cl.wr.WriteError(err.Error())
+	cl.wr.WriteError(replyText(err))
+}
+
+// keyspaceReplies are the key space's errors as clients read them, in
+// Redis's and RedisBloom's words: the key space's errors say what
+// happened, and the command layer says it to the client, here only.
+var keyspaceReplies = [...]struct {
+	err  error
+	text string
+}{
+	{keyspace.ErrNotFound, "ERR not found"},
+	{keyspace.ErrNoSuchKey, "ERR no such key"},
+	{keyspace.ErrItemExists, "ERR item exists"},
+	{keyspace.ErrBusyKey, "BUSYKEY Target key name already exists."},
+	{keyspace.ErrOOM, "ERR Insufficient memory"},
+	{keyspace.ErrLoading, "ERR the key is being restored by CF.LOADCHUNK: writes are refused until its last chunk arrives"},
+	{keyspace.ErrReadonly, "READONLY You can't write against a read only replica."},
+	{keyspace.ErrMisconf, "MISCONF Errors writing to the append-only log"},
+}
+
+// replyText is the reply to err. A key space error that err wraps and
+// begins with is answered in its reply's words, followed by the detail err
+// adds (a failed log's cause, a filter's bound); any other error, a
+// replyError or a RedisBloom text of package cf's, is its own reply.
+func replyText(err error) string {
+	msg := err.Error()
+	for _, r := range keyspaceReplies {
+		if head := r.err.Error(); strings.HasPrefix(msg, head) && errors.Is(err, r.err) {
+			return r.text + msg[len(head):]
+		}
+	}
+	return msg
 }
 
 // replyError is an error whose text is a reply, exactly as Redis or

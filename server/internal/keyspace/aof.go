@@ -140,10 +140,6 @@ var OpenLogFile = func(name string, flag int) (LogFile, error) {
 	return f, nil
 }
 
-// ErrMisconf is wrapped by the error of a failed log: the prefix Redis
-// answers writes with while it cannot persist them.
-var ErrMisconf = errors.New("MISCONF Errors writing to the append-only log")
-
 // AOF is the log writer.
 type AOF struct {
 	dir  string

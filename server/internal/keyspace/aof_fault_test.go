@@ -153,7 +153,7 @@ func (fl *faultLog) checkPrefix(n int) {
 // wantMisconf: err is the failed log's error, with its cause.
 func wantMisconf(t *testing.T, err, cause error) {
 	t.Helper()
-	if !errors.Is(err, ErrMisconf) || !errors.Is(err, cause) || !strings.HasPrefix(err.Error(), "MISCONF Errors writing to the append-only log: ") {
+	if !errors.Is(err, ErrMisconf) || !errors.Is(err, cause) || !strings.HasPrefix(err.Error(), ErrMisconf.Error()+": ") {
 		t.Fatalf("error %v, want MISCONF caused by %v", err, cause)
 	}
 }

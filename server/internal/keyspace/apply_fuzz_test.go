@@ -177,7 +177,7 @@ func allow(t *testing.T, err error) {
 	t.Helper()
 	var le *cf.LoadError
 	switch {
-	case err == nil, errors.Is(err, errNoSuchKey), errors.Is(err, ErrNotFound), errors.Is(err, ErrItemExists), errors.Is(err, ErrBusyKey),
+	case err == nil, errors.Is(err, ErrNoSuchKey), errors.Is(err, ErrNotFound), errors.Is(err, ErrItemExists), errors.Is(err, ErrBusyKey),
 		errors.Is(err, ErrLoading), errors.Is(err, cf.ErrFull), errors.Is(err, cf.ErrMaxExpansions), errors.As(err, &le):
 		return
 	}

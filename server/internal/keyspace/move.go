@@ -14,11 +14,6 @@ package keyspace
 // afterwards (snapProgress.renamed): the moved filter is then in the file
 // under its new name, whatever the order of the two.
 
-var (
-	errNoSuchKey = reply("ERR no such key")
-	ErrBusyKey   = reply("BUSYKEY Target key name already exists.")
-)
-
 // Rename moves key from's filter, with its deadline, to key to, replacing
 // to's filter unless nx, and logs it as one op. It reports whether it moved
 // it (RENAMENX's 1); false with nx when to exists. RENAME k k answers as
@@ -33,7 +28,7 @@ func (s *Store) Rename(w *Writer, from, to []byte, nx bool) (bool, error) {
 	for {
 		src, ok := s.keys.Load(f)
 		if !ok {
-			return false, errNoSuchKey
+			return false, ErrNoSuchKey
 		}
 		if f == t {
 			src.Mu.Lock()
@@ -44,7 +39,7 @@ func (s *Store) Rename(w *Writer, from, to []byte, nx bool) (bool, error) {
 			case gone:
 				continue
 			case expired:
-				return false, errNoSuchKey
+				return false, ErrNoSuchKey
 			}
 			return !nx, nil
 		}
@@ -66,7 +61,7 @@ func (s *Store) Rename(w *Writer, from, to []byte, nx bool) (bool, error) {
 // retry asks the caller to look both up again: t was created meanwhile.
 func (s *Store) renameLocked(w *Writer, f string, src *Entry, t string, dst *Entry, nx bool) (moved, retry bool, err error) {
 	if s.expireLocked(w, f, src) {
-		return false, false, errNoSuchKey
+		return false, false, ErrNoSuchKey
 	}
 	if dst != nil && s.expireLocked(w, t, dst) {
 		dst = nil

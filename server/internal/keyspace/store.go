@@ -1,7 +1,6 @@
 package keyspace
 
 import (
-	"errors"
 	"fmt"
 	"iter"
 	"math/rand/v2"
@@ -36,13 +35,6 @@ import (
 //
 // Lookups (CF.EXISTS, CF.COUNT) take no lock at all: a map Load, then the
 // lock-free filter.
-
-var (
-	ErrNotFound   = errors.New("ERR not found")
-	ErrItemExists = errors.New("ERR item exists")
-	ErrOOM        = errors.New("ERR Insufficient memory")
-	ErrLoading    = errors.New("ERR the key is being restored by CF.LOADCHUNK: writes are refused until its last chunk arrives")
-)
 
 // Memory accounting. mem is the bytes of every live filter's stages, the sum
 // of their SizeInBytes, plus the CF.SCANDUMP chunks in flight: a stage is
@@ -272,15 +264,6 @@ func (s *Store) logOp(w *Writer, payload []byte) {
 		w.LSN = lsn
 	}
 }
-
-// ErrReadonly refuses a client's write on a replica, in Redis's words.
-var ErrReadonly = reply("READONLY You can't write against a read only replica.")
-
-// reply is an error whose text is the client's reply, exactly as Redis
-// spells it.
-type reply string
-
-func (e reply) Error() string { return string(e) }
 
 // Writable returns the error that refuses writes: on a replica, whose data
 // only its primary's stream changes (replay, which does not come here), and
