@@ -62,39 +62,41 @@ type cluster struct {
 	slotLocks [topology.Slots]sync.RWMutex
 }
 
-func init() {
-	handle("cluster|slots", clusterCmd(cmdClusterSlots))
-	handle("cluster|shards", clusterCmd(cmdClusterShards))
-	handle("cluster|nodes", clusterCmd(cmdClusterNodes))
-	handle("cluster|myid", clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
+// clusterCommands binds this file's commands to their rows of Redis's table, by name.
+func clusterCommands() (b []binding) {
+	b = append(b, binding{name: "cluster|slots", run: clusterCmd(cmdClusterSlots)})
+	b = append(b, binding{name: "cluster|shards", run: clusterCmd(cmdClusterShards)})
+	b = append(b, binding{name: "cluster|nodes", run: clusterCmd(cmdClusterNodes)})
+	b = append(b, binding{name: "cluster|myid", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		cl.wr.WriteBulkString(s.cluster.myID)
-	}))
-	handle("cluster|info", clusterCmd(cmdClusterInfo))
-	handle("cluster|keyslot", clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
+	})})
+	b = append(b, binding{name: "cluster|info", run: clusterCmd(cmdClusterInfo)})
+	b = append(b, binding{name: "cluster|keyslot", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		cl.wr.WriteInt(topology.KeySlot(a[2]))
-	}))
-	handle("cluster|countkeysinslot", clusterCmd(cmdClusterCountKeys))
-	handle("cluster|getkeysinslot", clusterCmd(cmdClusterGetKeys))
-	handle("cluster|help", clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
+	})})
+	b = append(b, binding{name: "cluster|countkeysinslot", run: clusterCmd(cmdClusterCountKeys)})
+	b = append(b, binding{name: "cluster|getkeysinslot", run: clusterCmd(cmdClusterGetKeys)})
+	b = append(b, binding{name: "cluster|help", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		command.WriteHelp(cl.wr, clusterHelp)
-	}))
-	handle("asking", clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
+	})})
+	b = append(b, binding{name: "asking", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		cl.asking = true // after clusterRedirect cleared it: for the next command
 		cl.wr.WriteString("OK")
-	}))
-	handle("readonly", clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
+	})})
+	b = append(b, binding{name: "readonly", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		cl.readonly = true
 		cl.wr.WriteString("OK")
-	}))
-	handle("readwrite", clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
+	})})
+	b = append(b, binding{name: "readwrite", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		cl.readonly = false
 		cl.wr.WriteString("OK")
-	}))
-	handle("cuckoo.cluster|setconfig", clusterCmd(cmdClusterSetConfig))
-	handle("cuckoo.cluster|getconfig", clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
+	})})
+	b = append(b, binding{name: "cuckoo.cluster|setconfig", run: clusterCmd(cmdClusterSetConfig)})
+	b = append(b, binding{name: "cuckoo.cluster|getconfig", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
 		b, _ := json.Marshal(t.Config())
 		cl.wr.WriteBulk(b)
-	}))
+	})})
+	return b
 }
 
 var clusterHelp = []string{
@@ -246,7 +248,7 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (msg str
 			return "", -1 // EXEC answers
 		}
 		for _, q := range cl.queued {
-			if b, _ := lookup(q); b != nil && len(b.spec.Keys) > 0 {
+			if b, _ := s.cmds.lookup(q); b != nil && len(b.spec.Keys) > 0 {
 				for _, p := range b.spec.KeyPositions(q) {
 					keys = append(keys, q[p])
 				}

@@ -38,9 +38,11 @@ import (
 // between MIGRATEs (internal/peer); with tls-cluster yes they are TLS
 // (tls.go's dialNode).
 
-func init() {
-	handle("migrate", cmdMigrate)
-	handle("restore-asking", cmdRestore) // RESTORE, allowed on an importing slot (Asking flag)
+// clusterMigrateCommands binds this file's commands to their rows of Redis's table, by name.
+func clusterMigrateCommands() (b []binding) {
+	b = append(b, binding{name: "migrate", run: cmdMigrate})
+	b = append(b, binding{name: "restore-asking", run: cmdRestore}) // RESTORE, allowed on an importing slot (Asking flag)
+	return b
 }
 
 // migrateArgs is a parsed MIGRATE.

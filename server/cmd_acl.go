@@ -26,20 +26,22 @@ import (
 // to its connections from their next command; a deleted user's connections
 // are closed. Denials are recorded for ACL LOG.
 
-func init() {
-	handle("acl|setuser", aclSetUser)
-	handle("acl|getuser", aclGetUser)
-	handle("acl|deluser", aclDelUser)
-	handle("acl|users", aclUsers)
-	handle("acl|list", aclList)
-	handle("acl|whoami", aclWhoami)
-	handle("acl|cat", aclCat)
-	handle("acl|log", aclLog)
-	handle("acl|save", aclSave)
-	handle("acl|load", aclLoad)
-	handle("acl|genpass", aclGenpass)
-	handle("acl|dryrun", aclDryrun)
-	handle("acl|help", func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, aclHelp) })
+// aclCommands binds this file's commands to their rows of Redis's table, by name.
+func aclCommands() (b []binding) {
+	b = append(b, binding{name: "acl|setuser", run: aclSetUser})
+	b = append(b, binding{name: "acl|getuser", run: aclGetUser})
+	b = append(b, binding{name: "acl|deluser", run: aclDelUser})
+	b = append(b, binding{name: "acl|users", run: aclUsers})
+	b = append(b, binding{name: "acl|list", run: aclList})
+	b = append(b, binding{name: "acl|whoami", run: aclWhoami})
+	b = append(b, binding{name: "acl|cat", run: aclCat})
+	b = append(b, binding{name: "acl|log", run: aclLog})
+	b = append(b, binding{name: "acl|save", run: aclSave})
+	b = append(b, binding{name: "acl|load", run: aclLoad})
+	b = append(b, binding{name: "acl|genpass", run: aclGenpass})
+	b = append(b, binding{name: "acl|dryrun", run: aclDryrun})
+	b = append(b, binding{name: "acl|help", run: func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, aclHelp) }})
+	return b
 }
 
 var aclHelp = []string{
@@ -296,7 +298,7 @@ func aclCat(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'acl|cat' command"))
 		return
 	}
-	names, ok := aclCatalogs[moduleACL(s.filterDefaults().Compat)].InCategory(strings.ToLower(strings.TrimPrefix(string(a[2]), "@")))
+	names, ok := s.cmds.acl[moduleACL(s.filterDefaults().Compat)].InCategory(strings.ToLower(strings.TrimPrefix(string(a[2]), "@")))
 	if !ok {
 		s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unknown category '%s'", printable(a[2], 128))))
 		return
@@ -420,7 +422,7 @@ func aclDryrun(s *Server, cl *client, a [][]byte) {
 		return
 	}
 	req := a[3:]
-	cmd, msg := lookup(req)
+	cmd, msg := s.cmds.lookup(req)
 	if cmd == nil {
 		if strings.HasPrefix(msg, "ERR wrong number") {
 			s.writeErr(cl, replyErr(msg))

@@ -15,10 +15,12 @@ import (
 
 // TIME, SHUTDOWN and MONITOR.
 
-func init() {
-	handle("time", cmdTime)
-	handle("shutdown", cmdShutdown)
-	handle("monitor", cmdMonitor)
+// adminCommands binds this file's commands to their rows of Redis's table, by name.
+func adminCommands() (b []binding) {
+	b = append(b, binding{name: "time", run: cmdTime})
+	b = append(b, binding{name: "shutdown", run: cmdShutdown})
+	b = append(b, binding{name: "monitor", run: cmdMonitor})
+	return b
 }
 
 // TIME: Unix seconds and microseconds, as bulk strings.

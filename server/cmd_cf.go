@@ -46,7 +46,8 @@ func cfSpec(name string, arity int, flags command.Flag, acl string, keys []comma
 // sub-filters those words count.
 func moduleDocs(d *FilterDefaults) bool { return d.Layout == cf.LayoutRedisBloom }
 
-func init() {
+// cfCommands are the CF commands: each row beside its handler.
+func cfCommands() (b []binding) {
 	capacity := command.Arg{Name: "capacity", Type: command.Integer, Token: "CAPACITY", Optional: true}
 	nocreate := command.Arg{Name: "nocreate", Type: command.PureToken, Token: "NOCREATE", Optional: true}
 	items := command.Arg{Name: "items", Type: command.PureToken, Token: "ITEMS"}
@@ -61,63 +62,59 @@ func init() {
 		rbDump    = "O(n), where n is the capacity"
 	)
 	// Each variant has its own row and handler.
-	define(cfSpec("cf.reserve", -3, cfWrite, "write fast", cfKeyRW,
+	b = append(b, binding{spec: cfSpec("cf.reserve", -3, cfWrite, "write fast", cfKeyRW,
 		"Creates a cuckoo filter for a given capacity", "O(1)", "",
 		cfKey, command.Arg{Name: "capacity", Type: command.Integer},
 		command.Arg{Name: "bucketsize", Type: command.Integer, Token: "BUCKETSIZE", Optional: true},
 		command.Arg{Name: "maxiterations", Type: command.Integer, Token: "MAXITERATIONS", Optional: true},
-		command.Arg{Name: "expansion", Type: command.Integer, Token: "EXPANSION", Optional: true}),
-		cfReserve)
-	define(cfSpec("cf.add", 3, cfWrite, "write", cfKeyRW,
-		"Adds an item to a cuckoo filter, creating the filter if needed", insert, rbInsert, cfKey, cfItem),
-		cfAdd(false))
-	define(cfSpec("cf.addnx", 3, cfWrite, "write", cfKeyRW,
-		"Adds an item to a cuckoo filter unless it may be there already", insert, rbInsert, cfKey, cfItem),
-		cfAdd(true))
-	define(cfSpec("cf.insert", -4, cfWrite, "write", cfKeyRW,
+		command.Arg{Name: "expansion", Type: command.Integer, Token: "EXPANSION", Optional: true}), run: cfReserve})
+	b = append(b, binding{spec: readAhead(cfSpec("cf.add", 3, cfWrite, "write", cfKeyRW,
+		"Adds an item to a cuckoo filter, creating the filter if needed", insert, rbInsert, cfKey, cfItem)), run: cfAdd(false)})
+	b = append(b, binding{spec: readAhead(cfSpec("cf.addnx", 3, cfWrite, "write", cfKeyRW,
+		"Adds an item to a cuckoo filter unless it may be there already", insert, rbInsert, cfKey, cfItem)), run: cfAdd(true)})
+	b = append(b, binding{spec: cfSpec("cf.insert", -4, cfWrite, "write", cfKeyRW,
 		"Adds items to a cuckoo filter, creating it unless NOCREATE", "O(n) for n items, each as CF.ADD", rbInsertN,
-		cfKey, capacity, nocreate, items, cfItems),
-		cfInsert(false))
-	define(cfSpec("cf.insertnx", -4, cfWrite, "write", cfKeyRW,
+		cfKey, capacity, nocreate, items, cfItems), run: cfInsert(false)})
+	b = append(b, binding{spec: cfSpec("cf.insertnx", -4, cfWrite, "write", cfKeyRW,
 		"Adds items that may not be there yet to a cuckoo filter, creating it unless NOCREATE", "O(n) for n items, each as CF.ADDNX", rbInsertN,
-		cfKey, capacity, nocreate, items, cfItems),
-		cfInsert(true))
-	define(cfSpec("cf.exists", 3, cfRead, "read", cfKeyRO,
-		"Tells whether an item may be in a cuckoo filter", lookup, rbLookup, cfKey, cfItem),
-		cfExists(false))
-	define(cfSpec("cf.mexists", -3, cfRead, "read", cfKeyRO,
+		cfKey, capacity, nocreate, items, cfItems), run: cfInsert(true)})
+	b = append(b, binding{spec: readAhead(cfSpec("cf.exists", 3, cfRead, "read", cfKeyRO,
+		"Tells whether an item may be in a cuckoo filter", lookup, rbLookup, cfKey, cfItem)), run: cfExists(false)})
+	b = append(b, binding{spec: cfSpec("cf.mexists", -3, cfRead, "read", cfKeyRO,
 		"Tells, for each item, whether it may be in a cuckoo filter", "O(n) for n items",
-		"O(k * n), where k is the number of sub-filters and n is the number of items", cfKey, cfItems),
-		cfExists(true))
-	define(cfSpec("cf.count", 3, cfRead, "read", cfKeyRO,
-		"Counts the entries that match an item in a cuckoo filter (an upper bound on its copies)", lookup, rbLookup, cfKey, cfItem),
-		cfCount)
-	define(cfSpec("cf.del", 3, command.Write|command.Fast|command.Module, "write", cfKeyRW,
-		"Deletes one copy of an item from a cuckoo filter", lookup, rbLookup, cfKey, cfItem),
-		cfDel)
+		"O(k * n), where k is the number of sub-filters and n is the number of items", cfKey, cfItems), run: cfExists(true)})
+	b = append(b, binding{spec: readAhead(cfSpec("cf.count", 3, cfRead, "read", cfKeyRO,
+		"Counts the entries that match an item in a cuckoo filter (an upper bound on its copies)", lookup, rbLookup, cfKey, cfItem)), run: cfCount})
+	b = append(b, binding{spec: readAhead(cfSpec("cf.del", 3, command.Write|command.Fast|command.Module, "write", cfKeyRW,
+		"Deletes one copy of an item from a cuckoo filter", lookup, rbLookup, cfKey, cfItem)), run: cfDel})
 	// Write, where RedisBloom says readonly: it changes the filter and is
 	// logged, so a replica and a read-only user must be refused it.
-	define(cfSpec("cf.compact", 2, command.Write|command.Module, "write", cfKeyRW,
-		"Drops the empty stages of a filter loaded from an old dump", "O(n) for n buckets", "", cfKey),
-		cfCompact)
-	define(cfSpec("cf.info", 2, cfRead, "read fast", cfKeyRO,
-		"Returns a cuckoo filter's figures", "O(1)", "", cfKey),
-		cfInfo)
+	b = append(b, binding{spec: cfSpec("cf.compact", 2, command.Write|command.Module, "write", cfKeyRW,
+		"Drops the empty stages of a filter loaded from an old dump", "O(n) for n buckets", "", cfKey), run: cfCompact})
+	b = append(b, binding{spec: cfSpec("cf.info", 2, cfRead, "read fast", cfKeyRO,
+		"Returns a cuckoo filter's figures", "O(1)", "", cfKey), run: cfInfo})
 	// CF.DEBUG and CF.SCANDUMP: as RedisBloom 8.6.2 describes them
 	// (COMMAND INFO): CF.DEBUG of any arity, checked by its handler with
 	// the same reply, and both with a read-write key (ACL key selectors
 	// ask for %RW~, as Redis 8's do).
-	define(cfSpec("cf.debug", -1, cfRead, "read", cfKeyLegacy,
-		"Returns a cuckoo filter's figures in one line", "O(1)", "", cfKey), cfDebug)
-	define(cfSpec("cf.scandump", 3, cfRead, "read", cfKeyRW,
+	b = append(b, binding{spec: cfSpec("cf.debug", -1, cfRead, "read", cfKeyLegacy,
+		"Returns a cuckoo filter's figures in one line", "O(1)", "", cfKey), run: cfDebug})
+	b = append(b, binding{spec: cfSpec("cf.scandump", 3, cfRead, "read", cfKeyRW,
 		"Returns the next chunk of a cuckoo filter's dump", "O(n) for n bytes of the chunk", rbDump,
-		cfKey, iterator),
-		cfScanDump)
+		cfKey, iterator), run: cfScanDump})
 	load := cfSpec("cf.loadchunk", 4, cfWrite, "write", cfKeyRW,
 		"Restores a cuckoo filter from its dump, one chunk at a time", "O(n) for n bytes of the chunk", rbDump,
 		cfKey, iterator, command.Arg{Name: "data", Type: command.String})
 	load.DataArg = 3
-	define(load, cfLoadChunk)
+	b = append(b, binding{spec: load, run: cfLoadChunk})
+	return b
+}
+
+// readAhead marks spec's command as one whose item's buckets are worth
+// touching ahead of it (prefetch.go).
+func readAhead(spec *command.Spec) *command.Spec {
+	spec.ReadAhead = true
+	return spec
 }
 
 // FilterDefaults are RedisBloom's cf-* settings (package internal/cf).

@@ -15,18 +15,20 @@ import (
 // CLIENT and its subcommands. Fields another connection reads (CLIENT LIST,
 // CLIENT KILL) are atomic in client or set once at accept.
 
-func init() {
-	handle("client|setname", clientSetName)
-	handle("client|getname", clientGetName)
-	handle("client|setinfo", clientSetInfo)
-	handle("client|id", func(s *Server, cl *client, a [][]byte) { cl.wr.WriteInt64(cl.id) })
-	handle("client|info", func(s *Server, cl *client, a [][]byte) { cl.wr.WriteVerbatim(s.clientLine(cl)) })
-	handle("client|list", clientList)
-	handle("client|kill", clientKill)
-	handle("client|no-evict", clientOnOff(func(cl *client, on bool) { cl.noEvict.Store(on) }))
-	handle("client|no-touch", clientOnOff(func(cl *client, on bool) { cl.noTouch.Store(on) }))
-	handle("client|reply", clientReply)
-	handle("client|help", func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, clientHelp) })
+// clientCommands binds this file's commands to their rows of Redis's table, by name.
+func clientCommands() (b []binding) {
+	b = append(b, binding{name: "client|setname", run: clientSetName})
+	b = append(b, binding{name: "client|getname", run: clientGetName})
+	b = append(b, binding{name: "client|setinfo", run: clientSetInfo})
+	b = append(b, binding{name: "client|id", run: func(s *Server, cl *client, a [][]byte) { cl.wr.WriteInt64(cl.id) }})
+	b = append(b, binding{name: "client|info", run: func(s *Server, cl *client, a [][]byte) { cl.wr.WriteVerbatim(s.clientLine(cl)) }})
+	b = append(b, binding{name: "client|list", run: clientList})
+	b = append(b, binding{name: "client|kill", run: clientKill})
+	b = append(b, binding{name: "client|no-evict", run: clientOnOff(func(cl *client, on bool) { cl.noEvict.Store(on) })})
+	b = append(b, binding{name: "client|no-touch", run: clientOnOff(func(cl *client, on bool) { cl.noTouch.Store(on) })})
+	b = append(b, binding{name: "client|reply", run: clientReply})
+	b = append(b, binding{name: "client|help", run: func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, clientHelp) }})
+	return b
 }
 
 var clientHelp = []string{
@@ -158,7 +160,7 @@ func (s *Server) clientLine(c *client) string {
 	}
 	cmd := "NULL"
 	if c.lastCmd.Load() >= 0 {
-		cmd = boundNames[c.lastCmd.Load()]
+		cmd = s.cmds.names[c.lastCmd.Load()]
 	}
 	multi := -1
 	if c.inMulti.Load() {

@@ -37,12 +37,14 @@ import (
 // is stored in turn, so a concurrent request may see some of the new values
 // a moment before the others.
 
-func init() {
-	handle("config|get", cmdConfigGet)
-	handle("config|set", cmdConfigSet)
-	handle("config|rewrite", cmdConfigRewrite)
-	handle("config|resetstat", cmdConfigResetstat)
-	handle("config|help", func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, configHelp) })
+// configCommands binds this file's commands to their rows of Redis's table, by name.
+func configCommands() (b []binding) {
+	b = append(b, binding{name: "config|get", run: cmdConfigGet})
+	b = append(b, binding{name: "config|set", run: cmdConfigSet})
+	b = append(b, binding{name: "config|rewrite", run: cmdConfigRewrite})
+	b = append(b, binding{name: "config|resetstat", run: cmdConfigResetstat})
+	b = append(b, binding{name: "config|help", run: func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, configHelp) }})
+	return b
 }
 
 // setting is one row of the table (package internal/settings: its kinds,

@@ -10,13 +10,15 @@ import (
 // The connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO (CLIENT is
 // in cmd_client.go).
 
-func init() {
-	handle("ping", cmdPing)
-	handle("echo", cmdEcho)
-	handle("quit", cmdQuit)
-	handle("select", cmdSelect)
-	handle("auth", cmdAuth)
-	handle("hello", cmdHello)
+// connCommands binds this file's commands to their rows of Redis's table, by name.
+func connCommands() (b []binding) {
+	b = append(b, binding{name: "ping", run: cmdPing})
+	b = append(b, binding{name: "echo", run: cmdEcho})
+	b = append(b, binding{name: "quit", run: cmdQuit})
+	b = append(b, binding{name: "select", run: cmdSelect})
+	b = append(b, binding{name: "auth", run: cmdAuth})
+	b = append(b, binding{name: "hello", run: cmdHello})
+	return b
 }
 
 func cmdPing(s *Server, cl *client, a [][]byte) {

@@ -23,7 +23,11 @@ import (
 // first) change nothing here, where every key is reloaded in place from
 // what it holds. The other subcommands of Redis's DEBUG are refused.
 
-func init() { handle("debug", cmdDebug) }
+// debugCommands binds this file's commands to their rows of Redis's table, by name.
+func debugCommands() (b []binding) {
+	b = append(b, binding{name: "debug", run: cmdDebug})
+	return b
+}
 
 var debugHelp = []string{
 	"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -11,9 +11,11 @@ import (
 // DUMP and RESTORE, with Redis's syntax, replies and error texts; the
 // payload is this server's own (internal/cf/payload.go).
 
-func init() {
-	handle("dump", cmdDump)
-	handle("restore", cmdRestore)
+// dumpCommands binds this file's commands to their rows of Redis's table, by name.
+func dumpCommands() (b []binding) {
+	b = append(b, binding{name: "dump", run: cmdDump})
+	b = append(b, binding{name: "restore", run: cmdRestore})
+	return b
 }
 
 // DUMP key: the payload, or a null for a missing key. The payload and its

@@ -13,16 +13,18 @@ import (
 // Redis's replies and error texts. Deadlines are kept in Unix milliseconds
 // (the key space's expire.go).
 
-func init() {
-	handle("expire", cmdExpire)
-	handle("pexpire", cmdExpire)
-	handle("expireat", cmdExpire)
-	handle("pexpireat", cmdExpire)
-	handle("ttl", cmdTTL)
-	handle("pttl", cmdTTL)
-	handle("expiretime", cmdTTL)
-	handle("pexpiretime", cmdTTL)
-	handle("persist", cmdPersist)
+// expiryCommands binds this file's commands to their rows of Redis's table, by name.
+func expiryCommands() (b []binding) {
+	b = append(b, binding{name: "expire", run: cmdExpire})
+	b = append(b, binding{name: "pexpire", run: cmdExpire})
+	b = append(b, binding{name: "expireat", run: cmdExpire})
+	b = append(b, binding{name: "pexpireat", run: cmdExpire})
+	b = append(b, binding{name: "ttl", run: cmdTTL})
+	b = append(b, binding{name: "pttl", run: cmdTTL})
+	b = append(b, binding{name: "expiretime", run: cmdTTL})
+	b = append(b, binding{name: "pexpiretime", run: cmdTTL})
+	b = append(b, binding{name: "persist", run: cmdPersist})
+	return b
 }
 
 var errNotInteger = replyErr("ERR value is not an integer or out of range")

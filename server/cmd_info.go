@@ -18,7 +18,11 @@ import (
 // one: where this server has no such thing (blocked clients, evictions,
 // replicas) the field says so with its true value, 0.
 
-func init() { handle("info", cmdInfo) }
+// infoCommands binds this file's commands to their rows of Redis's table, by name.
+func infoCommands() (b []binding) {
+	b = append(b, binding{name: "info", run: cmdInfo})
+	return b
+}
 
 // newRunID is a random 40-hex-digit identifier of this process's run, as
 // Redis's run_id.

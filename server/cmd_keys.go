@@ -18,19 +18,21 @@ import (
 // by all of them; DBSIZE counts them until they are dropped, as Redis's
 // does.
 
-func init() {
-	handle("del", cmdDel)
-	handle("unlink", cmdDel)
-	handle("exists", cmdExists)
-	handle("type", cmdType)
-	handle("keys", cmdKeys)
-	handle("scan", cmdScan)
-	handle("dbsize", cmdDbsize)
-	handle("flushall", cmdFlush)
-	handle("flushdb", cmdFlush)
-	handle("rename", cmdRename(false))
-	handle("renamenx", cmdRename(true))
-	handle("randomkey", cmdRandomKey)
+// keysCommands binds this file's commands to their rows of Redis's table, by name.
+func keysCommands() (b []binding) {
+	b = append(b, binding{name: "del", run: cmdDel})
+	b = append(b, binding{name: "unlink", run: cmdDel})
+	b = append(b, binding{name: "exists", run: cmdExists})
+	b = append(b, binding{name: "type", run: cmdType})
+	b = append(b, binding{name: "keys", run: cmdKeys})
+	b = append(b, binding{name: "scan", run: cmdScan})
+	b = append(b, binding{name: "dbsize", run: cmdDbsize})
+	b = append(b, binding{name: "flushall", run: cmdFlush})
+	b = append(b, binding{name: "flushdb", run: cmdFlush})
+	b = append(b, binding{name: "rename", run: cmdRename(false)})
+	b = append(b, binding{name: "renamenx", run: cmdRename(true)})
+	b = append(b, binding{name: "randomkey", run: cmdRandomKey})
+	return b
 }
 
 // RENAME key newkey: OK; RENAMENX key newkey (nx): 1, or 0 if newkey

@@ -25,12 +25,14 @@ import (
 // every logged change bumps (the key space's runLocked); EXEC aborts, answering a null
 // array, if any watched key's filter or version differs.
 
-func init() {
-	handle("multi", cmdMulti)
-	handle("exec", cmdExec)
-	handle("discard", cmdDiscard)
-	handle("watch", cmdWatch)
-	handle("unwatch", func(s *Server, cl *client, a [][]byte) { cl.unwatch(); cl.wr.WriteString("OK") })
+// multiCommands binds this file's commands to their rows of Redis's table, by name.
+func multiCommands() (b []binding) {
+	b = append(b, binding{name: "multi", run: cmdMulti})
+	b = append(b, binding{name: "exec", run: cmdExec})
+	b = append(b, binding{name: "discard", run: cmdDiscard})
+	b = append(b, binding{name: "watch", run: cmdWatch})
+	b = append(b, binding{name: "unwatch", run: func(s *Server, cl *client, a [][]byte) { cl.unwatch(); cl.wr.WriteString("OK") }})
+	return b
 }
 
 // runsInMulti reports whether a command runs at once inside MULTI rather than

@@ -36,12 +36,14 @@ import (
 // allocates it, its dict entry), so that tools comparing the two servers
 // agree; --maxmemory counts this server's own bytes all the same.
 
-func init() {
+// objectCommands binds this file's commands to their rows of Redis's table, by name.
+func objectCommands() (b []binding) {
 	for _, sub := range []string{"encoding", "freq", "idletime", "refcount", "help"} {
-		handle("object|"+sub, cmdObject)
+		b = append(b, binding{name: "object|" + sub, run: cmdObject})
 	}
-	handle("memory|usage", cmdMemoryUsage)
-	handle("memory|help", cmdMemoryHelp)
+	b = append(b, binding{name: "memory|usage", run: cmdMemoryUsage})
+	b = append(b, binding{name: "memory|help", run: cmdMemoryHelp})
+	return b
 }
 
 var objectHelp = []string{

@@ -47,24 +47,26 @@ import (
 // pending bytes count as the client's memory (maxmemory-clients), published
 // under the subscriber's lock in steps of trackOutput.
 
-func init() {
-	handle("subscribe", cmdSubscribe(pubsub.Channel))
-	handle("psubscribe", cmdSubscribe(pubsub.Pattern))
-	handle("ssubscribe", cmdSubscribe(pubsub.ShardChannel))
-	handle("unsubscribe", cmdUnsubscribe(pubsub.Channel))
-	handle("punsubscribe", cmdUnsubscribe(pubsub.Pattern))
-	handle("sunsubscribe", cmdUnsubscribe(pubsub.ShardChannel))
-	handle("publish", cmdPublish(pubsub.Channel))
-	handle("spublish", cmdPublish(pubsub.ShardChannel))
-	handle("pubsub|channels", pubsubChannels(pubsub.Channel))
-	handle("pubsub|shardchannels", pubsubChannels(pubsub.ShardChannel))
-	handle("pubsub|numsub", pubsubNumsub(pubsub.Channel))
-	handle("pubsub|shardnumsub", pubsubNumsub(pubsub.ShardChannel))
-	handle("pubsub|numpat", func(s *Server, cl *client, a [][]byte) {
+// pubsubCommands binds this file's commands to their rows of Redis's table, by name.
+func pubsubCommands() (b []binding) {
+	b = append(b, binding{name: "subscribe", run: cmdSubscribe(pubsub.Channel)})
+	b = append(b, binding{name: "psubscribe", run: cmdSubscribe(pubsub.Pattern)})
+	b = append(b, binding{name: "ssubscribe", run: cmdSubscribe(pubsub.ShardChannel)})
+	b = append(b, binding{name: "unsubscribe", run: cmdUnsubscribe(pubsub.Channel)})
+	b = append(b, binding{name: "punsubscribe", run: cmdUnsubscribe(pubsub.Pattern)})
+	b = append(b, binding{name: "sunsubscribe", run: cmdUnsubscribe(pubsub.ShardChannel)})
+	b = append(b, binding{name: "publish", run: cmdPublish(pubsub.Channel)})
+	b = append(b, binding{name: "spublish", run: cmdPublish(pubsub.ShardChannel)})
+	b = append(b, binding{name: "pubsub|channels", run: pubsubChannels(pubsub.Channel)})
+	b = append(b, binding{name: "pubsub|shardchannels", run: pubsubChannels(pubsub.ShardChannel)})
+	b = append(b, binding{name: "pubsub|numsub", run: pubsubNumsub(pubsub.Channel)})
+	b = append(b, binding{name: "pubsub|shardnumsub", run: pubsubNumsub(pubsub.ShardChannel)})
+	b = append(b, binding{name: "pubsub|numpat", run: func(s *Server, cl *client, a [][]byte) {
 		_, patterns, _ := s.ps.Counts()
 		cl.wr.WriteInt(patterns)
-	})
-	handle("pubsub|help", func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, pubsubHelp) })
+	}})
+	b = append(b, binding{name: "pubsub|help", run: func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, pubsubHelp) }})
+	return b
 }
 
 var pubsubHelp = []string{

@@ -8,36 +8,38 @@ import (
 
 // The server commands: COMMAND, SAVE, BGSAVE, LASTSAVE, INFO, TIME.
 
-func init() {
-	handle("command", cmdCommand)
+// serverCommands binds this file's commands to their rows of Redis's table, by name.
+func serverCommands() (b []binding) {
+	b = append(b, binding{name: "command", run: cmdCommand})
 	for _, sub := range []string{"count", "info", "docs", "list", "getkeys", "getkeysandflags", "help"} {
-		handle("command|"+sub, cmdCommandSub)
+		b = append(b, binding{name: "command|" + sub, run: cmdCommandSub})
 	}
-	handle("save", cmdSave)
-	handle("bgsave", cmdBgsave)
-	handle("lastsave", cmdLastsave)
+	b = append(b, binding{name: "save", run: cmdSave})
+	b = append(b, binding{name: "bgsave", run: cmdBgsave})
+	b = append(b, binding{name: "lastsave", run: cmdLastsave})
+	return b
 }
 
 // COMMAND and its subcommands answer from package command's table.
 func cmdCommand(s *Server, cl *client, a [][]byte) {
-	command.ReplyCommand(cl.wr, moduleACL(s.filterDefaults().Compat))
+	s.cmds.table.ReplyCommand(cl.wr, moduleACL(s.filterDefaults().Compat))
 }
 
 func cmdCommandSub(s *Server, cl *client, a [][]byte) {
 	var msg string
 	switch strings.ToLower(string(a[1])) {
 	case "count":
-		command.ReplyCount(cl.wr)
+		s.cmds.table.ReplyCount(cl.wr)
 	case "info":
-		command.ReplyInfo(cl.wr, a, moduleACL(s.filterDefaults().Compat))
+		s.cmds.table.ReplyInfo(cl.wr, a, moduleACL(s.filterDefaults().Compat))
 	case "docs":
-		command.ReplyDocs(cl.wr, a, moduleDocs(s.filterDefaults()))
+		s.cmds.table.ReplyDocs(cl.wr, a, moduleDocs(s.filterDefaults()))
 	case "list":
-		msg = command.ReplyList(cl.wr, a, moduleACL(s.filterDefaults().Compat))
+		msg = s.cmds.table.ReplyList(cl.wr, a, moduleACL(s.filterDefaults().Compat))
 	case "getkeys":
-		msg = command.ReplyGetKeys(cl.wr, a, false)
+		msg = s.cmds.table.ReplyGetKeys(cl.wr, a, false)
 	case "getkeysandflags":
-		msg = command.ReplyGetKeys(cl.wr, a, true)
+		msg = s.cmds.table.ReplyGetKeys(cl.wr, a, true)
 	case "help":
 		command.ReplyHelp(cl.wr)
 	}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server"
-	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -180,7 +179,7 @@ var unsampled = map[string]string{
 // (COMMAND does: its arity is -1).
 func sampledCommands() []string {
 	var out []string
-	for _, c := range command.All() {
+	for _, c := range server.CommandTable().All() {
 		if len(c.Subs) == 0 || c.ArityOK(1) {
 			out = append(out, c.Name)
 		}

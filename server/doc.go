@@ -13,10 +13,13 @@
 //     command table, arity, authentication, limits, MULTI's queue);
 //   - cmd_*.go: the commands, one file per group (cmd_cf.go, cmd_keys.go,
 //     cmd_conn.go, cmd_client.go, cmd_server.go, cmd_multi.go,
-//     cmd_admin.go, cmd_config.go, ...). cmd_cf.go holds the CF family's
-//     rows of the command table beside their handlers, as a Redis module
-//     registers its commands; Redis's own commands' rows are in
-//     internal/command. cmd_config.go holds the one table of settings, from
+//     cmd_admin.go, cmd_config.go, ...). Each returns its bindings (a
+//     function a file, listed by families in exec.go): cmd_cf.go the CF
+//     family's rows of the command table beside their handlers, as a
+//     Redis module registers its commands, the others their handlers of
+//     Redis's rows (internal/command), by name. New builds the table and
+//     binds them once, and refuses a binding to no row, two handlers for
+//     one, or a row with no handler. cmd_config.go holds the one table of settings, from
 //     which settings_flags.go makes cuckoo serve's flags and
 //     docs/settings.md;
 //   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
@@ -15,26 +14,25 @@ import (
 // handler runs one command; args[0] is its name as the client sent it.
 type handler func(s *Server, cl *client, args [][]byte)
 
-// handlers binds command.Spec names ("cf.add", "client|list") to their
-// handlers; filled by the init functions of the cmd_*.go files. Every other
-// fact about a command is in package command's table, the one source of
-// truth for arity, flags, ACL categories, key positions and docs: Redis's
-// own commands' rows are in that package, the CF family's are registered
-// beside their handlers (define).
-var handlers = map[string]handler{}
-
-func handle(name string, h handler) {
-	if command.Find(name) == nil || handlers[name] != nil {
-		panic("server: handler for an unknown or bound command " + name)
-	}
-	handlers[name] = h
+// binding is one command's handler, and its row of the command table if
+// its family keeps its rows beside its handlers (the CF commands, as a
+// Redis module registers its own); a binding with no spec binds the row of
+// Redis's command named name (package command's rows, one file a group).
+// Each family's cmd_*.go file returns its bindings (families).
+type binding struct {
+	name string        // Redis's row: "config|get"; unused with spec
+	spec *command.Spec // the family's own row
+	run  handler
 }
 
-// define adds a family's row to the command table with its handler, for
-// the families that keep their rows beside their handlers (cmd_cf.go).
-func define(spec *command.Spec, h handler) {
-	command.Register(spec)
-	handle(spec.Name, h)
+// families are the command families' bindings, one function a file.
+func families() [][]binding {
+	return [][]binding{
+		aclCommands(), adminCommands(), cfCommands(), clientCommands(), clusterCommands(),
+		clusterMigrateCommands(), configCommands(), connCommands(), debugCommands(), dumpCommands(),
+		expiryCommands(), infoCommands(), keysCommands(), multiCommands(), objectCommands(),
+		pubsubCommands(), replCommands(), serverCommands(),
+	}
 }
 
 // bound is a command with its handler, and the spec's facts the dispatcher
@@ -42,7 +40,7 @@ func define(spec *command.Spec, h handler) {
 type bound struct {
 	spec *command.Spec
 	run  handler
-	id   int32 // index in boundNames: CLIENT LIST's cmd field, the ACL's command id
+	id   int32 // index in commandSet.names: CLIENT LIST's cmd field, the ACL's command id
 	// noAuth: runs before authentication; inMulti: runs at once inside
 	// MULTI (EXEC, DISCARD, ...) instead of being queued; noMulti: refused
 	// inside MULTI.
@@ -53,65 +51,110 @@ type bound struct {
 	dataArg                  int
 }
 
-// commands maps lower-case names to bound commands and subcommands
-// ("client|list"); boundNames are their names by id. Both are built once,
-// by bindCommands (from New), from the table and the handlers, and only
-// read after.
-var (
-	commands   map[string]*bound
-	boundNames []string
-	// aclCatalogs are the commands by ACL category, by ModuleACL: RedisBloom
+// commandSet is the server's commands: the table (every row) and the bound
+// commands and subcommands by lower-case name ("client|list"), their names
+// by id, and the commands by ACL category. New builds it once
+// (newCommandSet); it is only read after.
+type commandSet struct {
+	table  *command.Table
+	byName map[string]*bound
+	names  []string
+	// acl are the commands by ACL category, by ModuleACL: RedisBloom
 	// 8.6's (module commands in the categories they name) and 2.6's (with
 	// those their flags imply, as Redis 7 derives them).
-	aclCatalogs [2]*acl.Catalog
-	bindOnce    sync.Once
-)
+	acl [2]*acl.Catalog
+}
 
-func bindCommands() {
-	bindOnce.Do(func() {
-		m := map[string]*bound{}
-		bind := func(x *command.Spec, run handler) {
-			m[x.Name] = &bound{spec: x, run: run, id: int32(len(boundNames)),
-				noAuth: x.Flags&command.NoAuth != 0, inMulti: runsInMulti(x),
-				noMulti: x.Flags&command.NoMulti != 0, write: x.Flags&command.Write != 0, dataArg: x.DataArg,
-				asking: x.Flags&command.Asking != 0, soleKey: x.SoleKey()}
-			boundNames = append(boundNames, x.Name)
+// CommandTable returns a server's command table, Redis's rows and its
+// families' own, as New builds it: for the tests of package command.
+func CommandTable() *command.Table {
+	cs, err := newCommandSet(families())
+	if err != nil {
+		panic(err)
+	}
+	return cs.table
+}
+
+// newCommandSet builds the table from Redis's rows and fams' own,
+// binds every binding to its row, and errs on a binding to no row or to a
+// row bound already, and on a row of Redis's with no handler: a command
+// the server lists must run.
+func newCommandSet(fams [][]binding) (*commandSet, error) {
+	specs := command.Redis()
+	for _, fam := range fams {
+		for _, b := range fam {
+			if b.spec != nil {
+				specs = append(specs, b.spec)
+			}
 		}
-		for _, c := range command.All() {
-			for _, x := range append([]*command.Spec{c}, c.Subs...) {
-				run := handlers[x.Name]
-				if run == nil && x.Container() != nil {
-					run = handlers[x.Container().Name]
+	}
+	table, err := command.NewTable(specs)
+	if err != nil {
+		return nil, err
+	}
+	run := map[string]handler{}
+	var errs []error
+	for _, fam := range fams {
+		for _, b := range fam {
+			name := b.name
+			if b.spec != nil {
+				name = b.spec.Name
+			}
+			switch {
+			case table.Find(name) == nil:
+				errs = append(errs, fmt.Errorf("server: a handler for %q, which is not in the command table", name))
+			case run[name] != nil:
+				errs = append(errs, fmt.Errorf("server: two handlers for %q", name))
+			}
+			run[name] = b.run
+		}
+	}
+	cs := &commandSet{table: table, byName: map[string]*bound{}}
+	bind := func(x *command.Spec, run handler) {
+		cs.byName[x.Name] = &bound{spec: x, run: run, id: int32(len(cs.names)),
+			noAuth: x.Flags&command.NoAuth != 0, inMulti: runsInMulti(x),
+			noMulti: x.Flags&command.NoMulti != 0, write: x.Flags&command.Write != 0, dataArg: x.DataArg,
+			asking: x.Flags&command.Asking != 0, soleKey: x.SoleKey()}
+		cs.names = append(cs.names, x.Name)
+	}
+	for _, c := range table.All() {
+		for _, x := range append([]*command.Spec{c}, c.Subs...) {
+			h := run[x.Name]
+			if h == nil && x.Container() != nil {
+				h = run[x.Container().Name]
+			}
+			if h == nil {
+				if x.Container() == nil && len(x.Subs) == 0 {
+					errs = append(errs, fmt.Errorf("server: no handler for %q", x.Name))
 				}
-				if run != nil {
-					bind(x, run)
-					if x.Container() != nil && m[c.Name] == nil {
-						// A container is served when a subcommand is;
-						// its arity keeps a request without one out.
-						bind(c, nil)
-					}
+				continue
+			}
+			bind(x, h)
+			if x.Container() != nil && cs.byName[c.Name] == nil {
+				// A container is served when a subcommand is; its
+				// arity keeps a request without one out.
+				bind(c, nil)
+			}
+		}
+	}
+	for i := range cs.acl {
+		cmds := make([]acl.Command, len(cs.names))
+		for _, b := range cs.byName {
+			cmds[b.id] = acl.Command{ID: int(b.id), Name: b.spec.Name, Categories: b.spec.Categories(command.ModuleACL(i))}
+			for _, sub := range b.spec.Subs {
+				if sb := cs.byName[sub.Name]; sb != nil {
+					cmds[b.id].Subs = append(cmds[b.id].Subs, int(sb.id))
 				}
 			}
 		}
-		commands = m
-		for i := range aclCatalogs {
-			cmds := make([]acl.Command, len(boundNames))
-			for _, b := range m {
-				cmds[b.id] = acl.Command{ID: int(b.id), Name: b.spec.Name, Categories: b.spec.Categories(command.ModuleACL(i))}
-				for _, sub := range b.spec.Subs {
-					if sb := m[sub.Name]; sb != nil {
-						cmds[b.id].Subs = append(cmds[b.id].Subs, int(sb.id))
-					}
-				}
-			}
-			aclCatalogs[i] = acl.NewCatalog(cmds)
-		}
-	})
+		cs.acl[i] = acl.NewCatalog(cmds)
+	}
+	return cs, errors.Join(errs...)
 }
 
 // lookup returns the bound command args names, and for a container its
 // subcommand, or the error to answer.
-func lookup(args [][]byte) (*bound, string) {
+func (cs *commandSet) lookup(args [][]byte) (*bound, string) {
 	var lower [32]byte
 	name := args[0]
 	var b *bound
@@ -122,7 +165,7 @@ func lookup(args [][]byte) (*bound, string) {
 			}
 			lower[i] = ch
 		}
-		b = commands[string(lower[:len(name)])]
+		b = cs.byName[string(lower[:len(name)])]
 	}
 	if b == nil {
 		return nil, fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", printable(name, 64), argsPreview(args[1:]))
@@ -134,13 +177,13 @@ func lookup(args [][]byte) (*bound, string) {
 		return b, ""
 	}
 	sub := b.spec.LookupSub(args[1])
-	if sub == nil || commands[sub.Name] == nil {
+	if sub == nil || cs.byName[sub.Name] == nil {
 		return nil, fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", printable(args[1], 64), strings.ToUpper(b.spec.Name))
 	}
 	if !sub.ArityOK(len(args)) {
 		return nil, fmt.Sprintf("ERR wrong number of arguments for '%s' command", sub.Name)
 	}
-	return commands[sub.Name], ""
+	return cs.byName[sub.Name], ""
 }
 
 // exec runs one command and writes its reply to cl.wr. It never panics on
@@ -151,7 +194,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	if len(args) == 0 {
 		return
 	}
-	cmd, msg := lookup(args)
+	cmd, msg := s.cmds.lookup(args)
 	if cmd != nil && !cmd.noAuth {
 		msg = s.permitted(cl, cmd, args)
 	}

@@ -41,20 +41,13 @@ type ahead struct {
 }
 
 // prefetchable reports whether args is a command whose one item's buckets
-// are worth touching ahead: name, key, item.
-func prefetchable(args [][]byte) bool {
+// are worth touching ahead, name, key, item: its row says so (ReadAhead).
+func (s *Server) prefetchable(args [][]byte) bool {
 	if len(args) != 3 {
 		return false
 	}
-	switch name := args[0]; len(name) {
-	case 6:
-		return bytes.EqualFold(name, []byte("cf.add")) || bytes.EqualFold(name, []byte("cf.del"))
-	case 8:
-		return bytes.EqualFold(name, []byte("cf.addnx")) || bytes.EqualFold(name, []byte("cf.count"))
-	case 9:
-		return bytes.EqualFold(name, []byte("cf.exists"))
-	}
-	return false
+	spec := s.cmds.table.Lookup(args[0])
+	return spec != nil && spec.ReadAhead
 }
 
 // nextRequest returns cl's next request, or nil when none is complete in
@@ -72,14 +65,14 @@ func (s *Server) nextRequest(cl *client, rd *resp.Reader, lim resp.Limits) ([][]
 		return args, err
 	}
 	args, err := rd.Next(s.mayProceed(cl), lim)
-	if err != nil || !prefetchable(args) || !s.mayProceed(cl) || s.noReadAhead {
+	if err != nil || !s.prefetchable(args) || !s.mayProceed(cl) || s.noReadAhead {
 		return args, err
 	}
 	a.reqs, a.args, a.next = a.reqs[:0], a.args[:0], 0
 	a.keep(args)
 	for len(a.reqs) < aheadMax {
 		more, err := rd.Next(true, lim)
-		if err != nil || more == nil || !prefetchable(more) {
+		if err != nil || more == nil || !s.prefetchable(more) {
 			a.tail, a.err = more, err
 			break
 		}

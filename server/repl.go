@@ -39,13 +39,15 @@ import (
 // The linearization point of a write for replication is its feed; of a full
 // copy, the gate's exclusive lock.
 
-func init() {
-	handle("psync", cmdPsync)
-	handle("replconf", cmdReplconf)
-	handle("wait", cmdWait)
-	handle("role", cmdRole)
-	handle("replicaof", cmdReplicaof)
-	handle("slaveof", cmdReplicaof)
+// replCommands binds this file's commands to their rows of Redis's table, by name.
+func replCommands() (b []binding) {
+	b = append(b, binding{name: "psync", run: cmdPsync})
+	b = append(b, binding{name: "replconf", run: cmdReplconf})
+	b = append(b, binding{name: "wait", run: cmdWait})
+	b = append(b, binding{name: "role", run: cmdRole})
+	b = append(b, binding{name: "replicaof", run: cmdReplicaof})
+	b = append(b, binding{name: "slaveof", run: cmdReplicaof})
+	return b
 }
 
 // defaultBacklog is repl-backlog-size's default, as Redis's.

@@ -170,7 +170,7 @@ func (s *Server) execRefusal(queued [][][]byte) string {
 		return ""
 	}
 	for _, q := range queued {
-		if cmd, _ := lookup(q); cmd != nil && cmd.write {
+		if cmd, _ := s.cmds.lookup(q); cmd != nil && cmd.write {
 			return "EXECABORT Transaction discarded because of: " + errNoReplicas
 		}
 	}

@@ -112,6 +112,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	store   *keyspace.Store
+	cmds    *commandSet // the command table and its handlers (exec.go)
 	dir     string
 	dirLock *os.File // held while the server owns dir (lockDir)
 	metrics *Metrics
@@ -175,7 +176,10 @@ type Server struct {
 // New returns a server for cfg. With cfg.Dir it recovers the data directory
 // first, and fails if the directory holds damaged data (see doc.go).
 func New(cfg Config) (*Server, error) {
-	bindCommands()
+	cmds, err := newCommandSet(families())
+	if err != nil {
+		return nil, err
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
@@ -184,7 +188,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{
+	s := &Server{cmds: cmds,
 		cfg:     cfg,
 		log:     log,
 		store:   keyspace.NewStore(cfg.MaxMemory, maxFilterMemory(cfg.MaxFilterMemory)),
@@ -200,7 +204,7 @@ func New(cfg Config) (*Server, error) {
 	s.lastSave.Store(time.Now().Unix())
 	// Users' category rules resolve against the categories of the
 	// RedisBloom release in force at startup (redisbloom-compat).
-	s.userCatalog = aclCatalogs[moduleACL(cfg.FilterDefaults.Compat)]
+	s.userCatalog = cmds.acl[moduleACL(cfg.FilterDefaults.Compat)]
 	s.users = acl.NewRegistry(s.userCatalog)
 	s.aclLog = acl.NewLog(aclLogMax)
 	s.initConfig(cfg) // sets the default user's password from requirepass

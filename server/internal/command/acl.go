@@ -2,13 +2,13 @@ package command
 
 // ACL and its subcommands, with Redis 7.2's facts.
 
-func init() {
+func aclSpecs() []*Spec {
 	sub := func(name string, arity int, flags Flag, summary, complexity string, args ...Arg) *Spec {
 		return &Spec{Name: "acl|" + name, Arity: arity, Flags: flags | NoScript | Loading | Stale,
 			Summary: summary, Since: "6.0.0", Group: "server", Complexity: complexity, Args: args}
 	}
 	username := Arg{Name: "username", Type: String}
-	Register(&Spec{
+	specs := []*Spec{&Spec{
 		Name: "acl", Arity: -2, Summary: "Groups the commands that manage users and their permissions",
 		Since: "6.0.0", Group: "server", Complexity: "Depends on the subcommand",
 		Subs: []*Spec{
@@ -36,12 +36,14 @@ func init() {
 			{Name: "acl|help", Arity: 2, Flags: Loading | Stale, Summary: "Lists the ACL subcommands",
 				Since: "6.0.0", Group: "server", Complexity: "O(1)"},
 		},
-	})
+	},
+	}
 	for _, name := range []string{"acl|setuser", "acl|deluser", "acl|save"} {
-		for _, s := range table["acl"].Subs {
+		for _, s := range specs[0].Subs {
 			if s.Name == name {
 				s.Tips = []string{"request_policy:all_nodes", "response_policy:all_succeeded"}
 			}
 		}
 	}
+	return specs
 }

@@ -6,13 +6,13 @@ package command
 // categories and tips; and CUCKOO.CLUSTER, this server's own admin command
 // that sets the topology (no gossip: an operator pushes it to every node).
 
-func init() {
+func clusterSpecs() []*Spec {
 	sub := func(name string, arity int, flags Flag, tips []string, summary, complexity, since string, args ...Arg) *Spec {
 		return &Spec{Name: "cluster|" + name, Arity: arity, Flags: flags, Tips: tips,
 			Summary: summary, Since: since, Group: "cluster", Complexity: complexity, Args: args}
 	}
 	nondet := []string{"nondeterministic_output"}
-	Register(
+	return []*Spec{
 		&Spec{Name: "cluster", Arity: -2, Summary: "A container for the cluster commands",
 			Since: "3.0.0", Group: "cluster", Complexity: "Depends on subcommand",
 			Subs: []*Spec{
@@ -57,5 +57,5 @@ func init() {
 					Summary: "Returns the node's cluster topology (JSON)",
 					Since:   "1.0.0", Group: "cluster", Complexity: "O(n) for n nodes and slot ranges"},
 			}},
-	)
+	}
 }

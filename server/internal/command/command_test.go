@@ -8,15 +8,19 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/cuckoohash/cuckoo/server" // the CF family's rows, registered beside their handlers
+	"github.com/cuckoohash/cuckoo/server"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
+// table is the server's command table: Redis's rows and the CF family's,
+// which the server keeps beside their handlers.
+var table = server.CommandTable()
+
 // every returns every command and subcommand.
 func every() []*command.Spec {
 	var out []*command.Spec
-	for _, c := range command.All() {
+	for _, c := range table.All() {
 		out = append(out, c)
 		out = append(out, c.Subs...)
 	}
@@ -142,7 +146,7 @@ func TestCommandsPresent(t *testing.T) {
 		"command|help": "server",
 	}
 	for name, group := range groups {
-		s := command.Find(name)
+		s := table.Find(name)
 		if s == nil {
 			t.Errorf("%s: missing", name)
 			continue
@@ -151,10 +155,10 @@ func TestCommandsPresent(t *testing.T) {
 			t.Errorf("%s: group %q, want %q", name, s.Group, group)
 		}
 	}
-	if n := len(command.Find("client").Subs); n != 11 {
+	if n := len(table.Find("client").Subs); n != 11 {
 		t.Errorf("client has %d subcommands, want 11", n)
 	}
-	if n := len(command.Find("command").Subs); n != 7 {
+	if n := len(table.Find("command").Subs); n != 7 {
 		t.Errorf("command has %d subcommands, want 7", n)
 	}
 }
@@ -183,7 +187,7 @@ func TestFacts(t *testing.T) {
 		{"pubsub|numpat", 2, command.PubSub | command.Loading | command.Stale, "", ""},
 		{"pubsub|help", 2, command.Loading | command.Stale, "", ""},
 	} {
-		s := command.Find(tc.name)
+		s := table.Find(tc.name)
 		if s == nil {
 			t.Errorf("%s: missing", tc.name)
 			continue
@@ -197,17 +201,17 @@ func TestFacts(t *testing.T) {
 
 func TestLookup(t *testing.T) {
 	for _, name := range []string{"del", "DEL", "Del", "cf.add", "CF.ADD", "Cf.Add", "client"} {
-		s := command.Lookup([]byte(name))
+		s := table.Lookup([]byte(name))
 		if s == nil || s.Name != strings.ToLower(name) {
 			t.Errorf("Lookup(%q) = %v", name, s)
 		}
 	}
 	for _, name := range []string{"", "nosuch", "client|list", "client list", strings.Repeat("a", 40)} {
-		if s := command.Lookup([]byte(name)); s != nil {
+		if s := table.Lookup([]byte(name)); s != nil {
 			t.Errorf("Lookup(%q) = %s, want nil", name, s.Name)
 		}
 	}
-	client := command.Lookup([]byte("client"))
+	client := table.Lookup([]byte("client"))
 	if s := client.LookupSub([]byte("LiSt")); s == nil || s.Name != "client|list" {
 		t.Errorf("LookupSub(LiSt) = %v", s)
 	}
@@ -215,19 +219,19 @@ func TestLookup(t *testing.T) {
 		t.Errorf("LookupSub(nosuch) = %s", s.Name)
 	}
 	for _, name := range []string{"client|list", "CLIENT|LIST", "client list"} {
-		if s := command.Find(name); s == nil || s.Name != "client|list" {
+		if s := table.Find(name); s == nil || s.Name != "client|list" {
 			t.Errorf("Find(%q) = %v", name, s)
 		}
 	}
 	for _, name := range []string{"client|nosuch", "del|x", "client|list|x", "nosuch"} {
-		if s := command.Find(name); s != nil {
+		if s := table.Find(name); s != nil {
 			t.Errorf("Find(%q) = %s, want nil", name, s.Name)
 		}
 	}
 
 	name, sub := []byte("CF.Exists"), []byte("LIST")
 	allocs := testing.AllocsPerRun(100, func() {
-		if command.Lookup(name) == nil || client.LookupSub(sub) == nil {
+		if table.Lookup(name) == nil || client.LookupSub(sub) == nil {
 			t.Fatal("not found")
 		}
 	})
@@ -252,7 +256,7 @@ func TestCategories(t *testing.T) {
 		"command":     "slow connection",
 	} {
 		for _, m := range []command.ModuleACL{command.ModuleACLAsGiven, command.ModuleACLImplied} {
-			if got := strings.Join(command.Find(name).Categories(m), " "); got != want {
+			if got := strings.Join(table.Find(name).Categories(m), " "); got != want {
 				t.Errorf("%s (ModuleACL %d): categories %q, want %q", name, m, got, want)
 			}
 		}
@@ -269,17 +273,17 @@ func TestCategories(t *testing.T) {
 		{"cf.reserve", "write fast cuckoo", "write fast cuckoo"},
 		{"cf.info", "read fast cuckoo", "read fast cuckoo"},
 	} {
-		if got := strings.Join(command.Find(tc.name).Categories(command.ModuleACLAsGiven), " "); got != tc.redis8 {
+		if got := strings.Join(table.Find(tc.name).Categories(command.ModuleACLAsGiven), " "); got != tc.redis8 {
 			t.Errorf("%s as Redis 8: categories %q, want %q", tc.name, got, tc.redis8)
 		}
-		if got := strings.Join(command.Find(tc.name).Categories(command.ModuleACLImplied), " "); got != tc.redis7 {
+		if got := strings.Join(table.Find(tc.name).Categories(command.ModuleACLImplied), " "); got != tc.redis7 {
 			t.Errorf("%s as Redis 7: categories %q, want %q", tc.name, got, tc.redis7)
 		}
 	}
-	if !command.Find("flushall").InCategory("dangerous", 0) || command.Find("del").InCategory("read", 0) {
+	if !table.Find("flushall").InCategory("dangerous", 0) || table.Find("del").InCategory("read", 0) {
 		t.Error("InCategory")
 	}
-	if command.Find("cf.add").InCategory("slow", command.ModuleACLAsGiven) || !command.Find("cf.add").InCategory("slow", command.ModuleACLImplied) {
+	if table.Find("cf.add").InCategory("slow", command.ModuleACLAsGiven) || !table.Find("cf.add").InCategory("slow", command.ModuleACLImplied) {
 		t.Error("InCategory(cf.add, slow)")
 	}
 	s := &command.Spec{Flags: command.ReadOnly, ACL: "scripting"}
@@ -317,7 +321,7 @@ func TestKeyPositions(t *testing.T) {
 		{"PING", nil},
 	} {
 		args := split(tc.req)
-		got := command.Lookup(args[0]).KeyPositions(args)
+		got := table.Lookup(args[0]).KeyPositions(args)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.req, got, tc.want)
 		}
@@ -428,7 +432,7 @@ func TestReplyGetKeys(t *testing.T) {
 	} {
 		args := split("COMMAND GETKEYS " + tc.req)
 		var msg string
-		got := reply(t, 3, func(w *resp.Writer) { msg = command.ReplyGetKeys(w, args, tc.flags) })
+		got := reply(t, 3, func(w *resp.Writer) { msg = table.ReplyGetKeys(w, args, tc.flags) })
 		if msg != tc.err || got != tc.want {
 			t.Errorf("GETKEYS %s: %q, error %q; want %q, error %q", tc.req, got, msg, tc.want, tc.err)
 		}
@@ -463,7 +467,7 @@ func cfAddInfo(resp3 bool) string {
 func TestReplyInfo(t *testing.T) {
 	args := split("COMMAND INFO CF.ADD")
 	for proto, want := range map[int]string{2: cfAddInfo(false), 3: cfAddInfo(true)} {
-		if got := reply(t, proto, func(w *resp.Writer) { command.ReplyInfo(w, args, command.ModuleACLImplied) }); got != want {
+		if got := reply(t, proto, func(w *resp.Writer) { table.ReplyInfo(w, args, command.ModuleACLImplied) }); got != want {
 			t.Errorf("RESP%d:\n got %q\nwant %q", proto, got, want)
 		}
 	}
@@ -471,23 +475,23 @@ func TestReplyInfo(t *testing.T) {
 	// Unknown names are nulls; a subcommand is named with '|' only; the
 	// legacy key fields of DEL.
 	got := reply(t, 2, func(w *resp.Writer) {
-		command.ReplyInfo(w, [][]byte{[]byte("COMMAND"), []byte("INFO"), []byte("nosuch"), []byte("client list")}, 0)
+		table.ReplyInfo(w, [][]byte{[]byte("COMMAND"), []byte("INFO"), []byte("nosuch"), []byte("client list")}, 0)
 	})
 	if got != lines("*2", "$-1", "$-1") {
 		t.Errorf("unknown names: %q", got)
 	}
-	got = reply(t, 2, func(w *resp.Writer) { command.ReplyInfo(w, split("COMMAND INFO del"), 0) })
+	got = reply(t, 2, func(w *resp.Writer) { table.ReplyInfo(w, split("COMMAND INFO del"), 0) })
 	if !strings.HasPrefix(got, lines("*1", "*10", bulk("del"), ":-2", "*1", "+write", ":1", ":-1", ":1")) {
 		t.Errorf("del: %q", got)
 	}
-	got = reply(t, 3, func(w *resp.Writer) { command.ReplyInfo(w, split("COMMAND INFO client|list"), 0) })
+	got = reply(t, 3, func(w *resp.Writer) { table.ReplyInfo(w, split("COMMAND INFO client|list"), 0) })
 	if !strings.HasPrefix(got, lines("*1", "*10", bulk("client|list"), ":-2")) {
 		t.Errorf("client|list: %q", got)
 	}
 }
 
 func TestReplyDocs(t *testing.T) {
-	cf := command.Find("cf.add")
+	cf := table.Find("cf.add")
 	if cf.ModuleComplexity == "" || cf.ModuleComplexity == cf.Complexity {
 		t.Fatalf("cf.add's ModuleComplexity %q, Complexity %q", cf.ModuleComplexity, cf.Complexity)
 	}
@@ -516,20 +520,20 @@ func TestReplyDocs(t *testing.T) {
 			m(3), bulk("name"), bulk("item"), bulk("type"), bulk("string"),
 			bulk("display_text"), bulk("item"),
 		)
-		got := reply(t, proto, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS cf.add nosuch"), c.module) })
+		got := reply(t, proto, func(w *resp.Writer) { table.ReplyDocs(w, split("COMMAND DOCS cf.add nosuch"), c.module) })
 		if got != want {
 			t.Errorf("RESP%d, module %v:\n got %q\nwant %q", proto, c.module, got, want)
 		}
 	}
 	// A command without a module's complexity keeps its own.
 	for _, module := range []bool{false, true} {
-		got := reply(t, 2, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS cf.reserve"), module) })
+		got := reply(t, 2, func(w *resp.Writer) { table.ReplyDocs(w, split("COMMAND DOCS cf.reserve"), module) })
 		if !strings.Contains(got, lines(bulk("complexity"), bulk("O(1)"))) {
 			t.Errorf("cf.reserve, module %v: %q", module, got)
 		}
 	}
 
-	got := reply(t, 3, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS quit"), false) })
+	got := reply(t, 3, func(w *resp.Writer) { table.ReplyDocs(w, split("COMMAND DOCS quit"), false) })
 	for _, part := range []string{
 		lines(bulk("doc_flags"), "~1", "+deprecated"),
 		lines(bulk("deprecated_since"), bulk("7.2.0")),
@@ -539,7 +543,7 @@ func TestReplyDocs(t *testing.T) {
 			t.Errorf("quit docs %q lack %q", got, part)
 		}
 	}
-	got = reply(t, 3, func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS client|kill"), false) })
+	got = reply(t, 3, func(w *resp.Writer) { table.ReplyDocs(w, split("COMMAND DOCS client|kill"), false) })
 	want := lines("%4", bulk("name"), bulk("old-format"), bulk("type"), bulk("string"),
 		bulk("display_text"), bulk("ip:port"), bulk("deprecated_since"), bulk("2.8.12"))
 	if !strings.Contains(got, want) {
@@ -553,10 +557,10 @@ func TestReplyDocs(t *testing.T) {
 func TestRepliesWellFormed(t *testing.T) {
 	for _, proto := range []int{2, 3} {
 		for name, f := range map[string]func(w *resp.Writer){
-			"COMMAND":      func(w *resp.Writer) { command.ReplyCommand(w, command.ModuleACLAsGiven) },
-			"COMMAND as 7": func(w *resp.Writer) { command.ReplyCommand(w, command.ModuleACLImplied) },
-			"COMMAND DOCS": func(w *resp.Writer) { command.ReplyDocs(w, split("COMMAND DOCS"), false) },
-			"COMMAND LIST": func(w *resp.Writer) { command.ReplyList(w, split("COMMAND LIST"), 0) },
+			"COMMAND":      func(w *resp.Writer) { table.ReplyCommand(w, command.ModuleACLAsGiven) },
+			"COMMAND as 7": func(w *resp.Writer) { table.ReplyCommand(w, command.ModuleACLImplied) },
+			"COMMAND DOCS": func(w *resp.Writer) { table.ReplyDocs(w, split("COMMAND DOCS"), false) },
+			"COMMAND LIST": func(w *resp.Writer) { table.ReplyList(w, split("COMMAND LIST"), 0) },
 			"COMMAND HELP": command.ReplyHelp,
 		} {
 			b := []byte(reply(t, proto, f))
@@ -608,7 +612,7 @@ func parse(b []byte) ([]byte, error) {
 
 func TestReplyList(t *testing.T) {
 	var cfs []string
-	for _, s := range command.All() {
+	for _, s := range table.All() {
 		if strings.HasPrefix(s.Name, "cf.") {
 			cfs = append(cfs, s.Name)
 		}
@@ -617,7 +621,7 @@ func TestReplyList(t *testing.T) {
 		t.Fatalf("%d cf commands: %v", len(cfs), cfs)
 	}
 	var clientSubs []string
-	for _, s := range command.Find("client").Subs {
+	for _, s := range table.Find("client").Subs {
 		clientSubs = append(clientSubs, s.Name)
 	}
 	for _, tc := range []struct {
@@ -638,19 +642,19 @@ func TestReplyList(t *testing.T) {
 		{req: "COMMAND LIST bf", err: "ERR syntax error"},
 	} {
 		var msg string
-		got := reply(t, 2, func(w *resp.Writer) { msg = command.ReplyList(w, split(tc.req), 0) })
+		got := reply(t, 2, func(w *resp.Writer) { msg = table.ReplyList(w, split(tc.req), 0) })
 		if msg != tc.err || got != tc.want {
 			t.Errorf("%s: %q, error %q; want %q, error %q", tc.req, got, msg, tc.want, tc.err)
 		}
 	}
 	// An empty module name lists no command (Redis finds no such module).
 	got := reply(t, 2, func(w *resp.Writer) {
-		command.ReplyList(w, [][]byte{[]byte("COMMAND"), []byte("LIST"), []byte("FILTERBY"), []byte("MODULE"), {}}, 0)
+		table.ReplyList(w, [][]byte{[]byte("COMMAND"), []byte("LIST"), []byte("FILTERBY"), []byte("MODULE"), {}}, 0)
 	})
 	if got != bulks() {
 		t.Errorf("module \"\": %q", got)
 	}
-	got = reply(t, 2, func(w *resp.Writer) { command.ReplyList(w, split("COMMAND LIST"), 0) })
+	got = reply(t, 2, func(w *resp.Writer) { table.ReplyList(w, split("COMMAND LIST"), 0) })
 	if want := bulks(namesOf(every())...); got != want {
 		t.Errorf("COMMAND LIST: %q, want %q", got, want)
 	}
@@ -665,13 +669,13 @@ func namesOf(specs []*command.Spec) []string {
 }
 
 func TestReplyCount(t *testing.T) {
-	want := fmt.Sprintf(":%d\r\n", len(command.All()))
+	want := fmt.Sprintf(":%d\r\n", len(table.All()))
 	for _, proto := range []int{2, 3} {
-		if got := reply(t, proto, command.ReplyCount); got != want {
+		if got := reply(t, proto, table.ReplyCount); got != want {
 			t.Errorf("RESP%d: %q, want %q", proto, got, want)
 		}
 	}
-	if n := len(command.All()); n < 36 {
+	if n := len(table.All()); n < 36 {
 		t.Errorf("%d commands, want at least the 36 the server serves", n)
 	}
 }
@@ -681,7 +685,7 @@ func TestReplyCount(t *testing.T) {
 func TestSoleKey(t *testing.T) {
 	for name, want := range map[string]int{"cf.add": 1, "cf.exists": 1, "restore-asking": 1, "memory|usage": 2,
 		"del": 0, "exists": 0, "migrate": 0, "rename": 0, "ping": 0, "cuckoo.cluster|setconfig": 0} {
-		s := command.Find(name)
+		s := table.Find(name)
 		if s == nil {
 			t.Fatalf("%s is not in the table", name)
 		}
@@ -689,7 +693,7 @@ func TestSoleKey(t *testing.T) {
 			t.Errorf("%s: SoleKey = %d, want %d", name, got, want)
 		}
 	}
-	for _, s := range command.All() {
+	for _, s := range table.All() {
 		for _, x := range append([]*command.Spec{s}, s.Subs...) {
 			k := x.SoleKey()
 			if k == 0 {
@@ -710,7 +714,7 @@ func TestSoleKey(t *testing.T) {
 // argument is empty (Redis's migrateGetKeys), so COMMAND GETKEYS, the ACL
 // and the cluster see them, and never the empty key.
 func TestMigrateKeys(t *testing.T) {
-	s := command.Find("migrate")
+	s := table.Find("migrate")
 	for _, tc := range []struct {
 		req  []string
 		want []int

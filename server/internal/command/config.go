@@ -3,8 +3,8 @@ package command
 // CONFIG and its subcommands, with Redis 7.2's arity, flags, ACL categories,
 // tips, since and arguments.
 
-func init() {
-	Register(
+func configSpecs() []*Spec {
+	return []*Spec{
 		&Spec{
 			Name:       "config",
 			Arity:      -2,
@@ -72,5 +72,5 @@ func init() {
 				},
 			},
 		},
-	)
+	}
 }

@@ -4,8 +4,8 @@ package command
 // tips, since and arguments (Sentinel's flags left out). CLIENT KILL takes the
 // filters of 7.2: MAXAGE came in 7.4.
 
-func init() {
-	Register(
+func connectionSpecs() []*Spec {
+	return []*Spec{
 		&Spec{
 			Name:       "ping",
 			Arity:      -1,
@@ -275,5 +275,5 @@ func init() {
 				},
 			},
 		},
-	)
+	}
 }

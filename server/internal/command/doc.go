@@ -17,15 +17,13 @@
 //     named "container|sub" as Redis names them.
 //
 // Redis's own commands' rows are here, one file a group (generic.go,
-// keyspace.go, server.go, ...). A family of the server's own, the CF
-// commands, registers its rows beside its handlers (package server's
-// cmd_cf.go), as a Redis module registers its commands: the table is still
-// one, and the tests of this package see it whole.
-//
-// The replies of COMMAND, COMMAND INFO, COMMAND DOCS, COMMAND LIST and
-// COMMAND GETKEYS are built here from the table, in Redis 7's shapes, in
-// RESP2 or RESP3. The server binds a handler to every Spec by name; its tests
-// check that no Spec lacks a handler and no handler lacks a Spec.
+// keyspace.go, server.go, ...), and Redis returns them. A family of the
+// server's own, the CF commands, keeps its rows beside its handlers
+// (package server's cmd_cf.go), as a Redis module registers its commands.
+// The table is a value (NewTable), built once by the server from both, and
+// only read after: no package state. The replies of COMMAND, COMMAND INFO,
+// COMMAND DOCS, COMMAND LIST and COMMAND GETKEYS are the table's methods,
+// in Redis 7's shapes, in RESP2 or RESP3.
 //
 // Invariants: names are lower case and unique; a subcommand's Container is
 // its parent's name; a key spec's Begin index and an argument's KeySpec index

@@ -4,8 +4,8 @@ package command
 // tips, key specs, since and arguments. Redis documents DBSIZE, FLUSHALL and
 // FLUSHDB in group "server", the others in group "generic".
 
-func init() {
-	Register(
+func genericSpecs() []*Spec {
+	return []*Spec{
 		&Spec{
 			Name:       "del",
 			Arity:      -2,
@@ -141,5 +141,5 @@ func init() {
 				}},
 			},
 		},
-	)
+	}
 }

@@ -85,9 +85,9 @@ func objectSub(name, since, summary string) *Spec {
 	}
 }
 
-func init() {
+func keyspaceSpecs() []*Spec {
 	nondet := []string{"nondeterministic_output"}
-	Register(
+	return []*Spec{
 		expireSpec("expire", "1.0.0", "Gives a key a time to live, in seconds",
 			Arg{Name: "seconds", Type: Integer}),
 		expireSpec("pexpire", "2.6.0", "Gives a key a time to live, in milliseconds",
@@ -215,5 +215,5 @@ func init() {
 				},
 			},
 		},
-	)
+	}
 }

@@ -6,7 +6,7 @@ package command
 // keys: no key specs (Redis's shard commands have a not_key spec only for
 // cluster routing, which a standalone server has no use for).
 
-func init() {
+func pubsubSpecs() []*Spec {
 	const sub = PubSub | NoScript | Loading | Stale
 	channels := func(name string, optional bool) []Arg {
 		return []Arg{{Name: name, Type: String, Optional: optional, Multiple: true}}
@@ -14,7 +14,7 @@ func init() {
 	patterns := func(optional bool) []Arg {
 		return []Arg{{Name: "pattern", Type: Pattern, Optional: optional, Multiple: true}}
 	}
-	Register(
+	return []*Spec{
 		&Spec{Name: "subscribe", Arity: -2, Flags: sub,
 			Summary: "Starts receiving the messages published to the channels given", Since: "2.0.0", Group: "pubsub",
 			Complexity: "O(n) for n channels", Args: channels("channel", false)},
@@ -65,5 +65,5 @@ func init() {
 					Summary: "Lists PUBSUB's subcommands", Since: "6.2.0", Group: "pubsub", Complexity: "O(1)"},
 			},
 		},
-	)
+	}
 }

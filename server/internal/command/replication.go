@@ -3,12 +3,12 @@ package command
 // Replication: REPLICAOF (and SLAVEOF), PSYNC and REPLCONF (what a replica
 // sends its primary), WAIT, ROLE; with Redis 7.2's facts.
 
-func init() {
+func replicationSpecs() []*Spec {
 	hostPortOrNoOne := []Arg{{Name: "args", Type: OneOf, Args: []Arg{
 		{Name: "host-port", Type: Block, Args: []Arg{{Name: "host", Type: String}, {Name: "port", Type: Integer}}},
 		{Name: "no-one", Type: Block, Args: []Arg{{Name: "no", Type: PureToken, Token: "NO"}, {Name: "one", Type: PureToken, Token: "ONE"}}},
 	}}}
-	Register(
+	return []*Spec{
 		&Spec{Name: "replicaof", Arity: 3, Flags: Admin | NoScript | Stale,
 			Summary: "Makes the server a replica of another, or (NO ONE) a primary", Since: "5.0.0", Group: "server",
 			Complexity: "O(1); a full copy is O(n) for n bytes of filters", Args: hostPortOrNoOne},
@@ -27,5 +27,5 @@ func init() {
 			Complexity: "O(1)", Args: []Arg{{Name: "numreplicas", Type: Integer}, {Name: "timeout", Type: Integer}}},
 		&Spec{Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: "admin dangerous",
 			Summary: "Returns the server's replication role and its peers' offsets", Since: "2.8.12", Group: "server", Complexity: "O(1)"},
-	)
+	}
 }

@@ -44,8 +44,8 @@ func WriteHelp(w *resp.Writer, lines []string) {
 // ReplyCommand answers COMMAND with no subcommand and COMMAND INFO with no
 // names: every command's info, module commands' categories derived as m
 // says.
-func ReplyCommand(w *resp.Writer, m ModuleACL) {
-	all := All()
+func (t *Table) ReplyCommand(w *resp.Writer, m ModuleACL) {
+	all := t.All()
 	w.WriteArray(len(all))
 	for _, s := range all {
 		writeInfo(w, s, m)
@@ -56,17 +56,17 @@ func ReplyCommand(w *resp.Writer, m ModuleACL) {
 func ReplyHelp(w *resp.Writer) { WriteHelp(w, commandHelp) }
 
 // ReplyCount answers COMMAND COUNT.
-func ReplyCount(w *resp.Writer) { w.WriteInt(len(table)) }
+func (t *Table) ReplyCount(w *resp.Writer) { w.WriteInt(len(t.byName)) }
 
 // ReplyInfo answers COMMAND INFO [name...]: a null for each unknown name.
-func ReplyInfo(w *resp.Writer, args [][]byte, m ModuleACL) {
+func (t *Table) ReplyInfo(w *resp.Writer, args [][]byte, m ModuleACL) {
 	if len(args) == 2 {
-		ReplyCommand(w, m)
+		t.ReplyCommand(w, m)
 		return
 	}
 	w.WriteArray(len(args) - 2)
 	for _, a := range args[2:] {
-		if s := findBySds(string(a)); s != nil {
+		if s := t.findBySds(string(a)); s != nil {
 			writeInfo(w, s, m)
 		} else {
 			w.WriteNull()
@@ -77,13 +77,13 @@ func ReplyInfo(w *resp.Writer, args [][]byte, m ModuleACL) {
 // ReplyDocs answers COMMAND DOCS [name...]: unknown names are left out.
 // With module, a command's ModuleComplexity, where it has one, stands for
 // its Complexity.
-func ReplyDocs(w *resp.Writer, args [][]byte, module bool) {
+func (t *Table) ReplyDocs(w *resp.Writer, args [][]byte, module bool) {
 	var specs []*Spec
 	if len(args) == 2 {
-		specs = All()
+		specs = t.All()
 	} else {
 		for _, a := range args[2:] {
-			if s := findBySds(string(a)); s != nil {
+			if s := t.findBySds(string(a)); s != nil {
 				specs = append(specs, s)
 			}
 		}
@@ -97,7 +97,7 @@ func ReplyDocs(w *resp.Writer, args [][]byte, module bool) {
 
 // ReplyList answers COMMAND LIST [FILTERBY MODULE m | ACLCAT c | PATTERN p].
 // It reports an error text to answer instead, if any.
-func ReplyList(w *resp.Writer, args [][]byte, m ModuleACL) string {
+func (t *Table) ReplyList(w *resp.Writer, args [][]byte, m ModuleACL) string {
 	keep := func(*Spec) bool { return true }
 	switch {
 	case len(args) == 2:
@@ -121,7 +121,7 @@ func ReplyList(w *resp.Writer, args [][]byte, m ModuleACL) string {
 		return "ERR syntax error"
 	}
 	var names []string
-	for _, s := range All() {
+	for _, s := range t.All() {
 		for _, x := range append([]*Spec{s}, s.Subs...) {
 			if keep(x) {
 				names = append(names, x.Name)
@@ -138,11 +138,11 @@ func ReplyList(w *resp.Writer, args [][]byte, m ModuleACL) string {
 // findBySds finds a command by its full name as COMMAND INFO and DOCS take
 // it, Redis's lookupCommandBySds: "name" or "container|sub", in any case
 // ("client list" names nothing).
-func findBySds(name string) *Spec {
+func (t *Table) findBySds(name string) *Spec {
 	if strings.Contains(name, " ") {
 		return nil
 	}
-	return Find(name)
+	return t.Find(name)
 }
 
 func top(s *Spec) *Spec {
@@ -155,12 +155,12 @@ func top(s *Spec) *Spec {
 // ReplyGetKeys answers COMMAND GETKEYS and GETKEYSANDFLAGS: the keys of the
 // request args[2:] by its command's key specs. It reports an error text to
 // answer instead, if any.
-func ReplyGetKeys(w *resp.Writer, args [][]byte, withFlags bool) string {
+func (t *Table) ReplyGetKeys(w *resp.Writer, args [][]byte, withFlags bool) string {
 	if len(args) < 3 {
 		return "ERR Invalid command specified"
 	}
 	req := args[2:]
-	s := Lookup(req[0])
+	s := t.Lookup(req[0])
 	if s != nil && len(s.Subs) > 0 && len(req) > 1 {
 		s = s.LookupSub(req[1]) // an unknown subcommand is no command
 	}

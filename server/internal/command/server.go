@@ -3,8 +3,8 @@ package command
 // The server commands, with Redis 7.2's arity, flags, ACL categories, tips,
 // since and arguments (Sentinel's and async loading's flags left out).
 
-func init() {
-	Register(
+func serverSpecs() []*Spec {
+	return []*Spec{
 		&Spec{
 			Name:       "save",
 			Arity:      1,
@@ -181,5 +181,5 @@ func init() {
 				{Name: "arg", Type: String, Optional: true, Multiple: true},
 			},
 		},
-	)
+	}
 }

@@ -134,6 +134,12 @@ type Spec struct {
 	// (CF.LOADCHUNK's chunk, RESTORE's payload) rather than an item or a
 	// key: the item size limit does not apply to it.
 	DataArg int
+	// ReadAhead: a request of the command with one key and one item may
+	// have its item's buckets touched before it runs, with the requests
+	// after it in the buffer (the server's prefetch.go): the single-item
+	// CF commands. It is not one of Redis's flags and COMMAND shows nothing
+	// of it.
+	ReadAhead bool
 
 	Summary    string
 	Since      string

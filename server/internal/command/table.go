@@ -1,41 +1,63 @@
 package command
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
 
-// table maps lower-case names to commands; subcommands hang off theirs.
-var table = map[string]*Spec{}
+// Table is a set of commands by lower-case name; subcommands hang off
+// theirs. A server builds its one Table when it starts (NewTable) from
+// Redis's rows (Redis) and its families' own, and only reads it after.
+type Table struct {
+	byName map[string]*Spec
+}
 
-// Register adds specs to the table: called by the init of each group file
-// here, and by the server's families that keep their rows beside their
-// handlers (the CF commands, as a module registers its own). It panics on a
-// name given twice or a malformed spec: the table is code, and its tests run
-// every init. Register must not be called once the server has started.
-func Register(specs ...*Spec) {
+// Redis returns Redis's own commands' rows, one group file each, made
+// anew: a Table links their subcommands to them.
+func Redis() []*Spec {
+	var specs []*Spec
+	for _, group := range [...]func() []*Spec{aclSpecs, clusterSpecs, configSpecs, connectionSpecs, genericSpecs,
+		keyspaceSpecs, pubsubSpecs, replicationSpecs, serverSpecs, transactionsSpecs} {
+		specs = append(specs, group()...)
+	}
+	return specs
+}
+
+// NewTable makes the table of specs. A name given twice, one not in lower
+// case, or a subcommand not named after its container is an error: the
+// rows are code, and a server refuses to start on a bad one.
+func NewTable(specs []*Spec) (*Table, error) {
+	t := &Table{byName: make(map[string]*Spec, len(specs))}
+	var errs []error
 	for _, s := range specs {
-		if s.Name != strings.ToLower(s.Name) || table[s.Name] != nil {
-			panic("command: bad or duplicate name " + s.Name)
+		if s.Name != strings.ToLower(s.Name) || t.byName[s.Name] != nil {
+			errs = append(errs, fmt.Errorf("command: bad or duplicate name %q", s.Name))
+			continue
 		}
 		for _, sub := range s.Subs {
 			if !strings.HasPrefix(sub.Name, s.Name+"|") {
-				panic("command: subcommand " + sub.Name + " outside " + s.Name)
+				errs = append(errs, fmt.Errorf("command: subcommand %q outside %q", sub.Name, s.Name))
 			}
 			sub.container = s
 		}
-		table[s.Name] = s
+		t.byName[s.Name] = s
 	}
+	return t, errors.Join(errs...)
 }
+
+// Len is the number of commands, not counting subcommands.
+func (t *Table) Len() int { return len(t.byName) }
 
 // Lookup returns the command named name, in any case, or nil. It does not
 // allocate.
-func Lookup(name []byte) *Spec {
+func (t *Table) Lookup(name []byte) *Spec {
 	var lower [32]byte
 	if len(name) > len(lower) {
 		return nil
 	}
-	return table[string(lowerInto(lower[:], name))]
+	return t.byName[string(lowerInto(lower[:], name))]
 }
 
 // LookupSub returns c's subcommand named sub, in any case, or nil.
@@ -66,9 +88,9 @@ func lowerInto(dst, src []byte) []byte {
 }
 
 // All returns every command (not subcommands), sorted by name.
-func All() []*Spec {
-	out := make([]*Spec, 0, len(table))
-	for _, s := range table {
+func (t *Table) All() []*Spec {
+	out := make([]*Spec, 0, len(t.byName))
+	for _, s := range t.byName {
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b *Spec) int { return strings.Compare(a.Name, b.Name) })
@@ -77,10 +99,10 @@ func All() []*Spec {
 
 // Find returns the command or subcommand named name ("client|list" or
 // "client list"), in any case, or nil.
-func Find(name string) *Spec {
+func (t *Table) Find(name string) *Spec {
 	name = strings.ToLower(name)
 	top, sub, ok := strings.Cut(strings.ReplaceAll(name, " ", "|"), "|")
-	s := table[top]
+	s := t.byName[top]
 	if s == nil || !ok {
 		return s
 	}

@@ -3,9 +3,9 @@ package command
 // MULTI, EXEC, DISCARD, WATCH, UNWATCH; and SHUTDOWN and MONITOR, the
 // administrative commands that act on the server as a whole.
 
-func init() {
+func transactionsSpecs() []*Spec {
 	tx := NoScript | Loading | Stale | AllowBusy
-	Register(
+	return []*Spec{
 		&Spec{Name: "multi", Arity: 1, Flags: tx | Fast, ACL: "transaction",
 			Summary: "Starts a transaction: the commands that follow are queued until EXEC", Since: "1.2.0", Group: "transactions", Complexity: "O(1)"},
 		&Spec{Name: "exec", Arity: 1, Flags: NoScript | Loading | Stale | SkipSlowlog, ACL: "transaction",
@@ -33,5 +33,5 @@ func init() {
 			}},
 		&Spec{Name: "monitor", Arity: 1, Flags: Admin | NoScript | Loading | Stale,
 			Summary: "Streams every command the server runs to this connection", Since: "1.0.0", Group: "server", Complexity: "O(1)"},
-	)
+	}
 }
