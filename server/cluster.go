@@ -226,9 +226,9 @@ func nodeAddr(t *topology.Map, i int, cl *client) string {
 // any refusal does), and as a whole when EXEC comes: its keys must share a
 // slot, or EXEC is refused and the transaction discarded; the queue EXEC
 // then runs is not checked again.
-func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (msg string, slot int) {
+func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (slot int, refusal error) {
 	if cl.ks.InExec() || cmd.spec.Name == "migrate" {
-		return "", -1 // EXEC is running its queue, under its slot's lock
+		return -1, nil // EXEC is running its queue, under its slot's lock
 	}
 	asking := cl.asking || cmd.asking
 	if cmd.spec.Name != "multi" && (!cl.inMulti.Load() || cmd.inMulti) {
@@ -245,7 +245,7 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (msg str
 		}
 	case cmd.spec.Name == "exec":
 		if !cl.inMulti.Load() || cl.multiErr {
-			return "", -1 // EXEC answers
+			return -1, nil // EXEC answers
 		}
 		for _, q := range cl.queued {
 			if b, _ := s.cmds.lookup(q); b != nil && len(b.spec.Keys) > 0 {
@@ -256,16 +256,17 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (msg str
 			}
 		}
 	case len(cmd.spec.Keys) == 0:
-		return "", -1
+		return -1, nil
 	default:
 		for _, p := range cmd.spec.KeyPositions(args) {
 			keys = append(keys, args[p])
 		}
 	}
 	if len(keys) == 0 {
-		return "", -1
+		return -1, nil
 	}
 	slot = topology.KeySlot(keys[0])
+	var msg string
 	for _, k := range keys[1:] {
 		if topology.KeySlot(k) != slot {
 			msg = "CROSSSLOT Keys in request don't hash to the same slot"
@@ -280,14 +281,14 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (msg str
 		}
 	}
 	if msg == "" {
-		return "", slot
+		return slot, nil
 	}
 	if cmd.spec.Name == "exec" {
 		// As Redis does, a refused EXEC discards the transaction.
 		cl.endMulti()
 		cl.unwatch()
 	}
-	return msg, -1
+	return -1, replyErr(msg)
 }
 
 // clusterRoute is where a command of keys, all in slot, goes (write: it

@@ -169,24 +169,24 @@ func denial(u *acl.User, cmd *bound, args [][]byte) (reason string, object []byt
 
 // permitted returns the error that refuses cmd for cl, or "": NOAUTH before
 // authentication, NOPERM for a command or key the user may not touch.
-func (s *Server) permitted(cl *client, cmd *bound, args [][]byte) string {
+func (s *Server) permitted(cl *client, cmd *bound, args [][]byte) error {
 	ref := cl.user.Load()
 	if ref == nil {
-		return "NOAUTH Authentication required."
+		return replyErr("NOAUTH Authentication required.")
 	}
 	u := ref.Load()
 	if u.Unrestricted() {
-		return ""
+		return nil
 	}
 	switch reason, object := denial(u, cmd, args); reason {
 	case acl.DeniedCommand:
 		s.denied(cl, reason, cmd.spec.Name, u.Name)
-		return fmt.Sprintf("NOPERM User %s has no permissions to run the '%s' command", u.Name, cmd.spec.Name)
+		return replyErr(fmt.Sprintf("NOPERM User %s has no permissions to run the '%s' command", u.Name, cmd.spec.Name))
 	case acl.DeniedKey, acl.DeniedChannel:
 		s.denied(cl, reason, string(object), u.Name)
-		return "NOPERM No permissions to access a " + reason
+		return replyErr("NOPERM No permissions to access a " + reason)
 	}
-	return ""
+	return nil
 }
 
 // denied records a denial for ACL LOG.
@@ -422,10 +422,11 @@ func aclDryrun(s *Server, cl *client, a [][]byte) {
 		return
 	}
 	req := a[3:]
-	cmd, msg := s.cmds.lookup(req)
+	cmd, err := s.cmds.lookup(req)
 	if cmd == nil {
-		if strings.HasPrefix(msg, "ERR wrong number") {
-			s.writeErr(cl, replyErr(msg))
+		var arity *arityError
+		if errors.As(err, &arity) {
+			s.writeErr(cl, err)
 		} else {
 			s.writeErr(cl, replyErr(fmt.Sprintf("ERR Command '%s' not found", printable(a[3], 128))))
 		}

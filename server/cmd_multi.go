@@ -115,8 +115,8 @@ func cmdExec(s *Server, cl *client, a [][]byte) {
 	queued, failed := cl.queued, cl.multiErr
 	cl.endMulti()
 	defer cl.unwatch()
-	if msg := s.execRefusal(queued); msg != "" {
-		s.writeErr(cl, replyErr(msg))
+	if err := s.execRefusal(queued); err != nil {
+		s.writeErr(cl, err)
 		return
 	}
 	if failed {

@@ -343,16 +343,16 @@ func (s *Server) flushSubscribed(cl *client) error {
 // subscribedRefusal is exec's check for a connection with a subscriber: in
 // RESP2, while it has subscriptions, only (P|S)SUBSCRIBE,
 // (P|S)UNSUBSCRIBE, PING, QUIT and RESET may run. RESP3 allows anything.
-func subscribedRefusal(cl *client, cmd *bound) string {
+func subscribedRefusal(cl *client, cmd *bound) error {
 	if cl.wr.Protocol() != 2 || !cl.subscribed() {
-		return ""
+		return nil
 	}
 	switch cmd.spec.Name {
 	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe",
 		"ping", "quit", "reset":
-		return ""
+		return nil
 	}
-	return fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", cmd.spec.Name)
+	return replyErr(fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", cmd.spec.Name))
 }
 
 // runSubscribed runs cmd for a connection with a subscriber: PING in RESP2

@@ -153,8 +153,9 @@ func newCommandSet(fams [][]binding) (*commandSet, error) {
 }
 
 // lookup returns the bound command args names, and for a container its
-// subcommand, or the error to answer.
-func (cs *commandSet) lookup(args [][]byte) (*bound, string) {
+// subcommand, or the error to answer: an *arityError for a wrong number of
+// arguments.
+func (cs *commandSet) lookup(args [][]byte) (*bound, error) {
 	var lower [32]byte
 	name := args[0]
 	var b *bound
@@ -168,22 +169,29 @@ func (cs *commandSet) lookup(args [][]byte) (*bound, string) {
 		b = cs.byName[string(lower[:len(name)])]
 	}
 	if b == nil {
-		return nil, fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", printable(name, 64), argsPreview(args[1:]))
+		return nil, replyErr(fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", printable(name, 64), argsPreview(args[1:])))
 	}
 	if !b.spec.ArityOK(len(args)) {
-		return nil, fmt.Sprintf("ERR wrong number of arguments for '%s' command", b.spec.Name)
+		return nil, &arityError{b.spec.Name}
 	}
 	if len(b.spec.Subs) == 0 || len(args) == 1 {
-		return b, ""
+		return b, nil
 	}
 	sub := b.spec.LookupSub(args[1])
 	if sub == nil || cs.byName[sub.Name] == nil {
-		return nil, fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", printable(args[1], 64), strings.ToUpper(b.spec.Name))
+		return nil, replyErr(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", printable(args[1], 64), strings.ToUpper(b.spec.Name)))
 	}
 	if !sub.ArityOK(len(args)) {
-		return nil, fmt.Sprintf("ERR wrong number of arguments for '%s' command", sub.Name)
+		return nil, &arityError{sub.Name}
 	}
-	return cs.byName[sub.Name], ""
+	return cs.byName[sub.Name], nil
+}
+
+// arityError is a command given the wrong number of arguments.
+type arityError struct{ name string }
+
+func (e *arityError) Error() string {
+	return fmt.Sprintf("ERR wrong number of arguments for '%s' command", e.name)
 }
 
 // exec runs one command and writes its reply to cl.wr. It never panics on
@@ -194,43 +202,42 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	if len(args) == 0 {
 		return
 	}
-	cmd, msg := s.cmds.lookup(args)
+	cmd, err := s.cmds.lookup(args)
 	if cmd != nil && !cmd.noAuth {
-		msg = s.permitted(cl, cmd, args)
+		err = s.permitted(cl, cmd, args)
 	}
-	if msg == "" && cl.sub != nil {
-		msg = subscribedRefusal(cl, cmd) // RESP2's subscribed mode
+	if err == nil && cl.sub != nil {
+		err = subscribedRefusal(cl, cmd) // RESP2's subscribed mode
 	}
-	if msg == "" && s.cluster != nil {
+	if err == nil && s.cluster != nil {
 		var slot int
-		msg, slot = s.clusterRedirect(cl, cmd, args) // -MOVED, -ASK, ... (cluster.go)
+		slot, err = s.clusterRedirect(cl, cmd, args) // -MOVED, -ASK, ... (cluster.go)
 		if slot >= 0 {
 			defer s.cluster.slotLocks[slot].RUnlock()
 		}
 	}
-	if msg == "" && cmd.write && s.store.Replica.Load() {
-		msg = replyText(keyspace.ErrReadonly)
+	if err == nil && cmd.write && s.store.Replica.Load() {
+		err = keyspace.ErrReadonly
 	}
-	if msg == "" && cmd.write && !cl.ks.InExec() && !s.enoughReplicas() {
-		msg = errNoReplicas // not inside EXEC: it checked its queue whole (repl_minreplicas.go)
+	if err == nil && cmd.write && !cl.ks.InExec() && !s.enoughReplicas() {
+		err = errNoReplicas // not inside EXEC: it checked its queue whole (repl_minreplicas.go)
 	}
-	if msg == "" {
+	if err == nil {
 		maxItem := s.clientLimits().MaxItem
 		for i, a := range args[1:] {
 			if len(a) > maxItem && i+1 != cmd.dataArg {
-				msg = fmt.Sprintf("ERR argument of %d bytes exceeds the item size limit of %d bytes", len(a), maxItem)
+				err = replyErr(fmt.Sprintf("ERR argument of %d bytes exceeds the item size limit of %d bytes", len(a), maxItem))
 				break
 			}
 		}
 	}
 	inMulti := cl.inMulti.Load()
-	if msg == "" && inMulti && !cmd.inMulti && cmd.noMulti {
-		msg = "ERR Command not allowed inside a transaction"
+	if err == nil && inMulti && !cmd.inMulti && cmd.noMulti {
+		err = replyErr("ERR Command not allowed inside a transaction")
 	}
-	if msg != "" {
-		s.stats.errors.Add(1)
+	if err != nil {
 		cl.multiErr = inMulti // EXEC will answer EXECABORT
-		cl.wr.WriteError(msg)
+		s.writeErr(cl, err)
 		return
 	}
 	if inMulti && !cmd.inMulti {

@@ -49,7 +49,7 @@ import (
 
 // errNoReplicas is Redis's reply to a write refused for want of good
 // replicas.
-const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
+var errNoReplicas = replyErr("NOREPLICAS Not enough good replicas to write.")
 
 // defaultMinReplicasMaxLag is min-replicas-max-lag's default, as Redis's.
 const defaultMinReplicasMaxLag = 10
@@ -162,19 +162,19 @@ func (s *Server) enoughReplicas() bool {
 	return n == 0 || s.minRep.maxLag.Load() == 0 || s.store.Replica.Load() || s.minRep.good.Load() >= n
 }
 
-// execRefusal is EXEC's refusal, or "": a queue that holds a write, on a
+// execRefusal is EXEC's refusal, or nil: a queue that holds a write, on a
 // primary without enough good replicas, is discarded with EXECABORT naming
 // NOREPLICAS, before the queue's errors are considered, as in Redis.
-func (s *Server) execRefusal(queued [][][]byte) string {
+func (s *Server) execRefusal(queued [][][]byte) error {
 	if s.enoughReplicas() {
-		return ""
+		return nil
 	}
 	for _, q := range queued {
 		if cmd, _ := s.cmds.lookup(q); cmd != nil && cmd.write {
-			return "EXECABORT Transaction discarded because of: " + errNoReplicas
+			return replyErr("EXECABORT Transaction discarded because of: " + errNoReplicas.Error())
 		}
 	}
-	return ""
+	return nil
 }
 
 // minReplicasInfo appends INFO's min_slaves_good_slaves to kv, which Redis
