@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // Error is an error reply, simple (-) or blob (!): its text without the
@@ -277,4 +278,54 @@ func unexpected(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// Sprint prints a reply as fmt's %v does, with marks where %v would lose
+// the type: an error reply, at any depth, as "-" and its text, a verbatim
+// string as its format, ':' and its text, an attribute as '|', the
+// attribute's pairs, a space and the reply. So Sprint of
+// []any{int64(1), Error("ERR x"), nil} is "[1 -ERR x <nil>]", and a test
+// can compare a reply, or a transaction's replies, with one string.
+func Sprint(v any) string {
+	var b strings.Builder
+	sprint(&b, v)
+	return b.String()
+}
+
+func sprint(b *strings.Builder, v any) {
+	list := func(items []any) {
+		b.WriteByte('[')
+		for i, it := range items {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			sprint(b, it)
+		}
+		b.WriteByte(']')
+	}
+	switch v := v.(type) {
+	case Error:
+		b.WriteString("-" + string(v))
+	case []any:
+		list(v)
+	case Set:
+		list(v)
+	case Push:
+		list(v)
+	case Map:
+		items := make([]any, len(v))
+		for i, kv := range v {
+			items[i] = []any{kv[0], kv[1]}
+		}
+		list(items)
+	case Verbatim:
+		b.WriteString(v.Format + ":" + v.Text)
+	case Attribute:
+		b.WriteByte('|')
+		sprint(b, v.Attrs)
+		b.WriteByte(' ')
+		sprint(b, v.Reply)
+	default:
+		fmt.Fprint(b, v)
+	}
 }

@@ -296,3 +296,26 @@ func (f *fatalT) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
+
+func TestSprint(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{"OK", "OK"},
+		{nil, "<nil>"},
+		{int64(-3), "-3"},
+		{resptest.Error("ERR x"), "-ERR x"},
+		{[]any{int64(1), resptest.Error("ERR x"), nil, "a b"}, "[1 -ERR x <nil> a b]"},
+		{resptest.Map{{"k", []any{true}}, {int64(2), 1.5}}, "[[k [true]] [2 1.5]]"},
+		{resptest.Set{"a"}, "[a]"},
+		{resptest.Push{"message", "c", resptest.Error("E")}, "[message c -E]"},
+		{resptest.Verbatim{Format: "txt", Text: "hi"}, "txt:hi"},
+		{resptest.Attribute{Attrs: resptest.Map{{"a", int64(1)}}, Reply: "r"}, "|[[a 1]] r"},
+		{big.NewInt(7), "7"},
+	} {
+		if got := resptest.Sprint(c.v); got != c.want {
+			t.Errorf("Sprint(%#v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
