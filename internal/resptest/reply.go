@@ -2,6 +2,7 @@ package resptest
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +73,10 @@ func (r *Reader) Peek() (byte, error) {
 	return b[0], nil
 }
 
+// Read reads bytes as they come, past the replies read: for a stream that
+// is not RESP after a reply (a replica's copy after +FULLRESYNC).
+func (r *Reader) Read(p []byte) (int, error) { return r.br.Read(p) }
+
 // Buffered returns how many bytes have been received and not yet read.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
 
@@ -118,7 +123,7 @@ func (r *Reader) read(depth int) (any, error) {
 		return Error(body), nil
 	case ':':
 		n, err := strconv.ParseInt(body, 10, 64)
-		if err != nil {
+		if err != nil || body[0] == '+' {
 			return nil, fmt.Errorf("%w: integer %q", ErrMalformed, body)
 		}
 		return n, nil
@@ -206,18 +211,30 @@ func (r *Reader) read(depth int) (any, error) {
 }
 
 // line reads a line and returns it without its "\r\n". An end of stream
-// before it is io.EOF if first, else io.ErrUnexpectedEOF.
+// before it is io.EOF if first, else io.ErrUnexpectedEOF. A line holds no
+// other '\r' (a simple string or error cannot).
 func (r *Reader) line(first bool) ([]byte, error) {
 	b, err := r.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) { // longer than the buffer: gather it
+		long := append([]byte(nil), b...)
+		for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxBulk {
+			b, err = r.br.ReadSlice('\n')
+			long = append(long, b...)
+		}
+		if err == nil && len(long) > maxBulk+2 || errors.Is(err, bufio.ErrBufferFull) {
+			return nil, fmt.Errorf("%w: a line longer than %d bytes", ErrMalformed, maxBulk)
+		}
+		b = long
+	}
 	switch {
-	case errors.Is(err, bufio.ErrBufferFull):
-		return nil, fmt.Errorf("%w: a line longer than %d bytes", ErrMalformed, r.br.Size())
 	case err == io.EOF && len(b) == 0 && first:
 		return nil, io.EOF
 	case err != nil:
 		return nil, unexpected(err)
 	case len(b) < 2 || b[len(b)-2] != '\r':
-		return nil, fmt.Errorf("%w: line %q does not end in \\r\\n", ErrMalformed, b)
+		return nil, fmt.Errorf("%w: line %.40q does not end in \\r\\n", ErrMalformed, b)
+	case bytes.IndexByte(b[:len(b)-2], '\r') >= 0:
+		return nil, fmt.Errorf("%w: line %.40q holds a \\r", ErrMalformed, b)
 	}
 	return b[:len(b)-2], nil
 }
@@ -266,7 +283,7 @@ func (r *Reader) pairs(n, depth int) (Map, error) {
 // at least 0, or -1 if null is true (a RESP2 null).
 func length(kind byte, body string, null bool) (int, error) {
 	n, err := strconv.Atoi(body)
-	if err != nil || n < 0 && !(null && n == -1) {
+	if err != nil || body[0] == '+' || n < 0 && !(null && n == -1) {
 		return 0, fmt.Errorf("%w: length %q after %q", ErrMalformed, body, kind)
 	}
 	return n, nil

@@ -62,6 +62,7 @@ func TestReadReply(t *testing.T) {
 	}{
 		{"simple", "+OK\r\n", "OK"},
 		{"simple/empty", "+\r\n", ""},
+		{"simple/long", "+" + strings.Repeat("x", 200<<10) + "\r\n", strings.Repeat("x", 200<<10)},
 		{"error", "-ERR unknown command 'X'\r\n", resptest.Error("ERR unknown command 'X'")},
 		{"blob error", "!22\r\nSYNTAX invalid\r\nsyntax\r\n", resptest.Error("SYNTAX invalid\r\nsyntax")},
 		{"integer", ":-42\r\n", int64(-42)},
@@ -104,6 +105,20 @@ func TestReadReply(t *testing.T) {
 	}
 }
 
+// TestReadRaw: bytes after a reply that are not RESP are read as they are.
+func TestReadRaw(t *testing.T) {
+	r := resptest.NewReader(strings.NewReader("+FULLRESYNC id 0\r\n\x04\x00\r"))
+	if v, err := r.ReadReply(); v != "FULLRESYNC id 0" || err != nil {
+		t.Fatalf("ReadReply = %#v, %v", v, err)
+	}
+	if r.Buffered() != 3 {
+		t.Errorf("Buffered = %d, want 3", r.Buffered())
+	}
+	if b, err := io.ReadAll(r); string(b) != "\x04\x00\r" || err != nil {
+		t.Errorf("the bytes after = %q, %v", b, err)
+	}
+}
+
 func TestReadNaN(t *testing.T) {
 	got, err := read(",nan\r\n")
 	if f, ok := got[0].(float64); err != nil || !ok || !math.IsNaN(f) {
@@ -141,7 +156,9 @@ func TestReadMalformed(t *testing.T) {
 		"$999999999999\r\n",                      // longer than any string a server sends
 		"*1\r\n?\r\n",                            // an unknown type inside an array
 		strings.Repeat("*1\r\n", 100) + ":1\r\n", // nested too deep
-		"+" + strings.Repeat("x", 70<<10) + "\r\n", // line longer than the buffer
+		"+a\rb\r\n",                              // a \r inside a line
+		":+1\r\n",                                // a sign that Redis never sends
+		"$+1\r\na\r\n",
 	} {
 		got, err := read(in)
 		if !errors.Is(err, resptest.ErrMalformed) || len(got) != 0 {
