@@ -60,7 +60,7 @@ type Reader struct {
 // NewReader returns a Reader of r's replies. It buffers: once given to a
 // Reader, r should not be read otherwise.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+	return &Reader{br: bufio.NewReader(r)}
 }
 
 // Peek returns the type byte of the next reply ('+', '$', '>', ...)
