@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -196,16 +195,13 @@ func TestPsyncOffsets(t *testing.T) {
 		{off + 1, "+FULLRESYNC"},
 		{off + 1<<20, "+FULLRESYNC"},
 	} {
-		nc, err := net.Dial("tcp", paddr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(nc, "PSYNC %s %d\r\n", id, tc.offset)
-		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		line, err := bufio.NewReader(nc).ReadString('\n')
-		nc.Close()
-		if err != nil || !strings.HasPrefix(line, tc.want) {
-			t.Errorf("PSYNC at %+d from the end: %q, %v; want %s", tc.offset-off, line, err, tc.want)
+		c := resptest.Dial(t, paddr)
+		c.SendRaw(fmt.Appendf(nil, "PSYNC %s %d\r\n", id, tc.offset)) // inline
+		c.TCP().SetReadDeadline(time.Now().Add(5 * time.Second))
+		kind, v, err := c.Reader().ReadKind()
+		c.TCP().Close()
+		if s, _ := v.(string); err != nil || !strings.HasPrefix(string(kind)+s, tc.want) {
+			t.Errorf("PSYNC at %+d from the end: %q %#v, %v; want %s", tc.offset-off, kind, v, err, tc.want)
 		}
 	}
 }

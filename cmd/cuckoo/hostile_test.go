@@ -507,11 +507,7 @@ func checkEchoed(t *testing.T, nc net.Conn, n int, b byte) {
 	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
 	defer nc.SetReadDeadline(time.Time{})
 	rd := resptest.NewReader(nc)
-	kind, err := rd.Peek()
-	var v any
-	if err == nil {
-		v, err = rd.ReadReply()
-	}
+	kind, v, err := rd.ReadKind()
 	s, isBulk := v.(string)
 	isBulk = isBulk && kind == '$'
 	e, isErr := v.(resptest.Error)
@@ -529,11 +525,8 @@ func checkEchoed(t *testing.T, nc net.Conn, n int, b byte) {
 		t.Fatalf("ECHO of %d bytes answered %q %.80q; want the data, or an error naming its length", n, kind, v)
 	}
 	writeRaw(t, nc, string(resptest.Request("PING")))
-	if kind, err := rd.Peek(); err != nil || kind != '+' {
-		t.Fatalf("PING after the ECHO of %d bytes, on its connection: %q, %v", n, kind, err)
-	}
-	if v, err := rd.ReadReply(); err != nil || v != "PONG" {
-		t.Fatalf("PING after the ECHO of %d bytes, on its connection: %#v, %v", n, v, err)
+	if kind, v, err := rd.ReadKind(); err != nil || kind != '+' || v != "PONG" {
+		t.Fatalf("PING after the ECHO of %d bytes, on its connection: %q %#v, %v", n, kind, v, err)
 	}
 }
 
@@ -1121,11 +1114,7 @@ func TestIdleTimeout(t *testing.T) {
 		case <-tick.C:
 			pinger.Send("PING")
 			pinger.TCP().SetReadDeadline(time.Now().Add(10 * time.Second))
-			kind, err := pinger.Reader().Peek()
-			var pong any
-			if err == nil {
-				pong, err = pinger.Reader().ReadReply()
-			}
+			kind, pong, err := pinger.Reader().ReadKind()
 			if err != nil || kind != '+' || pong != "PONG" {
 				t.Fatalf("PING %d (one every 200 ms): %q %#v, %v", pingsSent+1, kind, pong, err)
 			}

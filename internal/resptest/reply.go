@@ -73,6 +73,17 @@ func (r *Reader) Peek() (byte, error) {
 	return b[0], nil
 }
 
+// ReadKind reads one reply, as ReadReply, and returns its type byte too:
+// '+' and '$' both give a string, '-' and '!' an Error.
+func (r *Reader) ReadKind() (byte, any, error) {
+	kind, err := r.Peek()
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := r.ReadReply()
+	return kind, v, err
+}
+
 // Read reads bytes as they come, past the replies read: for a stream that
 // is not RESP after a reply (a replica's copy after +FULLRESYNC).
 func (r *Reader) Read(p []byte) (int, error) { return r.br.Read(p) }

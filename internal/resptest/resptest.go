@@ -135,11 +135,7 @@ func (c *Conn) Read() any {
 func (c *Conn) ReadKind() (byte, any) {
 	c.t.Helper()
 	c.nc.SetReadDeadline(time.Now().Add(c.Timeout))
-	kind, err := c.r.Peek()
-	if err != nil {
-		c.t.Fatalf("resptest: read: %v", err)
-	}
-	v, err := c.r.ReadReply()
+	kind, v, err := c.r.ReadKind()
 	if err != nil {
 		c.t.Fatalf("resptest: read: %v", err)
 	}

@@ -336,3 +336,16 @@ func TestSprint(t *testing.T) {
 		}
 	}
 }
+
+func TestReadKind(t *testing.T) {
+	r := resptest.NewReader(strings.NewReader("$2\r\nab\r\n-ERR x\r\n"))
+	if kind, v, err := r.ReadKind(); kind != '$' || v != "ab" || err != nil {
+		t.Errorf("ReadKind = %q %#v, %v", kind, v, err)
+	}
+	if kind, v, err := r.ReadKind(); kind != '-' || v != resptest.Error("ERR x") || err != nil {
+		t.Errorf("ReadKind = %q %#v, %v", kind, v, err)
+	}
+	if kind, v, err := r.ReadKind(); kind != 0 || v != nil || err != io.EOF {
+		t.Errorf("ReadKind at the end = %q %#v, %v", kind, v, err)
+	}
+}
