@@ -21,7 +21,7 @@ import (
 type Model[S, I, O any] struct {
 	// Key returns the key an input acts on.
 	Key func(in I) int
-	// Init is a key's state before any operation.
+	// Init is a key's state before any operation (the zero S if unset).
 	Init S
 	// Step reports whether an operation with input in could return out
 	// in state s, and returns the state after it. It must not change s.
