@@ -10,13 +10,14 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/cuckoohash/cuckoo/hashmap"
+	"github.com/cuckoohash/cuckoo/internal/lincheck"
 )
 
 // The linearizability check records short concurrent histories of
 // operations on a few keys, while background writers churn other keys
 // (displacements, growth), and asks porcupine whether each history has a
 // sequential explanation under the model of a map. Operations on different
-// keys commute, so histories are partitioned by key.
+// keys commute, so histories are partitioned by key (internal/lincheck).
 
 type linOp uint8
 
@@ -48,22 +49,9 @@ type linState struct {
 	present bool
 }
 
-var mapModel = porcupine.Model{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[int][]porcupine.Operation{}
-		for _, op := range history {
-			k := op.Input.(linInput).key
-			byKey[k] = append(byKey[k], op)
-		}
-		var out [][]porcupine.Operation
-		for _, ops := range byKey {
-			out = append(out, ops)
-		}
-		return out
-	},
-	Init: func() any { return linState{} },
-	Step: func(state, input, output any) (bool, any) {
-		s, in, out := state.(linState), input.(linInput), output.(linOutput)
+var mapModel = lincheck.Model[linState, linInput, linOutput]{
+	Key: func(in linInput) int { return in.key },
+	Step: func(s linState, in linInput, out linOutput) (bool, linState) {
 		switch in.op {
 		case opLoad:
 			return out == linOutput{s.val, s.present} || !s.present && !out.ok && out.val == 0, s
@@ -85,8 +73,7 @@ var mapModel = porcupine.Model{
 		}
 		return false, s
 	},
-	DescribeOperation: func(input, output any) string {
-		in, out := input.(linInput), output.(linOutput)
+	Describe: func(in linInput, out linOutput) string {
 		names := [...]string{"Load", "Store", "LoadOrStore", "LoadAndDelete", "Swap", "ComputeInc", "ComputeDelete"}
 		return fmt.Sprintf("%s(%d, %d) -> %d, %v", names[in.op], in.key, in.val, out.val, out.ok)
 	},
@@ -168,15 +155,6 @@ func runHistory(t *testing.T, opts []hashmap.Option, seed uint64) {
 	wg.Wait()
 	stop.Store(true)
 	churn.Wait()
-	res, _ := porcupine.CheckOperationsVerbose(mapModel, history, 10*time.Second)
-	switch res {
-	case porcupine.Illegal:
-		for _, op := range history {
-			t.Logf("client %d [%d, %d] %s", op.ClientId, op.Call, op.Return, mapModel.DescribeOperation(op.Input, op.Output))
-		}
-		t.Fatalf("history %d is not linearizable", seed)
-	case porcupine.Unknown:
-		t.Logf("history %d: check timed out", seed)
-	}
+	lincheck.Check(t, mapModel, history, 10*time.Second, fmt.Sprintf("history %d", seed))
 	check(t, m)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/cuckoohash/cuckoo/internal/lincheck"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
@@ -23,7 +24,8 @@ import (
 // none of them and any other key in the filter, share a bucket pair and
 // fingerprint: each key's copies are then the only ones its lookups can see,
 // so the model is exact (no false positive is possible) and the keys are
-// independent, which lets porcupine check each key's sub-history apart.
+// independent, which lets porcupine check each key's sub-history apart
+// (internal/lincheck partitions by key).
 // The filter is small and kept at about 88% load (78% with 2 slots a
 // bucket) by a goroutine that deletes and re-inserts other keys, so that
 // inserts keep migrating fingerprints during the histories. The test runs
@@ -51,58 +53,42 @@ type linOutput struct {
 
 // multisetModel is the sequential specification of one key: the state is
 // its number of copies. An Insert refused with ErrFull changes nothing.
-func multisetModel() porcupine.Model {
-	return porcupine.Model{
-		Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-			byKey := map[int][]porcupine.Operation{}
-			for _, op := range history {
-				k := op.Input.(linInput).key
-				byKey[k] = append(byKey[k], op)
+var multisetModel = lincheck.Model[int, linInput, linOutput]{
+	Key: func(in linInput) int { return in.key },
+	Step: func(n int, in linInput, out linOutput) (bool, int) {
+		switch in.op {
+		case linInsert:
+			if out.full {
+				return true, n
 			}
-			var out [][]porcupine.Operation
-			for _, ops := range byKey {
-				out = append(out, ops)
+			return out.ok, n + 1
+		case linDelete:
+			if out.ok {
+				return n > 0, n - 1
 			}
-			return out
-		},
-		Init: func() any { return 0 },
-		Step: func(state, input, output any) (bool, any) {
-			n, in, out := state.(int), input.(linInput), output.(linOutput)
-			switch in.op {
-			case linInsert:
-				if out.full {
-					return true, n
-				}
-				return out.ok, n + 1
-			case linDelete:
-				if out.ok {
-					return n > 0, n - 1
-				}
-				return n == 0, n
-			case linContains:
-				return out.ok == (n > 0), n
-			case linCount:
-				return out.n == n, n
+			return n == 0, n
+		case linContains:
+			return out.ok == (n > 0), n
+		case linCount:
+			return out.n == n, n
+		}
+		return false, n
+	},
+	Describe: func(in linInput, out linOutput) string {
+		switch in.op {
+		case linInsert:
+			if out.full {
+				return fmt.Sprintf("Insert(k%d) = ErrFull", in.key)
 			}
-			return false, n
-		},
-		DescribeOperation: func(input, output any) string {
-			in, out := input.(linInput), output.(linOutput)
-			switch in.op {
-			case linInsert:
-				if out.full {
-					return fmt.Sprintf("Insert(k%d) = ErrFull", in.key)
-				}
-				return fmt.Sprintf("Insert(k%d) = nil", in.key)
-			case linDelete:
-				return fmt.Sprintf("Delete(k%d) = %v", in.key, out.ok)
-			case linContains:
-				return fmt.Sprintf("Contains(k%d) = %v", in.key, out.ok)
-			}
-			return fmt.Sprintf("Count(k%d) = %d", in.key, out.n)
-		},
-		DescribeState: func(state any) string { return fmt.Sprintf("%d copies", state.(int)) },
-	}
+			return fmt.Sprintf("Insert(k%d) = nil", in.key)
+		case linDelete:
+			return fmt.Sprintf("Delete(k%d) = %v", in.key, out.ok)
+		case linContains:
+			return fmt.Sprintf("Contains(k%d) = %v", in.key, out.ok)
+		}
+		return fmt.Sprintf("Count(k%d) = %d", in.key, out.n)
+	},
+	DescribeState: func(n int) string { return fmt.Sprintf("%d copies", n) },
 }
 
 // linFixture is a filter at high load with other keys, and keys for the
@@ -326,7 +312,6 @@ func linearizable(t *testing.T, s shape) {
 	fx := newLinFixture(t, s, nKeys)
 	rec := newRecorder(t, fx, clients, opsPer, histories)
 	defer rec.stop()
-	model := multisetModel()
 	ops, fulls, overlapping := 0, 0, 0
 	for h := range histories {
 		hist := rec.record(int64(h + 1))
@@ -337,17 +322,7 @@ func linearizable(t *testing.T, s shape) {
 				fulls++
 			}
 		}
-		if !porcupine.CheckOperations(model, hist) {
-			_, info := porcupine.CheckOperationsVerbose(model, hist, 0)
-			path := t.TempDir() + "/history.html"
-			if err := porcupine.VisualizePath(model, info, path); err == nil {
-				t.Logf("visualization: %s", path)
-			}
-			for _, op := range hist {
-				t.Logf("client %d [%d, %d] %s", op.ClientId, op.Call, op.Return, model.DescribeOperation(op.Input, op.Output))
-			}
-			t.Fatalf("history %d is not linearizable", h)
-		}
+		lincheck.Check(t, multisetModel, hist, 0, fmt.Sprintf("history %d", h))
 		fx.clear()
 		for c, ks := range rec.pending {
 			for _, k := range ks {
@@ -402,13 +377,13 @@ func TestLinearizabilityCheckerCatchesFlaws(t *testing.T) {
 		"phantom delete": {op(1, 0, 1, linInput{linDelete, 0}, linOutput{ok: true})},
 		"double delete":  {ins, op(1, 2, 3, linInput{linDelete, 0}, linOutput{ok: true}), op(1, 4, 5, linInput{linDelete, 0}, linOutput{ok: true})},
 	} {
-		if porcupine.CheckOperations(multisetModel(), h) {
+		if porcupine.CheckOperations(multisetModel.Porcupine(), h) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 	// Concurrent with the insert, a miss is fine.
 	h := []porcupine.Operation{ins, op(1, 0, 3, linInput{linContains, 0}, linOutput{})}
-	if !porcupine.CheckOperations(multisetModel(), h) {
+	if !porcupine.CheckOperations(multisetModel.Porcupine(), h) {
 		t.Error("a miss concurrent with the insert was rejected")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -110,17 +111,17 @@ func TestACLAuth(t *testing.T) {
 	if err := app.Ping(ctx).Err(); err != nil {
 		t.Errorf("AUTH app via HELLO 3: %v", err)
 	}
-	r := dialRaw(t, addr)
-	if got := r.do("AUTH", "app", "wrong"); got != "-WRONGPASS invalid username-password pair or user is disabled." {
+	r := resptest.Dial(t, addr)
+	if got := r.Do("AUTH", "app", "wrong"); got != resptest.Error("WRONGPASS invalid username-password pair or user is disabled.") {
 		t.Errorf("AUTH app wrong = %v", got)
 	}
-	if got := r.do("AUTH", "nobody", "x"); got != "-WRONGPASS invalid username-password pair or user is disabled." {
+	if got := r.Do("AUTH", "nobody", "x"); got != resptest.Error("WRONGPASS invalid username-password pair or user is disabled.") {
 		t.Errorf("AUTH nobody = %v", got)
 	}
-	if got := r.do("AUTH", "top"); got != "OK" {
+	if got := r.Do("AUTH", "top"); got != "OK" {
 		t.Errorf("AUTH top = %v", got)
 	}
-	if got := r.do("ACL", "WHOAMI"); got != "default" {
+	if got := r.Do("ACL", "WHOAMI"); got != "default" {
 		t.Errorf("ACL WHOAMI = %v", got)
 	}
 	found := false
@@ -133,17 +134,17 @@ func TestACLAuth(t *testing.T) {
 	// CONFIG SET requirepass changes the default user's password; a
 	// disabled user cannot authenticate.
 	admin.ConfigSet(ctx, "requirepass", "new")
-	if got := r.do("AUTH", "top"); got == "OK" {
+	if got := r.Do("AUTH", "top"); got == "OK" {
 		t.Error("the old requirepass still works")
 	}
-	if got := r.do("AUTH", "new"); got != "OK" {
+	if got := r.Do("AUTH", "new"); got != "OK" {
 		t.Errorf("AUTH new = %v", got)
 	}
 	admin.ACLSetUser(ctx, "app", "off")
-	if got := r.do("AUTH", "app", "apppw"); got == "OK" {
+	if got := r.Do("AUTH", "app", "apppw"); got == "OK" {
 		t.Error("a disabled user authenticated")
 	}
-	if got := r.do("ACL", "DELUSER", "default"); got != "-ERR The 'default' user cannot be removed" {
+	if got := r.Do("ACL", "DELUSER", "default"); got != resptest.Error("ERR The 'default' user cannot be removed") {
 		t.Errorf("ACL DELUSER default = %v", got)
 	}
 }

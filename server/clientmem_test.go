@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -67,18 +68,18 @@ type stuckClient struct {
 // commands (reading their replies), and learns its CLIENT ID.
 func dialStuck(t *testing.T, addr, pass string, setup ...[]string) *stuckClient {
 	t.Helper()
-	raw := dialRaw(t, addr)
+	raw := resptest.Dial(t, addr)
 	if pass != "" {
-		if got := raw.do("AUTH", pass); got != "OK" {
+		if got := raw.Do("AUTH", pass); got != "OK" {
 			t.Fatalf("AUTH: %v", got)
 		}
 	}
 	for _, cmd := range setup {
-		if got := raw.do(cmd...); got != "OK" {
+		if got := raw.Do(resptest.Args(cmd...)...); got != "OK" {
 			t.Fatalf("%v: %v", cmd, got)
 		}
 	}
-	return &stuckClient{nc: raw.nc, id: raw.do("CLIENT", "ID").(int64)}
+	return &stuckClient{nc: raw.TCP(), id: raw.Do("CLIENT", "ID").(int64)}
 }
 
 // send writes args as one request, or, with announce > 0, as a request
@@ -91,18 +92,16 @@ func (c *stuckClient) send(t *testing.T, announce int, args ...string) {
 	}
 }
 
-// request is send's request.
+// request is send's request: args encoded whole, then, with announce > 0,
+// the last one's header and end replaced by the announced length alone.
 func request(announce int, args ...string) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for i, a := range args {
-		if i == len(args)-1 && announce > 0 {
-			fmt.Fprintf(&b, "$%d\r\n%s", announce, a)
-			break
-		}
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	b := resptest.Request(resptest.Args(args...)...)
+	if announce > 0 {
+		last := args[len(args)-1]
+		b = b[:len(b)-len(resptest.Request(last))+len("*1\r\n")] // the last argument's bulk cut
+		b = fmt.Appendf(b, "$%d\r\n%s", announce, last)
 	}
-	return b.Bytes()
+	return b
 }
 
 // closed reports whether the server closed the connection: reading

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 )
 
 // TestClusterReplicaAdoptsTopology: a node made a replica takes its
@@ -13,9 +15,9 @@ func TestClusterReplicaAdoptsTopology(t *testing.T) {
 	c := startCluster(t, 3)
 	// The primary's topology, epoch 5, lists node 1 as its replica; node 1
 	// is at epoch 2 and thinks it owns every slot.
-	dialRaw(t, c[1].addr).do("CUCKOO.CLUSTER", "SETCONFIG", topoJSON(t, 2, c[1].id,
+	resptest.Dial(t, c[1].addr).Do("CUCKOO.CLUSTER", "SETCONFIG", topoJSON(t, 2, c[1].id,
 		node(c[1], "primary", map[string]any{"slots": [][2]int{{0, 16383}}})))
-	if r := dialRaw(t, c[0].addr).do("CUCKOO.CLUSTER", "SETCONFIG", topoJSON(t, 5, c[0].id,
+	if r := resptest.Dial(t, c[0].addr).Do("CUCKOO.CLUSTER", "SETCONFIG", topoJSON(t, 5, c[0].id,
 		node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}}),
 		node(c[1], "replica", map[string]any{"primary": c[0].id}))); r != "OK" {
 		t.Fatal(r)
@@ -25,18 +27,18 @@ func TestClusterReplicaAdoptsTopology(t *testing.T) {
 		Epoch  int64
 		Myself string
 	}
-	b := dialRaw(t, c[1].addr).do("CUCKOO.CLUSTER", "GETCONFIG").(string)
+	b := resptest.Dial(t, c[1].addr).Do("CUCKOO.CLUSTER", "GETCONFIG").(string)
 	if err := json.Unmarshal([]byte(b), &conf); err != nil || conf.Epoch != 5 || conf.Myself != c[1].id {
 		t.Errorf("the replica's topology after REPLICAOF: %s (%v)", b, err)
 	}
-	if nodes := dialRaw(t, c[1].addr).do("CLUSTER", "NODES").(string); !strings.Contains(nodes, "myself,slave "+c[0].id) {
+	if nodes := resptest.Dial(t, c[1].addr).Do("CLUSTER", "NODES").(string); !strings.Contains(nodes, "myself,slave "+c[0].id) {
 		t.Errorf("CLUSTER NODES on the replica:\n%s", nodes)
 	}
 	// A primary whose topology does not list the replica: kept its own.
-	dialRaw(t, c[2].addr).do("CUCKOO.CLUSTER", "SETCONFIG", topoJSON(t, 9, c[2].id,
+	resptest.Dial(t, c[2].addr).Do("CUCKOO.CLUSTER", "SETCONFIG", topoJSON(t, 9, c[2].id,
 		node(c[2], "primary", map[string]any{"slots": [][2]int{{0, 16383}}})))
 	replicaOf(t, client(t, c[1].addr), c[2].addr)
-	b = dialRaw(t, c[1].addr).do("CUCKOO.CLUSTER", "GETCONFIG").(string)
+	b = resptest.Dial(t, c[1].addr).Do("CUCKOO.CLUSTER", "GETCONFIG").(string)
 	if err := json.Unmarshal([]byte(b), &conf); err != nil || conf.Epoch != 5 {
 		t.Errorf("the replica took a topology that does not list it: %s", b)
 	}
@@ -50,21 +52,21 @@ func TestClusterPromotingReplicaTryAgain(t *testing.T) {
 	replicaOf(t, client(t, c[1].addr), c[0].addr)
 	push(t, c, 1, node(c[1], "primary", map[string]any{"slots": [][2]int{{0, 16383}}}),
 		node(c[0], "replica", map[string]any{"primary": c[1].id}))
-	r := dialRaw(t, c[1].addr)
-	if got := r.do("CF.ADD", "k", "x"); got != "-TRYAGAIN this node is taking over as primary of the slot: it is still a replica" {
+	r := resptest.Dial(t, c[1].addr)
+	if got := r.Do("CF.ADD", "k", "x"); got != resptest.Error("TRYAGAIN this node is taking over as primary of the slot: it is still a replica") {
 		t.Errorf("a write on the replica being promoted = %v", got)
 	}
-	if got := r.do("CF.EXISTS", "k", "x"); got != "-TRYAGAIN this node is taking over as primary of the slot: it is still a replica" {
+	if got := r.Do("CF.EXISTS", "k", "x"); got != resptest.Error("TRYAGAIN this node is taking over as primary of the slot: it is still a replica") {
 		t.Errorf("a read on the replica being promoted = %v", got)
 	}
-	r.do("READONLY")
-	if got := r.do("CF.EXISTS", "k", "x"); got != int64(0) {
+	r.Do("READONLY")
+	if got := r.Do("CF.EXISTS", "k", "x"); got != int64(0) {
 		t.Errorf("a READONLY read on the replica being promoted = %v", got)
 	}
-	if got := r.do("REPLICAOF", "NO", "ONE"); got != "OK" {
+	if got := r.Do("REPLICAOF", "NO", "ONE"); got != "OK" {
 		t.Fatalf("REPLICAOF NO ONE = %v", got)
 	}
-	if got := r.do("CF.ADD", "k", "x"); got != int64(1) {
+	if got := r.Do("CF.ADD", "k", "x"); got != int64(1) {
 		t.Errorf("a write after the promotion = %v", got)
 	}
 }

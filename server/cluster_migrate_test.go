@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -22,78 +23,78 @@ import (
 func TestMigrate(t *testing.T) {
 	_, src := start(t, server.Config{})
 	_, dst := start(t, server.Config{})
-	a, b := dialRaw(t, src), dialRaw(t, dst)
+	a, b := resptest.Dial(t, src), resptest.Dial(t, dst)
 	host, port, _ := net.SplitHostPort(dst)
 	for i := range 100 {
-		a.do("CF.ADD", "k1", "item"+strconv.Itoa(i))
+		a.Do("CF.ADD", "k1", "item"+strconv.Itoa(i))
 	}
-	a.do("CF.RESERVE", "k2", "1000")
-	a.do("CF.ADD", "k2", "x")
-	a.do("CF.ADD", "k3", "y")
-	a.do("PEXPIRE", "k3", "100000")
+	a.Do("CF.RESERVE", "k2", "1000")
+	a.Do("CF.ADD", "k2", "x")
+	a.Do("CF.ADD", "k3", "y")
+	a.Do("PEXPIRE", "k3", "100000")
 
-	if r := a.do("MIGRATE", host, port, "k1", "0", "5000"); r != "OK" {
+	if r := a.Do("MIGRATE", host, port, "k1", "0", "5000"); r != "OK" {
 		t.Fatalf("MIGRATE k1 = %v", r)
 	}
-	if r := a.do("EXISTS", "k1"); r != int64(0) {
+	if r := a.Do("EXISTS", "k1"); r != int64(0) {
 		t.Errorf("k1 is still on the source after MIGRATE: EXISTS = %v", r)
 	}
 	for i := range 100 {
-		if r := b.do("CF.EXISTS", "k1", "item"+strconv.Itoa(i)); r != int64(1) {
+		if r := b.Do("CF.EXISTS", "k1", "item"+strconv.Itoa(i)); r != int64(1) {
 			t.Fatalf("item%d on the target: CF.EXISTS = %v", i, r)
 		}
 	}
-	if r := a.do("MIGRATE", host, port, "", "0", "5000", "COPY", "KEYS", "k2", "k3", "missing"); r != "OK" {
+	if r := a.Do("MIGRATE", host, port, "", "0", "5000", "COPY", "KEYS", "k2", "k3", "missing"); r != "OK" {
 		t.Fatalf("MIGRATE COPY KEYS = %v", r)
 	}
-	if r := a.do("EXISTS", "k2", "k3"); r != int64(2) {
+	if r := a.Do("EXISTS", "k2", "k3"); r != int64(2) {
 		t.Errorf("COPY left %v of 2 keys on the source", r)
 	}
-	if r, ok := b.do("PTTL", "k3").(int64); !ok || r <= 0 || r > 100000 {
+	if r, ok := b.Do("PTTL", "k3").(int64); !ok || r <= 0 || r > 100000 {
 		t.Errorf("the deadline on the target: PTTL = %v", r)
 	}
-	if r := b.do("PTTL", "k2"); r != int64(-1) {
+	if r := b.Do("PTTL", "k2"); r != int64(-1) {
 		t.Errorf("a key without a deadline: PTTL = %v", r)
 	}
-	if r := b.do("CF.INFO", "k2"); fmt.Sprint(r) != fmt.Sprint(a.do("CF.INFO", "k2")) {
-		t.Errorf("CF.INFO differs: target %v, source %v", r, a.do("CF.INFO", "k2"))
+	if r := b.Do("CF.INFO", "k2"); resptest.Sprint(r) != resptest.Sprint(a.Do("CF.INFO", "k2")) {
+		t.Errorf("CF.INFO differs: target %v, source %v", r, a.Do("CF.INFO", "k2"))
 	}
-	busy := a.do("MIGRATE", host, port, "k2", "0", "5000")
-	if s, _ := busy.(string); !strings.HasPrefix(s, "-ERR Target instance replied with error: BUSYKEY") {
+	busy := a.Do("MIGRATE", host, port, "k2", "0", "5000")
+	if s, _ := busy.(resptest.Error); !strings.HasPrefix(string(s), "ERR Target instance replied with error: BUSYKEY") {
 		t.Errorf("MIGRATE over an existing key = %v", busy)
 	}
-	if r := a.do("EXISTS", "k2"); r != int64(1) {
+	if r := a.Do("EXISTS", "k2"); r != int64(1) {
 		t.Errorf("a refused MIGRATE deleted the key")
 	}
-	a.do("CF.ADD", "k2", "z")
-	if r := a.do("MIGRATE", host, port, "k2", "0", "5000", "REPLACE"); r != "OK" {
+	a.Do("CF.ADD", "k2", "z")
+	if r := a.Do("MIGRATE", host, port, "k2", "0", "5000", "REPLACE"); r != "OK" {
 		t.Errorf("MIGRATE REPLACE = %v", r)
 	}
-	if r := b.do("CF.EXISTS", "k2", "z"); r != int64(1) {
+	if r := b.Do("CF.EXISTS", "k2", "z"); r != int64(1) {
 		t.Errorf("REPLACE did not replace: CF.EXISTS = %v", r)
 	}
-	if r := a.do("MIGRATE", host, port, "nokey", "0", "5000"); r != "NOKEY" {
+	if r := a.Do("MIGRATE", host, port, "nokey", "0", "5000"); r != "NOKEY" {
 		t.Errorf("MIGRATE of a missing key = %v", r)
 	}
 	// The connection is cached: many MIGRATEs in a row reuse it.
 	for i := range 20 {
 		k := "many" + strconv.Itoa(i)
-		a.do("CF.ADD", k, "x")
-		if r := a.do("MIGRATE", host, port, k, "0", "5000"); r != "OK" {
+		a.Do("CF.ADD", k, "x")
+		if r := a.Do("MIGRATE", host, port, k, "0", "5000"); r != "OK" {
 			t.Fatalf("MIGRATE %s = %v", k, r)
 		}
 	}
-	if r := b.do("DBSIZE"); r != int64(23) {
+	if r := b.Do("DBSIZE"); r != int64(23) {
 		t.Errorf("the target holds %v keys, want 23", r)
 	}
 	// INFO filters: k1's 100 items, k2's 2, k3's 1 and one in each of 20.
-	info := b.do("INFO", "filters").(string)
+	info := b.Do("INFO", "filters").(string)
 	for _, want := range []string{"# Filters\r\n", "filters:23\r\n", "filter_items:123\r\n", "filter_bytes:"} {
 		if !strings.Contains(info, want) {
 			t.Errorf("INFO filters lacks %q:\n%s", want, info)
 		}
 	}
-	if info := b.do("INFO").(string); strings.Contains(info, "# Filters") {
+	if info := b.Do("INFO").(string); strings.Contains(info, "# Filters") {
 		t.Errorf("the default INFO scans the key space for its Filters section")
 	}
 }
@@ -102,8 +103,8 @@ func TestMigrate(t *testing.T) {
 func TestMigrateErrors(t *testing.T) {
 	_, src := start(t, server.Config{})
 	_, dst := start(t, server.Config{RequirePass: "secret"})
-	a := dialRaw(t, src)
-	a.do("CF.ADD", "k", "x")
+	a := resptest.Dial(t, src)
+	a.Do("CF.ADD", "k", "x")
 	host, port, _ := net.SplitHostPort(dst)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -144,18 +145,18 @@ func TestMigrateErrors(t *testing.T) {
 		{[]string{"127.0.0.1", strconv.Itoa(closed), "k", "0", "1000"}, "-IOERR error or timeout connecting to the client"},
 		{[]string{"127.0.0.1", mutePort, "k", "0", "200"}, "-IOERR error or timeout reading from target instance"},
 	} {
-		r := a.do(append([]string{"MIGRATE"}, c.args...)...)
-		if r != c.want {
+		r := a.Do(resptest.Args(append([]string{"MIGRATE"}, c.args...)...)...)
+		if resptest.Sprint(r) != c.want {
 			t.Errorf("MIGRATE %v = %v, want %q", c.args, r, c.want)
 		}
-		if r := a.do("CF.EXISTS", "k", "x"); r != int64(1) {
+		if r := a.Do("CF.EXISTS", "k", "x"); r != int64(1) {
 			t.Fatalf("after MIGRATE %v the key is gone from the source", c.args)
 		}
 	}
-	if r := a.do("MIGRATE", host, port, "k", "0", "1000", "AUTH2", "default", "secret"); r != "OK" {
+	if r := a.Do("MIGRATE", host, port, "k", "0", "1000", "AUTH2", "default", "secret"); r != "OK" {
 		t.Errorf("MIGRATE AUTH2 = %v", r)
 	}
-	if r := dialRaw(t, src).do("EXISTS", "k"); r != int64(0) {
+	if r := resptest.Dial(t, src).Do("EXISTS", "k"); r != int64(0) {
 		t.Errorf("after MIGRATE AUTH2 the key is still on the source")
 	}
 }
@@ -166,49 +167,49 @@ func TestMigrateErrors(t *testing.T) {
 func TestClusterMigrateSlot(t *testing.T) {
 	c := startCluster(t, 2)
 	k, slot := keyInSlotRange(t, c[0].addr, 0, 16383)
-	a0, a1 := dialRaw(t, c[0].addr), dialRaw(t, c[1].addr)
+	a0, a1 := resptest.Dial(t, c[0].addr), resptest.Dial(t, c[1].addr)
 	push(t, c, 1, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}}), node(c[1], "primary", nil))
-	a0.do("CF.ADD", k, "x")
-	payload := a0.do("DUMP", k).(string)
-	moved := fmt.Sprintf("-MOVED %d %s", slot, c[0].addr)
-	if r := a1.do("RESTORE-ASKING", k, "0", payload); r != moved {
+	a0.Do("CF.ADD", k, "x")
+	payload := a0.Do("DUMP", k).(string)
+	moved := resptest.Error(fmt.Sprintf("MOVED %d %s", slot, c[0].addr))
+	if r := a1.Do("RESTORE-ASKING", k, "0", payload); r != moved {
 		t.Errorf("RESTORE-ASKING on a slot not imported = %v, want %q", r, moved)
 	}
 	host, port := c[1].hostPort()
 	// In a transaction it would wait for the lock EXEC holds: refused.
-	a0.do("MULTI")
-	a0.do("MIGRATE", host, strconv.Itoa(port), k, "0", "5000")
-	if r := fmt.Sprint(a0.do("EXEC")); !strings.Contains(r, "MIGRATE inside a transaction is not supported in cluster mode") {
+	a0.Do("MULTI")
+	a0.Do("MIGRATE", host, strconv.Itoa(port), k, "0", "5000")
+	if r := resptest.Sprint(a0.Do("EXEC")); !strings.Contains(r, "MIGRATE inside a transaction is not supported in cluster mode") {
 		t.Errorf("MIGRATE in a transaction = %v", r)
 	}
 	s := strconv.FormatInt(slot, 10)
 	push(t, c, 2,
 		node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}, "migrating": map[string]string{s: c[1].id}}),
 		node(c[1], "primary", map[string]any{"importing": map[string]string{s: c[0].id}}))
-	if r := a0.do("CLUSTER", "COUNTKEYSINSLOT", s); r != int64(1) {
+	if r := a0.Do("CLUSTER", "COUNTKEYSINSLOT", s); r != int64(1) {
 		t.Fatalf("COUNTKEYSINSLOT = %v", r)
 	}
-	if r := a0.do("MIGRATE", host, strconv.Itoa(port), "", "0", "5000", "KEYS", k); r != "OK" {
+	if r := a0.Do("MIGRATE", host, strconv.Itoa(port), "", "0", "5000", "KEYS", k); r != "OK" {
 		t.Fatalf("MIGRATE = %v", r)
 	}
-	if r := a0.do("CLUSTER", "COUNTKEYSINSLOT", s); r != int64(0) {
+	if r := a0.Do("CLUSTER", "COUNTKEYSINSLOT", s); r != int64(0) {
 		t.Errorf("COUNTKEYSINSLOT on the source after MIGRATE = %v", r)
 	}
-	ask := fmt.Sprintf("-ASK %d %s", slot, c[1].addr)
-	if r := a0.do("CF.EXISTS", k, "x"); r != ask {
+	ask := resptest.Error(fmt.Sprintf("ASK %d %s", slot, c[1].addr))
+	if r := a0.Do("CF.EXISTS", k, "x"); r != ask {
 		t.Errorf("CF.EXISTS of the moved key on the source = %v, want %q", r, ask)
 	}
-	a1.do("ASKING")
-	if r := a1.do("CF.EXISTS", k, "x"); r != int64(1) {
+	a1.Do("ASKING")
+	if r := a1.Do("CF.EXISTS", k, "x"); r != int64(1) {
 		t.Errorf("CF.EXISTS after ASKING on the target = %v", r)
 	}
 	// The end of the migration: the target owns the slot.
 	push(t, c, 3, node(c[0], "primary", map[string]any{"slots": slotsWithout(slot)}),
 		node(c[1], "primary", map[string]any{"slots": [][2]int64{{slot, slot}}}))
-	if r := a1.do("CF.EXISTS", k, "x"); r != int64(1) {
+	if r := a1.Do("CF.EXISTS", k, "x"); r != int64(1) {
 		t.Errorf("CF.EXISTS on the new owner = %v", r)
 	}
-	if r, want := a0.do("CF.EXISTS", k, "x"), fmt.Sprintf("-MOVED %d %s", slot, c[1].addr); r != want {
+	if r, want := a0.Do("CF.EXISTS", k, "x"), resptest.Error(fmt.Sprintf("MOVED %d %s", slot, c[1].addr)); r != want {
 		t.Errorf("CF.EXISTS on the old owner = %v, want %q", r, want)
 	}
 }
@@ -383,9 +384,9 @@ func TestClusterMigrateReplicaRead(t *testing.T) {
 		node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}, "migrating": map[string]string{s: c[2].id}}),
 		node(c[1], "replica", map[string]any{"primary": c[0].id}),
 		node(c[2], "primary", map[string]any{"importing": map[string]string{s: c[0].id}}))
-	r := dialRaw(t, c[1].addr)
-	r.do("READONLY")
-	if got := r.do("CF.EXISTS", k, "x"); got != int64(1) {
+	r := resptest.Dial(t, c[1].addr)
+	r.Do("READONLY")
+	if got := r.Do("CF.EXISTS", k, "x"); got != int64(1) {
 		t.Fatalf("the replica's read before the move = %v", got)
 	}
 	host, port := c[2].hostPort()
@@ -395,8 +396,8 @@ func TestClusterMigrateReplicaRead(t *testing.T) {
 	if n, err := p.Do(ctx, "WAIT", 1, 5000).Int(); n != 1 || err != nil {
 		t.Fatalf("WAIT 1 = %d, %v", n, err)
 	}
-	ask := fmt.Sprintf("-ASK %d %s", slot, c[2].addr)
-	if got := r.do("CF.EXISTS", k, "x"); got != ask {
+	ask := resptest.Error(fmt.Sprintf("ASK %d %s", slot, c[2].addr))
+	if got := r.Do("CF.EXISTS", k, "x"); got != ask {
 		t.Errorf("the replica's read after the move = %v, want %q", got, ask)
 	}
 }

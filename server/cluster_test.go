@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/internal/prereq"
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -41,7 +42,7 @@ func startCluster(t *testing.T, n int) []clusterNode {
 
 func myID(t *testing.T, addr string) string {
 	t.Helper()
-	id, ok := dialRaw(t, addr).do("CLUSTER", "MYID").(string)
+	id, ok := resptest.Dial(t, addr).Do("CLUSTER", "MYID").(string)
 	if !ok || len(id) != 40 {
 		t.Fatalf("CLUSTER MYID = %q", id)
 	}
@@ -73,7 +74,7 @@ func topoJSON(t *testing.T, epoch int, myself string, nodes ...topoNode) string 
 func push(t *testing.T, cluster []clusterNode, epoch int, nodes ...topoNode) {
 	t.Helper()
 	for _, n := range cluster {
-		if r := dialRaw(t, n.addr).do("CUCKOO.CLUSTER", "SETCONFIG", topoJSON(t, epoch, n.id, nodes...)); r != "OK" {
+		if r := resptest.Dial(t, n.addr).Do("CUCKOO.CLUSTER", "SETCONFIG", topoJSON(t, epoch, n.id, nodes...)); r != "OK" {
 			t.Fatalf("SETCONFIG on %s = %v", n.addr, r)
 		}
 	}
@@ -91,10 +92,10 @@ func thirds(c []clusterNode) []topoNode {
 // keyInSlotRange finds a key whose slot is in [lo, hi].
 func keyInSlotRange(t *testing.T, addr string, lo, hi int64) (string, int64) {
 	t.Helper()
-	c := dialRaw(t, addr)
+	c := resptest.Dial(t, addr)
 	for i := 0; ; i++ {
 		k := fmt.Sprintf("key:%d", i)
-		if s := c.do("CLUSTER", "KEYSLOT", k).(int64); lo <= s && s <= hi {
+		if s := c.Do("CLUSTER", "KEYSLOT", k).(int64); lo <= s && s <= hi {
 			return k, s
 		}
 	}
@@ -104,8 +105,8 @@ func keyInSlotRange(t *testing.T, addr string, lo, hi int64) (string, int64) {
 // (Redis's docs and its cluster tests) and the hash tag rules.
 func TestClusterKeySlot(t *testing.T) {
 	_, addr := start(t, server.Config{ClusterEnabled: true})
-	c := dialRaw(t, addr)
-	slot := func(k string) int64 { return c.do("CLUSTER", "KEYSLOT", k).(int64) }
+	c := resptest.Dial(t, addr)
+	slot := func(k string) int64 { return c.Do("CLUSTER", "KEYSLOT", k).(int64) }
 	for k, want := range map[string]int64{
 		"somekey": 11058, "foo": 12182, "bar": 5061, "hello": 866, "123456789": 12739,
 		"foo{hash_tag}": 2515, "": 0,
@@ -129,10 +130,10 @@ func TestClusterKeySlot(t *testing.T) {
 	if slot("foo{}{bar}") == slot("bar") {
 		t.Error(`KEYSLOT "foo{}{bar}" hashed the tag after an empty one`)
 	}
-	if r := c.do("CLUSTER", "COUNTKEYSINSLOT", "16384"); r != "-ERR Invalid slot" {
+	if r := c.Do("CLUSTER", "COUNTKEYSINSLOT", "16384"); r != resptest.Error("ERR Invalid slot") {
 		t.Errorf("COUNTKEYSINSLOT 16384 = %v", r)
 	}
-	if r := c.do("CLUSTER", "GETKEYSINSLOT", "1", "-1"); r != "-ERR Invalid slot or number of keys" {
+	if r := c.Do("CLUSTER", "GETKEYSINSLOT", "1", "-1"); r != resptest.Error("ERR Invalid slot or number of keys") {
 		t.Errorf("GETKEYSINSLOT 1 -1 = %v", r)
 	}
 }
@@ -141,17 +142,17 @@ func TestClusterKeySlot(t *testing.T) {
 // Redis's do, and INFO says so.
 func TestClusterDisabled(t *testing.T) {
 	_, addr := start(t, server.Config{})
-	c := dialRaw(t, addr)
+	c := resptest.Dial(t, addr)
 	for _, cmd := range [][]string{{"CLUSTER", "INFO"}, {"CLUSTER", "SLOTS"}, {"CLUSTER", "KEYSLOT", "k"},
 		{"ASKING"}, {"READONLY"}, {"READWRITE"}, {"CUCKOO.CLUSTER", "GETCONFIG"}} {
-		if r := c.do(cmd...); r != "-ERR This instance has cluster support disabled" {
+		if r := c.Do(resptest.Args(cmd...)...); r != resptest.Error("ERR This instance has cluster support disabled") {
 			t.Errorf("%v = %v", cmd, r)
 		}
 	}
-	if r := c.do("INFO", "cluster").(string); !strings.Contains(r, "cluster_enabled:0") {
+	if r := c.Do("INFO", "cluster").(string); !strings.Contains(r, "cluster_enabled:0") {
 		t.Errorf("INFO cluster = %q", r)
 	}
-	if r := c.do("CF.ADD", "k", "x"); r != int64(1) {
+	if r := c.Do("CF.ADD", "k", "x"); r != int64(1) {
 		t.Errorf("CF.ADD = %v", r)
 	}
 }
@@ -191,11 +192,11 @@ func TestClusterThreeNodes(t *testing.T) {
 		}
 		if len(ks) > 0 {
 			s := strconv.FormatInt(cc.ClusterKeySlot(ctx, ks[0]).Val(), 10)
-			raw := dialRaw(t, n.addr)
-			if cnt, ok := raw.do("CLUSTER", "COUNTKEYSINSLOT", s).(int64); !ok || cnt < 1 {
+			raw := resptest.Dial(t, n.addr)
+			if cnt, ok := raw.Do("CLUSTER", "COUNTKEYSINSLOT", s).(int64); !ok || cnt < 1 {
 				t.Errorf("node %d: COUNTKEYSINSLOT %s = %v", i, s, cnt)
 			}
-			if got, ok := raw.do("CLUSTER", "GETKEYSINSLOT", s, "100").([]any); !ok || len(got) < 1 {
+			if got, ok := raw.Do("CLUSTER", "GETKEYSINSLOT", s, "100").([]any); !ok || len(got) < 1 {
 				t.Errorf("node %d: GETKEYSINSLOT %s 100 = %v", i, s, got)
 			}
 		}
@@ -204,43 +205,43 @@ func TestClusterThreeNodes(t *testing.T) {
 		t.Errorf("%d keys on the nodes, want %d", total, keys)
 	}
 
-	raw := dialRaw(t, c[0].addr)
+	raw := resptest.Dial(t, c[0].addr)
 	// A key of node 1's slots: MOVED to it.
 	k, slot := keyInSlotRange(t, c[0].addr, 5461, 10922)
-	if r, want := raw.do("CF.ADD", k, "x"), fmt.Sprintf("-MOVED %d %s", slot, c[1].addr); r != want {
+	if r, want := raw.Do("CF.ADD", k, "x"), resptest.Error(fmt.Sprintf("MOVED %d %s", slot, c[1].addr)); r != want {
 		t.Errorf("CF.ADD on the wrong node = %v, want %q", r, want)
 	}
 	own, _ := keyInSlotRange(t, c[0].addr, 0, 5460)
-	if r := raw.do("DEL", "{"+own+"}1", "{"+own+"}2"); r != int64(0) {
+	if r := raw.Do("DEL", "{"+own+"}1", "{"+own+"}2"); r != int64(0) {
 		t.Errorf("DEL of two keys of one slot, ours = %v", r)
 	}
-	if r := raw.do("EXISTS", "a", "b"); r != "-CROSSSLOT Keys in request don't hash to the same slot" {
+	if r := raw.Do("EXISTS", "a", "b"); r != resptest.Error("CROSSSLOT Keys in request don't hash to the same slot") {
 		t.Errorf("EXISTS a b = %v", r)
 	}
-	if r := raw.do("PING"); r != "PONG" {
+	if r := raw.Do("PING"); r != "PONG" {
 		t.Errorf("PING (no keys) = %v", r)
 	}
 	// A transaction's keys must share a slot: EXEC is refused and the
 	// transaction discarded otherwise.
-	ownSlot := raw.do("CLUSTER", "KEYSLOT", own).(int64)
+	ownSlot := raw.Do("CLUSTER", "KEYSLOT", own).(int64)
 	own2, _ := keyInSlotRange(t, c[0].addr, ownSlot+1, 5460) // another slot of node 0
 	own3 := own + "{" + own + "}"
-	raw.do("MULTI")
-	raw.do("CF.ADD", own2, "x")
-	if r := raw.do("CF.ADD", own3, "x"); r != "QUEUED" {
+	raw.Do("MULTI")
+	raw.Do("CF.ADD", own2, "x")
+	if r := raw.Do("CF.ADD", own3, "x"); r != "QUEUED" {
 		t.Fatalf("CF.ADD in MULTI = %v", r)
 	}
-	if r := raw.do("EXEC"); r != "-CROSSSLOT Keys in request don't hash to the same slot" {
+	if r := raw.Do("EXEC"); r != resptest.Error("CROSSSLOT Keys in request don't hash to the same slot") {
 		t.Errorf("EXEC of two slots = %v", r)
 	}
-	if r := raw.do("EXEC"); r != "-ERR EXEC without MULTI" {
+	if r := raw.Do("EXEC"); r != resptest.Error("ERR EXEC without MULTI") {
 		t.Errorf("EXEC after a refused EXEC = %v", r)
 	}
-	raw.do("MULTI")
-	if r := raw.do("CF.ADD", k, "x"); r != fmt.Sprintf("-MOVED %d %s", slot, c[1].addr) {
+	raw.Do("MULTI")
+	if r := raw.Do("CF.ADD", k, "x"); r != resptest.Error(fmt.Sprintf("MOVED %d %s", slot, c[1].addr)) {
 		t.Errorf("CF.ADD of another node's slot in MULTI = %v", r)
 	}
-	if r := raw.do("EXEC"); r != "-EXECABORT Transaction discarded because of previous errors." {
+	if r := raw.Do("EXEC"); r != resptest.Error("EXECABORT Transaction discarded because of previous errors.") {
 		t.Errorf("EXEC after a redirect in MULTI = %v", r)
 	}
 
@@ -275,10 +276,10 @@ func TestClusterThreeNodes(t *testing.T) {
 			t.Errorf("CLUSTER INFO lacks %q:\n%s", want, info)
 		}
 	}
-	if r := raw.do("INFO", "cluster").(string); !strings.Contains(r, "cluster_enabled:1") {
+	if r := raw.Do("INFO", "cluster").(string); !strings.Contains(r, "cluster_enabled:1") {
 		t.Errorf("INFO cluster = %q", r)
 	}
-	if r := raw.do("CLUSTER", "HELP").([]any); len(r) < 5 {
+	if r := raw.Do("CLUSTER", "HELP").([]any); len(r) < 5 {
 		t.Errorf("CLUSTER HELP = %v", r)
 	}
 }
@@ -287,27 +288,27 @@ func TestClusterThreeNodes(t *testing.T) {
 // answers CLUSTERDOWN, and CLUSTER INFO says fail.
 func TestClusterDown(t *testing.T) {
 	c := startCluster(t, 1)
-	raw := dialRaw(t, c[0].addr)
-	if r := raw.do("CF.ADD", "k", "x"); r != "-CLUSTERDOWN Hash slot not served" {
+	raw := resptest.Dial(t, c[0].addr)
+	if r := raw.Do("CF.ADD", "k", "x"); r != resptest.Error("CLUSTERDOWN Hash slot not served") {
 		t.Errorf("CF.ADD on a node of no slots = %v", r)
 	}
-	info := raw.do("CLUSTER", "INFO").(string)
+	info := raw.Do("CLUSTER", "INFO").(string)
 	if !strings.Contains(info, "cluster_state:fail\r\n") || !strings.Contains(info, "cluster_slots_assigned:0\r\n") ||
 		!strings.Contains(info, "cluster_known_nodes:1\r\n") {
 		t.Errorf("CLUSTER INFO =\n%s", info)
 	}
 	h, p := c[0].hostPort()
-	if r, want := raw.do("CLUSTER", "NODES").(string), fmt.Sprintf("%s %s:%d@%d myself,master - 0 0 0 connected\n", c[0].id, h, p, p+10000); r != want {
+	if r, want := raw.Do("CLUSTER", "NODES").(string), fmt.Sprintf("%s %s:%d@%d myself,master - 0 0 0 connected\n", c[0].id, h, p, p+10000); r != want {
 		t.Errorf("CLUSTER NODES = %q, want %q", r, want)
 	}
 	// Half the slots: the other half is not served.
 	push(t, c, 1, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 8191}}}))
 	k, slot := keyInSlotRange(t, c[0].addr, 8192, 16383)
-	if r := raw.do("CF.EXISTS", k, "x"); r != "-CLUSTERDOWN Hash slot not served" {
+	if r := raw.Do("CF.EXISTS", k, "x"); r != resptest.Error("CLUSTERDOWN Hash slot not served") {
 		t.Errorf("CF.EXISTS of slot %d = %v", slot, r)
 	}
 	k, _ = keyInSlotRange(t, c[0].addr, 0, 8191)
-	if r := raw.do("CF.EXISTS", k, "x"); r != int64(0) {
+	if r := raw.Do("CF.EXISTS", k, "x"); r != int64(0) {
 		t.Errorf("CF.EXISTS of an owned slot = %v", r)
 	}
 }
@@ -319,59 +320,59 @@ func TestClusterMigration(t *testing.T) {
 	c := startCluster(t, 2)
 	k, slot := keyInSlotRange(t, c[0].addr, 0, 16383)
 	gone := k + "{" + k + "}" // another key of the slot
-	a0, a1 := dialRaw(t, c[0].addr), dialRaw(t, c[1].addr)
+	a0, a1 := resptest.Dial(t, c[0].addr), resptest.Dial(t, c[1].addr)
 	push(t, c, 1, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}}), node(c[1], "primary", nil))
-	if r := a0.do("CF.ADD", k, "x"); r != int64(1) {
+	if r := a0.Do("CF.ADD", k, "x"); r != int64(1) {
 		t.Fatalf("CF.ADD = %v", r)
 	}
 	push(t, c, 2,
 		node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}, "migrating": map[string]string{strconv.FormatInt(slot, 10): c[1].id}}),
 		node(c[1], "primary", map[string]any{"importing": map[string]string{strconv.FormatInt(slot, 10): c[0].id}}))
-	if r := a0.do("CF.EXISTS", k, "x"); r != int64(1) {
+	if r := a0.Do("CF.EXISTS", k, "x"); r != int64(1) {
 		t.Errorf("CF.EXISTS of a key still on the migrating node = %v", r)
 	}
-	ask := fmt.Sprintf("-ASK %d %s", slot, c[1].addr)
-	if r := a0.do("CF.ADD", gone, "y"); r != ask {
+	ask := resptest.Error(fmt.Sprintf("ASK %d %s", slot, c[1].addr))
+	if r := a0.Do("CF.ADD", gone, "y"); r != ask {
 		t.Errorf("CF.ADD of a key not on the migrating node = %v, want %q", r, ask)
 	}
-	if r := a0.do("EXISTS", k, gone); r != "-TRYAGAIN Multiple keys request during rehashing of slot" {
+	if r := a0.Do("EXISTS", k, gone); r != resptest.Error("TRYAGAIN Multiple keys request during rehashing of slot") {
 		t.Errorf("EXISTS of a key here and one gone, on the migrating node = %v", r)
 	}
-	moved := fmt.Sprintf("-MOVED %d %s", slot, c[0].addr)
-	if r := a1.do("CF.ADD", gone, "y"); r != moved {
+	moved := resptest.Error(fmt.Sprintf("MOVED %d %s", slot, c[0].addr))
+	if r := a1.Do("CF.ADD", gone, "y"); r != moved {
 		t.Errorf("CF.ADD on the importing node without ASKING = %v, want %q", r, moved)
 	}
-	if r := a1.do("ASKING"); r != "OK" {
+	if r := a1.Do("ASKING"); r != "OK" {
 		t.Fatalf("ASKING = %v", r)
 	}
-	if r := a1.do("CF.ADD", gone, "y"); r != int64(1) {
+	if r := a1.Do("CF.ADD", gone, "y"); r != int64(1) {
 		t.Errorf("CF.ADD after ASKING = %v", r)
 	}
-	if r := a1.do("CF.EXISTS", gone, "y"); r != moved {
+	if r := a1.Do("CF.EXISTS", gone, "y"); r != moved {
 		t.Errorf("the second command after ASKING = %v, want %q", r, moved)
 	}
 	// ASKING before MULTI lasts the whole transaction.
 	for _, cmd := range [][]string{{"ASKING"}, {"MULTI"}} {
-		if r := a1.do(cmd...); r != "OK" {
+		if r := a1.Do(resptest.Args(cmd...)...); r != "OK" {
 			t.Fatalf("%v = %v", cmd, r)
 		}
 	}
 	for _, cmd := range [][]string{{"CF.ADD", gone, "z"}, {"CF.EXISTS", gone, "z"}} {
-		if r := a1.do(cmd...); r != "QUEUED" {
+		if r := a1.Do(resptest.Args(cmd...)...); r != "QUEUED" {
 			t.Fatalf("%v in MULTI after ASKING = %v", cmd, r)
 		}
 	}
-	if r := fmt.Sprint(a1.do("EXEC")); r != "[1 1]" {
+	if r := resptest.Sprint(a1.Do("EXEC")); r != "[1 1]" {
 		t.Errorf("EXEC after ASKING = %v", r)
 	}
-	if r := a1.do("CF.EXISTS", gone, "z"); r != moved {
+	if r := a1.Do("CF.EXISTS", gone, "z"); r != moved {
 		t.Errorf("the command after the transaction = %v, want %q", r, moved)
 	}
-	nodes := a1.do("CLUSTER", "NODES").(string)
+	nodes := a1.Do("CLUSTER", "NODES").(string)
 	if want := fmt.Sprintf("[%d-<-%s]", slot, c[0].id); !strings.Contains(nodes, want) {
 		t.Errorf("CLUSTER NODES on the importing node lacks %q:\n%s", want, nodes)
 	}
-	nodes = a0.do("CLUSTER", "NODES").(string)
+	nodes = a0.Do("CLUSTER", "NODES").(string)
 	if want := fmt.Sprintf("[%d->-%s]", slot, c[1].id); !strings.Contains(nodes, want) {
 		t.Errorf("CLUSTER NODES on the migrating node lacks %q:\n%s", want, nodes)
 	}
@@ -384,24 +385,24 @@ func TestClusterReadonlyReplica(t *testing.T) {
 	c := startCluster(t, 2)
 	push(t, c, 1, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}}),
 		node(c[1], "replica", map[string]any{"primary": c[0].id}))
-	r := dialRaw(t, c[1].addr)
-	moved := fmt.Sprintf("-MOVED %d %s", 12182, c[0].addr)
-	if got := r.do("CF.EXISTS", "foo", "x"); got != moved {
+	r := resptest.Dial(t, c[1].addr)
+	moved := resptest.Error(fmt.Sprintf("MOVED %d %s", 12182, c[0].addr))
+	if got := r.Do("CF.EXISTS", "foo", "x"); got != moved {
 		t.Errorf("a read on the replica = %v, want %q", got, moved)
 	}
-	if got := r.do("READONLY"); got != "OK" {
+	if got := r.Do("READONLY"); got != "OK" {
 		t.Fatalf("READONLY = %v", got)
 	}
-	if got := r.do("CF.EXISTS", "foo", "x"); got != int64(0) {
+	if got := r.Do("CF.EXISTS", "foo", "x"); got != int64(0) {
 		t.Errorf("a read on the replica after READONLY = %v", got)
 	}
-	if got := r.do("CF.ADD", "foo", "x"); got != moved {
+	if got := r.Do("CF.ADD", "foo", "x"); got != moved {
 		t.Errorf("a write on the replica after READONLY = %v, want %q", got, moved)
 	}
-	if got := r.do("READWRITE"); got != "OK" {
+	if got := r.Do("READWRITE"); got != "OK" {
 		t.Fatalf("READWRITE = %v", got)
 	}
-	if got := r.do("CF.EXISTS", "foo", "x"); got != moved {
+	if got := r.Do("CF.EXISTS", "foo", "x"); got != moved {
 		t.Errorf("a read after READWRITE = %v, want %q", got, moved)
 	}
 	// With the replication itself set (REPLICAOF), a READONLY read on
@@ -416,10 +417,10 @@ func TestClusterReadonlyReplica(t *testing.T) {
 	if n, err := p.Do(ctx, "WAIT", 1, 5000).Int(); n != 1 || err != nil {
 		t.Fatalf("WAIT 1 = %d, %v", n, err)
 	}
-	if got := r.do("READONLY"); got != "OK" {
+	if got := r.Do("READONLY"); got != "OK" {
 		t.Fatalf("READONLY = %v", got)
 	}
-	if got := r.do("CF.EXISTS", "foo", "x"); got != int64(1) {
+	if got := r.Do("CF.EXISTS", "foo", "x"); got != int64(1) {
 		t.Errorf("a replicated item read on the replica after READONLY = %v", got)
 	}
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c[0].addr}, ReadOnly: true})
@@ -443,7 +444,7 @@ func TestClusterReadonlyReplica(t *testing.T) {
 	if len(slots) != 1 || len(slots[0].Nodes) != 2 || slots[0].Nodes[1].ID != c[1].id {
 		t.Errorf("CLUSTER SLOTS = %+v", slots)
 	}
-	nodes := r.do("CLUSTER", "NODES").(string)
+	nodes := r.Do("CLUSTER", "NODES").(string)
 	if !strings.Contains(nodes, fmt.Sprintf("%s %s@", c[1].id, c[1].addr)) || !strings.Contains(nodes, " myself,slave "+c[0].id+" ") {
 		t.Errorf("CLUSTER NODES on the replica:\n%s", nodes)
 	}
@@ -453,10 +454,10 @@ func TestClusterReadonlyReplica(t *testing.T) {
 // and malformed topologies are refused and change nothing.
 func TestClusterSetConfigRefusals(t *testing.T) {
 	c := startCluster(t, 2)
-	raw := dialRaw(t, c[0].addr)
+	raw := resptest.Dial(t, c[0].addr)
 	all := node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 16383}}})
 	push(t, c[:1], 5, all)
-	before := raw.do("CUCKOO.CLUSTER", "GETCONFIG")
+	before := raw.Do("CUCKOO.CLUSTER", "GETCONFIG")
 	for _, tc := range []struct{ json, want string }{
 		{topoJSON(t, 4, c[0].id, all), "-ERR the topology's epoch 4 is older than this node's, 5"},
 		{topoJSON(t, 6, c[1].id, all), fmt.Sprintf("-ERR the topology is for node %q; this is node %s", c[1].id, c[0].id)},
@@ -472,11 +473,11 @@ func TestClusterSetConfigRefusals(t *testing.T) {
 		{topoJSON(t, 6, c[0].id, all, topoNode{"id": "abc", "host": "h", "port": 1, "role": "primary"}),
 			`-ERR invalid topology: node 1: id "abc" is not a node id (40 hex digits)`},
 	} {
-		if r := raw.do("CUCKOO.CLUSTER", "SETCONFIG", tc.json); r != tc.want {
+		if r := raw.Do("CUCKOO.CLUSTER", "SETCONFIG", tc.json); resptest.Sprint(r) != tc.want {
 			t.Errorf("SETCONFIG %s = %v, want %q", tc.json, r, tc.want)
 		}
 	}
-	if after := raw.do("CUCKOO.CLUSTER", "GETCONFIG"); after != before {
+	if after := raw.Do("CUCKOO.CLUSTER", "GETCONFIG"); after != before {
 		t.Errorf("GETCONFIG after refusals = %v, want %v", after, before)
 	}
 	// The same epoch again is taken (a push repeated).
@@ -491,7 +492,7 @@ func TestClusterPersist(t *testing.T) {
 	srv, addr := startNoCleanup(t, cfg)
 	c := []clusterNode{{addr: addr, srv: srv, id: myID(t, addr)}}
 	push(t, c, 7, node(c[0], "primary", map[string]any{"slots": [][2]int{{0, 100}, {200, 16383}}}))
-	conf := dialRaw(t, addr).do("CUCKOO.CLUSTER", "GETCONFIG").(string)
+	conf := resptest.Dial(t, addr).Do("CUCKOO.CLUSTER", "GETCONFIG").(string)
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -502,10 +503,10 @@ func TestClusterPersist(t *testing.T) {
 	if id := myID(t, addr2); id != c[0].id {
 		t.Errorf("MYID after a restart = %s, want %s", id, c[0].id)
 	}
-	if got := dialRaw(t, addr2).do("CUCKOO.CLUSTER", "GETCONFIG"); got != conf {
+	if got := resptest.Dial(t, addr2).Do("CUCKOO.CLUSTER", "GETCONFIG"); got != conf {
 		t.Errorf("GETCONFIG after a restart = %v, want %v", got, conf)
 	}
-	info := dialRaw(t, addr2).do("CLUSTER", "INFO").(string)
+	info := resptest.Dial(t, addr2).Do("CLUSTER", "INFO").(string)
 	if !strings.Contains(info, "cluster_slots_assigned:16285\r\n") || !strings.Contains(info, "cluster_my_epoch:7\r\n") {
 		t.Errorf("CLUSTER INFO after a restart:\n%s", info)
 	}
@@ -533,11 +534,11 @@ func TestClusterEmulated(t *testing.T) {
 	if len(slots) != 1 || slots[0].Start != 0 || slots[0].End != 16383 || slots[0].Nodes[0].Addr != addr {
 		t.Errorf("CLUSTER SLOTS = %+v", slots)
 	}
-	raw := dialRaw(t, addr)
-	if r := raw.do("CUCKOO.CLUSTER", "SETCONFIG", "{}"); !strings.HasPrefix(fmt.Sprint(r), "-ERR this node emulates a cluster alone") {
+	raw := resptest.Dial(t, addr)
+	if r := raw.Do("CUCKOO.CLUSTER", "SETCONFIG", "{}"); !strings.HasPrefix(resptest.Sprint(r), "-ERR this node emulates a cluster alone") {
 		t.Errorf("SETCONFIG on an emulated node = %v", r)
 	}
-	if r := raw.do("CONFIG", "GET", "cluster-enabled"); fmt.Sprint(r) != "[cluster-enabled yes]" {
+	if r := raw.Do("CONFIG", "GET", "cluster-enabled"); fmt.Sprint(r) != "[cluster-enabled yes]" {
 		t.Errorf("CONFIG GET cluster-enabled = %v", r)
 	}
 }
@@ -555,7 +556,7 @@ func TestClusterRedisCLIFollowsMoved(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != "1" {
 		t.Fatalf("redis-cli -c CF.ADD = %q, %v", out, err)
 	}
-	if r := dialRaw(t, c[1].addr).do("CF.EXISTS", k, "x"); r != int64(1) {
+	if r := resptest.Dial(t, c[1].addr).Do("CF.EXISTS", k, "x"); r != int64(1) {
 		t.Errorf("CF.EXISTS on the owner = %v", r)
 	}
 }

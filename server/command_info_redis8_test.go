@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/internal/redistest"
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 )
 
@@ -14,16 +15,16 @@ import (
 // RedisBloom calls readonly and fast though it changes the filter: here it
 // is a write, logged and replicated, and refused to read-only users.
 func TestCommandInfoAsRedis8(t *testing.T) {
-	redis8 := dialRaw(t, redistest.StartRedis8(t))
+	redis8 := resptest.Dial(t, redistest.StartRedis8(t))
 	_, addr := start(t, server.Config{})
-	ours := dialRaw(t, addr)
-	names, ok := redis8.do("COMMAND", "LIST", "FILTERBY", "PATTERN", "cf.*").([]any)
+	ours := resptest.Dial(t, addr)
+	names, ok := redis8.Do("COMMAND", "LIST", "FILTERBY", "PATTERN", "cf.*").([]any)
 	if !ok || len(names) < 14 {
 		t.Fatalf("Redis 8 lists the CF commands as %v", names)
 	}
 	for _, n := range names {
 		name := fmt.Sprint(n)
-		want, got := redis8.do("COMMAND", "INFO", name), ours.do("COMMAND", "INFO", name)
+		want, got := redis8.Do("COMMAND", "INFO", name), ours.Do("COMMAND", "INFO", name)
 		same := reflect.DeepEqual(want, got)
 		switch {
 		case name == "cf.compact" && same:

@@ -1,11 +1,9 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -182,130 +181,43 @@ func TestCompatDumpTexts(t *testing.T) {
 	})
 }
 
-// rawConn is a connection that reads replies as values: strings for simple
-// and bulk strings ("-" prefixed for errors), int64, bool, nil, []any for
-// arrays, sets and pushes, and [][2]any for maps, kept in order.
-type rawConn struct {
-	t  *testing.T
-	nc net.Conn
-	r  *bufio.Reader
-}
-
-func dialRaw(t *testing.T, addr string) *rawConn {
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &rawConn{t: t, nc: nc, r: bufio.NewReader(nc)}
-}
-
-// do sends a request as a RESP array and reads one reply.
-func (c *rawConn) do(args ...string) any {
-	c.t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if _, err := c.nc.Write([]byte(b.String())); err != nil {
-		c.t.Fatal(err)
-	}
-	return c.read()
-}
-
-func (c *rawConn) read() any {
-	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := c.r.ReadString('\n')
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	line = strings.TrimSuffix(line, "\r\n")
-	body := line[1:]
-	n := 0
-	fmt.Sscan(body, &n)
-	switch line[0] {
-	case '+':
-		return body
-	case '-':
-		return "-" + body
-	case ':':
-		var v int64
-		fmt.Sscan(body, &v)
-		return v
-	case '#':
-		return body == "t"
-	case '_':
-		return nil
-	case ',':
-		return "," + body
-	case '$', '=':
-		if n < 0 {
-			return nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(c.r, buf); err != nil {
-			c.t.Fatal(err)
-		}
-		return string(buf[:n])
-	case '*', '~', '>':
-		if n < 0 {
-			return nil
-		}
-		out := make([]any, n)
-		for i := range out {
-			out[i] = c.read()
-		}
-		return out
-	case '%':
-		out := make([][2]any, n)
-		for i := range out {
-			out[i] = [2]any{c.read(), c.read()}
-		}
-		return out
-	}
-	c.t.Fatalf("unknown reply %q", line)
-	return nil
-}
-
 // TestCompatHello: HELLO 3 switches to RESP3 and answers a map; HELLO 2
 // back; other versions NOPROTO; a failed HELLO changes nothing.
 func TestCompatHello(t *testing.T) {
 	_, addr := start(t, server.Config{RequirePass: "pw"})
-	c := dialRaw(t, addr)
-	if got := c.do("HELLO", "4"); got != "-NOPROTO unsupported protocol version" {
+	c := resptest.Dial(t, addr)
+	if got := c.Do("HELLO", "4"); got != resptest.Error("NOPROTO unsupported protocol version") {
 		t.Errorf("HELLO 4: %#v", got)
 	}
-	if got, _ := c.do("HELLO", "3").(string); !strings.HasPrefix(got, "-NOAUTH") {
+	if got, _ := c.Do("HELLO", "3").(resptest.Error); !strings.HasPrefix(string(got), "NOAUTH") {
 		t.Errorf("HELLO 3 unauthenticated: %#v", got)
 	}
-	if got, _ := c.do("HELLO", "3", "AUTH", "default", "wrong").(string); !strings.HasPrefix(got, "-WRONGPASS") {
+	if got, _ := c.Do("HELLO", "3", "AUTH", "default", "wrong").(resptest.Error); !strings.HasPrefix(string(got), "WRONGPASS") {
 		t.Errorf("HELLO with a wrong password: %#v", got)
 	}
-	if got, _ := c.do("HELLO", "3", "SETNAME", "a b").(string); !strings.HasPrefix(got, "-ERR Client names") {
+	if got, _ := c.Do("HELLO", "3", "SETNAME", "a b").(resptest.Error); !strings.HasPrefix(string(got), "ERR Client names") {
 		t.Errorf("HELLO with a bad name: %#v", got)
 	}
-	if got := c.do("CLIENT", "GETNAME"); got != "-NOAUTH Authentication required." {
+	if got := c.Do("CLIENT", "GETNAME"); got != resptest.Error("NOAUTH Authentication required.") {
 		t.Errorf("after failed HELLOs: %#v", got)
 	}
-	m, ok := c.do("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "app").([][2]any)
+	m, ok := c.Do("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "app").(resptest.Map)
 	if !ok || len(m) != 7 || m[0] != [2]any{"server", "cuckoo"} || m[2] != [2]any{"proto", int64(3)} || m[5] != [2]any{"role", "master"} {
 		t.Errorf("HELLO 3 = %#v", m)
 	}
-	if got := c.do("CLIENT", "GETNAME"); got != "app" {
+	if got := c.Do("CLIENT", "GETNAME"); got != "app" {
 		t.Errorf("CLIENT GETNAME = %#v", got)
 	}
-	if got := c.do("CF.ADD", "k", "a"); got != true {
+	if got := c.Do("CF.ADD", "k", "a"); got != true {
 		t.Errorf("CF.ADD in RESP3 = %#v", got)
 	}
-	if got, _ := c.do("HELLO", "2").([]any); len(got) != 14 || got[5] != int64(2) {
+	if got, _ := c.Do("HELLO", "2").([]any); len(got) != 14 || got[5] != int64(2) {
 		t.Errorf("HELLO 2 = %#v", got)
 	}
-	if got := c.do("CF.EXISTS", "k", "a"); got != int64(1) {
+	if got := c.Do("CF.EXISTS", "k", "a"); got != int64(1) {
 		t.Errorf("CF.EXISTS in RESP2 = %#v", got)
 	}
-	if got := c.do("PING"); got != "PONG" {
+	if got := c.Do("PING"); got != "PONG" {
 		t.Errorf("PING = %#v", got)
 	}
 }
@@ -313,9 +225,9 @@ func TestCompatHello(t *testing.T) {
 // TestCompatErrorCodes: a protocol error carries its prefix once.
 func TestCompatErrorCodes(t *testing.T) {
 	_, addr := start(t, server.Config{})
-	c := dialRaw(t, addr)
-	c.nc.Write([]byte("*1\r\n!3\r\n"))
-	if got := c.read(); got != "-ERR Protocol error: expected '$', got '!'" {
+	c := resptest.Dial(t, addr)
+	c.SendRaw([]byte("*1\r\n!3\r\n"))
+	if got := c.Read(); got != resptest.Error("ERR Protocol error: expected '$', got '!'") {
 		t.Errorf("protocol error reply %#v", got)
 	}
 }
@@ -398,9 +310,9 @@ func TestCompatCommand(t *testing.T) {
 // flow test test_docs_help.py compares them), in this server's otherwise.
 func TestCompatDocsComplexity(t *testing.T) {
 	_, addr := start(t, server.Config{})
-	c := dialRaw(t, addr)
+	c := resptest.Dial(t, addr)
 	complexity := func() any {
-		docs, _ := c.do("COMMAND", "DOCS", "cf.exists").([]any)
+		docs, _ := c.Do("COMMAND", "DOCS", "cf.exists").([]any)
 		if len(docs) != 2 {
 			t.Fatalf("COMMAND DOCS cf.exists: %#v", docs)
 		}
@@ -416,7 +328,7 @@ func TestCompatDocsComplexity(t *testing.T) {
 		{"redisbloom", "O(k), where k is the number of sub-filters"},
 		{"cuckoo", "O(1): two buckets, however far the filter grew"},
 	} {
-		if got := c.do("CONFIG", "SET", "cf-layout", tc.layout); got != "OK" {
+		if got := c.Do("CONFIG", "SET", "cf-layout", tc.layout); got != "OK" {
 			t.Fatalf("CONFIG SET cf-layout %s: %#v", tc.layout, got)
 		}
 		if got := complexity(); got != tc.want {
@@ -475,12 +387,12 @@ func TestCompatClient(t *testing.T) {
 // TestCompatClientReply: CLIENT REPLY OFF and SKIP mute replies.
 func TestCompatClientReply(t *testing.T) {
 	_, addr := start(t, server.Config{})
-	c := dialRaw(t, addr)
-	c.nc.Write([]byte("CLIENT REPLY OFF\r\nPING a\r\nCLIENT REPLY ON\r\nCLIENT REPLY SKIP\r\nPING b\r\nPING c\r\n"))
-	if got := c.read(); got != "OK" {
+	c := resptest.Dial(t, addr)
+	c.SendRaw([]byte("CLIENT REPLY OFF\r\nPING a\r\nCLIENT REPLY ON\r\nCLIENT REPLY SKIP\r\nPING b\r\nPING c\r\n"))
+	if got := c.Read(); got != "OK" {
 		t.Errorf("first reply %#v, want OK (of CLIENT REPLY ON)", got)
 	}
-	if got := c.read(); got != "c" {
+	if got := c.Read(); got != "c" {
 		t.Errorf("second reply %#v, want c", got)
 	}
 }
@@ -527,7 +439,7 @@ func TestCompatMulti(t *testing.T) {
 		if err != nil {
 			t.Errorf("EXEC with an untouched watched key: %v", err)
 		}
-		r := dialRaw(t, c.Options().Addr)
+		r := resptest.Dial(t, c.Options().Addr)
 		for _, step := range []struct {
 			args []string
 			want any
@@ -549,7 +461,7 @@ func TestCompatMulti(t *testing.T) {
 			{[]string{"SAVE"}, "-ERR Command not allowed inside a transaction"},
 			{[]string{"DISCARD"}, "OK"},
 		} {
-			if got := r.do(step.args...); fmt.Sprint(got) != fmt.Sprint(step.want) {
+			if got := r.Do(resptest.Args(step.args...)...); resptest.Sprint(got) != fmt.Sprint(step.want) {
 				t.Errorf("%v = %#v, want %#v", step.args, got, step.want)
 			}
 		}
@@ -616,25 +528,25 @@ func TestCompatTimeMonitorShutdown(t *testing.T) {
 	if err != nil || time.Since(tm).Abs() > time.Minute {
 		t.Errorf("TIME = %v, %v", tm, err)
 	}
-	m := dialRaw(t, addr)
-	if got := m.do("MONITOR"); got != "OK" {
+	m := resptest.Dial(t, addr)
+	if got := m.Do("MONITOR"); got != "OK" {
 		t.Fatalf("MONITOR = %#v", got)
 	}
 	c.CFAdd(ctx, "k", "a \"b\"\n")
 	c.Do(ctx, "AUTH", "secret")
 	c.Ping(ctx)
-	line, _ := m.read().(string)
+	line, _ := m.Read().(string)
 	if !regexp.MustCompile(`^\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] "CF\.ADD" "k" "a \\"b\\"\\n"$`).MatchString(line) {
 		t.Errorf("MONITOR line %q", line)
 	}
-	if line, _ := m.read().(string); !strings.HasSuffix(line, `"ping"`) {
+	if line, _ := m.Read().(string); !strings.HasSuffix(line, `"ping"`) {
 		t.Errorf("MONITOR line after AUTH %q, want the PING (AUTH is not shown)", line)
 	}
 	// SHUTDOWN closes the connection with no reply and stops the server.
-	r := dialRaw(t, addr)
-	r.nc.Write([]byte("SHUTDOWN NOSAVE\r\n"))
-	r.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if n, err := r.r.ReadByte(); err == nil {
+	r := resptest.Dial(t, addr)
+	r.SendRaw([]byte("SHUTDOWN NOSAVE\r\n"))
+	r.TCP().SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := r.Reader().Peek(); err == nil {
 		t.Errorf("SHUTDOWN replied %q", n)
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -466,7 +467,7 @@ func TestConfigItemAndArgLimits(t *testing.T) {
 func TestConfigRewriteEmulatedCluster(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cuckoo.conf")
 	_, addr := start(t, server.Config{ConfigFile: file, ClusterEnabled: true, ClusterEmulated: true})
-	if r := dialRaw(t, addr).do("CONFIG", "REWRITE"); r != "OK" {
+	if r := resptest.Dial(t, addr).Do("CONFIG", "REWRITE"); r != "OK" {
 		t.Fatalf("CONFIG REWRITE = %v", r)
 	}
 	var cfg server.Config

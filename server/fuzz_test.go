@@ -1,108 +1,24 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/tidwall/redcon"
 )
 
-// validRESP reports whether b is one complete RESP2 reply.
+// validRESP reports whether b is one complete RESP reply.
 func validRESP(b []byte) bool {
-	r := bufio.NewReader(bytes.NewReader(b))
-	if !readReply(r, 0) {
+	r := resptest.NewReader(bytes.NewReader(b))
+	if _, err := r.ReadReply(); err != nil {
 		return false
 	}
-	_, err := r.ReadByte()
+	_, err := r.Peek()
 	return err != nil // nothing after it
-}
-
-func readReply(r *bufio.Reader, depth int) bool {
-	line, err := r.ReadString('\n')
-	if err != nil || len(line) < 3 || !strings.HasSuffix(line, "\r\n") || depth > 16 {
-		return false
-	}
-	body := line[1 : len(line)-2]
-	switch line[0] {
-	case '+', '-':
-		return !strings.ContainsAny(body, "\r\n")
-	case ':':
-		_, ok := atoi(body)
-		return ok
-	case '_':
-		return body == ""
-	case '#':
-		return body == "t" || body == "f"
-	case ',':
-		_, err := strconv.ParseFloat(body, 64)
-		return err == nil
-	case '$', '=':
-		n, ok := atoi(body)
-		if !ok || n < -1 {
-			return false
-		}
-		if n == -1 {
-			return true
-		}
-		buf := make([]byte, n+2)
-		if _, err := io_ReadFull(r, buf); err != nil {
-			return false
-		}
-		return string(buf[n:]) == "\r\n"
-	case '*', '~', '>', '%':
-		n, ok := atoi(body)
-		if !ok || n < -1 {
-			return false
-		}
-		if line[0] == '%' {
-			n *= 2
-		}
-		for range n {
-			if !readReply(r, depth+1) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-func atoi(s string) (int, bool) {
-	n, neg := 0, false
-	if strings.HasPrefix(s, "-") {
-		neg, s = true, s[1:]
-	}
-	if s == "" {
-		return 0, false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
-}
-
-func io_ReadFull(r *bufio.Reader, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := r.Read(b[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // FuzzCommands decodes random bytes into argument vectors (lines of

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/redis/go-redis/v9"
@@ -31,16 +32,6 @@ func startReadAhead(t *testing.T, readAhead bool) string {
 	return addr
 }
 
-// respRequest encodes args as a RESP array.
-func respRequest(args ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	return b.String()
-}
-
 // randomPipeline is one write of requests: runs of the single-item
 // commands that are read ahead, in any letter case, on two keys, mixed
 // with what may change how the rest is read or answered (AUTH, MULTI,
@@ -54,31 +45,31 @@ func randomPipeline(r *rand.Rand) []byte {
 	for n := r.IntN(80); n > 0; n-- {
 		switch p := r.IntN(100); {
 		case p < 70:
-			b.WriteString(respRequest(single[r.IntN(len(single))], key(), item()))
+			b.Write(resptest.Request(single[r.IntN(len(single))], key(), item()))
 		case p < 73:
-			b.WriteString(respRequest("AUTH", []string{"pw", "wrong"}[r.IntN(2)]))
+			b.Write(resptest.Request("AUTH", []string{"pw", "wrong"}[r.IntN(2)]))
 		case p < 76:
-			b.WriteString(respRequest([]string{"MULTI", "EXEC", "DISCARD"}[r.IntN(3)]))
+			b.Write(resptest.Request([]string{"MULTI", "EXEC", "DISCARD"}[r.IntN(3)]))
 		case p < 79:
-			b.WriteString(respRequest("CLIENT", "REPLY", []string{"ON", "OFF", "SKIP"}[r.IntN(3)]))
+			b.Write(resptest.Request("CLIENT", "REPLY", []string{"ON", "OFF", "SKIP"}[r.IntN(3)]))
 		case p < 82:
 			args := []string{"CF.INSERT", key(), "ITEMS"}
 			for range 1 + r.IntN(40) {
 				args = append(args, item())
 			}
-			b.WriteString(respRequest(args...))
+			b.Write(resptest.Request(resptest.Args(args...)...))
 		case p < 85:
 			b.WriteString("CF.EXISTS " + key() + " " + item() + "\r\n") // inline
 		case p < 88:
-			b.WriteString(respRequest("CF.EXISTS", key())) // wrong arity
+			b.Write(resptest.Request("CF.EXISTS", key())) // wrong arity
 		case p < 91:
-			b.WriteString(respRequest("CF.RESERVE", key(), fmt.Sprint(2+r.IntN(100))))
+			b.Write(resptest.Request("CF.RESERVE", key(), fmt.Sprint(2+r.IntN(100))))
 		case p < 94:
-			b.WriteString(respRequest("NOSUCH", key(), item()))
+			b.Write(resptest.Request("NOSUCH", key(), item()))
 		case p < 97:
-			b.WriteString(respRequest("CF.MEXISTS", key(), item(), item()))
+			b.Write(resptest.Request("CF.MEXISTS", key(), item(), item()))
 		default:
-			b.WriteString(respRequest("PING"))
+			b.Write(resptest.Request("PING"))
 		}
 	}
 	switch r.IntN(3) {
@@ -87,7 +78,7 @@ func randomPipeline(r *rand.Rand) []byte {
 	case 1:
 		b.WriteString("*x\r\n") // a bad array length
 	default:
-		b.WriteString(respRequest("QUIT"))
+		b.Write(resptest.Request("QUIT"))
 	}
 	return []byte(b.String())
 }

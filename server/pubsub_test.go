@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/internal/prereq"
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -136,33 +137,9 @@ func TestPubSubGoRedis(t *testing.T) {
 	})
 }
 
-// readKind reads one reply and returns its type byte too.
-func readKind(c *rawConn) (byte, any) {
-	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	b, err := c.r.Peek(1)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	kind := b[0] // before read: it refills the buffer b points into
-	return kind, c.read()
-}
-
-func send(t *testing.T, c *rawConn, args ...string) {
-	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if _, err := c.nc.Write([]byte(b.String())); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func wantReply(t *testing.T, got any, want string) {
 	t.Helper()
-	if s := fmt.Sprint(got); s != want {
+	if s := resptest.Sprint(got); s != want {
 		t.Errorf("reply %s, want %s", s, want)
 	}
 }
@@ -171,39 +148,39 @@ func wantReply(t *testing.T, got any, want string) {
 // subscribed mode's restrictions.
 func TestPubSubRESP2Raw(t *testing.T) {
 	_, addr := start(t, server.Config{})
-	sub, pub := dialRaw(t, addr), dialRaw(t, addr)
-	wantReply(t, sub.do("UNSUBSCRIBE"), "[unsubscribe <nil> 0]")
-	wantReply(t, sub.do("PUNSUBSCRIBE"), "[punsubscribe <nil> 0]")
-	wantReply(t, sub.do("GET", "x"), "-ERR unknown command 'GET', with args beginning with: 'x' ")
-	send(t, sub, "SUBSCRIBE", "a", "b", "a")
-	wantReply(t, sub.read(), "[subscribe a 1]")
-	wantReply(t, sub.read(), "[subscribe b 2]")
-	wantReply(t, sub.read(), "[subscribe a 2]")
-	wantReply(t, sub.do("CF.EXISTS", "k", "x"),
+	sub, pub := resptest.Dial(t, addr), resptest.Dial(t, addr)
+	wantReply(t, sub.Do("UNSUBSCRIBE"), "[unsubscribe <nil> 0]")
+	wantReply(t, sub.Do("PUNSUBSCRIBE"), "[punsubscribe <nil> 0]")
+	wantReply(t, sub.Do("GET", "x"), "-ERR unknown command 'GET', with args beginning with: 'x' ")
+	sub.Send("SUBSCRIBE", "a", "b", "a")
+	wantReply(t, sub.Read(), "[subscribe a 1]")
+	wantReply(t, sub.Read(), "[subscribe b 2]")
+	wantReply(t, sub.Read(), "[subscribe a 2]")
+	wantReply(t, sub.Do("CF.EXISTS", "k", "x"),
 		"-ERR Can't execute 'cf.exists': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-	wantReply(t, sub.do("CLIENT", "ID"),
+	wantReply(t, sub.Do("CLIENT", "ID"),
 		"-ERR Can't execute 'client|id': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-	wantReply(t, sub.do("PING"), "[pong ]")
-	wantReply(t, sub.do("PING", "hi"), "[pong hi]")
-	wantReply(t, pub.do("PUBLISH", "a", "hello"), "1")
-	wantReply(t, sub.read(), "[message a hello]")
-	wantReply(t, sub.do("PSUBSCRIBE", "b*"), "[psubscribe b* 3]")
-	wantReply(t, pub.do("PUBLISH", "b", "two"), "2")
-	first, second := fmt.Sprint(sub.read()), fmt.Sprint(sub.read())
+	wantReply(t, sub.Do("PING"), "[pong ]")
+	wantReply(t, sub.Do("PING", "hi"), "[pong hi]")
+	wantReply(t, pub.Do("PUBLISH", "a", "hello"), "1")
+	wantReply(t, sub.Read(), "[message a hello]")
+	wantReply(t, sub.Do("PSUBSCRIBE", "b*"), "[psubscribe b* 3]")
+	wantReply(t, pub.Do("PUBLISH", "b", "two"), "2")
+	first, second := resptest.Sprint(sub.Read()), resptest.Sprint(sub.Read())
 	if first != "[message b two]" || second != "[pmessage b* b two]" {
 		t.Errorf("messages %s %s", first, second)
 	}
-	send(t, sub, "UNSUBSCRIBE")
-	wantReply(t, sub.read(), "[unsubscribe a 2]")
-	wantReply(t, sub.read(), "[unsubscribe b 1]")
-	wantReply(t, sub.do("UNSUBSCRIBE", "zz"), "[unsubscribe zz 1]")
-	wantReply(t, sub.do("UNSUBSCRIBE"), "[unsubscribe <nil> 1]")
-	wantReply(t, sub.do("PUNSUBSCRIBE", "b*"), "[punsubscribe b* 0]")
+	sub.Send("UNSUBSCRIBE")
+	wantReply(t, sub.Read(), "[unsubscribe a 2]")
+	wantReply(t, sub.Read(), "[unsubscribe b 1]")
+	wantReply(t, sub.Do("UNSUBSCRIBE", "zz"), "[unsubscribe zz 1]")
+	wantReply(t, sub.Do("UNSUBSCRIBE"), "[unsubscribe <nil> 1]")
+	wantReply(t, sub.Do("PUNSUBSCRIBE", "b*"), "[punsubscribe b* 0]")
 	// Out of subscribed mode: every command again.
-	wantReply(t, sub.do("PING"), "PONG")
-	wantReply(t, sub.do("CF.EXISTS", "k", "x"), "0")
-	wantReply(t, pub.do("PUBLISH", "a", "late"), "0")
-	wantReply(t, pub.do("PUBSUB", "NUMPAT"), "0")
+	wantReply(t, sub.Do("PING"), "PONG")
+	wantReply(t, sub.Do("CF.EXISTS", "k", "x"), "0")
+	wantReply(t, pub.Do("PUBLISH", "a", "late"), "0")
+	wantReply(t, pub.Do("PUBSUB", "NUMPAT"), "0")
 }
 
 // TestPubSubRESP3Raw: in RESP3 confirmations and messages are pushes, any
@@ -211,40 +188,41 @@ func TestPubSubRESP2Raw(t *testing.T) {
 // replies arrive whole and in order, messages whole and in PUBLISH order.
 func TestPubSubRESP3Raw(t *testing.T) {
 	_, addr := start(t, server.Config{})
-	sub, pub := dialRaw(t, addr), dialRaw(t, addr)
-	if kind, _ := readKind(func() *rawConn { send(t, sub, "HELLO", "3"); return sub }()); kind != '%' {
+	sub, pub := resptest.Dial(t, addr), resptest.Dial(t, addr)
+	sub.Send("HELLO", "3")
+	if kind, _ := sub.ReadKind(); kind != '%' {
 		t.Fatalf("HELLO 3 answered %q", kind)
 	}
-	send(t, sub, "SUBSCRIBE", "c")
-	if kind, v := readKind(sub); kind != '>' || fmt.Sprint(v) != "[subscribe c 1]" {
+	sub.Send("SUBSCRIBE", "c")
+	if kind, v := sub.ReadKind(); kind != '>' || resptest.Sprint(v) != "[subscribe c 1]" {
 		t.Fatalf("confirmation %q %v", kind, v)
 	}
-	send(t, sub, "UNSUBSCRIBE", "nope")
-	if kind, v := readKind(sub); kind != '>' || fmt.Sprint(v) != "[unsubscribe nope 1]" {
+	sub.Send("UNSUBSCRIBE", "nope")
+	if kind, v := sub.ReadKind(); kind != '>' || resptest.Sprint(v) != "[unsubscribe nope 1]" {
 		t.Errorf("unsubscribe confirmation %q %v", kind, v)
 	}
-	wantReply(t, sub.do("PING"), "PONG") // not RESP2's ["pong", ""]
+	wantReply(t, sub.Do("PING"), "PONG") // not RESP2's ["pong", ""]
 	const n = 2000
 	big := strings.Repeat("x", 3000) // replies longer than a segment
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() {
 		for i := range n {
-			pub.do("PUBLISH", "c", fmt.Sprintf("m%d", i))
+			pub.Do("PUBLISH", "c", fmt.Sprintf("m%d", i))
 		}
 	})
 	wg.Go(func() {
 		for i := range n {
-			send(t, sub, "ECHO", fmt.Sprintf("%d%s", i, big))
+			sub.Send("ECHO", fmt.Sprintf("%d%s", i, big))
 		}
 	})
 	replies, msgs := 0, 0
 	for replies < n || msgs < n {
-		kind, v := readKind(sub)
+		kind, v := sub.ReadKind()
 		switch kind {
 		case '>':
 			want := fmt.Sprintf("[message c m%d]", msgs)
-			if got := fmt.Sprint(v); got != want {
+			if got := resptest.Sprint(v); got != want {
 				t.Fatalf("push %d: %.80s, want %s", msgs, got, want)
 			}
 			msgs++
@@ -268,9 +246,9 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, addr := start(t, server.Config{Limits: lim})
-	sub := dialRaw(t, addr)
-	slowID := sub.do("CLIENT", "ID").(int64)
-	wantReply(t, sub.do("SUBSCRIBE", "slow"), "[subscribe slow 1]")
+	sub := resptest.Dial(t, addr)
+	slowID := sub.Do("CLIENT", "ID").(int64)
+	wantReply(t, sub.Do("SUBSCRIBE", "slow"), "[subscribe slow 1]")
 	fast := client(t, addr).Subscribe(context.Background(), "slow")
 	defer fast.Close()
 	fast.Receive(context.Background())
@@ -309,10 +287,9 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 		t.Errorf("a PUBLISH took %v: it waited for the slow subscriber", worst)
 	}
 	// Its connection is closed: reading ends (after what was sent).
-	sub.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	buf := make([]byte, 1<<20)
+	sub.TCP().SetReadDeadline(time.Now().Add(10 * time.Second))
 	for {
-		if _, err := sub.r.Read(buf); err != nil {
+		if _, err := sub.Reader().ReadReply(); err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
 				t.Fatal("the slow subscriber's connection is still open")
 			}

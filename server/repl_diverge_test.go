@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -195,16 +195,13 @@ func TestPsyncOffsets(t *testing.T) {
 		{off + 1, "+FULLRESYNC"},
 		{off + 1<<20, "+FULLRESYNC"},
 	} {
-		nc, err := net.Dial("tcp", paddr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(nc, "PSYNC %s %d\r\n", id, tc.offset)
-		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		line, err := bufio.NewReader(nc).ReadString('\n')
-		nc.Close()
-		if err != nil || !strings.HasPrefix(line, tc.want) {
-			t.Errorf("PSYNC at %+d from the end: %q, %v; want %s", tc.offset-off, line, err, tc.want)
+		c := resptest.Dial(t, paddr)
+		c.SendRaw(fmt.Appendf(nil, "PSYNC %s %d\r\n", id, tc.offset)) // inline
+		c.TCP().SetReadDeadline(time.Now().Add(5 * time.Second))
+		kind, v, err := c.Reader().ReadKind()
+		c.TCP().Close()
+		if s, _ := v.(string); err != nil || !strings.HasPrefix(string(kind)+s, tc.want) {
+			t.Errorf("PSYNC at %+d from the end: %q %#v, %v; want %s", tc.offset-off, kind, v, err, tc.want)
 		}
 	}
 }
@@ -255,9 +252,9 @@ func TestReplicaStreamMismatch(t *testing.T) {
 // records the PSYNC.
 func fakePrimary(nc net.Conn, conn int, psyncs chan<- string) {
 	defer nc.Close()
-	br := bufio.NewReader(nc)
+	r := resptest.NewReader(nc)
 	for {
-		args, err := readCommand(br)
+		args, err := readCommand(r)
 		if err != nil {
 			return
 		}
@@ -272,7 +269,7 @@ func fakePrimary(nc net.Conn, conn int, psyncs chan<- string) {
 			io.WriteString(nc, "+CONTINUE\r\n")
 			// A record of 4 bytes whose CRC field is wrong.
 			nc.Write([]byte{4, 0, 0, 0, 1, 2, 3, 4, 65, 0, 0, 0})
-			io.Copy(io.Discard, br)
+			io.Copy(io.Discard, nc)
 			return
 		default:
 			io.WriteString(nc, "+OK\r\n")
@@ -280,30 +277,23 @@ func fakePrimary(nc net.Conn, conn int, psyncs chan<- string) {
 	}
 }
 
-// readCommand reads one RESP array of bulk strings.
-func readCommand(br *bufio.Reader) ([]string, error) {
-	line, err := br.ReadString('\n')
+// readCommand reads one request, an array of bulk strings, as strings.
+func readCommand(r *resptest.Reader) ([]string, error) {
+	v, err := r.ReadReply()
 	if err != nil {
 		return nil, err
 	}
-	var n int
-	if _, err := fmt.Sscanf(line, "*%d\r\n", &n); err != nil {
-		return nil, err
+	req, _ := v.([]any)
+	args := make([]string, len(req))
+	for i, a := range req {
+		s, ok := a.(string)
+		if !ok {
+			return nil, fmt.Errorf("argument %d of %v is not a bulk string", i, v)
+		}
+		args[i] = s
 	}
-	args := make([]string, n)
-	for i := range args {
-		var size int
-		if line, err = br.ReadString('\n'); err != nil {
-			return nil, err
-		}
-		if _, err := fmt.Sscanf(line, "$%d\r\n", &size); err != nil {
-			return nil, err
-		}
-		b := make([]byte, size+2)
-		if _, err := io.ReadFull(br, b); err != nil {
-			return nil, err
-		}
-		args[i] = string(b[:size])
+	if len(args) == 0 {
+		return nil, fmt.Errorf("request %v is not an array of bulk strings", v)
 	}
 	return args, nil
 }

@@ -1,12 +1,10 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/internal/redistest"
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -110,20 +109,20 @@ func TestMinReplicasAsRedis(t *testing.T) {
 		targets["redis-server"] = redistest.Start(t)
 	}
 	for name, a := range targets {
-		c, other := dialRaw(t, a), dialRaw(t, a)
+		c, other := resptest.Dial(t, a), resptest.Dial(t, a)
 		for _, step := range minReplicasSteps {
 			conn, args := c, step.args
 			if rest, ok := strings.CutPrefix(args, "other:"); ok {
 				conn, args = other, rest
 			}
-			if got := fmt.Sprint(conn.do(strings.Fields(args)...)); got != step.want {
+			if got := resptest.Sprint(conn.Do(resptest.Args(strings.Fields(args)...)...)); got != step.want {
 				t.Errorf("%s: %s = %q, want %q", name, args, got, step.want)
 			}
 		}
-		got := c.do("CONFIG", "GET", "min-*")
+		got := c.Do("CONFIG", "GET", "min-*")
 		var pairs []string
 		switch m := got.(type) {
-		case [][2]any:
+		case resptest.Map:
 			for _, kv := range m {
 				pairs = append(pairs, fmt.Sprint(kv[0], "=", kv[1]))
 			}
@@ -192,9 +191,9 @@ func TestMinReplicasReplica(t *testing.T) {
 	}
 
 	// A transaction queued now, EXEC'd after the replica is gone.
-	tx := dialRaw(t, paddr)
+	tx := resptest.Dial(t, paddr)
 	for _, step := range [][2]string{{"MULTI", "OK"}, {"CF.ADD f c", "QUEUED"}, {"CF.EXISTS f a", "QUEUED"}} {
-		if got := fmt.Sprint(tx.do(strings.Fields(step[0])...)); got != step[1] {
+		if got := resptest.Sprint(tx.Do(resptest.Args(strings.Fields(step[0])...)...)); got != step[1] {
 			t.Fatalf("%s = %q, want %q", step[0], got, step[1])
 		}
 	}
@@ -210,7 +209,7 @@ func TestMinReplicasReplica(t *testing.T) {
 		t.Errorf("min_slaves_good_slaves:%s with the link dropped, want 0", v)
 	}
 	wantErr(t, p.CFAdd(ctx, "f", "c").Err(), noReplicas)
-	if got := fmt.Sprint(tx.do("EXEC")); got != "-EXECABORT Transaction discarded because of: "+noReplicas {
+	if got := resptest.Sprint(tx.Do("EXEC")); got != "-EXECABORT Transaction discarded because of: "+noReplicas {
 		t.Errorf("EXEC = %q", got)
 	}
 	if p.CFExists(ctx, "f", "c").Val() {
@@ -227,25 +226,21 @@ func TestMinReplicasReplica(t *testing.T) {
 // acknowledges: a replica behind a partition, its connection still open.
 func silentReplica(t *testing.T, addr string) {
 	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
+	c := resptest.Dial(t, addr)
+	c.SendAll([]any{"REPLCONF", "listening-port", "1234"}, []any{"PSYNC", "?", "-1"})
+	if kind, v := c.ReadKind(); kind != '+' || v != "OK" {
+		t.Fatalf("REPLCONF: %q %#v", kind, v)
 	}
-	t.Cleanup(func() { nc.Close() })
-	fmt.Fprint(nc, "*3\r\n$8\r\nREPLCONF\r\n$14\r\nlistening-port\r\n$4\r\n1234\r\n*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n")
-	rd := bufio.NewReader(nc)
-	if line, err := rd.ReadString('\n'); err != nil || line != "+OK\r\n" {
-		t.Fatalf("REPLCONF: %q, %v", line, err)
-	}
-	if line, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+FULLRESYNC ") {
-		t.Fatalf("PSYNC: %q, %v", line, err)
+	if kind, v := c.ReadKind(); kind != '+' || !strings.HasPrefix(fmt.Sprint(v), "FULLRESYNC ") {
+		t.Fatalf("PSYNC: %q %#v", kind, v)
 	}
 	// Drain the copy and the stream, so that the primary's writes to the
 	// link never block; never write again.
+	c.TCP().SetReadDeadline(time.Time{})
 	go func() {
 		buf := make([]byte, 64<<10)
 		for {
-			if _, err := rd.Read(buf); err != nil {
+			if _, err := c.Reader().Read(buf); err != nil {
 				return
 			}
 		}

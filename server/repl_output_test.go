@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/redis/go-redis/v9"
@@ -23,29 +22,24 @@ import (
 // rawReplica is a replica's end of a link, by hand: it sends PSYNC ? -1
 // and reads (or does not read) what the primary sends.
 type rawReplica struct {
-	nc net.Conn
-	br *bufio.Reader
+	c *resptest.Conn
 }
 
 func dialRawReplica(t *testing.T, addr string) *rawReplica {
 	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	io.WriteString(nc, "*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n")
-	return &rawReplica{nc, bufio.NewReaderSize(nc, 64<<10)}
+	c := resptest.Dial(t, addr)
+	c.Send("PSYNC", "?", "-1")
+	return &rawReplica{c}
 }
 
 // record reads one record of the copy or the stream.
 func (r *rawReplica) record() ([]byte, error) {
 	var h [keyspace.RecordHeader]byte
-	if _, err := io.ReadFull(r.br, h[:]); err != nil {
+	if _, err := io.ReadFull(r.c.Reader(), h[:]); err != nil {
 		return nil, err
 	}
 	p := make([]byte, binary.LittleEndian.Uint32(h[:4]))
-	if _, err := io.ReadFull(r.br, p); err != nil {
+	if _, err := io.ReadFull(r.c.Reader(), p); err != nil {
 		return nil, err
 	}
 	if keyspace.RecordCRC(h[:4], p) != binary.LittleEndian.Uint32(h[4:]) {
@@ -58,11 +52,11 @@ func (r *rawReplica) record() ([]byte, error) {
 // stream starts at.
 func (r *rawReplica) fullCopy(t *testing.T) int64 {
 	t.Helper()
-	r.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	l, err := r.br.ReadString('\n')
+	kind, v := r.c.ReadKind() // within 10 s, as the copy's records after it
+	l, _ := v.(string)
 	f := strings.Fields(l)
-	if err != nil || len(f) != 3 || f[0] != "+FULLRESYNC" {
-		t.Fatalf("PSYNC: %q %v", l, err)
+	if kind != '+' || len(f) != 3 || f[0] != "FULLRESYNC" {
+		t.Fatalf("PSYNC: %q %#v", kind, v)
 	}
 	off, _ := strconv.ParseInt(f[2], 10, 64)
 	for {
@@ -124,7 +118,7 @@ func TestReplicaOutputPastTheBacklog(t *testing.T) {
 	// its size: past what the kernel's socket buffers take.
 	fillOutput(t, c, 4<<20)
 	end := infoField(t, c, "master_repl_offset")
-	rr.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	rr.c.TCP().SetReadDeadline(time.Now().Add(10 * time.Second))
 	records := 0
 	for at < end {
 		p, err := rr.record()
@@ -180,8 +174,8 @@ func TestReplicaOutputLimits(t *testing.T) {
 				t.Errorf("no warning naming %q:\n%s", c.why, logs.String())
 			}
 			// Its connection ends once what was sent is read.
-			rr.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if _, err := io.Copy(io.Discard, rr.br); err != nil {
+			rr.c.TCP().SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := io.Copy(io.Discard, rr.c.Reader()); err != nil {
 				t.Fatalf("the cut link: %v; want EOF", err)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server"
 	"github.com/redis/go-redis/v9"
 )
@@ -440,22 +441,15 @@ func TestLimits(t *testing.T) {
 		t.Errorf("many arguments: %v", err)
 	}
 	// Two connections at most: the third is refused with an error.
-	var conns []net.Conn
+	var conns []*resptest.Conn
 	for range 3 {
-		nc, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		conns = append(conns, nc)
+		conns = append(conns, resptest.Dial(t, addr))
 	}
 	refused := 0
-	for _, nc := range conns {
-		nc.Write([]byte("PING\r\n"))
-		buf := make([]byte, 64)
-		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-		n, _ := nc.Read(buf)
-		if strings.HasPrefix(string(buf[:n]), "-ERR max number of clients reached") {
+	for _, c := range conns {
+		c.TCP().Write([]byte("PING\r\n")) // inline; a refused one may be closed already
+		c.TCP().SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, v, _ := c.Reader().ReadKind(); strings.HasPrefix(resptest.Sprint(v), "-ERR max number of clients reached") {
 			refused++
 		}
 	}
@@ -466,15 +460,12 @@ func TestLimits(t *testing.T) {
 
 func TestProtocolError(t *testing.T) {
 	_, addr := start(t, server.Config{})
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	nc.Write([]byte("*1\r\n$x\r\n"))
-	b, _ := io.ReadAll(nc) // the server answers, then closes
-	if !strings.HasPrefix(string(b), "-ERR Protocol error") {
-		t.Errorf("reply to a malformed request: %q", b)
+	c := resptest.Dial(t, addr)
+	c.SendRaw([]byte("*1\r\n$x\r\n"))
+	kind, v, _ := c.Reader().ReadKind()
+	rest, _ := io.ReadAll(c.Reader()) // the server answers, then closes
+	if !strings.HasPrefix(resptest.Sprint(v), "-ERR Protocol error") {
+		t.Errorf("reply to a malformed request: %q %#v, then %q", kind, v, rest)
 	}
 }
 

@@ -19,7 +19,6 @@ package main
 // still has the bug does not take the shared machine down with it.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -40,6 +39,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/internal/redistest"
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -98,11 +98,15 @@ func (m authMode) hugeCountRefusal() []string {
 // dial opens a raw connection to the server, authenticated if m says so.
 func (m authMode) dial(t *testing.T, addr string) *net.TCPConn {
 	t.Helper()
-	nc := dialRaw(t, addr)
+	c := resptest.Dial(t, addr)
 	if m.auth {
-		authRaw(t, nc, m.pass)
+		// Nothing may stay in c's buffer: the test reads nc itself.
+		if got := c.Do("AUTH", m.pass); got != "OK" || c.Reader().Buffered() != 0 {
+			t.Fatalf("AUTH: %#v, and %d bytes more", got, c.Reader().Buffered())
+		}
+		c.TCP().SetReadDeadline(time.Time{})
 	}
-	return nc
+	return c.TCP()
 }
 
 // startServe starts `cuckoo serve --addr 127.0.0.1:0 args...` (with
@@ -425,17 +429,6 @@ func cpuTime(t *testing.T, pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond // clock ticks: USER_HZ is 100 on Linux
 }
 
-// dialRaw opens a TCP connection that cleanup closes.
-func dialRaw(t *testing.T, addr string) *net.TCPConn {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return nc.(*net.TCPConn)
-}
-
 // writeRaw writes s, failing t if it cannot within 10 s.
 func writeRaw(t *testing.T, nc net.Conn, s string) {
 	t.Helper()
@@ -450,27 +443,6 @@ func abbrev(s string) string {
 		return fmt.Sprintf("%q... (%d bytes)", s[:60], len(s))
 	}
 	return fmt.Sprintf("%q", s)
-}
-
-// authRaw sends AUTH pass on nc and checks the +OK.
-func authRaw(t *testing.T, nc net.Conn, pass string) {
-	t.Helper()
-	writeRaw(t, nc, request("AUTH", pass))
-	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	defer nc.SetReadDeadline(time.Time{})
-	b := make([]byte, 5)
-	if _, err := io.ReadFull(nc, b); err != nil || string(b) != "+OK\r\n" {
-		t.Fatalf("AUTH: %q, %v", b, err)
-	}
-}
-
-// request is args as a RESP multibulk request.
-func request(args ...string) string {
-	s := fmt.Sprintf("*%d\r\n", len(args))
-	for _, a := range args {
-		s += fmt.Sprintf("$%d\r\n%s\r\n", len(a), a)
-	}
-	return s
 }
 
 // refusal reads what the server sends on nc until it closes the connection,
@@ -534,24 +506,27 @@ func checkEchoed(t *testing.T, nc net.Conn, n int, b byte) {
 	t.Helper()
 	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
 	defer nc.SetReadDeadline(time.Time{})
-	rd := bufio.NewReader(nc)
-	line, err := rd.ReadString('\n')
+	rd := resptest.NewReader(nc)
+	kind, v, err := rd.ReadKind()
+	s, isBulk := v.(string)
+	isBulk = isBulk && kind == '$'
+	e, isErr := v.(resptest.Error)
+	isErr = isErr && kind == '-'
 	switch {
 	case err != nil:
-		t.Fatalf("ECHO of %d bytes: reply %q, %v", n, line, err)
-	case line == fmt.Sprintf("$%d\r\n", n):
-		data := make([]byte, n+2)
-		if _, err := io.ReadFull(rd, data); err != nil || string(data[n:]) != "\r\n" || bytes.IndexFunc(data[:n], func(r rune) bool { return r != rune(b) }) >= 0 {
-			t.Fatalf("ECHO of %d bytes of %q: the reply's data differs (%v)", n, b, err)
+		t.Fatalf("ECHO of %d bytes: reply %q %.80q, %v", n, kind, v, err)
+	case isBulk && len(s) == n:
+		if strings.IndexFunc(s, func(r rune) bool { return r != rune(b) }) >= 0 {
+			t.Fatalf("ECHO of %d bytes of %q: the reply's data differs", n, b)
 		}
-	case strings.HasPrefix(line, "-") && strings.Contains(line, fmt.Sprintf(" %d bytes", n)):
-		t.Logf("ECHO of %d bytes answered %q", n, line)
+	case isErr && strings.Contains(string(e), fmt.Sprintf(" %d bytes", n)):
+		t.Logf("ECHO of %d bytes answered -%s", n, e)
 	default:
-		t.Fatalf("ECHO of %d bytes answered %q; want the data, or an error naming its length", n, line)
+		t.Fatalf("ECHO of %d bytes answered %q %.80q; want the data, or an error naming its length", n, kind, v)
 	}
-	writeRaw(t, nc, request("PING"))
-	if line, err := rd.ReadString('\n'); err != nil || line != "+PONG\r\n" {
-		t.Fatalf("PING after the ECHO of %d bytes, on its connection: %q, %v", n, line, err)
+	writeRaw(t, nc, string(resptest.Request("PING")))
+	if kind, v, err := rd.ReadKind(); err != nil || kind != '+' || v != "PONG" {
+		t.Fatalf("PING after the ECHO of %d bytes, on its connection: %q %#v, %v", n, kind, v, err)
 	}
 }
 
@@ -595,7 +570,7 @@ func TestHostileTrickle(t *testing.T) {
 		p := startServe(t, "", "--dir", "")
 		base := p.checkMem(t, "idle", memBound{})
 		p.watch.setKillAt(base.hwm + 64*miB)
-		nc := dialRaw(t, p.addr)
+		nc := resptest.Dial(t, p.addr).TCP()
 		if err := nc.SetNoDelay(true); err != nil {
 			t.Fatal(err)
 		}
@@ -671,7 +646,7 @@ func TestHostileTrickle(t *testing.T) {
 	})
 	t.Run("requirepass/unauthenticated", func(t *testing.T) {
 		p := startServe(t, testPass, "--dir", "")
-		nc := dialRaw(t, p.addr)
+		nc := resptest.Dial(t, p.addr).TCP()
 		writeRaw(t, nc, head)
 		checkRefused(t, nc, 10*time.Second, errUnauthBulk)
 		p.checkAlive(t)
@@ -873,7 +848,7 @@ func TestHostileUnauthenticatedBuffers(t *testing.T) {
 	written := make([]int, 10)
 	results := make([]chan error, 10)
 	for i := range 10 {
-		nc := dialRaw(t, p.addr)
+		nc := resptest.Dial(t, p.addr).TCP()
 		results[i] = make(chan error, 1)
 		go func() { // reads the reply as the data is written
 			what, err := refusal(nc, 60*time.Second, errUnauthBulk)
@@ -941,7 +916,7 @@ func TestHostileSIGTERMWithPendingRequests(t *testing.T) {
 			}
 			c.Close()
 			for _, s := range partials {
-				nc := dialRaw(t, p.addr)
+				nc := resptest.Dial(t, p.addr).TCP()
 				if s != "" {
 					writeRaw(t, nc, s)
 				}
@@ -1021,7 +996,7 @@ func TestSlowloris(t *testing.T) {
 	t.Logf("before the attack: PING median %v, p99 %v, max %v", b50, b99, bmax)
 
 	for range 2000 {
-		dialRaw(t, p.addr)
+		resptest.Dial(t, p.addr)
 	}
 	const head = "*2\r\n$4\r\nECHO\r\n$10000\r\n" // within the unauthenticated limit
 	stop := make(chan struct{})
@@ -1029,7 +1004,7 @@ func TestSlowloris(t *testing.T) {
 	var firstErr atomic.Pointer[error]
 	trickling.Add(200)
 	for range 200 {
-		nc := dialRaw(t, p.addr)
+		nc := resptest.Dial(t, p.addr).TCP()
 		if err := nc.SetNoDelay(true); err != nil {
 			t.Fatal(err)
 		}
@@ -1117,14 +1092,13 @@ func TestIdleTimeout(t *testing.T) {
 		}()
 		return r
 	}
-	idle := dialRaw(t, p.addr)
+	idle := resptest.Dial(t, p.addr).TCP()
 	idleClosed := waitClose(idle, time.Now())
-	stuck := dialRaw(t, p.addr)
+	stuck := resptest.Dial(t, p.addr).TCP()
 	writeRaw(t, stuck, "*2\r\n$4\r\nECHO\r\n$100\r\nabc")
 	stuckClosed := waitClose(stuck, time.Now())
 
-	pinger := dialRaw(t, p.addr)
-	pong := make([]byte, len("+PONG\r\n"))
+	pinger := resptest.Dial(t, p.addr)
 	results := map[string]result{}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -1138,10 +1112,11 @@ func TestIdleTimeout(t *testing.T) {
 			results["stuck mid-bulk"] = r
 			stuckClosed = nil
 		case <-tick.C:
-			writeRaw(t, pinger, request("PING"))
-			pinger.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if _, err := io.ReadFull(pinger, pong); err != nil || string(pong) != "+PONG\r\n" {
-				t.Fatalf("PING %d (one every 200 ms): %q, %v", pingsSent+1, pong, err)
+			pinger.Send("PING")
+			pinger.TCP().SetReadDeadline(time.Now().Add(10 * time.Second))
+			kind, pong, err := pinger.Reader().ReadKind()
+			if err != nil || kind != '+' || pong != "PONG" {
+				t.Fatalf("PING %d (one every 200 ms): %q %#v, %v", pingsSent+1, kind, pong, err)
 			}
 			pingsSent++
 		}
@@ -1169,7 +1144,7 @@ func TestIdleTimeout(t *testing.T) {
 func TestHostileProtocolLimits(t *testing.T) {
 	send := func(t *testing.T, p *serveProcess, s string, want ...string) {
 		t.Helper()
-		nc := dialRaw(t, p.addr)
+		nc := resptest.Dial(t, p.addr).TCP()
 		go func() { // written as the reply is read: the server may close mid-way
 			nc.SetWriteDeadline(time.Now().Add(30 * time.Second))
 			io.WriteString(nc, s)
@@ -1199,7 +1174,7 @@ func TestHostileProtocolLimits(t *testing.T) {
 	t.Run("proto-max-bulk-len=1MiB", func(t *testing.T) {
 		p := startServe(t, "", "--dir", "", "--proto-max-bulk-len", "1048576")
 		send(t, p, "*2\r\n$4\r\nECHO\r\n$1048577\r\n", errInvalidBulk)
-		nc := dialRaw(t, p.addr) // a bulk of exactly the limit is read
+		nc := resptest.Dial(t, p.addr).TCP() // a bulk of exactly the limit is read
 		writeRaw(t, nc, "*2\r\n$4\r\nECHO\r\n$1048576\r\n"+strings.Repeat("y", miB)+"\r\n")
 		checkEchoed(t, nc, miB, 'y')
 		p.checkAlive(t)

@@ -1,14 +1,10 @@
 package rdb_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -16,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/internal/redistest"
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/redisbloom/internal/rdb"
 )
 
@@ -25,110 +22,18 @@ import (
 
 // startRedis starts redis-server (redistest.Start: no persistence, the
 // extra arguments given) and returns a connection to it.
-func startRedis(t *testing.T, args ...string) *respConn {
+func startRedis(t *testing.T, args ...string) *resptest.Conn {
 	t.Helper()
 	return dialRedis(t, redistest.Start(t, args...))
 }
 
-// dialRedis connects to the Redis at addr, for the rest of the test.
-func dialRedis(t *testing.T, addr string) *respConn {
+// dialRedis connects to the Redis at addr, for the rest of the test. Its
+// replies are resptest's: a bulk string is a string.
+func dialRedis(t *testing.T, addr string) *resptest.Conn {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	conn.SetDeadline(time.Now().Add(60 * time.Second))
-	return &respConn{w: bufio.NewWriter(conn), r: bufio.NewReader(conn)}
-}
-
-// respConn is the least of a Redis client: commands out, replies in, with
-// pipelining (send several, then read as many replies).
-type respConn struct {
-	w *bufio.Writer
-	r *bufio.Reader
-}
-
-// send queues a command; recv flushes and reads one reply.
-func (c *respConn) send(args ...any) {
-	fmt.Fprintf(c.w, "*%d\r\n", len(args))
-	for _, a := range args {
-		var b []byte
-		switch a := a.(type) {
-		case []byte:
-			b = a
-		case string:
-			b = []byte(a)
-		default:
-			b = fmt.Append(nil, a)
-		}
-		fmt.Fprintf(c.w, "$%d\r\n", len(b))
-		c.w.Write(b)
-		c.w.WriteString("\r\n")
-	}
-}
-
-// recv returns a reply: a string for a status, an error for an error
-// reply, an int64, a []byte for a bulk string (nil for null), a []any.
-func (c *respConn) recv(t *testing.T) any {
-	t.Helper()
-	if err := c.w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	v, err := c.read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func (c *respConn) read() (any, error) {
-	line, err := c.r.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	line = strings.TrimSuffix(line, "\r\n")
-	if line == "" {
-		return nil, errors.New("empty reply line")
-	}
-	switch line[0] {
-	case '+':
-		return line[1:], nil
-	case '-':
-		return errors.New(line[1:]), nil
-	case ':':
-		return strconv.ParseInt(line[1:], 10, 64)
-	case '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil || n < 0 {
-			return []byte(nil), err
-		}
-		b := make([]byte, n+2)
-		_, err = io.ReadFull(c.r, b)
-		return b[:n], err
-	case '*':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil {
-			return nil, err
-		}
-		var items []any
-		for range n {
-			v, err := c.read()
-			if err != nil {
-				return nil, err
-			}
-			items = append(items, v)
-		}
-		return items, nil
-	}
-	return nil, fmt.Errorf("reply %q", line)
-}
-
-// do sends one command and returns its reply.
-func (c *respConn) do(t *testing.T, args ...any) any {
-	t.Helper()
-	c.send(args...)
-	return c.recv(t)
+	c := resptest.Dial(t, addr)
+	c.Timeout = 60 * time.Second
+	return c
 }
 
 // diffStrings returns n strings that exercise every way Redis saves one:
@@ -201,31 +106,33 @@ func TestRedisStrings(t *testing.T) {
 		n = 150
 	}
 	values := diffStrings(n)
+	var reqs [][]any // pipelined: sent at once, then the replies read
 	for i, v := range values {
-		c.send("SET", fmt.Sprint("k", i), v)
-		c.send("DUMP", fmt.Sprint("k", i))
+		reqs = append(reqs, []any{"SET", fmt.Sprint("k", i), v}, []any{"DUMP", fmt.Sprint("k", i)})
 	}
+	c.SendAll(reqs...)
+	reqs = reqs[:0]
 	var compressed int
 	for i, v := range values {
-		if r := c.recv(t); r != "OK" {
+		if r := c.Read(); r != "OK" {
 			t.Fatalf("SET: %v", r)
 		}
-		dumped, _ := c.recv(t).([]byte)
+		dumped, _ := c.Read().(string)
 		ours := rdb.AppendFooter(rdb.AppendString([]byte{rdb.TypeString}, v), 0)
-		if !bytes.Equal(dumped, ours) {
+		if !bytes.Equal([]byte(dumped), ours) {
 			t.Errorf("value %d (%d bytes, %.40q): Redis's DUMP\n%.200x\nours\n%.200x", i, len(v), v, dumped, ours)
 		}
 		if len(ours) > 1 && ours[1] == 0xc3 {
 			compressed++
 		}
-		c.send("RESTORE", fmt.Sprint("r", i), 0, ours)
-		c.send("GET", fmt.Sprint("r", i))
+		reqs = append(reqs, []any{"RESTORE", fmt.Sprint("r", i), 0, ours}, []any{"GET", fmt.Sprint("r", i)})
 	}
+	c.SendAll(reqs...)
 	for i, v := range values {
-		if r := c.recv(t); r != "OK" {
+		if r := c.Read(); r != "OK" {
 			t.Fatalf("RESTORE of value %d: %v", i, r)
 		}
-		if got, _ := c.recv(t).([]byte); !bytes.Equal(got, v) {
+		if got, _ := c.Read().(string); !bytes.Equal([]byte(got), v) {
 			t.Errorf("value %d restored as %.40q, want %.40q", i, got, v)
 		}
 	}
@@ -240,10 +147,10 @@ func TestRedisStrings(t *testing.T) {
 func TestRedisFooter(t *testing.T) {
 	for _, srv := range []struct {
 		name  string
-		start func(t *testing.T) *respConn
+		start func(t *testing.T) *resptest.Conn
 	}{
-		{"redis-7", func(t *testing.T) *respConn { return startRedis(t) }},
-		{"redis-8", func(t *testing.T) *respConn { return dialRedis(t, redistest.StartRedis8(t)) }},
+		{"redis-7", func(t *testing.T) *resptest.Conn { return startRedis(t) }},
+		{"redis-8", func(t *testing.T) *resptest.Conn { return dialRedis(t, redistest.StartRedis8(t)) }},
 	} {
 		t.Run(srv.name, func(t *testing.T) {
 			c := srv.start(t)
@@ -253,7 +160,7 @@ func TestRedisFooter(t *testing.T) {
 				p := binary.LittleEndian.AppendUint16(append([]byte(nil), body...), version)
 				p = binary.LittleEndian.AppendUint64(p, rdb.CRC64(0, p))
 				_, _, ours := rdb.SplitPayload(p)
-				reply := c.do(t, "RESTORE", fmt.Sprint("v", version), 0, p)
+				reply := c.Do("RESTORE", fmt.Sprint("v", version), 0, p)
 				if (reply == "OK") != (version <= newest) {
 					t.Errorf("version %d: Redis replied %v; its own is %d", version, reply, newest)
 				}
@@ -268,13 +175,13 @@ func TestRedisFooter(t *testing.T) {
 			}
 			bad := rdb.AppendFooter(append([]byte(nil), body...), 0)
 			bad[len(bad)-1] ^= 1
-			if reply := c.do(t, "RESTORE", "badcrc", 0, bad); fmt.Sprint(reply) != "ERR "+rdb.ErrBadPayload.Error() {
+			if reply := c.Do("RESTORE", "badcrc", 0, bad); fmt.Sprint(reply) != "ERR "+rdb.ErrBadPayload.Error() {
 				t.Errorf("RESTORE with a wrong CRC: %v", reply)
 			}
 			// A CRC of 0 is "not computed" to Redis 8 (and a wrong one to
 			// Redis 7.0); SplitPayload takes it, as Redis 8 does.
 			zero := append(rdb.AppendFooter(append([]byte(nil), body...), 0)[:len(body)+2], make([]byte, 8)...)
-			reply := c.do(t, "RESTORE", "crc0", 0, zero)
+			reply := c.Do("RESTORE", "crc0", 0, zero)
 			if want := map[uint16]any{10: "ERR " + rdb.ErrBadPayload.Error(), 13: "OK"}[newest]; want != nil && fmt.Sprint(reply) != want {
 				t.Errorf("RESTORE with a CRC of 0: %v, want %v", reply, want)
 			}
@@ -287,11 +194,11 @@ func TestRedisFooter(t *testing.T) {
 
 // rdbVersionOf is the RDB version the Redis at c writes, known from its
 // release (INFO server's redis_version); it skips a Redis of another one.
-func rdbVersionOf(t *testing.T, c *respConn) uint16 {
+func rdbVersionOf(t *testing.T, c *resptest.Conn) uint16 {
 	t.Helper()
-	info, _ := c.do(t, "INFO", "server").([]byte)
+	info, _ := c.Do("INFO", "server").(string)
 	var release string
-	for line := range strings.Lines(string(info)) {
+	for line := range strings.Lines(info) {
 		if v, ok := strings.CutPrefix(line, "redis_version:"); ok {
 			release = strings.TrimSpace(v)
 		}
@@ -321,7 +228,7 @@ func TestRedisModule(t *testing.T) {
 	t.Run("redis-8", func(t *testing.T) { testRedisModule(t, dialRedis(t, redistest.StartRedis8(t))) })
 }
 
-func testRedisModule(t *testing.T, c *respConn) {
+func testRedisModule(t *testing.T, c *resptest.Conn) {
 	newest := rdbVersionOf(t, c)
 
 	// A filter of one table of 512 buckets of 2, from Redis's own payload:
@@ -342,21 +249,21 @@ func testRedisModule(t *testing.T, c *respConn) {
 			{16, bytes.Repeat([]byte{0, 0, 0, 7}, 16)}}}
 	for name, v := range map[string]*cfValue{"foo-bar": fooBar, "digits": digits, "sparse": sparse} {
 		payload := rdb.AppendFooter(v.append(nil), 0)
-		if r := c.do(t, "RESTORE", name, 0, payload); r != "OK" {
+		if r := c.Do("RESTORE", name, 0, payload); r != "OK" {
 			t.Fatalf("RESTORE %s: %v", name, r)
 		}
 		want := binary.LittleEndian.AppendUint16(payload[:len(payload)-rdb.FooterSize:len(payload)-rdb.FooterSize], newest)
 		want = binary.LittleEndian.AppendUint64(want, rdb.CRC64(0, want))
-		if r, _ := c.do(t, "DUMP", name).([]byte); !bytes.Equal(r, want) {
+		if r, _ := c.Do("DUMP", name).(string); !bytes.Equal([]byte(r), want) {
 			t.Errorf("DUMP %s after RESTORE:\n%x\nwe wrote, at version %d:\n%x", name, r, newest, want)
 		}
-		info, _ := c.do(t, "CF.INFO", name).([]any)
+		info, _ := c.Do("CF.INFO", name).([]any)
 		if len(info) != 16 || info[5] != int64(v.fields[0]) || info[7] != int64(v.fields[2]) {
 			t.Errorf("CF.INFO %s: %v, want %d filters and %d items", name, info, v.fields[0], v.fields[2])
 		}
 	}
 	for _, item := range []string{"foo", "bar"} {
-		if r := c.do(t, "CF.EXISTS", "foo-bar", item); r != int64(1) {
+		if r := c.Do("CF.EXISTS", "foo-bar", item); r != int64(1) {
 			t.Errorf("CF.EXISTS foo-bar %s after RESTORE: %v", item, r)
 		}
 	}

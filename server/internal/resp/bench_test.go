@@ -1,11 +1,11 @@
 package resp
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"testing"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/tidwall/redcon"
 )
 
@@ -24,12 +24,11 @@ func (l *loopReader) Read(p []byte) (int, error) {
 
 // pipeline returns n CF.ADD requests with 16-byte items.
 func pipeline(n int) []byte {
-	var b bytes.Buffer
+	var b []byte
 	for i := range n {
-		item := fmt.Sprintf("%016d", i)
-		fmt.Fprintf(&b, "*3\r\n$6\r\nCF.ADD\r\n$3\r\nkey\r\n$%d\r\n%s\r\n", len(item), item)
+		b = resptest.AppendRequest(b, "CF.ADD", "key", fmt.Sprintf("%016d", i))
 	}
-	return b.Bytes()
+	return b
 }
 
 // BenchmarkRead parses pipelined requests with this package's Reader and,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuckoohash/cuckoo/internal/resptest"
 	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
@@ -301,7 +302,7 @@ func TestReaderQueryBufferLimit(t *testing.T) {
 // connection does not keep its large buffer.
 func TestReaderReleasesBuffer(t *testing.T) {
 	lim := defaultLimits
-	big := fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", 1<<20, strings.Repeat("y", 1<<20))
+	big := string(resptest.Request(strings.Repeat("y", 1<<20)))
 	src := &chunkReader{data: []byte(big + "*1\r\n$4\r\nPING\r\n"), sizes: []int{len(big)}}
 	rd := NewReader(src)
 	var got []string
@@ -331,7 +332,7 @@ func TestReaderReleasesBuffer(t *testing.T) {
 // and shrinking, so that what it last reported is what the Reader holds.
 func TestReaderOnResize(t *testing.T) {
 	lim := defaultLimits
-	big := fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", 1<<20, strings.Repeat("y", 1<<20))
+	big := string(resptest.Request(strings.Repeat("y", 1<<20)))
 	src := &chunkReader{data: []byte(big + "*1\r\n$4\r\nPING\r\n"), sizes: []int{4096}}
 	rd := NewReader(src)
 	var sizes []int
