@@ -36,8 +36,8 @@ import (
 // Lookups (CF.EXISTS, CF.COUNT) take no lock at all: a map Load, then the
 // lock-free filter.
 
-// Memory accounting. mem is the bytes of every live filter's stages, the sum
-// of their SizeInBytes, plus the CF.SCANDUMP chunks in flight: a stage is
+// Store is the key space. Memory accounting: mem is the bytes of every live
+// filter's stages, the sum of their SizeInBytes, plus the CF.SCANDUMP chunks in flight: a stage is
 // charged (charge) before it is allocated, and a filter's bytes are released
 // once, when it dies (dropLocked, clear) or loses stages (compact); a chunk
 // is charged at its largest before it is built and released when its reply
