@@ -16,7 +16,7 @@ import (
 // name and the fields CLIENT LIST reads, which are atomic or set once.
 type client struct {
 	// ks is the client's side of its writes to the key space: its log
-	// position, an EXEC's ops, its scratch (keyspace.go).
+	// position, an EXEC's ops, its scratch (the key space's store.go).
 	ks keyspace.Writer
 
 	id      int64

@@ -359,7 +359,7 @@
 // them on several cores (its lookups, lock-free, go on; clients' writes
 // answer READONLY), logs
 // each batch and its position as one record (so a restarted replica
-// continues where it was, repl_position.go), feeds its own backlog, and
+// continues where it was, the key space's position.go), feeds its own backlog, and
 // acknowledges its offset (REPLCONF ACK), which WAIT counts. A promotion
 // keeps the old replication id valid up to the offset reached, so the old
 // primary's other replicas continue from the promoted one. ROLE and INFO

@@ -524,7 +524,7 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	var lsn uint64
 	if st.AOF != nil && m.fz == nil {
 		// The batch and the position after it, as one record
-		// (repl_position.go).
+		// (the key space's position.go).
 		lsn = st.AOF.Append(keyspace.EncodeMulti(append(logged, keyspace.EncodeReplPos(id, offset))))
 	}
 	if m.fz != nil && offset >= m.fzEnd {

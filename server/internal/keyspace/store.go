@@ -53,7 +53,7 @@ type Store struct {
 	Maxmem    atomic.Int64 // 0: no limit; CONFIG SET maxmemory stores it
 	maxFilter uint64       // the most one filter may take
 	// Clients is what clients hold, less the dump chunks mem counts
-	// already (clientmem.go): --maxmemory bounds mem and clients together.
+	// already (the server's clientmem.go): --maxmemory bounds mem and clients together.
 	Clients atomic.Int64
 	// charger and forceCharger are charge and chargeForce as values, made
 	// once: a method value made per write would be allocated per write.
