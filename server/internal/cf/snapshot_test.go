@@ -157,7 +157,7 @@ func TestSnapshotCorrupt(t *testing.T) {
 			// Every byte of the description and the first runs, then every
 			// stride-th: a flip in a bucket word mostly makes another valid
 			// word, and each costs a read of the whole entry.
-			stride := 3
+			stride := 5
 			if testing.Short() {
 				stride = 11
 			}
