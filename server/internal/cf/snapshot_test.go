@@ -24,8 +24,8 @@ func snapshotOf(t testing.TB, f *cf.Filter) []byte {
 
 // readSnapshot reads b as the key space does, into f or, with f nil, only
 // checking it; rb says the entry is RedisBloom's, slots that it records
-// its slots. It returns the error and the bytes left unread.
-func readSnapshot(b []byte, f *cf.Filter, rb, slots bool) (error, int) {
+// its slots. It returns the bytes left unread and the error.
+func readSnapshot(b []byte, f *cf.Filter, rb, slots bool) (int, error) {
 	r := &fld.Stream{R: bufio.NewReader(bytes.NewReader(b))}
 	var err error
 	if rb {
@@ -34,7 +34,7 @@ func readSnapshot(b []byte, f *cf.Filter, rb, slots bool) (error, int) {
 		err = cf.ReadSnapshot(r, f, slots)
 	}
 	rest, _ := io.Copy(io.Discard, r.R)
-	return err, int(rest)
+	return int(rest), err
 }
 
 // TestSnapshotRoundTrip: a filter read back from its snapshot entry is the
@@ -46,11 +46,11 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			p := d.f.Params()
 			b := snapshotOf(t, d.f)
 			rb, slots := p.Layout == cf.LayoutRedisBloom, p.RecordedSlots() != 0
-			if err, rest := readSnapshot(b, nil, rb, slots); err != nil || rest != 0 {
+			if rest, err := readSnapshot(b, nil, rb, slots); err != nil || rest != 0 {
 				t.Fatalf("checking the entry: %v, %d bytes left", err, rest)
 			}
 			g := new(cf.Filter)
-			if err, rest := readSnapshot(b, g, rb, slots); err != nil || rest != 0 {
+			if rest, err := readSnapshot(b, g, rb, slots); err != nil || rest != 0 {
 				t.Fatalf("reading the entry: %v, %d bytes left", err, rest)
 			}
 			checkFound(t, g, 0, d.n)
@@ -76,7 +76,7 @@ func TestSnapshotBuffer(t *testing.T) {
 		t.Fatalf("%v; a buffer of %d bytes for %d written", err, cap(buf), w.Len())
 	}
 	g := new(cf.Filter)
-	if err, rest := readSnapshot(w.Bytes(), g, false, false); err != nil || rest != 0 {
+	if rest, err := readSnapshot(w.Bytes(), g, false, false); err != nil || rest != 0 {
 		t.Fatal(err, rest)
 	}
 	checkFound(t, g, 0, 60_000)
@@ -113,11 +113,11 @@ func TestSnapshotLoading(t *testing.T) {
 		}
 	}
 	b := snapshotOf(t, g)
-	if err, _ := readSnapshot(b, nil, false, false); err != nil {
+	if _, err := readSnapshot(b, nil, false, false); err != nil {
 		t.Fatalf("checking a pending load's entry: %v", err)
 	}
 	h := new(cf.Filter)
-	if err, _ := readSnapshot(b, h, false, false); err != nil {
+	if _, err := readSnapshot(b, h, false, false); err != nil {
 		t.Fatal(err)
 	}
 	if !h.Loading() {
@@ -168,11 +168,11 @@ func TestSnapshotCorrupt(t *testing.T) {
 				return i + stride
 			}
 			for n := 0; n < len(b); n = next(n) {
-				if err, _ := readSnapshot(b[:n], nil, rb, slots); err == nil {
+				if _, err := readSnapshot(b[:n], nil, rb, slots); err == nil {
 					t.Fatalf("%d bytes of %d: the check took them", n, len(b))
 				}
 				if !rb {
-					if err, _ := readSnapshot(b[:n], new(cf.Filter), rb, slots); err == nil {
+					if _, err := readSnapshot(b[:n], new(cf.Filter), rb, slots); err == nil {
 						t.Fatalf("%d bytes of %d: the read took them", n, len(b))
 					}
 				}
@@ -182,14 +182,14 @@ func TestSnapshotCorrupt(t *testing.T) {
 				flips++
 				c := append([]byte(nil), b...)
 				c[i] ^= 0x41
-				verr, _ := readSnapshot(c, nil, rb, slots)
+				_, verr := readSnapshot(c, nil, rb, slots)
 				if verr != nil {
 					refused++
 					if rb {
 						continue
 					}
 				}
-				lerr, _ := readSnapshot(c, new(cf.Filter), rb, slots)
+				_, lerr := readSnapshot(c, new(cf.Filter), rb, slots)
 				if (verr == nil) != (lerr == nil) {
 					t.Fatalf("byte %d flipped: the check says %v, the read %v", i, verr, lerr)
 				}
@@ -222,7 +222,7 @@ func TestSnapshotFields(t *testing.T) {
 		// A load pending at bucket 2^20 of a smaller table.
 		{"load past the end", "a load at bucket", append(append([]byte(nil), b[:len(b)-1]...), 1, 0x80, 0x80, 0x40, 100)},
 	} {
-		if err, _ := readSnapshot(tc.entry, new(cf.Filter), false, false); err == nil || !strings.Contains(err.Error(), tc.err) {
+		if _, err := readSnapshot(tc.entry, new(cf.Filter), false, false); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
 		}
 	}
@@ -235,7 +235,7 @@ func TestSnapshotFields(t *testing.T) {
 		t.Fatalf("descriptions of %d and %d bytes", hl, headerLen(t, ob))
 	}
 	mixed := append(append([]byte(nil), b[:hl]...), ob[hl:]...)
-	if err, _ := readSnapshot(mixed, new(cf.Filter), false, false); err == nil || !strings.Contains(err.Error(), "fingerprints, its description") {
+	if _, err := readSnapshot(mixed, new(cf.Filter), false, false); err == nil || !strings.Contains(err.Error(), "fingerprints, its description") {
 		t.Errorf("another filter's runs: %v", err)
 	}
 }
