@@ -334,3 +334,49 @@ func TestRedisBloomHeader(t *testing.T) {
 		t.Errorf("a chunk past the filter: %v", err)
 	}
 }
+
+// TestLoadChunkCounts: chunks must bring each table to the fingerprint
+// count its header announced. Another filter's chunks, of the same
+// geometry but other items, under this filter's header are refused once
+// they pass the count, or at the chunk that completes the table, and the
+// refused chunk changes nothing: sent again, it is refused with the same
+// count.
+func TestLoadChunkCounts(t *testing.T) {
+	smallChunks(t, 64)
+	for _, tc := range []struct {
+		name  string
+		extra int // items the chunks' filter holds beyond the header's
+	}{{"fewer", -1}, {"more", 1}, {"many more", 400}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := shapes[5].p // one fixed stage: the same geometry whatever it holds
+			a, b := newFilter(t, p), newFilter(t, p)
+			addItems(t, a, 0, 500)
+			addItems(t, b, 0, 500+tc.extra)
+			ha, _ := scanDump(a)
+			chunks, iters := scanDump(b)
+			g := new(cf.Filter)
+			if err := g.BeginLoad(ha[0], free, func(uint64) {}); err != nil {
+				t.Fatal(err)
+			}
+			var le *cf.LoadError
+			for i := 1; i < len(chunks); i++ {
+				err := g.LoadChunk(iters[i], chunks[i])
+				if err == nil {
+					continue
+				}
+				if !errors.As(err, &le) || !strings.Contains(le.Detail, "fingerprints, the header says 500") {
+					t.Fatalf("chunk %d: %v (%q)", i, err, le.Detail)
+				}
+				if !g.Loading() {
+					t.Fatal("a refused chunk ended the load")
+				}
+				detail := le.Detail
+				if err := g.LoadChunk(iters[i], chunks[i]); !errors.As(err, &le) || le.Detail != detail {
+					t.Fatalf("chunk %d again: %v (%q), was %q", i, err, le.Detail, detail)
+				}
+				return
+			}
+			t.Fatal("every chunk of a filter of other counts was taken")
+		})
+	}
+}
