@@ -28,7 +28,7 @@ type meter struct {
 func newMeter(limit int64) *meter { return &meter{limit: limit} }
 
 func (m *meter) charge(have, n uint64) error {
-	if m.mem+int64(n) > m.limit {
+	if m.mem > m.limit || n > uint64(m.limit-m.mem) { // in uint64: a forged size may pass 2^63
 		return errRefused
 	}
 	m.mem += int64(n)
