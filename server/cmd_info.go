@@ -128,7 +128,8 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		"client_query_buffer_limit_disconnections", s.cmem.queryClosed.Load(),
 		"client_output_buffer_limit_disconnections", s.cmem.outputClosed.Load())
 	if w.wants("replication") {
-		w.section("Replication", s.replicationInfo()...)
+		st := s.replicationStatus()
+		w.section("Replication", st.info()...)
 	}
 	if w.wants("cpu") {
 		var ru syscall.Rusage

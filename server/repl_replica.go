@@ -34,7 +34,7 @@ import (
 type masterLink struct {
 	host  string
 	port  int
-	state atomic.Value // string: "connect", "connecting", "sync", "connected"
+	state atomicEnum[masterLinkState]
 	// lastIO is when the primary last sent anything (unix seconds);
 	// syncing is set during a full copy.
 	lastIO  atomic.Int64
@@ -52,8 +52,27 @@ type masterLink struct {
 	fzEnd int64
 }
 
-// roleState is ROLE's word for the link.
-func (m *masterLink) roleState() string { return m.state.Load().(string) }
+// masterLinkState is where a replica's link to its primary stands, as ROLE
+// names it: waiting to connect (or retry), connecting and shaking hands,
+// waiting for the PSYNC's answer and loading a full copy, or following the
+// stream.
+type masterLinkState int32
+
+const (
+	primaryConnect    masterLinkState = iota // not connected: about to, or waiting to retry
+	primaryConnecting                        // dialling, then the handshake
+	primarySync                              // PSYNC sent: its answer, then a full copy if one
+	primaryConnected                         // following the stream
+)
+
+var masterLinkStateNames = [...]string{primaryConnect: "connect", primaryConnecting: "connecting", primarySync: "sync", primaryConnected: "connected"}
+
+func (st masterLinkState) String() string {
+	if st >= 0 && int(st) < len(masterLinkStateNames) {
+		return masterLinkStateNames[st]
+	}
+	return "masterLinkState(" + strconv.Itoa(int(st)) + ")"
+}
 
 // close stops the link without waiting for its goroutine, which may be
 // waiting for the gate an EXEC holds (Sentinel promotes a replica inside
@@ -129,7 +148,7 @@ func (s *Server) replicaOf(cl *client, host string, port int) (already bool) {
 		old.close()
 	}
 	m := &masterLink{host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
-	m.state.Store("connect")
+	m.state.Store(primaryConnect)
 	if cl == nil || !cl.ks.InExec() {
 		s.store.LockAll()
 		defer s.store.UnlockAll()
@@ -177,7 +196,7 @@ func (s *Server) runReplica(m *masterLink) {
 	defer close(m.done)
 	for {
 		err := s.syncFromPrimary(m)
-		m.state.Store("connect")
+		m.state.Store(primaryConnect)
 		m.syncing.Store(false)
 		select {
 		case <-m.stop:
@@ -200,7 +219,7 @@ const replTimeout = 60 * time.Second
 // syncFromPrimary runs one connection to the primary: handshake, copy or
 // continue, then the stream until an error.
 func (s *Server) syncFromPrimary(m *masterLink) error {
-	m.state.Store("connecting")
+	m.state.Store(primaryConnecting)
 	addr := net.JoinHostPort(m.host, strconv.Itoa(m.port))
 	useTLS, _ := s.nodeTLS()
 	nc, err := s.dialNode(addr, useTLS, 5*time.Second)
@@ -293,7 +312,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	if err := send("PSYNC", id, strconv.FormatInt(off, 10)); err != nil {
 		return err
 	}
-	m.state.Store("sync")
+	m.state.Store(primarySync)
 	reply, err := line()
 	if err != nil {
 		return err
@@ -334,7 +353,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	default:
 		return fmt.Errorf("PSYNC: the primary answered %q", reply)
 	}
-	m.state.Store("connected")
+	m.state.Store(primaryConnected)
 	m.lastIO.Store(time.Now().Unix())
 	// Acknowledge each second, and after each batch.
 	ackDone := make(chan struct{})

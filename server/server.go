@@ -103,6 +103,12 @@ type Config struct {
 	Metrics *Metrics
 }
 
+// atomicEnum is an atomic.Int32 holding a named type's value.
+type atomicEnum[T ~int32] struct{ v atomic.Int32 }
+
+func (a *atomicEnum[T]) Load() T   { return T(a.v.Load()) }
+func (a *atomicEnum[T]) Store(x T) { a.v.Store(int32(x)) }
+
 // ErrServerClosed is returned by Serve after Shutdown or Close.
 var ErrServerClosed = errors.New("server: closed")
 
