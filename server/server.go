@@ -25,8 +25,9 @@ import (
 type Config struct {
 	// Dir is the data directory (snapshot and log). Empty: no persistence.
 	Dir string
-	// AppendFsync is "always", "everysec" (the default) or "no".
-	AppendFsync string
+	// AppendFsync is when the log is flushed to disk (appendfsync):
+	// FsyncEverysec (the zero value), FsyncAlways or FsyncNo.
+	AppendFsync FsyncMode
 	// Repair lets startup go on past damaged files instead of refusing to
 	// start: a log is cut at its first bad record, a damaged snapshot is
 	// replaced by the previous generation and its logs, and logs with no
@@ -102,6 +103,17 @@ type Config struct {
 	// Metrics, if not nil, is updated by the server (see NewMetrics).
 	Metrics *Metrics
 }
+
+// FsyncMode is appendfsync: when the log is flushed to disk. Its String is
+// the setting's value.
+type FsyncMode = keyspace.FsyncMode
+
+// The modes of appendfsync.
+const (
+	FsyncEverysec = keyspace.FsyncEverysec // once a second (the default)
+	FsyncAlways   = keyspace.FsyncAlways   // before each write is answered
+	FsyncNo       = keyspace.FsyncNo       // when the operating system writes
+)
 
 // atomicEnum is an atomic.Int32 holding a named type's value.
 type atomicEnum[T ~int32] struct{ v atomic.Int32 }
@@ -190,8 +202,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	mode, err := keyspace.ParseFsync(cfg.AppendFsync)
-	if err != nil {
+	if err := cfg.AppendFsync.Check(); err != nil {
 		return nil, err
 	}
 	s := &Server{cmds: cmds,
@@ -228,7 +239,7 @@ func New(cfg Config) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		a, err := keyspace.RecoverDir(s.store, cfg.Dir, mode, cfg.Repair, log)
+		a, err := keyspace.RecoverDir(s.store, cfg.Dir, cfg.AppendFsync, cfg.Repair, log)
 		if err != nil {
 			lock.Close()
 			return nil, err
