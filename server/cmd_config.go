@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -204,8 +203,8 @@ var settingsTable = settings.Table[*Server, configState]{
 		Get: func(s *Server, st *configState) string { return settings.YesNo(st.cfg.ClusterEmulated) },
 		Set: func(st *configState, v settings.Value) { st.cfg.ClusterEmulated = v.S == "yes" }},
 	{Name: "enable-debug-command", Doc: "DEBUG (RELOAD) is allowed: `no` (refused), yes, or local (from a loopback address)", Kind: settings.Enum, Enum: []string{"no", "yes", "local"}, Def: "no",
-		Get: func(s *Server, st *configState) string { return cmp.Or(st.cfg.EnableDebugCommand, "no") },
-		Set: func(st *configState, v settings.Value) { st.cfg.EnableDebugCommand = v.S }},
+		Get: func(s *Server, st *configState) string { return st.cfg.EnableDebugCommand.String() },
+		Set: func(st *configState, v settings.Value) { st.cfg.EnableDebugCommand = parseDebugCommand(v.S) }},
 	{Name: "aclfile", Doc: "the `file` of the users (ACL SETUSER's rules, one user a line): loaded at start if it exists, written by ACL SAVE", Kind: settings.String, Def: "",
 		Get: func(s *Server, st *configState) string { return st.cfg.ACLFile },
 		Set: func(st *configState, v settings.Value) { st.cfg.ACLFile = v.S }},

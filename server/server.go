@@ -91,10 +91,10 @@ type Config struct {
 	// ClusterEmulated is cluster mode with this node owning all 16384
 	// slots alone, so that cluster clients work against one server.
 	ClusterEmulated bool
-	// EnableDebugCommand is Redis's enable-debug-command: "no" (the
-	// default: DEBUG is refused), "yes", or "local" (from a loopback
-	// address only).
-	EnableDebugCommand string
+	// EnableDebugCommand is Redis's enable-debug-command: DebugCommandNo
+	// (the zero value: DEBUG is refused), DebugCommandYes, or
+	// DebugCommandLocal (from a loopback address only).
+	EnableDebugCommand DebugCommand
 	// ConfigFile is the file the settings were read from (ReadConfigFile),
 	// which CONFIG REWRITE writes back; "" answers it with an error.
 	ConfigFile string
@@ -155,9 +155,7 @@ type Server struct {
 	mon        monitors
 	ps         pubsub.Registry[*client] // channels and patterns to subscribers (cmd_pubsub.go)
 	cmem       clientMemory             // what clients hold, and its bounds (clientmem.go)
-	// finalSave is SHUTDOWN's choice: -1 NOSAVE, 1 SAVE, 0 a snapshot if
-	// anything changed.
-	finalSave atomic.Int32
+	finalSave  atomicEnum[shutdownSave] // SHUTDOWN's choice (cmd_admin.go)
 
 	repl   *replication  // as primary and as replica (repl.go, repl_replica.go)
 	minRep minReplicas   // min-replicas-to-write's count (repl_minreplicas.go)
@@ -461,7 +459,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 	}
 	var err error
 	save := s.finalSave.Load()
-	if save >= 0 && (s.store.Dirty.Load() > 0 || save > 0) && s.store.AOF.Err() == nil {
+	if save != saveNever && (s.store.Dirty.Load() > 0 || save == saveAlways) && s.store.AOF.Err() == nil {
 		if serr := s.snapshot(); serr != nil {
 			s.log.Error("snapshot at shutdown failed; the log still holds every write", "err", serr)
 		}
