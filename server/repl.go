@@ -305,54 +305,11 @@ func (s *Server) serveReplica(cl *client) {
 	go func() {
 		defer close(gone)
 		defer func() { r.mu.Lock(); r.cond.Broadcast(); r.mu.Unlock() }()
-		rd := resp.NewReader(cl.nc)
-		lim := s.clientLimits().read()
-		for {
-			args, err := rd.Next(true, lim)
-			if err != nil {
-				return
-			}
-			if args == nil {
-				if rd.Fill(lim) != nil {
-					return
-				}
-				continue
-			}
-			if len(args) == 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
-				if off, ok := integer.Parse(args[2]); ok {
-					link.ack.Store(off)
-					link.lastAck.Store(time.Now().UnixMilli())
-					r.mu.Lock()
-					r.cond.Broadcast()
-					r.mu.Unlock()
-					s.replicaAcked()
-				}
-			}
-		}
+		s.readAcks(link)
 	}()
 	w := bufio.NewWriterSize(cl.nc, 64<<10)
-	from := link.from
-	if link.full {
-		id, off := s.beginCopy(link)
-		r.mu.Lock()
-		link.state = linkSendBulk
-		r.mu.Unlock()
-		fmt.Fprintf(w, "+FULLRESYNC %s %d\r\n", id, off)
-		start := time.Now()
-		keys, bytes, err := s.writeCopy(w, link)
-		if err != nil {
-			return
-		}
-		s.log.Info("full copy sent to a replica", "replica", cl.nc.RemoteAddr().String(), "keys", keys, "bytes", bytes, "offset", off, "took", time.Since(start))
-		from = off
-	} else {
-		r.mu.Lock()
-		id := r.id
-		r.mu.Unlock()
-		fmt.Fprintf(w, "+CONTINUE %s\r\n", id)
-		s.log.Info("a replica continues from the backlog", "replica", cl.nc.RemoteAddr().String(), "offset", from)
-	}
-	if w.Flush() != nil {
+	from, err := s.startStream(w, link)
+	if err != nil || w.Flush() != nil {
 		return
 	}
 	link.ack.Store(from)
@@ -361,6 +318,72 @@ func (s *Server) serveReplica(cl *client) {
 	link.state = linkOnline
 	r.mu.Unlock()
 	s.replicaOnline(link)
+	s.sendStream(w, link, from, gone)
+}
+
+// readAcks reads what a replica link sends, until the connection fails:
+// each REPLCONF ACK <offset> records the link's acknowledgement and wakes
+// WAIT and min-replicas-to-write's count.
+func (s *Server) readAcks(link *replicaLink) {
+	r := s.repl
+	rd := resp.NewReader(link.cl.nc)
+	lim := s.clientLimits().read()
+	for {
+		args, err := rd.Next(true, lim)
+		if err != nil {
+			return
+		}
+		if args == nil {
+			if rd.Fill(lim) != nil {
+				return
+			}
+			continue
+		}
+		if len(args) == 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
+			if off, ok := integer.Parse(args[2]); ok {
+				link.ack.Store(off)
+				link.lastAck.Store(time.Now().UnixMilli())
+				r.mu.Lock()
+				r.cond.Broadcast()
+				r.mu.Unlock()
+				s.replicaAcked()
+			}
+		}
+	}
+}
+
+// startStream writes PSYNC's answer to w: +FULLRESYNC and the full copy, or
+// +CONTINUE. It answers the offset the stream continues from.
+func (s *Server) startStream(w *bufio.Writer, link *replicaLink) (int64, error) {
+	r := s.repl
+	addr := link.cl.nc.RemoteAddr().String()
+	if !link.full {
+		r.mu.Lock()
+		id := r.id
+		r.mu.Unlock()
+		fmt.Fprintf(w, "+CONTINUE %s\r\n", id)
+		s.log.Info("a replica continues from the backlog", "replica", addr, "offset", link.from)
+		return link.from, nil
+	}
+	id, off := s.beginCopy(link)
+	r.mu.Lock()
+	link.state = linkSendBulk
+	r.mu.Unlock()
+	fmt.Fprintf(w, "+FULLRESYNC %s %d\r\n", id, off)
+	start := time.Now()
+	keys, bytes, err := s.writeCopy(w, link)
+	if err != nil {
+		return 0, err
+	}
+	s.log.Info("full copy sent to a replica", "replica", addr, "keys", keys, "bytes", bytes, "offset", off, "took", time.Since(start))
+	return off, nil
+}
+
+// sendStream writes the stream to link from offset from on, as the backlog
+// grows, until the server closes, the replica goes (gone), the link is cut
+// for its output, or a write fails.
+func (s *Server) sendStream(w *bufio.Writer, link *replicaLink, from int64, gone chan struct{}) {
+	r := s.repl
 	for {
 		r.mu.Lock()
 		for r.backlog.End() == from && !r.closing && !isClosed(gone) {
