@@ -328,61 +328,82 @@ func (s *Server) serve(ln net.Listener, isTLS bool) error {
 		}
 		delay = 0
 		s.stats.conns.Add(1)
-		tc, _ := nc.(*tls.Conn)
-		fd := connFD(nc)
-		if tc != nil {
-			fd = connFD(tc.NetConn())
+		cl, tc := s.newClient(nc)
+		admitted, err := s.admit(cl, tc)
+		if err != nil {
+			return err
 		}
-		nc = countingConn{Conn: nc, s: s}
-		cl := &client{id: s.nextID.Add(1), nc: nc, fd: fd, wr: resp.NewWriter(nc), created: time.Now()}
-		// A client that connects while no password is set stays
-		// authenticated if CONFIG SET sets one later, as in Redis.
-		s.authDefault(cl)
-		cl.proto.Store(2)
-		cl.lastCmd.Store(-1)
-		cl.lastActive.Store(cl.created.UnixNano())
-		s.mu.Lock()
-		if s.closing.Load() {
-			s.mu.Unlock()
-			nc.Close()
-			return ErrServerClosed
+		if admitted {
+			go s.startConn(cl, tc)
 		}
-		if len(s.clients) >= s.clientLimits().MaxClients {
-			s.mu.Unlock()
-			s.stats.rejected.Add(1)
-			cl.wr.WriteError("ERR max number of clients reached")
-			if tc == nil {
-				cl.wr.Flush()
-				nc.Close()
-				continue
-			}
-			// The write runs the handshake: not in this loop.
-			go func() {
-				nc.SetDeadline(time.Now().Add(handshakeTimeout))
-				cl.wr.Flush()
-				nc.Close()
-			}()
-			continue
-		}
-		s.clients[cl] = struct{}{}
-		s.conns.Add(1)
-		s.mu.Unlock()
-		if tc == nil {
-			go s.serveConn(cl)
-			continue
-		}
-		go func() {
-			if s.handshake(cl, tc) {
-				s.serveConn(cl)
-				return
-			}
-			nc.Close()
-			s.mu.Lock()
-			delete(s.clients, cl)
-			s.mu.Unlock()
-			s.conns.Done()
-		}()
 	}
+}
+
+// newClient is the client of an accepted connection, nc, and nc's TLS
+// connection if it is one.
+func (s *Server) newClient(nc net.Conn) (*client, *tls.Conn) {
+	tc, _ := nc.(*tls.Conn)
+	fd := connFD(nc)
+	if tc != nil {
+		fd = connFD(tc.NetConn())
+	}
+	nc = countingConn{Conn: nc, s: s}
+	cl := &client{id: s.nextID.Add(1), nc: nc, fd: fd, wr: resp.NewWriter(nc), created: time.Now()}
+	// A client that connects while no password is set stays
+	// authenticated if CONFIG SET sets one later, as in Redis.
+	s.authDefault(cl)
+	cl.proto.Store(2)
+	cl.lastCmd.Store(-1)
+	cl.lastActive.Store(cl.created.UnixNano())
+	return cl, tc
+}
+
+// admit counts cl among the server's clients and reports true, unless
+// maxclients are connected: then cl is answered an error and closed (over
+// TLS, tc, once its handshake ran, on a goroutine of its own), and admit
+// reports false. A server closing answers ErrServerClosed.
+func (s *Server) admit(cl *client, tc *tls.Conn) (bool, error) {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		cl.nc.Close()
+		return false, ErrServerClosed
+	}
+	if len(s.clients) >= s.clientLimits().MaxClients {
+		s.mu.Unlock()
+		s.stats.rejected.Add(1)
+		cl.wr.WriteError("ERR max number of clients reached")
+		if tc == nil {
+			cl.wr.Flush()
+			cl.nc.Close()
+			return false, nil
+		}
+		// The write runs the handshake: not in the accepting loop.
+		go func() {
+			cl.nc.SetDeadline(time.Now().Add(handshakeTimeout))
+			cl.wr.Flush()
+			cl.nc.Close()
+		}()
+		return false, nil
+	}
+	s.clients[cl] = struct{}{}
+	s.conns.Add(1)
+	s.mu.Unlock()
+	return true, nil
+}
+
+// startConn serves an admitted client, after its TLS handshake if tc;
+// a failed handshake closes it.
+func (s *Server) startConn(cl *client, tc *tls.Conn) {
+	if tc == nil || s.handshake(cl, tc) {
+		s.serveConn(cl)
+		return
+	}
+	cl.nc.Close()
+	s.mu.Lock()
+	delete(s.clients, cl)
+	s.mu.Unlock()
+	s.conns.Done()
 }
 
 func (s *Server) snapshotThreshold() int64 {
