@@ -230,23 +230,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.Dir != "" {
-		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		if err := s.openDir(cfg); err != nil {
 			return nil, err
 		}
-		lock, err := keyspace.LockDir(cfg.Dir)
-		if err != nil {
-			return nil, err
-		}
-		a, err := keyspace.RecoverDir(s.store, cfg.Dir, cfg.AppendFsync, cfg.Repair, log)
-		if err != nil {
-			lock.Close()
-			return nil, err
-		}
-		s.dirLock = lock
-		if s.metrics != nil {
-			a.OnSync = s.metrics.observeFsync
-		}
-		s.store.AOF = a
 	}
 	if cfg.ClusterEnabled || cfg.ClusterEmulated {
 		if err := s.initCluster(cfg); err != nil {
@@ -276,6 +262,29 @@ func New(cfg Config) (*Server, error) {
 		s.replicaOf(nil, host, port)
 	}
 	return s, nil
+}
+
+// openDir takes the data directory, cfg.Dir: it locks it (keyspace.LockDir),
+// recovers the key space from it and opens its log.
+func (s *Server) openDir(cfg Config) error {
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return err
+	}
+	lock, err := keyspace.LockDir(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	a, err := keyspace.RecoverDir(s.store, cfg.Dir, cfg.AppendFsync, cfg.Repair, s.log)
+	if err != nil {
+		lock.Close()
+		return err
+	}
+	s.dirLock = lock
+	if s.metrics != nil {
+		a.OnSync = s.metrics.observeFsync
+	}
+	s.store.AOF = a
+	return nil
 }
 
 // ListenAndServe listens on the TCP address addr and serves.
