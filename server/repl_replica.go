@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
@@ -263,8 +264,8 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	if err := call("+PONG", "PING"); err != nil {
 		return err
 	}
-	if s.cluster != nil && !s.cluster.emulated {
-		// A cluster node takes its primary's topology if newer (cluster.go).
+	if s.cluster != nil && !s.cluster.Emulated() {
+		// A cluster node takes its primary's topology if newer (internal/cluster).
 		if err := send("CUCKOO.CLUSTER", "GETCONFIG"); err != nil {
 			return err
 		}
@@ -272,12 +273,12 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 		if err != nil {
 			return err
 		}
-		if n, err := strconv.Atoi(strings.TrimPrefix(l, "$")); err == nil && l[0] == '$' && n >= 0 && n <= maxTopologyJSON {
+		if n, err := strconv.Atoi(strings.TrimPrefix(l, "$")); err == nil && l[0] == '$' && n >= 0 && n <= cluster.MaxConfigJSON {
 			b := make([]byte, n+2)
 			if _, err := io.ReadFull(br, b); err != nil {
 				return err
 			}
-			s.adoptPrimaryTopology(b[:n])
+			s.cluster.AdoptPrimary(b[:n])
 		} // an error: the primary is not a cluster node; nothing to take
 	}
 	if err := call("+OK", "REPLCONF", "listening-port", strconv.Itoa(s.announcePort())); err != nil {
