@@ -390,7 +390,11 @@
 //
 // # Cluster
 //
-// Cluster mode (cluster-enabled, cluster-emulated) is internal/cluster's: its doc.go explains it.
+// Cluster mode (cluster-enabled, cluster-emulated) is internal/cluster's:
+// its doc.go explains it. INFO has a Cluster section (cluster_enabled), and
+// INFO filters (not in the default sections: it scans the key space) gives
+// the filters, their items and bytes, which cuckoo cluster info reports per
+// node.
 //
 // # Measurements
 //
