@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
@@ -319,7 +320,7 @@ func (s *Server) handshakePrimary(c *primaryConn) error {
 	if err := c.call("+PONG", "PING"); err != nil {
 		return err
 	}
-	if s.cluster != nil && !s.cluster.emulated {
+	if s.cluster != nil && !s.cluster.Emulated() {
 		if err := s.takePrimaryTopology(c); err != nil {
 			return err
 		}
@@ -331,7 +332,7 @@ func (s *Server) handshakePrimary(c *primaryConn) error {
 }
 
 // takePrimaryTopology asks the primary for its cluster topology and takes
-// it if newer (cluster.go). A primary that is not a cluster node answers an
+// it if newer (internal/cluster). A primary that is not a cluster node answers an
 // error: there is nothing to take.
 func (s *Server) takePrimaryTopology(c *primaryConn) error {
 	if err := c.send("CUCKOO.CLUSTER", "GETCONFIG"); err != nil {
@@ -341,12 +342,12 @@ func (s *Server) takePrimaryTopology(c *primaryConn) error {
 	if err != nil {
 		return err
 	}
-	if n, err := strconv.Atoi(strings.TrimPrefix(l, "$")); err == nil && l[0] == '$' && n >= 0 && n <= maxTopologyJSON {
+	if n, err := strconv.Atoi(strings.TrimPrefix(l, "$")); err == nil && l[0] == '$' && n >= 0 && n <= cluster.MaxConfigJSON {
 		b := make([]byte, n+2)
 		if _, err := io.ReadFull(c.br, b); err != nil {
 			return err
 		}
-		s.adoptPrimaryTopology(b[:n])
+		s.cluster.AdoptPrimary(b[:n])
 	}
 	return nil
 }

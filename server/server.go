@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
+	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/limits"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
@@ -85,7 +86,7 @@ type Config struct {
 	TLS TLS
 	// ClusterEnabled turns cluster mode on (cluster-enabled): the Redis
 	// Cluster protocol, with the topology set by CUCKOO.CLUSTER SETCONFIG
-	// and kept in the data directory's cluster.json (cluster.go). The node
+	// and kept in the data directory's cluster.json (internal/cluster). The node
 	// starts owning no slots.
 	ClusterEnabled bool
 	// ClusterEmulated is cluster mode with this node owning all 16384
@@ -171,8 +172,8 @@ type Server struct {
 	tlsConf   atomic.Pointer[tls.Config] // the TLS configuration in force (tls.go); nil if none
 	tlsClient atomic.Pointer[tls.Config] // the one connections to other nodes use (tls.go)
 
-	cluster *cluster  // nil unless cluster mode is on (cluster.go); set once, by New
-	migrate peer.Pool // MIGRATE's connections to targets (cluster_migrate.go)
+	cluster *cluster.Node // nil unless cluster mode is on (internal/cluster); set once, by New
+	migrate peer.Pool     // MIGRATE's connections to targets (cluster_migrate.go)
 
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
