@@ -574,3 +574,80 @@ func TestReplaceFromPayload(t *testing.T) {
 		t.Errorf("a refused payload left %d bytes charged, was %d", got, charged)
 	}
 }
+
+// TestTornRecordInEarlierLog: a record cut short is a write that never
+// finished only at the end of the last log; in a log before it, later
+// writes followed, so it is damage: refused, and --repair cuts it.
+func TestTornRecordInEarlierLog(t *testing.T) {
+	dir := t.TempDir()
+	st := open(t, dir)
+	w := &keyspace.Writer{}
+	workload(t, st, w, "a")
+	snapshot(t, st, dir) // log 1 begins
+	workload(t, st, w, "b")
+	want := stateOf(st)
+	shut(t, st)
+	// Without the snapshot the logs from generation 0 are the whole
+	// state, and both are replayed.
+	if err := os.Remove(filepath.Join(dir, keyspace.SnapName)); err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(dir, keyspace.LogName(0))
+	good := fileSize(t, first)
+	appendFile(t, first, []byte{200, 0, 0, 0, 1, 2})
+	if _, err := openErr(t, dir, false); !errors.Is(err, keyspace.ErrCorrupt) {
+		t.Fatalf("recovery: %v, want an error wrapping ErrCorrupt", err)
+	}
+	st, err := openErr(t, dir, true)
+	if err != nil {
+		t.Fatalf("--repair: %v", err)
+	}
+	sameSpace(t, "repaired", stateOf(st), want)
+	if n := fileSize(t, first); n != good {
+		t.Errorf("log 0 of %d bytes after the repair, want %d", n, good)
+	}
+}
+
+// TestWriterLSN: a write raises its writer's LSN to its record's end, and
+// the record reaches the file only at Commit, which the connection calls
+// before it sends the replies.
+func TestWriterLSN(t *testing.T) {
+	dir := t.TempDir()
+	st := open(t, dir)
+	path := logPath(t, dir)
+	w := &keyspace.Writer{}
+	mustAdd(t, st, w, "k", growing, items("x", 1))
+	if w.LSN == 0 || w.LSN != st.AOF.Position() {
+		t.Fatalf("LSN %d after a write, the log's position %d", w.LSN, st.AOF.Position())
+	}
+	lsn := w.LSN
+	if _, err := st.Add(w, []byte("k"), items("x", 1), keyspace.AddOptions{NX: true}); err != nil {
+		t.Fatal(err)
+	}
+	if w.LSN != lsn {
+		t.Errorf("a write that logged nothing moved the LSN from %d to %d", lsn, w.LSN)
+	}
+	if n := fileSize(t, path); n != 0 {
+		t.Fatalf("%d bytes in the log before any commit", n)
+	}
+	if err := st.AOF.Commit(w.LSN); err != nil {
+		t.Fatal(err)
+	}
+	if n := fileSize(t, path); n != int64(lsn) {
+		t.Errorf("%d bytes in the log after the commit, want %d", n, lsn)
+	}
+	// The server's own writes (nil) wait for nothing but are logged.
+	if _, err := st.Expire(nil, []byte("k"), hour, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st.AOF.Position() <= lsn || w.LSN != lsn {
+		t.Errorf("the server's write: position %d, client LSN %d (was %d)", st.AOF.Position(), w.LSN, lsn)
+	}
+	if st.Dirty.Load() != 3 {
+		t.Errorf("%d ops since the last snapshot, want 3", st.Dirty.Load())
+	}
+	snapshot(t, st, dir)
+	if st.Dirty.Load() != 0 {
+		t.Errorf("%d ops dirty after a snapshot", st.Dirty.Load())
+	}
+}
