@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
@@ -514,5 +515,48 @@ func TestReplicaRefusesWrites(t *testing.T) {
 	st.Replica.Store(false)
 	if _, err := st.Drop(w, []byte("a")); err != nil {
 		t.Errorf("a write once no longer a replica: %v", err)
+	}
+}
+
+// TestExecWatchExpiry: as in Redis (multi.c's isWatchedKeyExpired and
+// touchWatchedKey), a watched key whose deadline passes between WATCH and
+// EXEC is a change, whether or not it was dropped yet; one already
+// expired at WATCH was absent then, and its drop is no change.
+func TestExecWatchExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		expiredAt  bool // the deadline passed before WATCH
+		drop, make bool // swept before EXEC; made again before EXEC
+		runs       bool
+	}{
+		{name: "expires after WATCH", runs: false},
+		{name: "expires after WATCH and is swept", drop: true, runs: false},
+		{name: "expired at WATCH", expiredAt: true, runs: true},
+		{name: "expired at WATCH and swept", expiredAt: true, drop: true, runs: true},
+		{name: "expired at WATCH and made again", expiredAt: true, make: true, runs: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _ := recorded()
+			w := &keyspace.Writer{}
+			mustAdd(t, st, w, "k", growing, items("k", 3))
+			d := expireSoon(t, st, "k", 20)
+			if tc.expiredAt {
+				waitPast(d)
+			}
+			watched := []keyspace.Watch{st.Watch([]byte("k"))}
+			waitPast(d)
+			if tc.drop {
+				if n := st.Sweep(time.Now().Add(time.Minute)); n != 1 {
+					t.Fatalf("the sweep dropped %d keys, want 1", n)
+				}
+			}
+			if tc.make {
+				mustAdd(t, st, &keyspace.Writer{}, "k", growing, items("new", 1))
+			}
+			ran := st.Exec(w, watched, func() {})
+			if ran != tc.runs {
+				t.Fatalf("EXEC ran: %v, want %v", ran, tc.runs)
+			}
+		})
 	}
 }
