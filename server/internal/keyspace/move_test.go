@@ -341,6 +341,35 @@ func TestRename(t *testing.T) {
 			t.Errorf("logged %v, want [drop]", got)
 		}
 	})
+	t.Run("deadlines follow the filter", func(t *testing.T) {
+		st, _, _ := fixture(t)
+		w := &keyspace.Writer{}
+		mustAdd(t, st, w, "c", fixed, items("c", 1))
+		if _, err := st.Expire(w, []byte("c"), hour+5000, 0); err != nil {
+			t.Fatal(err)
+		}
+		// b (none) over a (a deadline): the deadline goes with a's filter.
+		if _, err := st.Rename(w, []byte("b"), []byte("a"), false); err != nil {
+			t.Fatal(err)
+		}
+		if d := st.Peek("a").Deadline.Load(); d != 0 {
+			t.Errorf("a holds b's filter with deadline %d, want none", d)
+		}
+		if expires, _ := parseLine(t, st.KeyspaceLine(2), 2); expires != 1 {
+			t.Errorf("expires=%d after a filter with none replaced one with a deadline, want 1", expires)
+		}
+		// c (a deadline) over a (none).
+		if _, err := st.Rename(w, []byte("c"), []byte("a"), false); err != nil {
+			t.Fatal(err)
+		}
+		if d := st.Peek("a").Deadline.Load(); d != hour+5000 {
+			t.Errorf("deadline %d, want c's %d", d, hour+5000)
+		}
+		expires, avg := parseLine(t, st.KeyspaceLine(1), 1)
+		if expires != 1 || avg <= 3_600_000 || avg > 3_605_000 {
+			t.Errorf("expires=%d avg_ttl=%d, want 1 and c's time to live", expires, avg)
+		}
+	})
 	t.Run("a watched destination changes", func(t *testing.T) {
 		st, _, _ := fixture(t)
 		w := &keyspace.Writer{}
