@@ -646,6 +646,18 @@ func TestWriterLSN(t *testing.T) {
 	if st.Dirty.Load() != 3 {
 		t.Errorf("%d ops since the last snapshot, want 3", st.Dirty.Load())
 	}
+	// A transaction's record is logged when EXEC's commands have run: the
+	// client's LSN covers it, so EXEC's reply waits for all of them.
+	lsn = w.LSN
+	st.Exec(w, nil, func() {
+		mustAdd(t, st, w, "k", growing, items("in exec", 2))
+		if w.LSN != lsn {
+			t.Errorf("a write inside EXEC moved the LSN from %d to %d before the transaction was logged", lsn, w.LSN)
+		}
+	})
+	if w.LSN != st.AOF.Position() || st.Dirty.Load() != 4 {
+		t.Errorf("after EXEC: LSN %d, the log's position %d, %d ops dirty (want 4: one record)", w.LSN, st.AOF.Position(), st.Dirty.Load())
+	}
 	snapshot(t, st, dir)
 	if st.Dirty.Load() != 0 {
 		t.Errorf("%d ops dirty after a snapshot", st.Dirty.Load())

@@ -13,7 +13,7 @@ import (
 )
 
 // TestSnapshotsUnderWrites: writers share a few keys, adding, renaming,
-// restoring, dropping and giving them deadlines that pass, while
+// restoring, dropping, flushing and giving them deadlines that pass, while
 // snapshots are taken and the sweeper drops expired keys. Each snapshot
 // stands for part of a log generation, key by key; whatever the
 // interleaving, the newest snapshot plus the logs since must rebuild the
@@ -26,7 +26,7 @@ func TestSnapshotsUnderWrites(t *testing.T) {
 	}
 	// Writes interleave with a snapshot's entries, not only between
 	// snapshots.
-	keyspace.TestHookSnapshotEntry = func() { time.Sleep(50 * time.Microsecond) }
+	keyspace.TestHookSnapshotEntry = func() { time.Sleep(300 * time.Microsecond) }
 	t.Cleanup(func() { keyspace.TestHookSnapshotEntry = nil })
 	dir := t.TempDir()
 	st := open(t, dir)
@@ -66,13 +66,16 @@ func TestSnapshotsUnderWrites(t *testing.T) {
 	sameSpace(t, "recovered from the previous snapshot", stateOf(st), want)
 }
 
-// randomWrites makes writes of every kind to 6 keys shared with other
+// stressKeys are the keys the writers share.
+const stressKeys = 12
+
+// randomWrites makes writes of every kind to the keys shared with other
 // writers, as writer g, until stop is closed. Refusals a client may get
 // are fine.
 func randomWrites(t *testing.T, st *keyspace.Store, g uint64, stop <-chan struct{}) {
 	r := rand.New(rand.NewPCG(g, 42))
 	w := &keyspace.Writer{}
-	key := func() []byte { return fmt.Appendf(nil, "k%d", r.IntN(6)) }
+	key := func() []byte { return fmt.Appendf(nil, "k%d", r.IntN(stressKeys)) }
 	for i := 0; ; i++ {
 		select {
 		case <-stop:
@@ -84,32 +87,41 @@ func randomWrites(t *testing.T, st *keyspace.Store, g uint64, stop <-chan struct
 		}
 		k := key()
 		var err error
-		switch r.IntN(10) {
-		case 0, 1, 2, 3:
+		// Mostly adds, which accumulate, so that an op replay loses or
+		// doubles shows in the end state; now and then a write that ends
+		// or moves a key's life.
+		switch n := r.IntN(1000); {
+		case n < 700:
 			var res []keyspace.AddResult
-			res, err = st.Add(w, k, items(fmt.Sprintf("g%d-%d", g, i), 1+r.IntN(20)), keyspace.AddOptions{Create: &growing})
+			res, err = st.Add(w, k, items(fmt.Sprintf("g%d-%d", g, i), 1+r.IntN(8)), keyspace.AddOptions{Create: &growing})
 			for _, x := range res {
 				if x.Status != keyspace.Added {
 					t.Errorf("writer %d: an add: %s (%v)", g, x.Status, x.Err)
 				}
 			}
-		case 4:
+		case n < 800:
+			_, err = st.DeleteItem(w, k, []byte(fmt.Sprintf("g%d-%d-0", g, r.IntN(i+1))))
+		case n < 840:
 			_, err = st.Rename(w, k, key(), r.IntN(2) == 0)
-		case 5:
-			_, err = st.Expire(w, k, keyspace.NowMs()+int64(r.IntN(30)), 0)
-		case 6:
+		case n < 880:
+			_, err = st.Expire(w, k, keyspace.NowMs()+50+int64(r.IntN(100)), 0)
+		case n < 900:
 			_, err = st.Persist(w, k)
-		case 7:
+		case n < 930:
 			_, err = st.Drop(w, k)
-		case 8:
+		case n < 970:
 			if c := st.Get(k); c != nil {
 				c.Mu.Lock()
 				payload := c.DumpPayload()
 				c.Mu.Unlock()
 				err = st.Restore(w, key(), payload, 0, true)
 			}
-		case 9:
-			_, err = st.DeleteItem(w, k, []byte(fmt.Sprintf("g%d-%d-0", g, r.IntN(i+1))))
+		case n < 999:
+			_, err = st.Compact(w, k)
+		default:
+			// A FLUSHALL, which a snapshot's replay must order against
+			// each key's position.
+			err = st.FlushAll(w)
 		}
 		switch {
 		case err == nil, errors.Is(err, keyspace.ErrNoSuchKey), errors.Is(err, keyspace.ErrNotFound):
