@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -71,12 +73,20 @@ func shut(t *testing.T, st *keyspace.Store) {
 	}
 }
 
-// snapshot saves st as SAVE does and returns the keys written.
+// snapshot saves st as SAVE does and returns the keys written. The size
+// and generation it reports must be the installed file's and the log's.
 func snapshot(t *testing.T, st *keyspace.Store, dir string) int {
 	t.Helper()
-	n, _, _, err := st.Snapshot(dir)
+	n, size, gen, err := st.Snapshot(dir)
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, keyspace.SnapName))
+	if err != nil {
+		t.Fatalf("after a snapshot: %v", err)
+	}
+	if fi.Size() != size || gen != st.AOF.Generation() {
+		t.Fatalf("snapshot reported %d bytes of generation %d; the file has %d, the log is at %d", size, gen, fi.Size(), st.AOF.Generation())
 	}
 	return n
 }
