@@ -174,6 +174,12 @@ func TestParseFsync(t *testing.T) {
 	if _, err := keyspace.ParseFsync("sometimes"); err == nil {
 		t.Error("ParseFsync took an unknown mode")
 	}
+	if err := keyspace.FsyncMode(7).Check(); err == nil {
+		t.Error("FsyncMode(7) passes Check")
+	}
+	if err := keyspace.FsyncNo.Check(); err != nil {
+		t.Errorf("FsyncNo fails Check: %v", err)
+	}
 }
 
 // TestAccessClock: lookups and writes stamp a key with the store's coarse

@@ -254,3 +254,42 @@ func TestLockDir(t *testing.T) {
 	}
 	again.Close()
 }
+
+// TestBothSnapshotsDamaged: with the previous snapshot damaged too and
+// the logs before it gone, nothing replaces the newest: startup refuses,
+// and --repair sets both aside and replays the logs alone, keeping the
+// keys they made and losing those only the snapshots held.
+func TestBothSnapshotsDamaged(t *testing.T) {
+	dir := t.TempDir()
+	st := open(t, dir)
+	w := &keyspace.Writer{}
+	workload(t, st, w, "a")
+	snapshot(t, st, dir)
+	workload(t, st, w, "b")
+	snapshot(t, st, dir) // removes log 0: phase a is in the snapshots only
+	workload(t, st, w, "c")
+	want := stateOf(st)
+	shut(t, st)
+	for _, name := range []string{keyspace.SnapName, keyspace.SnapPrev} {
+		flipByte(t, filepath.Join(dir, name), 30)
+	}
+	if _, err := openErr(t, dir, false); !errors.Is(err, keyspace.ErrCorrupt) {
+		t.Fatalf("recovery: %v, want an error wrapping ErrCorrupt", err)
+	}
+	st, err := openErr(t, dir, true)
+	if err != nil {
+		t.Fatalf("--repair: %v", err)
+	}
+	for k := range want.keys {
+		if k[0] == 'a' {
+			delete(want.keys, k)
+		}
+	}
+	want.bytes = sumOfSizes(st)
+	sameSpace(t, "logs alone", stateOf(st), want)
+	for _, name := range []string{keyspace.SnapName + ".damaged", keyspace.SnapPrev + ".damaged"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("a damaged snapshot was not kept aside: %v", err)
+		}
+	}
+}
