@@ -80,15 +80,15 @@ func clusterCommands() (b []binding) {
 		command.WriteHelp(cl.wr, clusterHelp)
 	})})
 	b = append(b, binding{name: "asking", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
-		cl.asking = true // after clusterRedirect cleared it: for the next command
+		cl.cluster.asking = true // after clusterRedirect cleared it: for the next command
 		cl.wr.WriteString("OK")
 	})})
 	b = append(b, binding{name: "readonly", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
-		cl.readonly = true
+		cl.cluster.readonly = true
 		cl.wr.WriteString("OK")
 	})})
 	b = append(b, binding{name: "readwrite", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
-		cl.readonly = false
+		cl.cluster.readonly = false
 		cl.wr.WriteString("OK")
 	})})
 	b = append(b, binding{name: "cuckoo.cluster|setconfig", run: clusterCmd(cmdClusterSetConfig)})
@@ -230,9 +230,9 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (slot in
 	if cl.ks.InExec() || cmd.spec.Name == "migrate" {
 		return -1, nil // EXEC is running its queue, under its slot's lock
 	}
-	asking := cl.asking || cmd.asking
-	if cmd.spec.Name != "multi" && (!cl.inMulti.Load() || cmd.inMulti) {
-		cl.asking = false
+	asking := cl.cluster.asking || cmd.asking
+	if cmd.spec.Name != "multi" && (!cl.tx.inMulti.Load() || cmd.inMulti) {
+		cl.cluster.asking = false
 	}
 	var sole [1][]byte
 	var keys [][]byte
@@ -244,10 +244,10 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (slot in
 			keys = sole[:]
 		}
 	case cmd.spec.Name == "exec":
-		if !cl.inMulti.Load() || cl.multiErr {
+		if !cl.tx.inMulti.Load() || cl.tx.multiErr {
 			return -1, nil // EXEC answers
 		}
-		for _, q := range cl.queued {
+		for _, q := range cl.tx.queued {
 			if b, _ := s.cmds.lookup(q); b != nil && len(b.spec.Keys) > 0 {
 				for _, p := range b.spec.KeyPositions(q) {
 					keys = append(keys, q[p])
@@ -301,7 +301,7 @@ func (s *Server) clusterRoute(cl *client, slot int, keys [][]byte, write, asking
 	case owner < 0:
 		return "CLUSTERDOWN Hash slot not served"
 	case owner == me:
-		if s.store.Replica.Load() && (write || !cl.readonly) {
+		if s.store.Replica.Load() && (write || !cl.cluster.readonly) {
 			// Named the slot's primary while still replicating: a
 			// failover under way (cuckoo cluster failover). Clients retry
 			// until it has its old primary's every write and takes them;
@@ -317,7 +317,7 @@ func (s *Server) clusterRoute(cl *client, slot int, keys [][]byte, write, asking
 	if _, importing := t.Importing(slot); importing && asking {
 		return ""
 	}
-	if cl.readonly && !write && nodes[me].Primary == nodes[owner].ID {
+	if cl.cluster.readonly && !write && nodes[me].Primary == nodes[owner].ID {
 		// A replica's read, after READONLY. While its primary migrates
 		// the slot, a key no longer here (its DEL replicated) is asked of
 		// the target, as the primary would.

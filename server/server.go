@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
+	"github.com/cuckoohash/cuckoo/server/internal/clientmem"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/limits"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
@@ -136,7 +137,7 @@ type Server struct {
 	conf       liveConfig // the settings CONFIG GET and SET read and change (cmd_config.go)
 	mon        monitors
 	ps         pubsub.Registry[*client] // channels and patterns to subscribers (cmd_pubsub.go)
-	cmem       clientMemory             // what clients hold, and its bounds (clientmem.go)
+	cmem       *clientmem.Totals        // what clients hold, and its bounds (clientmem.go)
 	// finalSave is SHUTDOWN's choice: -1 NOSAVE, 1 SAVE, 0 a snapshot if
 	// anything changed.
 	finalSave atomic.Int32
@@ -200,7 +201,7 @@ func New(cfg Config) (*Server, error) {
 		clients: map[*client]struct{}{},
 		closed:  make(chan struct{}),
 	}
-	s.cmem.wake = make(chan struct{}, 1)
+	s.cmem = clientmem.New(&s.store.Clients)
 	s.lastSave.Store(time.Now().Unix())
 	// Users' category rules resolve against the categories of the
 	// RedisBloom release in force at startup (redisbloom-compat).
