@@ -1,5 +1,15 @@
 package clientmem
 
+// Protocol (the package doc's, in short). Each figure of a Usage has one
+// writer at a time: its connection's goroutine, or for the pushes whoever
+// holds the subscriber's lock. A figure changes at its atomic Swap or
+// Store, which is when other goroutines see it (CLIENT LIST, the cron); the
+// difference is then added to the totals, which are sums of those
+// differences: a total is exact once every add of the changes before it
+// returned, and never walks the clients. A client's mark of its soft limit
+// is set by CompareAndSwap from zero, so the first of concurrent markers
+// wins, and cleared by any checker that finds it below the limit.
+
 import (
 	"sync"
 	"sync/atomic"

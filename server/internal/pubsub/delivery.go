@@ -1,16 +1,21 @@
 package pubsub
 
 // Delivery's protocol. A publisher never writes to a subscriber's
-// connection. It appends the encoded message to the subscriber's pending
-// buffer (Delivery.mu, held for the append only) and wakes the subscriber's
-// push goroutine, which takes the whole buffer and writes it to the
-// connection while holding Delivery.wmu. The connection's own goroutine
-// holds wmu too while it flushes a pipeline's replies (Flush), so a push
-// never lands inside a reply. Buffers are written whole, in the order they
-// were taken, and a publisher appends under the lock, so a subscriber
-// receives one publisher's messages in its PUBLISH order. A message is
-// delivered, for the limits and the totals, when Deliver's append releases
-// mu; it reaches the client when the write of its buffer returns.
+// connection. Under the registry's read lock, Deliver appends the encoded
+// message to the subscriber's pending buffer (Delivery.mu, held for the
+// append only) and wakes the subscriber's push goroutine, which takes the
+// whole buffer and writes it to the connection while holding Delivery.wmu.
+// The connection's own goroutine holds wmu too while it flushes a
+// pipeline's replies (Flush), so a push never lands inside a reply. Buffers
+// are written whole, in the order they were taken, and a publisher appends
+// under the lock, so a subscriber receives one publisher's messages in its
+// PUBLISH order.
+//
+// Linearization points. A message is delivered, for the limits and the
+// totals, when Deliver's append releases mu; it reaches the client when
+// the write of its buffer returns. A Delivery is dead from the release of
+// the mu that set dead (over its limit, a failed write, Close): no push is
+// taken after it.
 //
 // Hold, set by a (P|S)SUBSCRIBE before it registers anything, keeps pushes
 // pending until the pipeline's replies, the confirmation among them, are
