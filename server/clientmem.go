@@ -84,8 +84,8 @@ func (s *Server) closeForOutput(cl *client, class int, out int64, async bool) bo
 }
 
 // clientsCron closes the clients past a soft limit for too long, and evicts
-// clients past maxmemory-clients, every cronPeriod and when woken, until the
-// server closes.
+// clients past maxmemory-clients, every clientmem.CronPeriod and when
+// woken, until the server closes.
 func (s *Server) clientsCron() {
 	s.every(clientmem.CronPeriod, s.cmem.Wake(), func(now time.Time) {
 		s.checkOutputs(now)
