@@ -45,25 +45,28 @@ type client struct {
 	// CLIENT LIST and KILL read it from other connections.
 	user atomic.Pointer[acl.Ref]
 	quit bool
-	// tx is the client's transaction: MULTI's queue and WATCH's keys
-	// (cmd_multi.go).
-	tx transaction
 	// monitor, after MONITOR, receives the lines of every command run.
 	monitor chan []byte
-	// sub is the client's pub/sub: its subscriptions' counts, for readers
-	// without the registry's lock, and their delivery from the first
-	// subscription on (package pubsub, cmd_pubsub.go).
-	sub pubsub.Subscriptions
-	// repl is the client's side of replication, as a replica's link.
-	repl replClient
-	// cluster is the client's cluster mode state (cluster.go).
-	cluster clusterClient
 	// inflight is the bytes of dump chunks this pipeline charged: released
 	// once its replies are sent.
 	inflight uint64
+
+	// The client's state by concern, each a small value of its own type:
+	//
+	// tx is its transaction: MULTI's queue and WATCH's keys (cmd_multi.go).
+	tx transaction
+	// sub is its pub/sub: its subscriptions' counts, for readers without
+	// the registry's lock, and their delivery from the first subscription
+	// on (package pubsub, cmd_pubsub.go).
+	sub pubsub.Subscriptions
+	// repl is its side of replication, as a replica's link (repl.go).
+	repl replClient
+	// cluster is its cluster mode state (cluster.go).
+	cluster clusterClient
 	// mem is what the connection holds, published for the totals and the
 	// limits (package clientmem, clientmem.go).
 	mem clientmem.Usage
+
 	// logged are the replies, as spans of wr's buffer, of this pipeline's
 	// commands that logged an op: if the log cannot take them, these
 	// replies become the log's error.
