@@ -3,6 +3,7 @@ package pubsub_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -284,6 +285,70 @@ func TestSubscriptions(t *testing.T) {
 		s.Leave()
 		if s.Any() {
 			t.Errorf("RESP%d: subscribed after Leave", proto)
+		}
+	}
+}
+
+// TestDeliveryConcurrent: publishers deliver while the connection flushes
+// replies, under -race: every message arrives whole, each publisher's in
+// its order, and no push lands inside a reply.
+func TestDeliveryConcurrent(t *testing.T) {
+	publishers, messages, replies := 4, 500, 200
+	if testing.Short() {
+		messages, replies = 100, 50
+	}
+	totals := clientmem.New(nil)
+	s := newSubscriber(2, totals)
+	d := s.sub.Delivery
+	var wg sync.WaitGroup
+	for p := range publishers {
+		wg.Go(func() {
+			for i := range messages {
+				d.Deliver(fmt.Appendf(nil, "+p%d:%d\r\n", p, i), noLimit, time.Now())
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range replies {
+			s.wr.WriteString(fmt.Sprintf("r%d-begin", i)) // one reply of a pipeline
+			s.wr.WriteString(fmt.Sprintf("r%d-end", i))   // and the next
+			if err := d.Flush(s.wr.Flush); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Wait()
+	want := publishers*messages + 2*replies
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(s.wire.String(), "\r\n") < want && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	s.sub.Leave()
+	if totals.Normal() != 0 {
+		t.Errorf("after Leave the totals hold %d", totals.Normal())
+	}
+	next := make([]int, publishers)
+	lines := strings.Split(strings.TrimSuffix(s.wire.String(), "\r\n"), "\r\n")
+	if len(lines) != want {
+		t.Fatalf("%d lines on the wire, want %d", len(lines), want)
+	}
+	for i, l := range lines {
+		var p, n int
+		switch {
+		case strings.HasSuffix(l, "-begin"):
+			if i+1 == len(lines) || lines[i+1] != strings.Replace(l, "-begin", "-end", 1) {
+				t.Fatalf("line %d: %q is not followed by its pipeline's next reply", i, l)
+			}
+		case strings.HasSuffix(l, "-end"):
+		default:
+			if _, err := fmt.Sscanf(l, "+p%d:%d", &p, &n); err != nil {
+				t.Fatalf("line %d: %q is not a message: %v", i, l, err)
+			}
+			if n != next[p] {
+				t.Fatalf("line %d: publisher %d's message %d, want %d", i, p, n, next[p])
+			}
+			next[p]++
 		}
 	}
 }
