@@ -91,8 +91,11 @@ func (u *Usage) SoftSince() time.Time {
 }
 
 // OutCheck is the reply size from which the server checks the output limits
-// (Arm); PublishAt the one from which a pipeline's replies are published.
-func (u *Usage) OutCheck() int  { return u.outCheck }
+// (Arm).
+func (u *Usage) OutCheck() int { return u.outCheck }
+
+// PublishAt is the reply size from which a pipeline's replies are published
+// (Arm): the smaller of OutCheck and TrackOutput.
 func (u *Usage) PublishAt() int { return u.publishAt }
 
 // Arm sets OutCheck and PublishAt from lim, the class's limits in force, so
