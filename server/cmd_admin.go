@@ -31,19 +31,29 @@ func cmdTime(s *Server, cl *client, a [][]byte) {
 	cl.wr.WriteBulkString(strconv.Itoa(now.Nanosecond() / 1000))
 }
 
+// shutdownSave is whether Shutdown takes a final snapshot, as SHUTDOWN
+// chose.
+type shutdownSave int32
+
+const (
+	saveIfChanged shutdownSave = iota // if anything changed since the last (no option, or a signal)
+	saveAlways                        // even if nothing changed (SAVE)
+	saveNever                         // none (NOSAVE): the log holds every write
+)
+
 // SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: stops the server as SIGTERM
 // does (see Shutdown); the connection closes with no reply. NOSAVE skips the
 // final snapshot, and loses nothing: the log holds every acknowledged write.
 // SAVE takes it even if nothing changed. NOW and FORCE are accepted: this
 // server never waits for replicas, and a failed snapshot never stops it.
 func cmdShutdown(s *Server, cl *client, a [][]byte) {
-	save := 0
+	save := saveIfChanged
 	for _, o := range a[1:] {
 		switch strings.ToUpper(string(o)) {
 		case "NOSAVE":
-			save = -1
+			save = saveNever
 		case "SAVE":
-			save = 1
+			save = saveAlways
 		case "NOW", "FORCE":
 		case "ABORT":
 			if len(a) != 2 {
@@ -58,7 +68,7 @@ func cmdShutdown(s *Server, cl *client, a [][]byte) {
 		}
 	}
 	s.log.Info("SHUTDOWN requested", "client", cl.id, "addr", cl.nc.RemoteAddr().String())
-	s.finalSave.Store(int32(save))
+	s.finalSave.Store(save)
 	cl.quit = true
 	cl.wr.Truncate(0) // no reply: the connection closes, as Redis's does
 	go func() {

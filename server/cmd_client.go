@@ -259,52 +259,10 @@ func clientKill(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR syntax error"))
 		return
 	}
-	var match []func(*client) bool
-	skipMe := true
-	for i := 2; i < len(a); i += 2 {
-		v := string(a[i+1])
-		switch strings.ToUpper(string(a[i])) {
-		case "ID":
-			id, ok := integer.Parse(a[i+1])
-			if !ok || id <= 0 {
-				s.writeErr(cl, replyErr("ERR client-id should be greater than 0"))
-				return
-			}
-			match = append(match, func(c *client) bool { return c.id == id })
-		case "TYPE":
-			t := strings.ToLower(v)
-			if !slices.Contains([]string{"normal", "master", "replica", "slave", "pubsub"}, t) {
-				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unknown client type '%s'", printable(a[i+1], 32))))
-				return
-			}
-			match = append(match, func(c *client) bool { return clientTypeArg(t) == c.clientType() })
-		case "USER":
-			match = append(match, func(c *client) bool { return c.userName() == v })
-		case "ADDR":
-			match = append(match, func(c *client) bool { return c.nc.RemoteAddr().String() == v })
-		case "LADDR":
-			match = append(match, func(c *client) bool { return c.nc.LocalAddr().String() == v })
-		case "SKIPME":
-			switch strings.ToLower(v) {
-			case "yes":
-				skipMe = true
-			case "no":
-				skipMe = false
-			default:
-				s.writeErr(cl, replyErr("ERR syntax error"))
-				return
-			}
-		case "MAXAGE":
-			age, ok := integer.Parse(a[i+1])
-			if !ok || age < 0 { // as Redis 7.0 answers both
-				s.writeErr(cl, replyErr("ERR syntax error"))
-				return
-			}
-			match = append(match, func(c *client) bool { return time.Since(c.created) >= time.Duration(age)*time.Second })
-		default:
-			s.writeErr(cl, replyErr("ERR syntax error"))
-			return
-		}
+	match, skipMe, err := killFilters(a[2:])
+	if err != nil {
+		s.writeErr(cl, err)
+		return
 	}
 	n := 0
 	for _, c := range s.clientList() {
@@ -321,6 +279,54 @@ func clientKill(s *Server, cl *client, a [][]byte) {
 		}
 	}
 	cl.wr.WriteInt(n)
+}
+
+// killFilters reads CLIENT KILL's filters, a (pairs of a filter's name
+// and its value): the tests a client must pass to be killed, and whether
+// the caller is spared (SKIPME).
+func killFilters(a [][]byte) (match []func(*client) bool, skipMe bool, err error) {
+	skipMe = true
+	for i := 0; i < len(a); i += 2 {
+		v := string(a[i+1])
+		switch strings.ToUpper(string(a[i])) {
+		case "ID":
+			id, ok := integer.Parse(a[i+1])
+			if !ok || id <= 0 {
+				return nil, false, replyErr("ERR client-id should be greater than 0")
+			}
+			match = append(match, func(c *client) bool { return c.id == id })
+		case "TYPE":
+			t := strings.ToLower(v)
+			if !slices.Contains([]string{"normal", "master", "replica", "slave", "pubsub"}, t) {
+				return nil, false, replyErr(fmt.Sprintf("ERR Unknown client type '%s'", printable(a[i+1], 32)))
+			}
+			match = append(match, func(c *client) bool { return clientTypeArg(t) == c.clientType() })
+		case "USER":
+			match = append(match, func(c *client) bool { return c.userName() == v })
+		case "ADDR":
+			match = append(match, func(c *client) bool { return c.nc.RemoteAddr().String() == v })
+		case "LADDR":
+			match = append(match, func(c *client) bool { return c.nc.LocalAddr().String() == v })
+		case "SKIPME":
+			switch strings.ToLower(v) {
+			case "yes":
+				skipMe = true
+			case "no":
+				skipMe = false
+			default:
+				return nil, false, replyErr("ERR syntax error")
+			}
+		case "MAXAGE":
+			age, ok := integer.Parse(a[i+1])
+			if !ok || age < 0 { // as Redis 7.0 answers both
+				return nil, false, replyErr("ERR syntax error")
+			}
+			match = append(match, func(c *client) bool { return time.Since(c.created) >= time.Duration(age)*time.Second })
+		default:
+			return nil, false, replyErr("ERR syntax error")
+		}
+	}
+	return match, skipMe, nil
 }
 
 // clientType is CLIENT LIST's and KILL's TYPE of c, as Redis's

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -18,8 +17,10 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/config"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/limits"
 	"github.com/cuckoohash/cuckoo/server/internal/settings"
+	"github.com/cuckoohash/cuckoo/server/internal/tlsconf"
 	"github.com/tidwall/match"
 )
 
@@ -73,12 +74,6 @@ func newConfigState(cfg Config) configState {
 	}
 	st.cfg.Limits = cfg.Limits.withDefaults()
 	st.cfg.FilterDefaults = cfg.FilterDefaults.WithDefaults()
-	if st.cfg.AppendFsync == "" {
-		st.cfg.AppendFsync = "everysec"
-	}
-	if st.cfg.TLS.AuthClients == "" {
-		st.cfg.TLS.AuthClients = "yes"
-	}
 	if cfg.SnapshotLogSize < 0 {
 		st.save = ""
 	}
@@ -112,8 +107,8 @@ var settingsTable = settings.Table[*Server, configState]{
 		Get: func(s *Server, st *configState) string { return st.cfg.TLS.CACertFile },
 		Set: func(st *configState, v settings.Value) { st.cfg.TLS.CACertFile = v.S }},
 	{Name: "tls-auth-clients", Doc: "client certificates: `yes` (required), optional (verified if given) or no (not asked for)", Kind: settings.Enum, Enum: []string{"yes", "no", "optional"}, Mutable: true, Def: "yes",
-		Get: func(s *Server, st *configState) string { return st.cfg.TLS.AuthClients },
-		Set: func(st *configState, v settings.Value) { st.cfg.TLS.AuthClients = v.S }},
+		Get: func(s *Server, st *configState) string { return st.cfg.TLS.AuthClients.String() },
+		Set: func(st *configState, v settings.Value) { st.cfg.TLS.AuthClients, _ = tlsconf.ParseAuthClients(v.S) }},
 	{Name: "tls-client-cert-file", Doc: "the certificate, PEM `file`, presented to other nodes (default tls-cert-file)", Kind: settings.String, Mutable: true, Def: "",
 		Get: func(s *Server, st *configState) string { return st.cfg.TLS.ClientCertFile },
 		Set: func(st *configState, v settings.Value) { st.cfg.TLS.ClientCertFile = v.S }},
@@ -139,8 +134,8 @@ var settingsTable = settings.Table[*Server, configState]{
 			return ""
 		}},
 	{Name: "appendfsync", Doc: "when the log is flushed to disk: `always` (before each reply), everysec or no", Kind: settings.Enum, Enum: []string{"always", "everysec", "no"}, Def: "everysec",
-		Get: func(s *Server, st *configState) string { return st.cfg.AppendFsync },
-		Set: func(st *configState, v settings.Value) { st.cfg.AppendFsync = v.S }},
+		Get: func(s *Server, st *configState) string { return st.cfg.AppendFsync.String() },
+		Set: func(st *configState, v settings.Value) { st.cfg.AppendFsync, _ = keyspace.ParseFsync(v.S) }},
 	{Name: "save", Doc: "`schedule`: \"\" turns automatic snapshots off; any schedule turns them on (taken when the log passes snapshot-log-size)", Kind: settings.Save, Def: defaultSave,
 		Get: func(s *Server, st *configState) string { return st.save },
 		Set: func(st *configState, v settings.Value) { st.save = v.S }},
@@ -208,8 +203,8 @@ var settingsTable = settings.Table[*Server, configState]{
 		Get: func(s *Server, st *configState) string { return settings.YesNo(st.cfg.ClusterEmulated) },
 		Set: func(st *configState, v settings.Value) { st.cfg.ClusterEmulated = v.S == "yes" }},
 	{Name: "enable-debug-command", Doc: "DEBUG (RELOAD) is allowed: `no` (refused), yes, or local (from a loopback address)", Kind: settings.Enum, Enum: []string{"no", "yes", "local"}, Def: "no",
-		Get: func(s *Server, st *configState) string { return cmp.Or(st.cfg.EnableDebugCommand, "no") },
-		Set: func(st *configState, v settings.Value) { st.cfg.EnableDebugCommand = v.S }},
+		Get: func(s *Server, st *configState) string { return st.cfg.EnableDebugCommand.String() },
+		Set: func(st *configState, v settings.Value) { st.cfg.EnableDebugCommand = parseDebugCommand(v.S) }},
 	{Name: "aclfile", Doc: "the `file` of the users (ACL SETUSER's rules, one user a line): loaded at start if it exists, written by ACL SAVE", Kind: settings.String, Def: "",
 		Get: func(s *Server, st *configState) string { return st.cfg.ACLFile },
 		Set: func(st *configState, v settings.Value) { st.cfg.ACLFile = v.S }},

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
@@ -74,13 +75,44 @@ func cmdDebug(s *Server, cl *client, args [][]byte) {
 	}
 }
 
-// debugAllowed applies enable-debug-command to cl: "local" allows loopback
+// DebugCommand is enable-debug-command: whether DEBUG is allowed. Its
+// String is the setting's value.
+type DebugCommand int
+
+const (
+	DebugCommandNo    DebugCommand = iota // refused (the default)
+	DebugCommandYes                       // allowed
+	DebugCommandLocal                     // allowed from a loopback address only
+)
+
+var debugCommandNames = [...]string{DebugCommandNo: "no", DebugCommandYes: "yes", DebugCommandLocal: "local"}
+
+// String is enable-debug-command's value: no, yes or local.
+func (d DebugCommand) String() string {
+	if d < 0 || int(d) >= len(debugCommandNames) {
+		return "DebugCommand(" + strconv.Itoa(int(d)) + ")"
+	}
+	return debugCommandNames[d]
+}
+
+// parseDebugCommand reads enable-debug-command's value (the settings table
+// checked it is one).
+func parseDebugCommand(v string) DebugCommand {
+	for d, name := range debugCommandNames {
+		if v == name {
+			return DebugCommand(d)
+		}
+	}
+	return DebugCommandNo
+}
+
+// debugAllowed applies enable-debug-command to cl: local allows loopback
 // clients only.
 func (s *Server) debugAllowed(cl *client) bool {
 	switch s.cfg.EnableDebugCommand {
-	case "yes":
+	case DebugCommandYes:
 		return true
-	case "local":
+	case DebugCommandLocal:
 		a, ok := cl.nc.RemoteAddr().(*net.TCPAddr)
 		return ok && a.IP.IsLoopback()
 	}

@@ -62,6 +62,39 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		w.want[strings.ToLower(string(x))] = true
 	}
 	w.all = len(w.want) == 0 || w.want["all"] || w.want["everything"] || w.want["default"]
+	s.serverInfo(w)
+	if w.wants("clients") {
+		s.clientsInfo(w)
+	}
+	if w.wants("memory") {
+		s.memoryInfo(w)
+	}
+	s.persistenceInfo(w)
+	s.statsInfo(w)
+	if w.wants("replication") {
+		st := s.replicationStatus()
+		w.section("Replication", st.info()...)
+	}
+	if w.wants("cpu") {
+		cpuInfo(w)
+	}
+	w.section("Cluster", "cluster_enabled", b2i(s.cluster != nil))
+	if w.want["filters"] || w.want["everything"] {
+		// Not a default section: it scans the key space, O(n) for n keys
+		// (Sentinel reads INFO every 10 s). cuckoo cluster info reads it.
+		keys, items := s.store.ItemCount()
+		w.section("Filters", "filters", keys, "filter_items", items, "filter_bytes", s.store.FilterBytes())
+	}
+	if n := s.store.Len(); n > 0 {
+		w.section("Keyspace", "db0", s.store.KeyspaceLine(n))
+	} else {
+		w.section("Keyspace")
+	}
+	cl.wr.WriteVerbatim(w.sb.String())
+}
+
+// serverInfo writes INFO's Server section.
+func (s *Server) serverInfo(w *infoWriter) {
 	now := time.Now()
 	up := now.Sub(s.start)
 	exe, _ := os.Executable()
@@ -74,83 +107,81 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		"process_id", pid, "run_id", s.runID, "tcp_port", s.tcpPort(false), "tls_port", s.tcpPort(true), "server_time_usec", now.UnixMicro(),
 		"uptime_in_seconds", int(up.Seconds()), "uptime_in_days", int(up.Hours()/24),
 		"executable", exe, "config_file", s.cfg.ConfigFile)
-	if w.wants("clients") {
-		clients := s.clientList()
-		watching, subscribers := 0, 0
-		for _, c := range clients {
-			if c.tx.watching.Load() > 0 {
-				watching++
-			}
-			if c.sub.Any() {
-				subscribers++
-			}
+}
+
+// clientsInfo writes INFO's Clients section.
+func (s *Server) clientsInfo(w *infoWriter) {
+	clients := s.clientList()
+	watching, subscribers := 0, 0
+	for _, c := range clients {
+		if c.tx.watching.Load() > 0 {
+			watching++
 		}
-		w.section("Clients", "connected_clients", len(clients), "maxclients", s.clientLimits().MaxClients,
-			"blocked_clients", 0, "tracking_clients", 0, "pubsub_clients", subscribers, "watching_clients", watching)
+		if c.sub.Any() {
+			subscribers++
+		}
 	}
-	if w.wants("memory") {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		rss := residentBytes(ms.Sys)
-		maxmem := s.store.Maxmem.Load()
-		w.section("Memory", "used_memory", ms.HeapAlloc, "used_memory_human", humanBytes(int64(ms.HeapAlloc)),
-			"used_memory_rss", rss, "used_memory_rss_human", humanBytes(int64(rss)),
-			"used_memory_filters", s.store.FilterBytes(), "used_memory_dump_chunks", s.store.Inflight.Load(),
-			"maxmemory", maxmem, "maxmemory_human", humanBytes(maxmem), "maxmemory_policy", "noeviction",
-			"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(ms.HeapAlloc, 1))),
-			"mem_clients_slaves", s.cmem.Replicas(), "mem_clients_normal", s.cmem.Normal(),
-			"mem_allocator", "go")
-	}
+	w.section("Clients", "connected_clients", len(clients), "maxclients", s.clientLimits().MaxClients,
+		"blocked_clients", 0, "tracking_clients", 0, "pubsub_clients", subscribers, "watching_clients", watching)
+}
+
+// memoryInfo writes INFO's Memory section.
+func (s *Server) memoryInfo(w *infoWriter) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss := residentBytes(ms.Sys)
+	maxmem := s.store.Maxmem.Load()
+	w.section("Memory", "used_memory", ms.HeapAlloc, "used_memory_human", humanBytes(int64(ms.HeapAlloc)),
+		"used_memory_rss", rss, "used_memory_rss_human", humanBytes(int64(rss)),
+		"used_memory_filters", s.store.FilterBytes(), "used_memory_dump_chunks", s.store.Inflight.Load(),
+		"maxmemory", maxmem, "maxmemory_human", humanBytes(maxmem), "maxmemory_policy", "noeviction",
+		"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(ms.HeapAlloc, 1))),
+		"mem_clients_slaves", s.cmem.Replicas(), "mem_clients_normal", s.cmem.Normal(),
+		"mem_allocator", "go")
+}
+
+// persistenceInfo writes INFO's Persistence section.
+func (s *Server) persistenceInfo(w *infoWriter) {
 	st := s.store
+	if st.AOF == nil {
+		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.Dirty.Load(),
+			"rdb_bgsave_in_progress", 0, "rdb_last_save_time", s.lastSave.Load(), "aof_enabled", 0)
+		return
+	}
 	saveStatus := "ok"
 	if s.lastSaveFailed.Load() {
 		saveStatus = "err"
 	}
-	if st.AOF != nil {
-		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.Dirty.Load(),
-			"rdb_bgsave_in_progress", b2i(s.snapping.Load()), "rdb_last_save_time", s.lastSave.Load(),
-			"rdb_last_bgsave_status", saveStatus, "aof_enabled", 1, "aof_rewrite_in_progress", b2i(s.snapping.Load()),
-			"appendfsync", st.AOF.Mode, "aof_current_size", st.AOF.Size.Load(), "aof_generation", st.AOF.Generation(),
-			"aof_last_write_status", status(st.AOF.Err()))
-	} else {
-		w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.Dirty.Load(),
-			"rdb_bgsave_in_progress", 0, "rdb_last_save_time", s.lastSave.Load(), "aof_enabled", 0)
-	}
+	w.section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.Dirty.Load(),
+		"rdb_bgsave_in_progress", b2i(s.snapping.Load()), "rdb_last_save_time", s.lastSave.Load(),
+		"rdb_last_bgsave_status", saveStatus, "aof_enabled", 1, "aof_rewrite_in_progress", b2i(s.snapping.Load()),
+		"appendfsync", st.AOF.Mode, "aof_current_size", st.AOF.Size.Load(), "aof_generation", st.AOF.Generation(),
+		"aof_last_write_status", status(st.AOF.Err()))
+}
+
+// statsInfo writes INFO's Stats section.
+func (s *Server) statsInfo(w *infoWriter) {
 	psChannels, psPatterns, psShard := s.ps.Counts()
 	w.section("Stats", "total_connections_received", s.stats.conns.Load(), "total_commands_processed", s.stats.cmds.Load(),
 		"total_net_input_bytes", s.stats.netIn.Load(), "total_net_output_bytes", s.stats.netOut.Load(),
 		"rejected_connections", s.stats.rejected.Load(),
-		"sync_full", s.repl.syncFull.Load(), "sync_partial_ok", s.repl.syncPartialOK.Load(), "sync_partial_err", s.repl.syncPartialErr.Load(), "expired_keys", st.ExpiredKeys.Load(), "evicted_keys", 0,
+		"sync_full", s.repl.syncFull.Load(), "sync_partial_ok", s.repl.syncPartialOK.Load(), "sync_partial_err", s.repl.syncPartialErr.Load(), "expired_keys", s.store.ExpiredKeys.Load(), "evicted_keys", 0,
 		"evicted_clients", s.cmem.Evicted.Load(),
 		"keyspace_hits", s.stats.hits.Load(), "keyspace_misses", s.stats.misses.Load(),
 		"pubsub_channels", psChannels, "pubsub_patterns", psPatterns, "pubsubshard_channels", psShard,
 		"total_error_replies", s.stats.errors.Load(),
 		"client_query_buffer_limit_disconnections", s.cmem.QueryClosed.Load(),
 		"client_output_buffer_limit_disconnections", s.cmem.OutputClosed.Load())
-	if w.wants("replication") {
-		w.section("Replication", s.replicationInfo()...)
+}
+
+// cpuInfo writes INFO's CPU section.
+func cpuInfo(w *infoWriter) {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	secs := func(t syscall.Timeval) string {
+		return fmt.Sprintf("%d.%06d", t.Sec, t.Usec)
 	}
-	if w.wants("cpu") {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		secs := func(t syscall.Timeval) string {
-			return fmt.Sprintf("%d.%06d", t.Sec, t.Usec)
-		}
-		w.section("CPU", "used_cpu_sys", secs(ru.Stime), "used_cpu_user", secs(ru.Utime))
-	}
-	w.section("Cluster", "cluster_enabled", b2i(s.cluster != nil))
-	if w.want["filters"] || w.want["everything"] {
-		// Not a default section: it scans the key space, O(n) for n keys
-		// (Sentinel reads INFO every 10 s). cuckoo cluster info reads it.
-		keys, items := st.ItemCount()
-		w.section("Filters", "filters", keys, "filter_items", items, "filter_bytes", st.FilterBytes())
-	}
-	if n := st.Len(); n > 0 {
-		w.section("Keyspace", "db0", st.KeyspaceLine(n))
-	} else {
-		w.section("Keyspace")
-	}
-	cl.wr.WriteVerbatim(w.sb.String())
+	w.section("CPU", "used_cpu_sys", secs(ru.Stime), "used_cpu_user", secs(ru.Utime))
 }
 
 // tcpPort is the port of the plain (or, if isTLS, TLS) listener the server

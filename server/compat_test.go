@@ -473,7 +473,7 @@ func TestCompatMulti(t *testing.T) {
 func TestCompatMultiDurable(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	cfg := server.Config{Dir: dir, AppendFsync: "always", SnapshotLogSize: -1, Logger: quiet()}
+	cfg := server.Config{Dir: dir, AppendFsync: server.FsyncAlways, SnapshotLogSize: -1, Logger: quiet()}
 	_, addr := startNoCleanup(t, cfg) // never shut down: as after kill -9
 	c := client(t, addr)
 	if err := c.CFAdd(ctx, "before", "x").Err(); err != nil {

@@ -18,7 +18,7 @@ import (
 // name and the fields CLIENT LIST reads, which are atomic or set once.
 type client struct {
 	// ks is the client's side of its writes to the key space: its log
-	// position, an EXEC's ops, its scratch (keyspace.go).
+	// position, an EXEC's ops, its scratch (the key space's store.go).
 	ks keyspace.Writer
 
 	id      int64
@@ -143,22 +143,9 @@ func (s *Server) serveConn(cl *client) {
 			if s.store.AOF != nil && s.cfg.SnapshotLogSize >= 0 && s.store.AOF.Size.Load() > s.snapshotThreshold() {
 				s.snapshotAsync()
 			}
-			s.armTimeout(cl)
-			cl.mem.SetPending(rd.Buffered())
-			err := rd.Fill(lim)
-			cl.lastActive.Store(time.Now().UnixNano())
-			if err != nil {
-				if errors.Is(err, resp.ErrQueryBufferLimit) {
-					s.cmem.QueryClosed.Add(1)
-					s.log.Warn("closing a client whose pending requests passed the query buffer limit",
-						"client", cl.id, "addr", cl.nc.RemoteAddr().String(), "limit", lim.QueryBuffer)
-				}
+			if !s.readMore(cl, rd, lim) {
 				return
 			}
-			if cl.killed.Load() {
-				return // evicted, or killed, while it waited
-			}
-			s.armOutput(cl)
 			continue
 		}
 		start, lsn := cl.wr.Len(), cl.ks.LSN
@@ -178,6 +165,30 @@ func (s *Server) serveConn(cl *client) {
 			return
 		}
 	}
+}
+
+// readMore waits for cl's next requests, within timeout, and reads what
+// arrives into rd. It reports false if the client is to be closed: the read
+// failed, the pending requests passed the query buffer limit (which it
+// logs), or the client was evicted or killed while it waited.
+func (s *Server) readMore(cl *client, rd *resp.Reader, lim resp.Limits) bool {
+	s.armTimeout(cl)
+	cl.mem.SetPending(rd.Buffered())
+	err := rd.Fill(lim)
+	cl.lastActive.Store(time.Now().UnixNano())
+	if err != nil {
+		if errors.Is(err, resp.ErrQueryBufferLimit) {
+			s.cmem.QueryClosed.Add(1)
+			s.log.Warn("closing a client whose pending requests passed the query buffer limit",
+				"client", cl.id, "addr", cl.nc.RemoteAddr().String(), "limit", lim.QueryBuffer)
+		}
+		return false
+	}
+	if cl.killed.Load() {
+		return false // evicted, or killed, while it waited
+	}
+	s.armOutput(cl)
+	return true
 }
 
 // armTimeout sets the read deadline of --timeout before a read. Shutdown

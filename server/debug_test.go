@@ -35,7 +35,7 @@ func keyStates(t *testing.T, c *redis.Client) map[string]string {
 func TestDebugReload(t *testing.T) {
 	ctx := context.Background()
 	log := &logBuffer{}
-	cfg := server.Config{Dir: t.TempDir(), Logger: log.logger(), EnableDebugCommand: "yes"}
+	cfg := server.Config{Dir: t.TempDir(), Logger: log.logger(), EnableDebugCommand: server.DebugCommandYes}
 	_, addr := start(t, cfg)
 	c := client(t, addr)
 	fillRB(t, c) // RedisBloom-layout keys need the layout: made below
@@ -112,7 +112,7 @@ func TestDebugNotAllowed(t *testing.T) {
 	if err := c.ConfigSet(ctx, "enable-debug-command", "yes").Err(); err == nil {
 		t.Error("CONFIG SET enable-debug-command: accepted; Redis allows it only at start")
 	}
-	_, addr = start(t, server.Config{Logger: quiet(), EnableDebugCommand: "local"})
+	_, addr = start(t, server.Config{Logger: quiet(), EnableDebugCommand: server.DebugCommandLocal})
 	if err := client(t, addr).Do(ctx, "DEBUG", "RELOAD").Err(); err != nil {
 		t.Errorf("DEBUG RELOAD from 127.0.0.1 with enable-debug-command local: %v", err)
 	}

@@ -24,8 +24,8 @@
 //     docs/settings.md;
 //   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
 //     replica (repl_replica.go);
-//   - cluster*.go: cluster mode: redirects, the CLUSTER commands and
-//     cluster.json (cluster.go), MIGRATE (cluster_migrate.go);
+//   - cluster*.go: cluster mode's commands and the dispatcher's cluster
+//     check (cluster.go), MIGRATE's (cluster_migrate.go);
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds (the checks' call sites, the closes and
 //     the logs; internal/clientmem does the accounting and decides),
@@ -64,7 +64,9 @@
 // table, whose rows stay in cmd_config.go: value kinds, parsing, a file's
 // lines, CONFIG SET's all or none, flags, docs/settings.md),
 // internal/limits (the client limits' values and syntax), internal/tlsconf
-// (the crypto/tls configurations of the tls-* settings).
+// (the crypto/tls configurations of the tls-* settings), internal/cluster
+// (cluster mode: the node's topology and its file, where a command goes,
+// the slot locks, the CLUSTER replies, MIGRATE's sending).
 //
 // # Shape
 //
@@ -360,7 +362,7 @@
 // them on several cores (its lookups, lock-free, go on; clients' writes
 // answer READONLY), logs
 // each batch and its position as one record (so a restarted replica
-// continues where it was, repl_position.go), feeds its own backlog, and
+// continues where it was, the key space's position.go), feeds its own backlog, and
 // acknowledges its offset (REPLCONF ACK), which WAIT counts. A promotion
 // keeps the old replication id valid up to the offset reached, so the old
 // primary's other replicas continue from the promoted one. ROLE and INFO
@@ -389,97 +391,11 @@
 //
 // # Cluster
 //
-// With cluster-enabled (--cluster-enabled) a node speaks the Redis Cluster
-// protocol, so that cluster clients (go-redis's ClusterClient, redis-cli -c)
-// work unchanged; there is no gossip: the topology is pushed to every node
-// (cluster.go). A key's hash slot is Redis's: the CRC16 (XMODEM) of the key,
-// or of its hash tag (the bytes between the first '{' and the first '}'
-// after it, if not empty), mod 16384. A command's keys are found by the
-// command table's key specs, and
-//
-//   - keys in different slots answer -CROSSSLOT;
-//   - a slot no node owns answers -CLUSTERDOWN Hash slot not served;
-//   - a slot another node owns answers -MOVED <slot> <host>:<port>, unless
-//     this node is importing the slot and the command follows ASKING (which
-//     lasts one command), or this node is a replica of the owner, the
-//     command reads, and the connection sent READONLY (until READWRITE);
-//   - a slot this node owns and is migrating answers -ASK <slot>
-//     <host>:<port> of the target for a key no longer here (-TRYAGAIN if a
-//     multi-key command finds some of its keys and not others);
-//   - a transaction's commands are checked as they are queued, and its keys
-//     together at EXEC (-CROSSSLOT discards it); ASKING before MULTI lasts
-//     the whole transaction.
-//
-// The slots a node owns are served even while others have no owner (as
-// Redis with cluster-require-full-coverage no); CLUSTER INFO's
-// cluster_state is ok only when every slot has one. Without cluster mode
-// none of this runs: one predictable branch in exec.
-//
-// The topology is JSON, set by CUCKOO.CLUSTER SETCONFIG and read by
-// CUCKOO.CLUSTER GETCONFIG:
-//
-//	{"epoch": 3, "myself": "<this node's id>", "nodes": [
-//	  {"id": "<40 hex>", "host": "10.0.0.1", "port": 6379, "role": "primary",
-//	   "slots": [[0, 5460]], "migrating": {"17": "<target id>"}},
-//	  {"id": "<40 hex>", "host": "10.0.0.2", "port": 6379, "role": "primary",
-//	   "slots": [[5461, 16383]], "importing": {"17": "<source id>"}},
-//	  {"id": "<40 hex>", "host": "10.0.0.3", "port": 6379, "role": "replica",
-//	   "primary": "<first node's id>"}]}
-//
-// A node refuses a topology whose epoch is older than its own (the same
-// epoch is taken again), one meant for another node (myself is not its
-// CLUSTER MYID), and one that does not hold together (a slot owned twice,
-// a replica of no primary, a migrating slot the node does not own). It
-// writes the topology to cluster.json in the data directory, atomically
-// (a temporary file, fsynced, renamed), before applying it, and loads it at
-// start; the node id, 40 hex digits, is made at the first start and kept in
-// the same file, as Redis keeps it in nodes.conf. Without a data directory
-// the id and topology last as long as the process. A node starts owning no
-// slots; --cluster-emulated makes one node own all 16384 alone (its
-// topology is fixed), so a cluster client works against a single server.
-// The roles in the topology are what clients are told; the replication
-// itself is set with REPLICAOF, as before.
-//
-// CLUSTER SLOTS, SHARDS, NODES (cport is port+10000), INFO, MYID, KEYSLOT,
-// COUNTKEYSINSLOT, GETKEYSINSLOT and HELP answer as Redis's do; INFO has a
-// Cluster section (cluster_enabled), and INFO filters (not in the default
-// sections: it scans the key space) gives the filters, their items and
-// bytes, which cuckoo cluster info reports per node. COUNTKEYSINSLOT and
-// GETKEYSINSLOT scan the key space, O(n) for n keys: a per-slot index would
-// cost every key's creation and drop a second update, for commands an
-// operator runs while moving slots.
-//
-// A slot moves as in Redis: the target is marked importing it and the owner
-// migrating it (one topology pushed), the owner's keys of the slot go over
-// with MIGRATE, and a last topology names the new owner. MIGRATE has Redis's
-// syntax and replies (KEYS, COPY, REPLACE, AUTH, AUTH2, NOKEY, IOERR); it
-// sends each key's DUMP payload in a RESTORE-ASKING, which the target takes
-// on a slot it imports (a filter over 64 MiB goes in CF.SCANDUMP's chunks,
-// each in a CF.LOADCHUNK, so that neither side holds a second copy of it
-// and no request meets proto-max-bulk-len), and deletes the key here once
-// the target has said OK, each key atomically (cluster_migrate.go): a command on a key holds
-// its slot's lock shared from its redirect check to its reply, and MIGRATE
-// holds it exclusively while it moves a key of the slot. So during a move a
-// key is answered here until it has moved, and by the target (-ASK) after:
-// no acknowledged write is lost, and no lookup finds a present item absent.
-// A replica's READONLY reads on a slot its primary migrates ask the target
-// for keys no longer on the replica. MIGRATE dials the target over TLS with
-// tls-cluster yes (in plain TCP otherwise) and keeps the connection ten
-// seconds for the next one, as Redis does. The cuckoo tool drives all of this: cuckoo cluster create, info,
-// add-node, move-slots, rebalance and failover.
-//
-// A failover inside a shard is replication's (a replica promoted, by
-// Redis Sentinel or by hand) plus a topology pushed that names the new
-// primary (cuckoo cluster failover, which Sentinel's client-reconfig-script
-// can run). A node the topology names a slot's primary while it still
-// replicates answers -TRYAGAIN (but to READONLY reads), which cluster
-// clients retry: the moment of a coordinated failover, until it has every
-// write of its old primary. A cluster node that connects to a primary takes
-// the primary's topology if it is newer and lists the node, so a failed
-// primary that comes back and is made a replica (as Sentinel does) learns
-// the topology it missed from its new primary. Until then it serves its
-// old topology, as a returning Redis primary does until Sentinel demotes
-// it: a client that still routes to it may write there, and lose the write.
+// Cluster mode (cluster-enabled, cluster-emulated) is internal/cluster's:
+// its doc.go explains it. INFO has a Cluster section (cluster_enabled), and
+// INFO filters (not in the default sections: it scans the key space) gives
+// the filters, their items and bytes, which cuckoo cluster info reports per
+// node.
 //
 // # Measurements
 //

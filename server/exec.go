@@ -213,7 +213,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		var slot int
 		slot, err = s.clusterRedirect(cl, cmd, args) // -MOVED, -ASK, ... (cluster.go)
 		if slot >= 0 {
-			defer s.cluster.slotLocks[slot].RUnlock()
+			defer s.cluster.SlotLock(slot).RUnlock()
 		}
 	}
 	if err == nil && cmd.write && s.store.Replica.Load() {

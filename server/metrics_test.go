@@ -12,7 +12,7 @@ import (
 
 func TestMetrics(t *testing.T) {
 	m := server.NewMetrics()
-	_, addr := start(t, server.Config{Metrics: m, Dir: t.TempDir(), AppendFsync: "always"})
+	_, addr := start(t, server.Config{Metrics: m, Dir: t.TempDir(), AppendFsync: server.FsyncAlways})
 	c := client(t, addr)
 	ctx := context.Background()
 	c.CFAdd(ctx, "k", "a")

@@ -73,7 +73,7 @@ func checkAcked(t *testing.T, cfg server.Config, key string, ok map[string]bool)
 func TestLogHealsAfterDiskFull(t *testing.T) {
 	dir := t.TempDir()
 	faults := server.InjectLogFaults(t)
-	cfg := server.Config{Dir: dir, AppendFsync: "always"}
+	cfg := server.Config{Dir: dir, AppendFsync: server.FsyncAlways}
 	ctx := context.Background()
 	ok := map[string]bool{}
 	withServer(t, cfg, func(c *redis.Client, _ *server.Server) {
@@ -127,7 +127,7 @@ func TestLogHealsOnRealFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No snapshot while filling: the log alone takes the space.
-	cfg := server.Config{Dir: filepath.Join(mnt, "data"), AppendFsync: "always", SnapshotLogSize: -1}
+	cfg := server.Config{Dir: filepath.Join(mnt, "data"), AppendFsync: server.FsyncAlways, SnapshotLogSize: -1}
 	ok := map[string]bool{}
 	big := strings.Repeat("x", 4000)
 	withServer(t, cfg, func(c *redis.Client, _ *server.Server) {

@@ -61,8 +61,8 @@ func logFiles(t *testing.T, dir string) []string {
 }
 
 func TestRestartReplaysLogAndSnapshot(t *testing.T) {
-	for _, mode := range []string{"always", "everysec", "no"} {
-		t.Run("appendfsync="+mode, func(t *testing.T) {
+	for _, mode := range []server.FsyncMode{server.FsyncAlways, server.FsyncEverysec, server.FsyncNo} {
+		t.Run("appendfsync="+mode.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := server.Config{Dir: dir, AppendFsync: mode, SnapshotLogSize: 20000}
 			ctx := context.Background()
@@ -107,7 +107,7 @@ func TestRestartReplaysLogAndSnapshot(t *testing.T) {
 func TestTornTail(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	srvCfg := server.Config{Dir: dir, AppendFsync: "always", SnapshotLogSize: -1, Logger: quiet()}
+	srvCfg := server.Config{Dir: dir, AppendFsync: server.FsyncAlways, SnapshotLogSize: -1, Logger: quiet()}
 	// Write the records with a server that is never shut down (no snapshot),
 	// as after kill -9.
 	func() {

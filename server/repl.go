@@ -102,7 +102,7 @@ type replicaLink struct {
 	cl      *client
 	ip      string
 	port    int
-	state   string // "wait_bgsave", "send_bulk", "online"; under replication.mu
+	state   replicaLinkState // under replication.mu
 	ack     atomic.Int64
 	lastAck atomic.Int64 // unix milliseconds
 	from    int64        // the offset the stream to it starts at
@@ -114,6 +114,26 @@ type replicaLink struct {
 	// cut is set once the link passed a limit and lost its pin.
 	softSince time.Time
 	cut       bool
+}
+
+// replicaLinkState is where a replica link stands, as INFO's slaveN lines name
+// it (state=...): waiting for its full copy to start, receiving it, or
+// receiving the stream.
+type replicaLinkState int
+
+const (
+	linkWaitBgsave replicaLinkState = iota // PSYNC answered, the copy not begun (or a continue not yet sent)
+	linkSendBulk                           // the full copy is being sent
+	linkOnline                             // the stream is being sent
+)
+
+var replicaLinkStateNames = [...]string{linkWaitBgsave: "wait_bgsave", linkSendBulk: "send_bulk", linkOnline: "online"}
+
+func (st replicaLinkState) String() string {
+	if st >= 0 && int(st) < len(replicaLinkStateNames) {
+		return replicaLinkStateNames[st]
+	}
+	return "replicaLinkState(" + strconv.Itoa(int(st)) + ")"
 }
 
 func newReplication(size int64) *replication {
@@ -222,7 +242,7 @@ func cmdPsync(s *Server, cl *client, a [][]byte) {
 		// Held from here on: the backlog keeps what the link has to send.
 		r.backlog.Pin(link, off)
 	}
-	link.state = "wait_bgsave"
+	link.state = linkWaitBgsave
 	r.active.Store(true)
 	r.replicas[link] = struct{}{}
 	r.mu.Unlock()
@@ -285,62 +305,85 @@ func (s *Server) serveReplica(cl *client) {
 	go func() {
 		defer close(gone)
 		defer func() { r.mu.Lock(); r.cond.Broadcast(); r.mu.Unlock() }()
-		rd := resp.NewReader(cl.nc)
-		lim := s.clientLimits().read()
-		for {
-			args, err := rd.Next(true, lim)
-			if err != nil {
-				return
-			}
-			if args == nil {
-				if rd.Fill(lim) != nil {
-					return
-				}
-				continue
-			}
-			if len(args) == 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
-				if off, ok := integer.Parse(args[2]); ok {
-					link.ack.Store(off)
-					link.lastAck.Store(time.Now().UnixMilli())
-					r.mu.Lock()
-					r.cond.Broadcast()
-					r.mu.Unlock()
-					s.replicaAcked()
-				}
-			}
-		}
+		s.readAcks(link)
 	}()
 	w := bufio.NewWriterSize(cl.nc, 64<<10)
-	from := link.from
-	if link.full {
-		id, off := s.beginCopy(link)
-		r.mu.Lock()
-		link.state = "send_bulk"
-		r.mu.Unlock()
-		fmt.Fprintf(w, "+FULLRESYNC %s %d\r\n", id, off)
-		start := time.Now()
-		keys, bytes, err := s.writeCopy(w, link)
-		if err != nil {
-			return
-		}
-		s.log.Info("full copy sent to a replica", "replica", cl.nc.RemoteAddr().String(), "keys", keys, "bytes", bytes, "offset", off, "took", time.Since(start))
-		from = off
-	} else {
-		r.mu.Lock()
-		id := r.id
-		r.mu.Unlock()
-		fmt.Fprintf(w, "+CONTINUE %s\r\n", id)
-		s.log.Info("a replica continues from the backlog", "replica", cl.nc.RemoteAddr().String(), "offset", from)
-	}
-	if w.Flush() != nil {
+	from, err := s.startStream(w, link)
+	if err != nil || w.Flush() != nil {
 		return
 	}
 	link.ack.Store(from)
 	link.lastAck.Store(time.Now().UnixMilli())
 	r.mu.Lock()
-	link.state = "online"
+	link.state = linkOnline
 	r.mu.Unlock()
 	s.replicaOnline(link)
+	s.sendStream(w, link, from, gone)
+}
+
+// readAcks reads what a replica link sends, until the connection fails:
+// each REPLCONF ACK <offset> records the link's acknowledgement and wakes
+// WAIT and min-replicas-to-write's count.
+func (s *Server) readAcks(link *replicaLink) {
+	r := s.repl
+	rd := resp.NewReader(link.cl.nc)
+	lim := s.clientLimits().read()
+	for {
+		args, err := rd.Next(true, lim)
+		if err != nil {
+			return
+		}
+		if args == nil {
+			if rd.Fill(lim) != nil {
+				return
+			}
+			continue
+		}
+		if len(args) == 3 && strings.EqualFold(string(args[0]), "replconf") && strings.EqualFold(string(args[1]), "ack") {
+			if off, ok := integer.Parse(args[2]); ok {
+				link.ack.Store(off)
+				link.lastAck.Store(time.Now().UnixMilli())
+				r.mu.Lock()
+				r.cond.Broadcast()
+				r.mu.Unlock()
+				s.replicaAcked()
+			}
+		}
+	}
+}
+
+// startStream writes PSYNC's answer to w: +FULLRESYNC and the full copy, or
+// +CONTINUE. It answers the offset the stream continues from.
+func (s *Server) startStream(w *bufio.Writer, link *replicaLink) (int64, error) {
+	r := s.repl
+	addr := link.cl.nc.RemoteAddr().String()
+	if !link.full {
+		r.mu.Lock()
+		id := r.id
+		r.mu.Unlock()
+		fmt.Fprintf(w, "+CONTINUE %s\r\n", id)
+		s.log.Info("a replica continues from the backlog", "replica", addr, "offset", link.from)
+		return link.from, nil
+	}
+	id, off := s.beginCopy(link)
+	r.mu.Lock()
+	link.state = linkSendBulk
+	r.mu.Unlock()
+	fmt.Fprintf(w, "+FULLRESYNC %s %d\r\n", id, off)
+	start := time.Now()
+	keys, bytes, err := s.writeCopy(w, link)
+	if err != nil {
+		return 0, err
+	}
+	s.log.Info("full copy sent to a replica", "replica", addr, "keys", keys, "bytes", bytes, "offset", off, "took", time.Since(start))
+	return off, nil
+}
+
+// sendStream writes the stream to link from offset from on, as the backlog
+// grows, until the server closes, the replica goes (gone), the link is cut
+// for its output, or a write fails.
+func (s *Server) sendStream(w *bufio.Writer, link *replicaLink, from int64, gone chan struct{}) {
+	r := s.repl
 	for {
 		r.mu.Lock()
 		for r.backlog.End() == from && !r.closing && !isClosed(gone) {
@@ -445,28 +488,25 @@ func cmdWait(s *Server, cl *client, a [][]byte) {
 
 // ROLE: the role, the offset and the peers, in Redis's shapes.
 func cmdRole(s *Server, cl *client, a [][]byte) {
-	r := s.repl
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if m := r.master; m != nil {
+	st := s.replicationStatus()
+	if m := st.primary; m != nil {
 		cl.wr.WriteArray(5)
 		cl.wr.WriteBulkString("slave")
 		cl.wr.WriteBulkString(m.host)
 		cl.wr.WriteInt(m.port)
-		cl.wr.WriteBulkString(m.roleState())
-		cl.wr.WriteInt64(r.backlog.End())
+		cl.wr.WriteBulkString(m.state.String())
+		cl.wr.WriteInt64(st.offset)
 		return
 	}
 	cl.wr.WriteArray(3)
 	cl.wr.WriteBulkString("master")
-	cl.wr.WriteInt64(r.backlog.End())
-	links := r.onlineLinks()
-	cl.wr.WriteArray(len(links))
-	for _, l := range links {
+	cl.wr.WriteInt64(st.offset)
+	cl.wr.WriteArray(len(st.replicas))
+	for _, l := range st.replicas {
 		cl.wr.WriteArray(3)
 		cl.wr.WriteBulkString(l.ip)
 		cl.wr.WriteBulkString(strconv.Itoa(l.port))
-		cl.wr.WriteBulkString(strconv.FormatInt(l.ack.Load(), 10))
+		cl.wr.WriteBulkString(strconv.FormatInt(l.offset, 10))
 	}
 }
 
@@ -481,45 +521,111 @@ func (r *replication) onlineLinks() []*replicaLink {
 	return out
 }
 
-// replicationInfo is INFO's Replication section, with Redis's field names
-// and meanings, as Sentinel parses them.
-func (s *Server) replicationInfo() []any {
+// replStatus is the replication state ROLE and INFO's Replication section
+// report, taken at one moment (replicationStatus).
+type replStatus struct {
+	primary  *primaryStatus // as a replica, its link to its primary; nil for a primary
+	replicas []replicaStatus
+	// goodReplicas is min_slaves_good_slaves, shown if showGood (while
+	// both min-replicas settings are set, as Redis shows it).
+	goodReplicas int64
+	showGood     bool
+
+	id, id2      string // master_replid, master_replid2
+	offset, off2 int64  // master_repl_offset, second_repl_offset
+	// The backlog: repl_backlog_active, repl_backlog_size,
+	// repl_backlog_first_byte_offset, repl_backlog_histlen.
+	backlogActive                          bool
+	backlogSize, backlogStart, backlogHist int64
+}
+
+// primaryStatus is a replica's link to its primary, as ROLE and INFO report
+// it.
+type primaryStatus struct {
+	host  string
+	port  int
+	state masterLinkState
+	// lastIOAgo is the seconds since the primary last sent anything; -1
+	// if it never did.
+	lastIOAgo int
+	syncing   bool // a full copy is being loaded
+	priority  int  // slave_priority
+	// master_full_syncs, master_position_refused, master_stream_errors
+	fullSyncs, positionRefused, streamErrors int64
+}
+
+// replicaStatus is a replica connected to this primary, as ROLE and INFO's
+// slaveN lines report it.
+type replicaStatus struct {
+	ip     string
+	port   int
+	state  replicaLinkState
+	offset int64 // the last it acknowledged
+	lag    int64 // seconds since its last acknowledgement
+}
+
+// replicationStatus takes the replication state as one moment.
+func (s *Server) replicationStatus() replStatus {
 	r := s.repl
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var kv []any
-	offset := r.backlog.End()
+	st := replStatus{id: r.id, id2: r.id2, offset: r.backlog.End(), off2: r.off2,
+		backlogActive: r.active.Load(), backlogSize: r.backlog.Size(),
+		backlogStart: r.backlog.Start(), backlogHist: r.backlog.Len()}
 	if m := r.master; m != nil {
-		status := "down"
-		if m.roleState() == "connected" {
-			status = "up"
-		}
-		ago := -1
+		ps := &primaryStatus{host: m.host, port: m.port, state: m.state.Load(), lastIOAgo: -1,
+			syncing: m.syncing.Load(), priority: s.replicaPriority(), fullSyncs: r.fullSyncs.Load(),
+			positionRefused: r.positionRefused.Load(), streamErrors: r.streamErrors.Load()}
 		if t := m.lastIO.Load(); t > 0 {
-			ago = int(time.Now().Unix() - t)
+			ps.lastIOAgo = int(time.Now().Unix() - t)
 		}
+		st.primary = ps
+	}
+	st.goodReplicas, st.showGood = s.goodReplicasShown()
+	now := time.Now().UnixMilli()
+	for _, l := range r.onlineLinks() {
+		st.replicas = append(st.replicas, replicaStatus{ip: l.ip, port: l.port, state: l.state,
+			offset: l.ack.Load(), lag: (now - l.lastAck.Load()) / 1000})
+	}
+	return st
+}
+
+// info is INFO's Replication section, with Redis's field names and
+// meanings, as Sentinel parses them.
+func (st *replStatus) info() []any {
+	var kv []any
+	if m := st.primary; m != nil {
+		up := m.state == primaryConnected
 		kv = append(kv, "role", "slave", "master_host", m.host, "master_port", m.port,
-			"master_link_status", status, "master_last_io_seconds_ago", ago,
-			"master_sync_in_progress", b2i(m.syncing.Load()), "slave_read_repl_offset", offset,
-			"slave_repl_offset", offset, "slave_priority", s.replicaPriority(), "slave_read_only", 1,
-			"replica_announced", 1, "master_full_syncs", r.fullSyncs.Load(),
-			"master_position_refused", r.positionRefused.Load(), "master_stream_errors", r.streamErrors.Load())
-		if status == "down" {
-			kv = append(kv, "master_link_down_since_seconds", max(ago, 0))
+			"master_link_status", upDown(up), "master_last_io_seconds_ago", m.lastIOAgo,
+			"master_sync_in_progress", b2i(m.syncing), "slave_read_repl_offset", st.offset,
+			"slave_repl_offset", st.offset, "slave_priority", m.priority, "slave_read_only", 1,
+			"replica_announced", 1, "master_full_syncs", m.fullSyncs,
+			"master_position_refused", m.positionRefused, "master_stream_errors", m.streamErrors)
+		if !up {
+			kv = append(kv, "master_link_down_since_seconds", max(m.lastIOAgo, 0))
 		}
 	} else {
 		kv = append(kv, "role", "master")
 	}
-	links := r.onlineLinks()
-	kv = append(kv, "connected_slaves", len(links))
-	kv = s.minReplicasInfo(kv)
-	now := time.Now().UnixMilli()
-	for i, l := range links {
-		kv = append(kv, fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",
-			l.ip, l.port, l.state, l.ack.Load(), (now-l.lastAck.Load())/1000))
+	kv = append(kv, "connected_slaves", len(st.replicas))
+	if st.showGood {
+		kv = append(kv, "min_slaves_good_slaves", st.goodReplicas)
 	}
-	return append(kv, "master_failover_state", "no-failover", "master_replid", r.id, "master_replid2", r.id2,
-		"master_repl_offset", offset, "second_repl_offset", r.off2,
-		"repl_backlog_active", b2i(r.active.Load()), "repl_backlog_size", r.backlog.Size(),
-		"repl_backlog_first_byte_offset", r.backlog.Start(), "repl_backlog_histlen", r.backlog.Len())
+	for i, l := range st.replicas {
+		kv = append(kv, fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",
+			l.ip, l.port, l.state, l.offset, l.lag))
+	}
+	return append(kv, "master_failover_state", "no-failover", "master_replid", st.id, "master_replid2", st.id2,
+		"master_repl_offset", st.offset, "second_repl_offset", st.off2,
+		"repl_backlog_active", b2i(st.backlogActive), "repl_backlog_size", st.backlogSize,
+		"repl_backlog_first_byte_offset", st.backlogStart, "repl_backlog_histlen", st.backlogHist)
+}
+
+// upDown is INFO's master_link_status.
+func upDown(up bool) string {
+	if up {
+		return "up"
+	}
+	return "down"
 }

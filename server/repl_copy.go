@@ -101,25 +101,11 @@ func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes 
 // either as the replica held it or as the copy holds it, never missing
 // (see the protocol above).
 func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id string, offset int64) error {
-	st := s.store
+	st, r := s.store, s.repl
 	start := time.Now()
-	if err := s.lockForLink(m); err != nil {
+	if err := s.forgetPosition(m); err != nil {
 		return err
 	}
-	if st.AOF != nil {
-		// Until the copy is whole and written (copyDone), the log holds
-		// no valid position: a restart then loads the data it held
-		// before the copy and takes a full copy again.
-		st.AOF.Append(keyspace.EncodeReplPos("", -1))
-	}
-	// Nor does memory: a link that breaks mid-copy must not continue
-	// from the old position over a key space the copy changed in part.
-	r := s.repl
-	r.mu.Lock()
-	r.id, r.followed = "?", false
-	r.backlog.Reset(-1)
-	r.mu.Unlock()
-	st.UnlockAll()
 	fz := &keyspace.FuzzyLog{Positions: map[string]uint64{}}
 	end := offset
 	keys := uint64(0)
@@ -136,19 +122,11 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 		rd := &fields.Reader{B: rec[1:]}
 		switch rec[0] {
 		case 'K':
-			k, d, pos, payload := rd.Str(), rd.Uvarint(), rd.Uvarint(), rd.Str()
-			if rd.Err != nil || len(rd.B) != 0 {
-				return errors.New("full copy: a malformed key record")
-			}
-			if err := s.lockForLink(m); err != nil {
+			k, pos, err := s.installCopyKey(m, rd)
+			if err != nil {
 				return err
 			}
-			err := st.ReplaceFromPayload(k, int64(d), payload)
-			st.UnlockAll()
-			if err != nil {
-				return fmt.Errorf("full copy: key %q: %w", k, err)
-			}
-			fz.Positions[string(k)] = pos
+			fz.Positions[k] = pos
 			end = max(end, int64(pos))
 			keys++
 		case 'E':
@@ -176,6 +154,47 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 			return fmt.Errorf("full copy: a record of kind %d", rec[0])
 		}
 	}
+}
+
+// forgetPosition drops the replica's position before a full copy changes
+// its key space: until the copy is whole and written (copyDone), the log
+// holds no valid position, so a restart loads the data it held before the
+// copy and takes a full copy again; nor does memory, so a link that breaks
+// mid-copy does not continue from the old position over a key space the
+// copy changed in part.
+func (s *Server) forgetPosition(m *masterLink) error {
+	st, r := s.store, s.repl
+	if err := s.lockForLink(m); err != nil {
+		return err
+	}
+	if st.AOF != nil {
+		st.AOF.Append(keyspace.EncodeReplPos("", -1))
+	}
+	r.mu.Lock()
+	r.id, r.followed = "?", false
+	r.backlog.Reset(-1)
+	r.mu.Unlock()
+	st.UnlockAll()
+	return nil
+}
+
+// installCopyKey reads a key record of the copy (after its kind, from rd)
+// and replaces the replica's entry of that key by it, whole; it answers
+// the key and its position in the primary's stream.
+func (s *Server) installCopyKey(m *masterLink, rd *fields.Reader) (string, uint64, error) {
+	k, d, pos, payload := rd.Str(), rd.Uvarint(), rd.Uvarint(), rd.Str()
+	if rd.Err != nil || len(rd.B) != 0 {
+		return "", 0, errors.New("full copy: a malformed key record")
+	}
+	if err := s.lockForLink(m); err != nil {
+		return "", 0, err
+	}
+	err := s.store.ReplaceFromPayload(k, int64(d), payload)
+	s.store.UnlockAll()
+	if err != nil {
+		return "", 0, fmt.Errorf("full copy: key %q: %w", k, err)
+	}
+	return string(k), pos, nil
 }
 
 // copyDone makes the data directory whole after a full copy: a snapshot,

@@ -177,11 +177,11 @@ func (s *Server) execRefusal(queued [][][]byte) error {
 	return nil
 }
 
-// minReplicasInfo appends INFO's min_slaves_good_slaves to kv, which Redis
-// shows after connected_slaves while both settings are set.
-func (s *Server) minReplicasInfo(kv []any) []any {
+// goodReplicasShown is INFO's min_slaves_good_slaves, and whether INFO
+// shows it: Redis does, after connected_slaves, while both settings are set.
+func (s *Server) goodReplicasShown() (good int64, shown bool) {
 	if s.minRep.toWrite.Load() == 0 || s.minRep.maxLag.Load() == 0 {
-		return kv
+		return 0, false
 	}
-	return append(kv, "min_slaves_good_slaves", s.minRep.good.Load())
+	return s.minRep.good.Load(), true
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
@@ -34,7 +35,7 @@ import (
 type masterLink struct {
 	host  string
 	port  int
-	state atomic.Value // string: "connect", "connecting", "sync", "connected"
+	state atomicEnum[masterLinkState]
 	// lastIO is when the primary last sent anything (unix seconds);
 	// syncing is set during a full copy.
 	lastIO  atomic.Int64
@@ -52,8 +53,27 @@ type masterLink struct {
 	fzEnd int64
 }
 
-// roleState is ROLE's word for the link.
-func (m *masterLink) roleState() string { return m.state.Load().(string) }
+// masterLinkState is where a replica's link to its primary stands, as ROLE
+// names it: waiting to connect (or retry), connecting and shaking hands,
+// waiting for the PSYNC's answer and loading a full copy, or following the
+// stream.
+type masterLinkState int32
+
+const (
+	primaryConnect    masterLinkState = iota // not connected: about to, or waiting to retry
+	primaryConnecting                        // dialling, then the handshake
+	primarySync                              // PSYNC sent: its answer, then a full copy if one
+	primaryConnected                         // following the stream
+)
+
+var masterLinkStateNames = [...]string{primaryConnect: "connect", primaryConnecting: "connecting", primarySync: "sync", primaryConnected: "connected"}
+
+func (st masterLinkState) String() string {
+	if st >= 0 && int(st) < len(masterLinkStateNames) {
+		return masterLinkStateNames[st]
+	}
+	return "masterLinkState(" + strconv.Itoa(int(st)) + ")"
+}
 
 // close stops the link without waiting for its goroutine, which may be
 // waiting for the gate an EXEC holds (Sentinel promotes a replica inside
@@ -129,7 +149,7 @@ func (s *Server) replicaOf(cl *client, host string, port int) (already bool) {
 		old.close()
 	}
 	m := &masterLink{host: host, port: port, stop: make(chan struct{}), done: make(chan struct{})}
-	m.state.Store("connect")
+	m.state.Store(primaryConnect)
 	if cl == nil || !cl.ks.InExec() {
 		s.store.LockAll()
 		defer s.store.UnlockAll()
@@ -177,7 +197,7 @@ func (s *Server) runReplica(m *masterLink) {
 	defer close(m.done)
 	for {
 		err := s.syncFromPrimary(m)
-		m.state.Store("connect")
+		m.state.Store(primaryConnect)
 		m.syncing.Store(false)
 		select {
 		case <-m.stop:
@@ -200,101 +220,151 @@ const replTimeout = 60 * time.Second
 // syncFromPrimary runs one connection to the primary: handshake, copy or
 // continue, then the stream until an error.
 func (s *Server) syncFromPrimary(m *masterLink) error {
-	m.state.Store("connecting")
-	addr := net.JoinHostPort(m.host, strconv.Itoa(m.port))
-	useTLS, _ := s.nodeTLS()
-	nc, err := s.dialNode(addr, useTLS, 5*time.Second)
+	m.state.Store(primaryConnecting)
+	c, err := s.dialPrimary(m)
 	if err != nil {
 		return err
 	}
+	defer c.nc.Close()
+	if err := s.handshakePrimary(c); err != nil {
+		return err
+	}
+	if err := s.psync(m, c); err != nil {
+		return err
+	}
+	m.state.Store(primaryConnected)
+	m.lastIO.Store(time.Now().Unix())
+	return s.followStream(m, c)
+}
+
+// primaryConn is a replica's connection to its primary. Requests are
+// written whole under wmu (the acknowledgements' goroutine writes too);
+// replies are read a line at a time, each within replTimeout.
+type primaryConn struct {
+	nc  net.Conn
+	br  *bufio.Reader
+	wmu sync.Mutex
+}
+
+// send writes a request of args.
+func (c *primaryConn) send(args ...string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err := io.WriteString(c.nc, b.String())
+	return err
+}
+
+// line reads a reply's line, without its CRLF.
+func (c *primaryConn) line() (string, error) {
+	c.nc.SetReadDeadline(time.Now().Add(replTimeout))
+	l, err := c.br.ReadString('\n')
+	return strings.TrimRight(l, "\r\n"), err
+}
+
+// call sends a request of args and wants a reply that starts with want.
+func (c *primaryConn) call(want string, args ...string) error {
+	if err := c.send(args...); err != nil {
+		return err
+	}
+	l, err := c.line()
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(l, want) {
+		return fmt.Errorf("%s: the primary answered %q", args[0], l)
+	}
+	return nil
+}
+
+// dialPrimary connects to m's primary (over TLS if tls-replication says
+// so) and makes the connection m's, which close closes; a link closed
+// meanwhile answers an error.
+func (s *Server) dialPrimary(m *masterLink) (*primaryConn, error) {
+	useTLS, _ := s.nodeTLS()
+	nc, err := s.dialNode(net.JoinHostPort(m.host, strconv.Itoa(m.port)), useTLS, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	select {
 	case <-m.stop:
-		m.mu.Unlock()
 		nc.Close()
-		return errors.New("stopped")
+		return nil, errors.New("stopped")
 	default:
 	}
 	m.nc = nc
-	m.mu.Unlock()
-	defer nc.Close()
-	br := bufio.NewReaderSize(nc, 64<<10)
-	var wmu sync.Mutex
-	send := func(args ...string) error {
-		var b strings.Builder
-		fmt.Fprintf(&b, "*%d\r\n", len(args))
-		for _, a := range args {
-			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-		}
-		wmu.Lock()
-		defer wmu.Unlock()
-		nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		_, err := io.WriteString(nc, b.String())
-		return err
-	}
-	line := func() (string, error) {
-		nc.SetReadDeadline(time.Now().Add(replTimeout))
-		l, err := br.ReadString('\n')
-		return strings.TrimRight(l, "\r\n"), err
-	}
-	call := func(want string, args ...string) error {
-		if err := send(args...); err != nil {
-			return err
-		}
-		l, err := line()
-		if err != nil {
-			return err
-		}
-		if !strings.HasPrefix(l, want) {
-			return fmt.Errorf("%s: the primary answered %q", args[0], l)
-		}
-		return nil
-	}
+	return &primaryConn{nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}, nil
+}
+
+// handshakePrimary authenticates to the primary (masteruser, masterauth), checks
+// it answers, takes its cluster topology if this is a cluster node, and
+// announces this replica's port and capabilities: what comes before PSYNC.
+func (s *Server) handshakePrimary(c *primaryConn) error {
 	cfg := s.replConfig()
 	if cfg.pass != "" {
 		args := []string{"AUTH", cfg.pass}
 		if cfg.user != "" {
 			args = []string{"AUTH", cfg.user, cfg.pass}
 		}
-		if err := call("+OK", args...); err != nil {
+		if err := c.call("+OK", args...); err != nil {
 			return err
 		}
 	}
-	if err := call("+PONG", "PING"); err != nil {
+	if err := c.call("+PONG", "PING"); err != nil {
 		return err
 	}
-	if s.cluster != nil && !s.cluster.emulated {
-		// A cluster node takes its primary's topology if newer (cluster.go).
-		if err := send("CUCKOO.CLUSTER", "GETCONFIG"); err != nil {
+	if s.cluster != nil && !s.cluster.Emulated() {
+		if err := s.takePrimaryTopology(c); err != nil {
 			return err
 		}
-		l, err := line()
-		if err != nil {
+	}
+	if err := c.call("+OK", "REPLCONF", "listening-port", strconv.Itoa(s.announcePort())); err != nil {
+		return err
+	}
+	return c.call("+OK", "REPLCONF", "capa", "psync2")
+}
+
+// takePrimaryTopology asks the primary for its cluster topology and takes
+// it if newer (internal/cluster). A primary that is not a cluster node answers an
+// error: there is nothing to take.
+func (s *Server) takePrimaryTopology(c *primaryConn) error {
+	if err := c.send("CUCKOO.CLUSTER", "GETCONFIG"); err != nil {
+		return err
+	}
+	l, err := c.line()
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(l, "$")); err == nil && l[0] == '$' && n >= 0 && n <= cluster.MaxConfigJSON {
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(c.br, b); err != nil {
 			return err
 		}
-		if n, err := strconv.Atoi(strings.TrimPrefix(l, "$")); err == nil && l[0] == '$' && n >= 0 && n <= maxTopologyJSON {
-			b := make([]byte, n+2)
-			if _, err := io.ReadFull(br, b); err != nil {
-				return err
-			}
-			s.adoptPrimaryTopology(b[:n])
-		} // an error: the primary is not a cluster node; nothing to take
+		s.cluster.AdoptPrimary(b[:n])
 	}
-	if err := call("+OK", "REPLCONF", "listening-port", strconv.Itoa(s.announcePort())); err != nil {
-		return err
-	}
-	if err := call("+OK", "REPLCONF", "capa", "psync2"); err != nil {
-		return err
-	}
+	return nil
+}
+
+// psync asks the primary to continue from this replica's position, and
+// either loads the full copy it answers with or continues (taking the
+// primary's new id if it was promoted).
+func (s *Server) psync(m *masterLink, c *primaryConn) error {
 	r := s.repl
 	r.mu.Lock()
 	id, off, followed := r.id, r.backlog.End(), r.followed
 	r.mu.Unlock()
-	if err := send("PSYNC", id, strconv.FormatInt(off, 10)); err != nil {
+	if err := c.send("PSYNC", id, strconv.FormatInt(off, 10)); err != nil {
 		return err
 	}
-	m.state.Store("sync")
-	reply, err := line()
+	m.state.Store(primarySync)
+	reply, err := c.line()
 	if err != nil {
 		return err
 	}
@@ -314,7 +384,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 				"replid", id, "offset", off, "primary_replid", f[1], "primary_offset", newOff, "why", why)
 		}
 		m.syncing.Store(true)
-		if err := s.readCopy(m, br, nc, f[1], newOff); err != nil {
+		if err := s.readCopy(m, c.br, c.nc, f[1], newOff); err != nil {
 			return err
 		}
 		m.syncing.Store(false)
@@ -334,16 +404,20 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	default:
 		return fmt.Errorf("PSYNC: the primary answered %q", reply)
 	}
-	m.state.Store("connected")
-	m.lastIO.Store(time.Now().Unix())
-	// Acknowledge each second, and after each batch.
+	return nil
+}
+
+// followStream applies the primary's stream until an error, acknowledging
+// the offset reached each second and after each batch.
+func (s *Server) followStream(m *masterLink, c *primaryConn) error {
+	r := s.repl
 	ackDone := make(chan struct{})
 	defer close(ackDone)
 	ack := func() error {
 		r.mu.Lock()
 		o := r.backlog.End()
 		r.mu.Unlock()
-		return send("REPLCONF", "ACK", strconv.FormatInt(o, 10))
+		return c.send("REPLCONF", "ACK", strconv.FormatInt(o, 10))
 	}
 	go func() {
 		t := time.NewTicker(time.Second)
@@ -364,7 +438,7 @@ func (s *Server) syncFromPrimary(m *masterLink) error {
 	// the batch before: the primary's socket drains while a batch is
 	// applied.
 	batches := make(chan streamBatch, 1)
-	go readStream(br, nc, batches, ackDone)
+	go readStream(c.br, c.nc, batches, ackDone)
 	for b := range batches {
 		if b.err != nil {
 			return s.parted(b.err)
@@ -524,7 +598,7 @@ func (s *Server) applyStream(m *masterLink, ops [][]byte) error {
 	var lsn uint64
 	if st.AOF != nil && m.fz == nil {
 		// The batch and the position after it, as one record
-		// (repl_position.go).
+		// (the key space's position.go).
 		lsn = st.AOF.Append(keyspace.EncodeMulti(append(logged, keyspace.EncodeReplPos(id, offset))))
 	}
 	if m.fz != nil && offset >= m.fzEnd {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/clientmem"
+	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/limits"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
@@ -26,8 +27,9 @@ import (
 type Config struct {
 	// Dir is the data directory (snapshot and log). Empty: no persistence.
 	Dir string
-	// AppendFsync is "always", "everysec" (the default) or "no".
-	AppendFsync string
+	// AppendFsync is when the log is flushed to disk (appendfsync):
+	// FsyncEverysec (the zero value), FsyncAlways or FsyncNo.
+	AppendFsync FsyncMode
 	// Repair lets startup go on past damaged files instead of refusing to
 	// start: a log is cut at its first bad record, a damaged snapshot is
 	// replaced by the previous generation and its logs, and logs with no
@@ -85,16 +87,16 @@ type Config struct {
 	TLS TLS
 	// ClusterEnabled turns cluster mode on (cluster-enabled): the Redis
 	// Cluster protocol, with the topology set by CUCKOO.CLUSTER SETCONFIG
-	// and kept in the data directory's cluster.json (cluster.go). The node
+	// and kept in the data directory's cluster.json (internal/cluster). The node
 	// starts owning no slots.
 	ClusterEnabled bool
 	// ClusterEmulated is cluster mode with this node owning all 16384
 	// slots alone, so that cluster clients work against one server.
 	ClusterEmulated bool
-	// EnableDebugCommand is Redis's enable-debug-command: "no" (the
-	// default: DEBUG is refused), "yes", or "local" (from a loopback
-	// address only).
-	EnableDebugCommand string
+	// EnableDebugCommand is Redis's enable-debug-command: DebugCommandNo
+	// (the zero value: DEBUG is refused), DebugCommandYes, or
+	// DebugCommandLocal (from a loopback address only).
+	EnableDebugCommand DebugCommand
 	// ConfigFile is the file the settings were read from (ReadConfigFile),
 	// which CONFIG REWRITE writes back; "" answers it with an error.
 	ConfigFile string
@@ -103,6 +105,23 @@ type Config struct {
 	// Metrics, if not nil, is updated by the server (see NewMetrics).
 	Metrics *Metrics
 }
+
+// FsyncMode is appendfsync: when the log is flushed to disk. Its String is
+// the setting's value.
+type FsyncMode = keyspace.FsyncMode
+
+// The modes of appendfsync.
+const (
+	FsyncEverysec = keyspace.FsyncEverysec // once a second (the default)
+	FsyncAlways   = keyspace.FsyncAlways   // before each write is answered
+	FsyncNo       = keyspace.FsyncNo       // when the operating system writes
+)
+
+// atomicEnum is an atomic.Int32 holding a named type's value.
+type atomicEnum[T ~int32] struct{ v atomic.Int32 }
+
+func (a *atomicEnum[T]) Load() T   { return T(a.v.Load()) }
+func (a *atomicEnum[T]) Store(x T) { a.v.Store(int32(x)) }
 
 // ErrServerClosed is returned by Serve after Shutdown or Close.
 var ErrServerClosed = errors.New("server: closed")
@@ -138,9 +157,7 @@ type Server struct {
 	mon        monitors
 	ps         pubsub.Registry[*client] // channels and patterns to subscribers (cmd_pubsub.go)
 	cmem       *clientmem.Totals        // what clients hold, and its bounds (clientmem.go)
-	// finalSave is SHUTDOWN's choice: -1 NOSAVE, 1 SAVE, 0 a snapshot if
-	// anything changed.
-	finalSave atomic.Int32
+	finalSave  atomicEnum[shutdownSave] // SHUTDOWN's choice (cmd_admin.go)
 
 	repl   *replication  // as primary and as replica (repl.go, repl_replica.go)
 	minRep minReplicas   // min-replicas-to-write's count (repl_minreplicas.go)
@@ -156,8 +173,8 @@ type Server struct {
 	tlsConf   atomic.Pointer[tls.Config] // the TLS configuration in force (tls.go); nil if none
 	tlsClient atomic.Pointer[tls.Config] // the one connections to other nodes use (tls.go)
 
-	cluster *cluster  // nil unless cluster mode is on (cluster.go); set once, by New
-	migrate peer.Pool // MIGRATE's connections to targets (cluster_migrate.go)
+	cluster *cluster.Node // nil unless cluster mode is on (internal/cluster); set once, by New
+	migrate peer.Pool     // MIGRATE's connections to targets (cluster_migrate.go)
 
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
@@ -185,8 +202,7 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	mode, err := keyspace.ParseFsync(cfg.AppendFsync)
-	if err != nil {
+	if err := cfg.AppendFsync.Check(); err != nil {
 		return nil, err
 	}
 	s := &Server{cmds: cmds,
@@ -216,23 +232,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.Dir != "" {
-		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		if err := s.openDir(cfg); err != nil {
 			return nil, err
 		}
-		lock, err := keyspace.LockDir(cfg.Dir)
-		if err != nil {
-			return nil, err
-		}
-		a, err := keyspace.RecoverDir(s.store, cfg.Dir, mode, cfg.Repair, log)
-		if err != nil {
-			lock.Close()
-			return nil, err
-		}
-		s.dirLock = lock
-		if s.metrics != nil {
-			a.OnSync = s.metrics.observeFsync
-		}
-		s.store.AOF = a
 	}
 	if cfg.ClusterEnabled || cfg.ClusterEmulated {
 		if err := s.initCluster(cfg); err != nil {
@@ -262,6 +264,29 @@ func New(cfg Config) (*Server, error) {
 		s.replicaOf(nil, host, port)
 	}
 	return s, nil
+}
+
+// openDir takes the data directory, cfg.Dir: it locks it (keyspace.LockDir),
+// recovers the key space from it and opens its log.
+func (s *Server) openDir(cfg Config) error {
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return err
+	}
+	lock, err := keyspace.LockDir(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	a, err := keyspace.RecoverDir(s.store, cfg.Dir, cfg.AppendFsync, cfg.Repair, s.log)
+	if err != nil {
+		lock.Close()
+		return err
+	}
+	s.dirLock = lock
+	if s.metrics != nil {
+		a.OnSync = s.metrics.observeFsync
+	}
+	s.store.AOF = a
+	return nil
 }
 
 // ListenAndServe listens on the TCP address addr and serves.
@@ -314,61 +339,82 @@ func (s *Server) serve(ln net.Listener, isTLS bool) error {
 		}
 		delay = 0
 		s.stats.conns.Add(1)
-		tc, _ := nc.(*tls.Conn)
-		fd := connFD(nc)
-		if tc != nil {
-			fd = connFD(tc.NetConn())
+		cl, tc := s.newClient(nc)
+		admitted, err := s.admit(cl, tc)
+		if err != nil {
+			return err
 		}
-		nc = countingConn{Conn: nc, s: s}
-		cl := &client{id: s.nextID.Add(1), nc: nc, fd: fd, wr: resp.NewWriter(nc), created: time.Now()}
-		// A client that connects while no password is set stays
-		// authenticated if CONFIG SET sets one later, as in Redis.
-		s.authDefault(cl)
-		cl.proto.Store(2)
-		cl.lastCmd.Store(-1)
-		cl.lastActive.Store(cl.created.UnixNano())
-		s.mu.Lock()
-		if s.closing.Load() {
-			s.mu.Unlock()
-			nc.Close()
-			return ErrServerClosed
+		if admitted {
+			go s.startConn(cl, tc)
 		}
-		if len(s.clients) >= s.clientLimits().MaxClients {
-			s.mu.Unlock()
-			s.stats.rejected.Add(1)
-			cl.wr.WriteError("ERR max number of clients reached")
-			if tc == nil {
-				cl.wr.Flush()
-				nc.Close()
-				continue
-			}
-			// The write runs the handshake: not in this loop.
-			go func() {
-				nc.SetDeadline(time.Now().Add(handshakeTimeout))
-				cl.wr.Flush()
-				nc.Close()
-			}()
-			continue
-		}
-		s.clients[cl] = struct{}{}
-		s.conns.Add(1)
-		s.mu.Unlock()
-		if tc == nil {
-			go s.serveConn(cl)
-			continue
-		}
-		go func() {
-			if s.handshake(cl, tc) {
-				s.serveConn(cl)
-				return
-			}
-			nc.Close()
-			s.mu.Lock()
-			delete(s.clients, cl)
-			s.mu.Unlock()
-			s.conns.Done()
-		}()
 	}
+}
+
+// newClient is the client of an accepted connection, nc, and nc's TLS
+// connection if it is one.
+func (s *Server) newClient(nc net.Conn) (*client, *tls.Conn) {
+	tc, _ := nc.(*tls.Conn)
+	fd := connFD(nc)
+	if tc != nil {
+		fd = connFD(tc.NetConn())
+	}
+	nc = countingConn{Conn: nc, s: s}
+	cl := &client{id: s.nextID.Add(1), nc: nc, fd: fd, wr: resp.NewWriter(nc), created: time.Now()}
+	// A client that connects while no password is set stays
+	// authenticated if CONFIG SET sets one later, as in Redis.
+	s.authDefault(cl)
+	cl.proto.Store(2)
+	cl.lastCmd.Store(-1)
+	cl.lastActive.Store(cl.created.UnixNano())
+	return cl, tc
+}
+
+// admit counts cl among the server's clients and reports true, unless
+// maxclients are connected: then cl is answered an error and closed (over
+// TLS, tc, once its handshake ran, on a goroutine of its own), and admit
+// reports false. A server closing answers ErrServerClosed.
+func (s *Server) admit(cl *client, tc *tls.Conn) (bool, error) {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		cl.nc.Close()
+		return false, ErrServerClosed
+	}
+	if len(s.clients) >= s.clientLimits().MaxClients {
+		s.mu.Unlock()
+		s.stats.rejected.Add(1)
+		cl.wr.WriteError("ERR max number of clients reached")
+		if tc == nil {
+			cl.wr.Flush()
+			cl.nc.Close()
+			return false, nil
+		}
+		// The write runs the handshake: not in the accepting loop.
+		go func() {
+			cl.nc.SetDeadline(time.Now().Add(handshakeTimeout))
+			cl.wr.Flush()
+			cl.nc.Close()
+		}()
+		return false, nil
+	}
+	s.clients[cl] = struct{}{}
+	s.conns.Add(1)
+	s.mu.Unlock()
+	return true, nil
+}
+
+// startConn serves an admitted client, after its TLS handshake if tc;
+// a failed handshake closes it.
+func (s *Server) startConn(cl *client, tc *tls.Conn) {
+	if tc == nil || s.handshake(cl, tc) {
+		s.serveConn(cl)
+		return
+	}
+	cl.nc.Close()
+	s.mu.Lock()
+	delete(s.clients, cl)
+	s.mu.Unlock()
+	s.conns.Done()
 }
 
 func (s *Server) snapshotThreshold() int64 {
@@ -445,7 +491,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 	}
 	var err error
 	save := s.finalSave.Load()
-	if save >= 0 && (s.store.Dirty.Load() > 0 || save > 0) && s.store.AOF.Err() == nil {
+	if save != saveNever && (s.store.Dirty.Load() > 0 || save == saveAlways) && s.store.AOF.Err() == nil {
 		if serr := s.snapshot(); serr != nil {
 			s.log.Error("snapshot at shutdown failed; the log still holds every write", "err", serr)
 		}

@@ -58,7 +58,7 @@ func TestSettingFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.MaxMemory != 2<<20 || !cfg.TLS.Replication || cfg.FilterDefaults.MaxIterations != 50 || cfg.Dir != "./data" ||
-		cfg.AppendFsync != "everysec" || cfg.ReplicaPriority != -1 {
+		cfg.AppendFsync != server.FsyncEverysec || cfg.ReplicaPriority != -1 {
 		t.Errorf("Apply: %+v", cfg)
 	}
 	// A setting not given keeps Config's zero value: no BUCKETSIZE given

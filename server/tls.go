@@ -32,6 +32,17 @@ import (
 // built from (TLSConfig). The zero TLS serves no TLS.
 type TLS = tlsconf.Settings
 
+// AuthClients is tls-auth-clients: whether a TLS listener asks clients for
+// a certificate. Its String is the setting's value.
+type AuthClients = tlsconf.AuthClients
+
+// The values of tls-auth-clients.
+const (
+	AuthClientsYes      = tlsconf.AuthClientsYes      // a client must present a certificate the CAs signed (the default)
+	AuthClientsOptional = tlsconf.AuthClientsOptional // a certificate is verified if the client presents one
+	AuthClientsNo       = tlsconf.AuthClientsNo       // none is asked for
+)
+
 // handshakeTimeout bounds a TLS handshake: a client that connects and does
 // not complete one in time is closed. Redis's bound is its timeout setting,
 // which is 0 (none) by default; a fixed one keeps idle sockets from piling

@@ -38,7 +38,7 @@ func newPKI(t *testing.T) *pki {
 }
 
 // settings are the tls-* settings of a server with p's certificates.
-func (p *pki) settings(auth string) server.TLS {
+func (p *pki) settings(auth server.AuthClients) server.TLS {
 	return server.TLS{CertFile: p.server.CertFile, KeyFile: p.server.KeyFile, CACertFile: p.ca.CertFile, AuthClients: auth}
 }
 
@@ -107,14 +107,14 @@ func TestTLSAuthClients(t *testing.T) {
 		certs []tls.Certificate
 	}{{"none", nil}, {"signed", []tls.Certificate{p.client.Cert}}, {"other-ca", []tls.Certificate{p.stranger.Cert}}}
 	for _, tc := range []struct {
-		auth string
+		auth server.AuthClients
 		ok   map[string]bool
 	}{
-		{"yes", map[string]bool{"signed": true}},
-		{"optional", map[string]bool{"none": true, "signed": true}},
-		{"no", map[string]bool{"none": true, "signed": true, "other-ca": true}},
+		{server.AuthClientsYes, map[string]bool{"signed": true}},
+		{server.AuthClientsOptional, map[string]bool{"none": true, "signed": true}},
+		{server.AuthClientsNo, map[string]bool{"none": true, "signed": true, "other-ca": true}},
 	} {
-		t.Run("tls-auth-clients="+tc.auth, func(t *testing.T) {
+		t.Run("tls-auth-clients="+tc.auth.String(), func(t *testing.T) {
 			_, plain, secure := startTLS(t, server.Config{TLS: p.settings(tc.auth)})
 			ctx := context.Background()
 			for _, cc := range clients {
@@ -142,7 +142,7 @@ func TestTLSClientRefusesServer(t *testing.T) {
 	p := newPKI(t)
 	expired := p.ca.Server(t, p.dir, "expired", time.Now().Add(-time.Minute))
 	var log strings.Builder
-	cfg := server.Config{TLS: p.settings("no"), Logger: slog.New(slog.NewTextHandler(&log, nil))}
+	cfg := server.Config{TLS: p.settings(server.AuthClientsNo), Logger: slog.New(slog.NewTextHandler(&log, nil))}
 	cfg.TLS.CertFile, cfg.TLS.KeyFile = expired.CertFile, expired.KeyFile
 	_, _, secure := startTLS(t, cfg)
 	err := tlsClient(t, secure, p.clientConfig()).Ping(context.Background()).Err()
@@ -154,7 +154,7 @@ func TestTLSClientRefusesServer(t *testing.T) {
 		t.Errorf("no warning of the expired certificate in the log:\n%s", log.String())
 	}
 
-	_, _, secure = startTLS(t, server.Config{TLS: p.settings("no")})
+	_, _, secure = startTLS(t, server.Config{TLS: p.settings(server.AuthClientsNo)})
 	c := p.clientConfig()
 	c.RootCAs = p.other.Pool()
 	err = tlsClient(t, secure, c).Ping(context.Background()).Err()
@@ -178,7 +178,7 @@ func TestTLSHandshakeBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			restore := server.SetHandshakeTimeout(tc.bound)
 			t.Cleanup(restore)
-			_, _, secure := startTLS(t, server.Config{TLS: p.settings("no"), Limits: server.Limits{Timeout: tc.timeout}})
+			_, _, secure := startTLS(t, server.Config{TLS: p.settings(server.AuthClientsNo), Limits: server.Limits{Timeout: tc.timeout}})
 			silent, err := net.Dial("tcp", secure)
 			if err != nil {
 				t.Fatal(err)
@@ -222,7 +222,7 @@ func TestTLSConfigErrors(t *testing.T) {
 		edit func(*server.TLS)
 		want string
 	}{
-		{"auth=maybe", func(c *server.TLS) { c.AuthClients = "maybe" }, `tls-auth-clients "maybe": want yes, no or optional`},
+		{"auth=9", func(c *server.TLS) { c.AuthClients = 9 }, `tls-auth-clients "AuthClients(9)": want yes, no or optional`},
 		{"no-cert", func(c *server.TLS) { c.CertFile = "" }, "tls-cert-file: a TLS listener needs the server's certificate"},
 		{"no-key", func(c *server.TLS) { c.KeyFile = "" }, "tls-key-file: a TLS listener needs the certificate's private key"},
 		{"missing-key", func(c *server.TLS) { c.KeyFile = missing }, "tls-key-file: stat " + missing + ": no such file or directory"},
@@ -231,10 +231,10 @@ func TestTLSConfigErrors(t *testing.T) {
 		{"garbage-ca", func(c *server.TLS) { c.CACertFile = garbage }, "tls-ca-cert-file " + garbage + ": no PEM certificate in it"},
 		{"missing-ca", func(c *server.TLS) { c.CACertFile = missing }, "tls-ca-cert-file: open " + missing + ": no such file or directory"},
 		{"no-ca", func(c *server.TLS) { c.CACertFile = "" }, "tls-ca-cert-file: tls-auth-clients yes verifies clients' certificates against CAs; give their file, or set tls-auth-clients no"},
-		{"no-ca/optional", func(c *server.TLS) { c.CACertFile, c.AuthClients = "", "optional" }, "tls-ca-cert-file: tls-auth-clients optional verifies clients' certificates against CAs; give their file, or set tls-auth-clients no"},
+		{"no-ca/optional", func(c *server.TLS) { c.CACertFile, c.AuthClients = "", server.AuthClientsOptional }, "tls-ca-cert-file: tls-auth-clients optional verifies clients' certificates against CAs; give their file, or set tls-auth-clients no"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := p.settings("")
+			c := p.settings(server.AuthClientsYes)
 			tc.edit(&c)
 			if _, err := server.TLSConfig(c); err == nil || err.Error() != tc.want {
 				t.Errorf("TLSConfig: %v, want %q", err, tc.want)
@@ -244,7 +244,7 @@ func TestTLSConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	c, err := server.TLSConfig(p.settings(""))
+	c, err := server.TLSConfig(p.settings(server.AuthClientsYes))
 	if err != nil || c.ClientAuth != tls.RequireAndVerifyClientCert || c.MinVersion != tls.VersionTLS12 {
 		t.Errorf("TLSConfig with the defaults: %v; want client certificates required, TLS 1.2 and newer", err)
 	}
@@ -268,7 +268,7 @@ func TestTLSConfigErrors(t *testing.T) {
 // file was replaced), and refuses one that does not load, keeping the old.
 func TestTLSConfigGetSet(t *testing.T) {
 	p := newPKI(t)
-	_, plain, secure := startTLS(t, server.Config{TLS: p.settings("optional")})
+	_, plain, secure := startTLS(t, server.Config{TLS: p.settings(server.AuthClientsOptional)})
 	ctx := context.Background()
 	c := client(t, plain)
 	_, tlsPort, _ := net.SplitHostPort(secure)
@@ -344,7 +344,7 @@ func TestTLSConfigGetSet(t *testing.T) {
 // LIST shows its TLS clients' file descriptors.
 func TestTLSOnly(t *testing.T) {
 	p := newPKI(t)
-	srv, err := server.New(server.Config{TLS: p.settings("yes"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := server.New(server.Config{TLS: p.settings(server.AuthClientsYes), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestTLSOnly(t *testing.T) {
 // certificate (tls-auth-clients yes on both); a node without them cannot.
 func TestTLSBetweenNodes(t *testing.T) {
 	p := newPKI(t)
-	nodeTLS := p.settings("yes")
+	nodeTLS := p.settings(server.AuthClientsYes)
 	nodeTLS.ClientCertFile, nodeTLS.ClientKeyFile = p.client.CertFile, p.client.KeyFile
 	nodeTLS.Replication, nodeTLS.Cluster = true, true
 	_, _, primaryTLS := startTLS(t, server.Config{TLS: nodeTLS})
@@ -417,7 +417,7 @@ func TestTLSBetweenNodes(t *testing.T) {
 		t.Error("a failed MIGRATE lost the key")
 	}
 	// A client certificate of another CA: the primary refuses the link.
-	stranger := p.settings("yes")
+	stranger := p.settings(server.AuthClientsYes)
 	stranger.ClientCertFile, stranger.ClientKeyFile = p.stranger.CertFile, p.stranger.KeyFile
 	stranger.Replication = true
 	_, strangerPlain, _ := startTLS(t, server.Config{TLS: stranger})
@@ -438,12 +438,12 @@ func TestTLSBetweenNodesConfig(t *testing.T) {
 	if _, err := server.New(server.Config{TLS: server.TLS{Replication: true}}); err == nil || !strings.Contains(err.Error(), "tls-replication and tls-cluster need tls-cert-file") {
 		t.Errorf("tls-replication without a certificate: %v", err)
 	}
-	half := p.settings("yes")
+	half := p.settings(server.AuthClientsYes)
 	half.ClientCertFile = p.client.CertFile
 	if _, err := server.TLSClientConfig(half); err == nil || !strings.Contains(err.Error(), "tls-client-cert-file and tls-client-key-file: give both") {
 		t.Errorf("a client certificate without its key: %v", err)
 	}
-	_, plain, _ := startTLS(t, server.Config{TLS: p.settings("yes")})
+	_, plain, _ := startTLS(t, server.Config{TLS: p.settings(server.AuthClientsYes)})
 	c := client(t, plain)
 	got, err := c.ConfigGet(context.Background(), "tls-*").Result()
 	if err != nil || got["tls-replication"] != "no" || got["tls-cluster"] != "no" || got["tls-client-cert-file"] != "" {

@@ -103,7 +103,83 @@ type builder interface {
 	io.WriterTo
 }
 
+// buildOptions are build's flags and INPUT, checked.
+type buildOptions struct {
+	out, input string
+	fpr        float64
+	capacity   uint64 // 0: fit INPUT's distinct keys
+	bucketSize int
+	bits       int
+	packing    filter.Packing
+	seed       uint64
+	scalable   bool
+	// progress is --progress, and progressSet whether it was given: unasked,
+	// a bar shows on a terminal for a large or unknown input.
+	progress, progressSet bool
+}
+
 func runBuild(e *env, args []string) error {
+	o, err := parseBuildFlags(e, args)
+	if err != nil {
+		return err
+	}
+	if err := refuseInputAsOutput(e, o.out, o.input); err != nil {
+		return err
+	}
+	if err := checkOutput(o.out); err != nil {
+		return err
+	}
+	in, err := openInput(e, o.input)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	// The temporary file that becomes FILE exists from here on: a directory
+	// that cannot take it fails the build before any key is read, and it is
+	// removed on every way out but success, SIGINT, SIGTERM and SIGHUP
+	// included.
+	tmp, err := createAtomic(o.out)
+	if err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	defer tmp.discard()
+
+	show := o.progress
+	if !o.progressSet {
+		show = isTerminal(e.stderr) && (in.size < 0 || in.size >= progressMinBytes)
+	}
+	bar := newProgress(e.stderr, show, "reading", in.size, in.size >= 0)
+	keys, err := readKeys(in, o.seed, bar)
+	if err != nil {
+		bar.abort()
+		return fmt.Errorf("build: %s: %w", in.name, err)
+	}
+	bar.finish()
+	distinct := keys.sort()
+
+	c := o.capacity
+	if c == 0 {
+		c = max(distinct, 1) // an empty input makes an empty filter
+	}
+	b, err := newBuilder(o, c)
+	if err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	bar = newProgress(e.stderr, show, "inserting", int64(distinct), false)
+	if err := insertKeys(b, keys, distinct, bar); err != nil {
+		return err
+	}
+	size, err := tmp.commit(b)
+	if err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	printBuildSummary(e, o.out, in.name, keys.read, distinct, b, size)
+	return nil
+}
+
+// parseBuildFlags parses build's flags and INPUT and checks them, before
+// any file is touched.
+func parseBuildFlags(e *env, args []string) (*buildOptions, error) {
 	fs := e.flags(buildHelp)
 	out := fs.String("o", "", "write the filter to `FILE` (required)")
 	fpr := fs.Float64("fpr", 0.01, "target false-positive `rate`, in (0, 1)")
@@ -115,29 +191,28 @@ func runBuild(e *env, args []string) error {
 	scalable := fs.Bool("scalable", false, "build a Scalable filter that grows past --capacity (its initial size)")
 	progress := fs.Bool("progress", false, "show a progress bar on stderr (default: on a terminal, for a pipe or a file of over 32 MiB)")
 	if err := e.parse(fs, args, []string{"INPUT"}, 1); err != nil {
-		return err
+		return nil, err
 	}
-	input := fs.Arg(0)
 	switch {
 	case *out == "":
-		return e.usageErrorf("-o FILE is required")
+		return nil, e.usageErrorf("-o FILE is required")
 	case !(*fpr > 0 && *fpr < 1):
-		return e.usageErrorf("--fpr %v: the rate must be in (0, 1)", *fpr)
+		return nil, e.usageErrorf("--fpr %v: the rate must be in (0, 1)", *fpr)
 	case *bucketSize != 0 && *bucketSize != 2 && *bucketSize != 4 && *bucketSize != 8:
-		return e.usageErrorf("--bucket-size %d: it must be 2, 4 or 8 (or 0 to choose)", *bucketSize)
+		return nil, e.usageErrorf("--bucket-size %d: it must be 2, 4 or 8 (or 0 to choose)", *bucketSize)
 	case *bits != 0 && (*bits < 4 || *bits > 32):
-		return e.usageErrorf("--fingerprint-bits %d: it must be in 4..32", *bits)
+		return nil, e.usageErrorf("--fingerprint-bits %d: it must be in 4..32", *bits)
 	case *bits != 0 && isSet(fs, "fpr"):
-		return e.usageErrorf("give --fpr or --fingerprint-bits, not both")
+		return nil, e.usageErrorf("give --fpr or --fingerprint-bits, not both")
 	case *bits != 0 && *scalable:
-		return e.usageErrorf("--fingerprint-bits does not apply to --scalable (its slots are sized from --fpr)")
+		return nil, e.usageErrorf("--fingerprint-bits does not apply to --scalable (its slots are sized from --fpr)")
 	}
 	packing, ok := packings[*packingName]
 	switch {
 	case !ok:
-		return e.usageErrorf("--packing %q: it must be auto, plain or semi-sorted", *packingName)
+		return nil, e.usageErrorf("--packing %q: it must be auto, plain or semi-sorted", *packingName)
 	case *scalable && packing != filter.PackingAuto:
-		return e.usageErrorf("--packing does not apply to --scalable (its slots hold a fingerprint and a tail)")
+		return nil, e.usageErrorf("--packing does not apply to --scalable (its slots hold a fingerprint and a tail)")
 	}
 	shape := filter.Config{BucketSize: *bucketSize, FingerprintBits: *bits, Packing: packing}
 	if *scalable && shape.BucketSize == 0 {
@@ -147,69 +222,38 @@ func runBuild(e *env, args []string) error {
 		shape.FalsePositiveRate = *fpr
 	}
 	if err := capacity.check(shape); err != nil {
-		return e.usageErrorf("%v", err)
+		return nil, e.usageErrorf("%v", err)
 	}
+	return &buildOptions{
+		out: *out, input: fs.Arg(0), fpr: *fpr, capacity: uint64(capacity.n), bucketSize: *bucketSize,
+		bits: *bits, packing: packing, seed: *seed, scalable: *scalable,
+		progress: *progress, progressSet: isSet(fs, "progress"),
+	}, nil
+}
 
-	if err := refuseInputAsOutput(e, *out, input); err != nil {
-		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	in, err := openInput(e, input)
-	if err != nil {
-		return err
-	}
-	defer in.close()
-	// The temporary file that becomes FILE exists from here on: a directory
-	// that cannot take it fails the build before any key is read, and it is
-	// removed on every way out but success, SIGINT, SIGTERM and SIGHUP
-	// included.
-	tmp, err := createAtomic(*out)
-	if err != nil {
-		return fmt.Errorf("build: %w", err)
-	}
-	defer tmp.discard()
-
-	show := *progress
-	if !isSet(fs, "progress") {
-		show = isTerminal(e.stderr) && (in.size < 0 || in.size >= progressMinBytes)
-	}
-	bar := newProgress(e.stderr, show, "reading", in.size, in.size >= 0)
-	keys, err := readKeys(in, *seed, bar)
-	if err != nil {
-		bar.abort()
-		return fmt.Errorf("build: %s: %w", in.name, err)
-	}
-	bar.finish()
-	distinct := keys.sort()
-
-	c := uint64(capacity.n)
-	if c == 0 {
-		c = max(distinct, 1) // an empty input makes an empty filter
-	}
-	var b builder
-	if *scalable {
-		b, err = filter.NewScalable(filter.ScalableConfig{
-			InitialCapacity: c, FalsePositiveRate: *fpr, BucketSize: *bucketSize, Seed: *seed,
+// newBuilder makes the empty filter of o's shape for c keys: a Scalable, or
+// a Filter if the memory available holds its table.
+func newBuilder(o *buildOptions, c uint64) (builder, error) {
+	if o.scalable {
+		return filter.NewScalable(filter.ScalableConfig{
+			InitialCapacity: c, FalsePositiveRate: o.fpr, BucketSize: o.bucketSize, Seed: o.seed,
 		})
-	} else {
-		cfg := filter.Config{Capacity: c, BucketSize: *bucketSize, FingerprintBits: *bits, Packing: packing, Seed: *seed}
-		if *bits == 0 {
-			cfg.FalsePositiveRate = *fpr
-		}
-		if err := fitsInMemory(cfg); err != nil {
-			return fmt.Errorf("build: %w", err)
-		}
-		b, err = filter.New(cfg)
 	}
-	if err != nil {
-		return fmt.Errorf("build: %w", err)
+	cfg := filter.Config{Capacity: c, BucketSize: o.bucketSize, FingerprintBits: o.bits, Packing: o.packing, Seed: o.seed}
+	if o.bits == 0 {
+		cfg.FalsePositiveRate = o.fpr
 	}
+	if err := fitsInMemory(cfg); err != nil {
+		return nil, err
+	}
+	return filter.New(cfg)
+}
 
-	bar = newProgress(e.stderr, show, "inserting", int64(distinct), false)
+// insertKeys inserts the distinct keys into b, ticking bar; a full filter
+// is an error that says how far it got and what to rerun with.
+func insertKeys(b builder, keys *distinctKeys, distinct uint64, bar *progress) error {
 	var stored uint64
-	err = keys.each(func(h uint64) error {
+	err := keys.each(func(h uint64) error {
 		if err := b.InsertHash(h); err != nil {
 			return err
 		}
@@ -228,22 +272,22 @@ func runBuild(e *env, args []string) error {
 		return fmt.Errorf("build: %w", err)
 	}
 	bar.finish()
+	return nil
+}
 
-	size, err := tmp.commit(b)
-	if err != nil {
-		return fmt.Errorf("build: %w", err)
-	}
-	fmt.Fprintf(e.stderr, "%s: %s", *out, count(distinct, "key", "keys"))
-	if repeats := keys.read - distinct; repeats > 0 {
-		fmt.Fprintf(e.stderr, " (%d read, %s skipped)", keys.read, count(repeats, "repeat", "repeats"))
+// printBuildSummary writes build's one-line summary of the filter written
+// to out (size bytes) to stderr, and a warning if input held no keys.
+func printBuildSummary(e *env, out, input string, read, distinct uint64, b builder, size int64) {
+	fmt.Fprintf(e.stderr, "%s: %s", out, count(distinct, "key", "keys"))
+	if repeats := read - distinct; repeats > 0 {
+		fmt.Fprintf(e.stderr, " (%d read, %s skipped)", read, count(repeats, "repeat", "repeats"))
 	}
 	fmt.Fprintf(e.stderr, ", load %.1f%%, %s bits/item, expected false-positive rate %s, %d bytes\n",
 		100*b.LoadFactor(), bitsPerItem(b.SizeInBytes(), b.Len()), percent(b.FalsePositiveRate()), size)
 	if distinct == 0 {
 		// Not an error (an empty filter is a filter), but rarely meant.
-		fmt.Fprintf(e.stderr, "cuckoo: build: warning: %s holds no keys: %s is an empty filter, which answers every query \"absent\"\n", in.name, *out)
+		fmt.Fprintf(e.stderr, "cuckoo: build: warning: %s holds no keys: %s is an empty filter, which answers every query \"absent\"\n", input, out)
 	}
-	return nil
 }
 
 // count formats n and the noun, singular for 1: "1 key", "2 keys".

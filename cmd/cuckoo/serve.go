@@ -56,8 +56,61 @@ slot, for a cluster client against a single server. See go doc ./server.`
 // gcPercent is the server's GOGC unless the environment sets one.
 const gcPercent = 20
 
+// serveOptions are serve's flags, the settings and the listeners'
+// addresses, resolved and checked before anything is created.
+type serveOptions struct {
+	cfg server.Config
+	// addr is the plain listener's address, unless plainOff; tlsAddr the TLS
+	// listener's, "" for none; metrics the metrics server's, "" for none.
+	addr, tlsAddr, metrics string
+	plainOff               bool
+	port, tlsPort          int64 // --port and --tls-port, or the file's
+}
+
 // runServe is "cuckoo serve".
 func runServe(e *env, args []string) error {
+	o, err := parseServeFlags(e, args)
+	if err != nil {
+		return err
+	}
+	ls, err := o.listen()
+	if err != nil {
+		return err
+	}
+	defer ls.close() // Serve closes them too; this covers the failures before
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	if os.Getenv("GOGC") == "" {
+		// The heap is mostly filters: long-lived and free of pointers, so a
+		// collection costs little, while Go's default (GOGC=100) lets
+		// garbage grow to their size before collecting: resident memory
+		// peaked at 2.1x the filters in a soak, 1.3x with 20
+		// (bench/cmd/soak).
+		debug.SetGCPercent(gcPercent)
+	}
+	cfg := o.cfg
+	cfg.Logger = log
+	if o.metrics != "" {
+		cfg.Metrics = server.NewMetrics()
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	if ls.metrics != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", cfg.Metrics.Handler())
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go hs.Serve(ls.metrics)
+		defer hs.Close()
+		log.Info("metrics", "addr", ls.metrics.Addr().String())
+	}
+	return serveUntilSignal(srv, log, ls, cfg)
+}
+
+// parseServeFlags parses serve's flags and --config's file into its
+// options. Every check comes before anything is created: the data
+// directory, a listener.
+func parseServeFlags(e *env, args []string) (*serveOptions, error) {
 	fs := e.flags(serveDescribe)
 	// The listener's flags and the tool's own; every other flag is a
 	// setting of the server's table, named as in redis.conf.
@@ -70,134 +123,145 @@ func runServe(e *env, args []string) error {
 	confFile := fs.String("config", "", "read the settings from this `file` (redis.conf's syntax); flags given explicitly override it")
 	settings := server.AddSettingFlags(fs, map[string]string{"dir": "./cuckoo-data"})
 	if err := e.parse(fs, args, nil, 0); err != nil {
-		return err
+		return nil, err
 	}
-	// Every check comes before anything is created: the data directory,
-	// a listener. The flags' values, defaults included; with --config, the
-	// file's settings replace them, then the flags given explicitly win
-	// again, as redis-server's command line overrides its file.
-	cfg := server.Config{Repair: *repair}
-	if err := settings.Apply(&cfg, false); err != nil {
-		return e.usageErrorf("%v", err)
+	// The flags' values, defaults included; with --config, the file's
+	// settings replace them, then the flags given explicitly win again, as
+	// redis-server's command line overrides its file.
+	o := &serveOptions{cfg: server.Config{Repair: *repair}, addr: *addr, tlsAddr: *tlsAddr, metrics: *metrics,
+		port: port.n, tlsPort: tlsPort.n}
+	if err := settings.Apply(&o.cfg, false); err != nil {
+		return nil, e.usageErrorf("%v", err)
 	}
 	explicit := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { explicit[f.Name] = true })
 	// The plain listener is off with port 0 (--port, or the file's
 	// without --addr), as in redis.conf.
-	plainOff := explicit["port"] && port.n == 0
+	o.plainOff = explicit["port"] && o.port == 0
 	if *confFile != "" {
-		listen, err := server.ReadConfigFile(*confFile, &cfg)
+		listen, err := server.ReadConfigFile(*confFile, &o.cfg)
 		if err != nil {
-			return fmt.Errorf("serve: --config: %w", err)
+			return nil, fmt.Errorf("serve: --config: %w", err)
 		}
-		if err := settings.Apply(&cfg, true); err != nil {
-			return e.usageErrorf("%v", err)
+		if err := settings.Apply(&o.cfg, true); err != nil {
+			return nil, e.usageErrorf("%v", err)
 		}
-		if !explicit["addr"] && (listen.Bind != "" || listen.Port >= 0) {
-			host, port := "127.0.0.1", 6379
-			if listen.Bind != "" {
-				host = listen.Bind
-			}
-			if listen.Port >= 0 {
-				port = listen.Port
-			}
-			*addr = net.JoinHostPort(host, strconv.Itoa(port))
-			plainOff = plainOff || listen.Port == 0 && !explicit["port"]
-		}
-		if !explicit["tls-port"] && listen.TLSPort >= 0 {
-			tlsPort.n = int64(listen.TLSPort)
-		}
+		o.applyListen(listen, explicit)
 	}
-	if explicit["port"] && port.n > 0 {
-		host, p, err := net.SplitHostPort(*addr)
-		if err != nil {
-			return e.usageErrorf("--addr %s: %v", *addr, err)
-		}
-		if explicit["addr"] && p != strconv.FormatInt(port.n, 10) {
-			// Which one was meant cannot be told: say so rather than
-			// listen on one of them.
-			return e.usageErrorf("--addr %s and --port %d name two ports: give it once (--addr HOST:PORT, or --port PORT with the host's default)", *addr, port.n)
-		}
-		*addr = net.JoinHostPort(host, strconv.FormatInt(port.n, 10))
+	if err := o.resolveAddrs(e, explicit); err != nil {
+		return nil, err
 	}
-	if *tlsAddr == "" && tlsPort.n > 0 {
-		host, _, err := net.SplitHostPort(*addr)
-		if err != nil {
-			return e.usageErrorf("--addr %s: %v", *addr, err)
-		}
-		*tlsAddr = net.JoinHostPort(host, strconv.FormatInt(tlsPort.n, 10))
-	}
-	if plainOff && *tlsAddr == "" {
-		return e.usageErrorf("--port 0 turns the plain listener off, and no TLS listener is given (--tls-port): nothing to serve")
-	}
-	if *tlsAddr != "" || cfg.TLS.CertFile != "" || cfg.TLS.KeyFile != "" {
+	if o.tlsAddr != "" || o.cfg.TLS.CertFile != "" || o.cfg.TLS.KeyFile != "" {
 		// The files are read now, so that a missing one stops startup
 		// with its name before anything is created; New reads them again.
-		if _, err := server.TLSConfig(cfg.TLS); err != nil {
-			return fmt.Errorf("serve: %w", err)
+		if _, err := server.TLSConfig(o.cfg.TLS); err != nil {
+			return nil, fmt.Errorf("serve: %w", err)
 		}
 	}
-	var ln, tln net.Listener
-	if !plainOff {
-		var err error
-		if ln, err = net.Listen("tcp", *addr); err != nil {
-			return fmt.Errorf("serve: --addr %s: %w", *addr, err)
+	return o, nil
+}
+
+// applyListen takes the config file's bind, port and tls-port where no
+// flag gave them.
+func (o *serveOptions) applyListen(listen server.Listen, explicit map[string]bool) {
+	if !explicit["addr"] && (listen.Bind != "" || listen.Port >= 0) {
+		host, port := "127.0.0.1", 6379
+		if listen.Bind != "" {
+			host = listen.Bind
 		}
-		defer ln.Close() // Serve closes it too; this covers the failures before
-	}
-	if *tlsAddr != "" {
-		var err error
-		if tln, err = net.Listen("tcp", *tlsAddr); err != nil {
-			return fmt.Errorf("serve: TLS address %s: %w", *tlsAddr, err)
+		if listen.Port >= 0 {
+			port = listen.Port
 		}
-		defer tln.Close()
+		o.addr = net.JoinHostPort(host, strconv.Itoa(port))
+		o.plainOff = o.plainOff || listen.Port == 0 && !explicit["port"]
 	}
-	var mln net.Listener
-	if *metrics != "" {
-		var err error
-		if mln, err = net.Listen("tcp", *metrics); err != nil {
-			return fmt.Errorf("serve: --metrics-addr %s: %w", *metrics, err)
+	if !explicit["tls-port"] && listen.TLSPort >= 0 {
+		o.tlsPort = int64(listen.TLSPort)
+	}
+}
+
+// resolveAddrs puts --port into the plain address and --tls-port into the
+// TLS one, and refuses options that name two ports or no listener.
+func (o *serveOptions) resolveAddrs(e *env, explicit map[string]bool) error {
+	if explicit["port"] && o.port > 0 {
+		host, p, err := net.SplitHostPort(o.addr)
+		if err != nil {
+			return e.usageErrorf("--addr %s: %v", o.addr, err)
 		}
-		defer mln.Close()
+		if explicit["addr"] && p != strconv.FormatInt(o.port, 10) {
+			// Which one was meant cannot be told: say so rather than
+			// listen on one of them.
+			return e.usageErrorf("--addr %s and --port %d name two ports: give it once (--addr HOST:PORT, or --port PORT with the host's default)", o.addr, o.port)
+		}
+		o.addr = net.JoinHostPort(host, strconv.FormatInt(o.port, 10))
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	if os.Getenv("GOGC") == "" {
-		// The heap is mostly filters: long-lived and free of pointers, so a
-		// collection costs little, while Go's default (GOGC=100) lets
-		// garbage grow to their size before collecting: resident memory
-		// peaked at 2.1x the filters in a soak, 1.3x with 20
-		// (bench/cmd/soak).
-		debug.SetGCPercent(gcPercent)
+	if o.tlsAddr == "" && o.tlsPort > 0 {
+		host, _, err := net.SplitHostPort(o.addr)
+		if err != nil {
+			return e.usageErrorf("--addr %s: %v", o.addr, err)
+		}
+		o.tlsAddr = net.JoinHostPort(host, strconv.FormatInt(o.tlsPort, 10))
 	}
-	cfg.Logger = log
-	if *metrics != "" {
-		cfg.Metrics = server.NewMetrics()
+	if o.plainOff && o.tlsAddr == "" {
+		return e.usageErrorf("--port 0 turns the plain listener off, and no TLS listener is given (--tls-port): nothing to serve")
 	}
-	srv, err := server.New(cfg)
-	if err != nil {
-		return err
+	return nil
+}
+
+// serveListeners are serve's listeners, nil where off.
+type serveListeners struct {
+	plain, tls, metrics net.Listener
+}
+
+// listen opens o's listeners; on failure it closes those it opened.
+func (o *serveOptions) listen() (ls serveListeners, err error) {
+	defer func() {
+		if err != nil {
+			ls.close()
+		}
+	}()
+	if !o.plainOff {
+		if ls.plain, err = net.Listen("tcp", o.addr); err != nil {
+			return ls, fmt.Errorf("serve: --addr %s: %w", o.addr, err)
+		}
 	}
-	if mln != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", cfg.Metrics.Handler())
-		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go hs.Serve(mln)
-		defer hs.Close()
-		log.Info("metrics", "addr", mln.Addr().String())
+	if o.tlsAddr != "" {
+		if ls.tls, err = net.Listen("tcp", o.tlsAddr); err != nil {
+			return ls, fmt.Errorf("serve: TLS address %s: %w", o.tlsAddr, err)
+		}
 	}
+	if o.metrics != "" {
+		if ls.metrics, err = net.Listen("tcp", o.metrics); err != nil {
+			return ls, fmt.Errorf("serve: --metrics-addr %s: %w", o.metrics, err)
+		}
+	}
+	return ls, nil
+}
+
+func (ls serveListeners) close() {
+	for _, l := range []net.Listener{ls.plain, ls.tls, ls.metrics} {
+		if l != nil {
+			l.Close()
+		}
+	}
+}
+
+// serveUntilSignal serves srv on ls until it shuts down of itself
+// (SHUTDOWN) or SIGTERM or SIGINT shuts it down.
+func serveUntilSignal(srv *server.Server, log *slog.Logger, ls serveListeners, cfg server.Config) error {
 	// The ready line: tests and scripts wait for it. It names addr, the
 	// plain listener's address, unless that is off, then tls_addr, the TLS
 	// listener's, if any.
 	var ready []any
 	served, serving := make(chan error, 2), 0
-	if ln != nil {
-		ready = append(ready, "addr", ln.Addr().String())
-		go func() { served <- srv.Serve(ln) }()
+	if ls.plain != nil {
+		ready = append(ready, "addr", ls.plain.Addr().String())
+		go func() { served <- srv.Serve(ls.plain) }()
 		serving++
 	}
-	if tln != nil {
-		ready = append(ready, "tls_addr", tln.Addr().String())
-		go func() { served <- srv.ServeTLS(tln) }()
+	if ls.tls != nil {
+		ready = append(ready, "tls_addr", ls.tls.Addr().String())
+		go func() { served <- srv.ServeTLS(ls.tls) }()
 		serving++
 	}
 	sig := make(chan os.Signal, 1)

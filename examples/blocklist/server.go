@@ -22,7 +22,7 @@ type listServer struct {
 // startServer starts a server on 127.0.0.1:0. The listener is bound before
 // it returns, so clients may connect at once.
 func startServer(dir string, log *slog.Logger) (*listServer, error) {
-	srv, err := server.New(server.Config{Dir: dir, AppendFsync: "everysec", Logger: log})
+	srv, err := server.New(server.Config{Dir: dir, AppendFsync: server.FsyncEverysec, Logger: log})
 	if err != nil {
 		return nil, err
 	}

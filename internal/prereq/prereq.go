@@ -24,8 +24,8 @@ import (
 // Install is the command that installs every installable prerequisite.
 const Install = "scripts/test-prereqs"
 
-// RequireEnv, when set to anything but "" or "0", turns a missing
-// installable prerequisite into a failure.
+// RequireEnv is the environment variable that, set to anything but "" or
+// "0", turns a missing installable prerequisite into a failure.
 const RequireEnv = "CUCKOO_REQUIRE_PREREQS"
 
 // debian names the Debian package of each program the tests run; every

@@ -363,7 +363,7 @@ func (f *Filter) list() []*lockfree.Filter {
 	return *f.stages.Load()
 }
 
-// filters returns CF.INFO's "Number of filters": a growing table's
+// Filters returns CF.INFO's "Number of filters": a growing table's
 // doublings plus one (its Stages), or a list's stages.
 func (f *Filter) Filters() int {
 	if f.rb != nil {
@@ -375,7 +375,7 @@ func (f *Filter) Filters() int {
 	return len(f.list())
 }
 
-// exists reports whether item may be in the filter. No lock.
+// Exists reports whether item may be in the filter. No lock.
 func (f *Filter) Exists(item []byte) bool {
 	if f.rb != nil {
 		return f.rb.Contains(item)
@@ -392,7 +392,7 @@ func (f *Filter) Exists(item []byte) bool {
 	return false
 }
 
-// count returns the copies of item's fingerprint in all stages. No lock.
+// Count returns the copies of item's fingerprint in all stages. No lock.
 func (f *Filter) Count(item []byte) int {
 	if f.rb != nil {
 		return int(f.rb.Count(item))
@@ -407,7 +407,7 @@ func (f *Filter) Count(item []byte) int {
 	return n
 }
 
-// sizeBytes returns the memory of all stages.
+// SizeBytes returns the memory of all stages.
 func (f *Filter) SizeBytes() uint64 {
 	if f.rb != nil {
 		return f.rb.Bytes()
@@ -422,7 +422,7 @@ func (f *Filter) SizeBytes() uint64 {
 	return n
 }
 
-// firstBuckets is CF.INFO's "Number of buckets": RedisBloom's first
+// FirstBuckets is CF.INFO's "Number of buckets": RedisBloom's first
 // sub-filter's. A growing table's first sub-filter is the table it started
 // as, its initial buckets; a list's is its first stage.
 func (f *Filter) FirstBuckets() uint64 {
@@ -469,7 +469,7 @@ func (f *Filter) grow(mem Charger) (*lockfree.Filter, error) {
 	return st, nil
 }
 
-// add inserts item; with nx only if it is not already present, and then
+// Add inserts item; with nx only if it is not already present, and then
 // reports false when it was. force (log replay) adds a stage past every limit
 // rather than fail: a replayed insert was acknowledged once.
 // Preconditions: the key's lock held.
@@ -551,7 +551,7 @@ func (f *Filter) forceGrow(mem Charger) (*lockfree.Filter, error) {
 	return st, nil
 }
 
-// del removes one copy of item's fingerprint, newest stage first.
+// Del removes one copy of item's fingerprint, newest stage first.
 // Preconditions: the key's lock held.
 func (f *Filter) Del(item []byte) bool {
 	if f.rb != nil {
@@ -576,7 +576,7 @@ func (f *Filter) Del(item []byte) bool {
 	return false
 }
 
-// compact drops empty stages after the first. It reports whether it changed
+// Compact drops empty stages after the first. It reports whether it changed
 // anything. Preconditions: the key's lock held.
 func (f *Filter) Compact() bool {
 	if f.rb != nil {

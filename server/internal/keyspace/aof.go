@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,29 +70,49 @@ const (
 // ErrCorrupt is wrapped by every error reading a damaged log or snapshot.
 var ErrCorrupt = errors.New("server: corrupt data")
 
-// FsyncMode is --appendfsync.
+// FsyncMode is appendfsync: when the log is flushed to disk. The zero
+// value is the default, everysec.
 type FsyncMode int
 
 const (
-	FsyncEverysec FsyncMode = iota
-	FsyncAlways
-	FsyncNo
+	FsyncEverysec FsyncMode = iota // once a second
+	FsyncAlways                    // before each write is answered
+	FsyncNo                        // when the operating system writes
 )
 
+var fsyncNames = [...]string{FsyncEverysec: "everysec", FsyncAlways: "always", FsyncNo: "no"}
+
+// ParseFsync reads appendfsync's value; "" is everysec.
 func ParseFsync(s string) (FsyncMode, error) {
-	switch s {
-	case "", "everysec":
+	if s == "" {
 		return FsyncEverysec, nil
-	case "always":
-		return FsyncAlways, nil
-	case "no":
-		return FsyncNo, nil
 	}
-	return 0, fmt.Errorf("server: appendfsync %q: want always, everysec or no", s)
+	for m, name := range fsyncNames {
+		if s == name {
+			return FsyncMode(m), nil
+		}
+	}
+	return 0, fsyncError(s)
 }
 
+// Check answers an error, with ParseFsync's text, if m is not a mode.
+func (m FsyncMode) Check() error {
+	if m < 0 || int(m) >= len(fsyncNames) {
+		return fsyncError(m.String())
+	}
+	return nil
+}
+
+func fsyncError(s string) error {
+	return fmt.Errorf("server: appendfsync %q: want always, everysec or no", s)
+}
+
+// String is appendfsync's value, as CONFIG GET and INFO write it.
 func (m FsyncMode) String() string {
-	return [...]string{"everysec", "always", "no"}[m]
+	if m < 0 || int(m) >= len(fsyncNames) {
+		return "FsyncMode(" + strconv.Itoa(int(m)) + ")"
+	}
+	return fsyncNames[m]
 }
 
 // Generation is the current log generation, for INFO (gen is guarded by

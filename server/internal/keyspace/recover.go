@@ -87,15 +87,39 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 	if len(gens) == 0 {
 		gens = []uint64{ld.gen}
 	}
-	var size int64
-	ops := 0
+	size, ops, err := st.replayLogs(dir, gens, ld, repair, log)
+	if err != nil {
+		return nil, err
+	}
+	st.Dirty.Store(int64(ops))
+	last := gens[len(gens)-1]
+	log.Info("log replayed", "dir", dir, "logs", len(gens), "ops", ops, "keys", st.keys.Len())
+	a, err := OpenAOF(dir, last, size, mode, log)
+	if err != nil {
+		return nil, err
+	}
+	a.snapGen, a.hasSnap = ld.gen, ld.has
+	if ld.lenient {
+		if err := st.saveRecovered(a, dir, ld.fuzzy, log); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// replayLogs replays the logs of generations gens in dir into st, over what
+// loadSnapshots loaded (ld), and answers the size of the last, where
+// appending resumes, and the ops applied. A log with a bad record is cut
+// before it where cutAt allows, and startup refused where it does not.
+func (st *Store) replayLogs(dir string, gens []uint64, ld loaded, repair bool, log *slog.Logger) (size int64, ops int, err error) {
 	for i, g := range gens {
 		path := filepath.Join(dir, LogName(g))
 		data, err := os.ReadFile(path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			return 0, 0, err
 		}
-		var at, off int64
+		var off int64
 		var fz *FuzzyLog
 		if ld.fuzzy != nil && (g == ld.fuzzy.gen || ld.lenient) {
 			fz = ld.fuzzy
@@ -110,65 +134,70 @@ func RecoverDir(st *Store, dir string, mode FsyncMode, repair bool, log *slog.Lo
 			ops++
 			return nil
 		})
-		at = good
 		if err != nil {
-			var le *logError
-			if !errors.As(err, &le) {
-				// The record's checksum held but its op did not decode
-				// or apply: damage that the checksum cannot explain.
-				le = &logError{File: path, Offset: good, Reason: err.Error(), Next: off, Op: true}
-				err = le
+			if err := cutAt(path, data, good, off, err, i == len(gens)-1, repair, log); err != nil {
+				return 0, 0, err
 			}
-			dropped := int64(len(data)) - le.Offset
-			last := i == len(gens)-1
-			switch {
-			case le.Short && last:
-				log.Warn("dropping a record cut short at the end of the last log: a write the server never finished, so its reply was never sent "+
-					"(unless a power loss under appendfsync everysec or no cut off a write already acknowledged, or the record's length field is damaged)",
-					"file", path, "offset", le.Offset, "bytes", dropped, "reason", le.Reason)
-			case repair:
-				log.Warn("--repair: dropping the rest of a damaged log", "file", path, "offset", le.Offset,
-					"bytes", dropped, "dropped", le.dropped(data), "reason", le.Reason)
-			default:
-				return nil, fmt.Errorf("%w; refusing to start, %s: restart with --repair to drop the log from offset %d on (%s)",
-					err, le.why(), le.Offset, le.dropped(data))
-			}
-			if err := os.Truncate(path, at); err != nil {
-				return nil, err
+			if err := os.Truncate(path, good); err != nil {
+				return 0, 0, err
 			}
 		}
-		size = at
+		size = good
 	}
-	st.Dirty.Store(int64(ops))
-	last := gens[len(gens)-1]
-	log.Info("log replayed", "dir", dir, "logs", len(gens), "ops", ops, "keys", st.keys.Len())
-	a, err := OpenAOF(dir, last, size, mode, log)
+	return size, ops, nil
+}
+
+// cutAt decides on err, the bad record at offset good of the log path
+// (whose contents are data; next is where the record after it starts), in
+// the last log if last: it answers nil, having logged why, if the log may be
+// cut there (a record cut short at the end of the last log, or with repair
+// any), and otherwise the error that refuses startup.
+func cutAt(path string, data []byte, good, next int64, err error, last, repair bool, log *slog.Logger) error {
+	var le *logError
+	if !errors.As(err, &le) {
+		// The record's checksum held but its op did not decode or
+		// apply: damage that the checksum cannot explain.
+		le = &logError{File: path, Offset: good, Reason: err.Error(), Next: next, Op: true}
+		err = le
+	}
+	dropped := int64(len(data)) - le.Offset
+	switch {
+	case le.Short && last:
+		log.Warn("dropping a record cut short at the end of the last log: a write the server never finished, so its reply was never sent "+
+			"(unless a power loss under appendfsync everysec or no cut off a write already acknowledged, or the record's length field is damaged)",
+			"file", path, "offset", le.Offset, "bytes", dropped, "reason", le.Reason)
+	case repair:
+		log.Warn("--repair: dropping the rest of a damaged log", "file", path, "offset", le.Offset,
+			"bytes", dropped, "dropped", le.dropped(data), "reason", le.Reason)
+	default:
+		return fmt.Errorf("%w; refusing to start, %s: restart with --repair to drop the log from offset %d on (%s)",
+			err, le.why(), le.Offset, le.dropped(data))
+	}
+	return nil
+}
+
+// saveRecovered names the keys lost when the logs were replayed with no
+// snapshot under them (fz, lenient), and saves a snapshot of what they
+// recovered through a, the open log: a restart could not replay them so
+// again.
+func (st *Store) saveRecovered(a *AOF, dir string, fz *FuzzyLog, log *slog.Logger) error {
+	n, names := st.lostKeys(fz)
+	if n > 0 {
+		log.Warn("--repair: ops on keys that only the missing or damaged snapshot held were skipped; "+
+			"these keys are lost, as is any key the snapshot held that no log touches",
+			"keys", n, "ops_skipped", fz.skipped, "lost", names)
+	} else {
+		log.Warn("--repair: no log op is left on a key that only the snapshot held; any key the snapshot held that no log touches is lost",
+			"ops_skipped", fz.skipped)
+	}
+	st.AOF = a
+	n, _, g, err := st.Snapshot(dir)
+	st.AOF = nil
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("--repair: saving the recovered keys: %w", err)
 	}
-	a.snapGen, a.hasSnap = ld.gen, ld.has
-	if ld.lenient {
-		n, names := st.lostKeys(ld.fuzzy)
-		if n > 0 {
-			log.Warn("--repair: ops on keys that only the missing or damaged snapshot held were skipped; "+
-				"these keys are lost, as is any key the snapshot held that no log touches",
-				"keys", n, "ops_skipped", ld.fuzzy.skipped, "lost", names)
-		} else {
-			log.Warn("--repair: no log op is left on a key that only the snapshot held; any key the snapshot held that no log touches is lost",
-				"ops_skipped", ld.fuzzy.skipped)
-		}
-		// The logs were replayed with no snapshot under them; a restart
-		// could not replay them so again. Stand the keys on a snapshot.
-		st.AOF = a
-		n, _, g, err := st.Snapshot(dir)
-		st.AOF = nil
-		if err != nil {
-			a.Close()
-			return nil, fmt.Errorf("--repair: saving the recovered keys: %w", err)
-		}
-		log.Warn("--repair: the keys recovered from the logs alone are saved", "keys", n, "generation", g)
-	}
-	return a, nil
+	log.Warn("--repair: the keys recovered from the logs alone are saved", "keys", n, "generation", g)
+	return nil
 }
 
 // why says why startup refuses the bad record e. A record cut short is
@@ -261,39 +290,70 @@ func loadSnapshots(st *Store, dir string, gens []uint64, repair bool, log *slog.
 	if !errors.Is(err, ErrCorrupt) && !errors.Is(err, syscall.EIO) {
 		return loaded{}, err
 	}
-	damage := err
-	aside, err := asideName(newest, snapDamaged)
-	if err != nil {
+	d := damagedSnapshot{path: newest, damage: err}
+	if d.aside, err = asideName(newest, snapDamaged); err != nil {
 		return loaded{}, err
 	}
-	// What can replace the damaged snapshot?
+	if havePrev {
+		d.prev = prev
+	}
+	return st.replaceDamaged(d, gens, repair, log)
+}
+
+// damagedSnapshot is a snapshot file that did not read, and the previous
+// one, which may replace it.
+type damagedSnapshot struct {
+	path   string // the damaged file
+	damage error  // why it did not read
+	aside  string // the name --repair renames it to
+	prev   string // the previous snapshot's file; "" if there is none
+}
+
+// replaceDamaged loads what replaces d (see Damaged snapshots above): the
+// previous snapshot if it reads whole and the logs since it are all there,
+// else what replaceWithLogs says. Without repair it refuses, saying what
+// --repair would do.
+func (st *Store) replaceDamaged(d damagedSnapshot, gens []uint64, repair bool, log *slog.Logger) (loaded, error) {
 	var pg uint64
 	var pEntries []snapEntry
 	var pFuzzy bool
 	var perr error
-	if havePrev {
-		pg, pEntries, pFuzzy, perr = ReadSnapshotFile(prev)
+	if d.prev != "" {
+		pg, pEntries, pFuzzy, perr = ReadSnapshotFile(d.prev)
 	}
-	if havePrev && perr == nil && logsFrom(gens, pg) {
-		if !repair {
-			return loaded{}, fmt.Errorf("%w; refusing to start: --repair will rename it to %s, load the previous snapshot %s (generation %d) and replay the logs from generation %d on, losing nothing acknowledged",
-				damage, aside, prev, pg, pg)
-		}
-		if err := setAside(newest, aside); err != nil {
-			return loaded{}, err
-		}
-		log.Warn("--repair: the newest snapshot is damaged; loading the previous one and the logs since it, nothing lost",
-			"damaged", newest, "renamed_to", aside, "err", damage, "file", prev, "generation", pg)
-		return st.loadEntries(pg, pEntries, pFuzzy, prev, log), nil
+	if d.prev == "" || perr != nil || !logsFrom(gens, pg) {
+		return replaceWithLogs(d, gens, unusablePrevious(d.prev != "", pg, perr), perr != nil, repair, log)
 	}
-	// No usable previous generation: say why.
-	why := "there is no previous snapshot"
+	if !repair {
+		return loaded{}, fmt.Errorf("%w; refusing to start: --repair will rename it to %s, load the previous snapshot %s (generation %d) and replay the logs from generation %d on, losing nothing acknowledged",
+			d.damage, d.aside, d.prev, pg, pg)
+	}
+	if err := setAside(d.path, d.aside); err != nil {
+		return loaded{}, err
+	}
+	log.Warn("--repair: the newest snapshot is damaged; loading the previous one and the logs since it, nothing lost",
+		"damaged", d.path, "renamed_to", d.aside, "err", d.damage, "file", d.prev, "generation", pg)
+	return st.loadEntries(pg, pEntries, pFuzzy, d.prev, log), nil
+}
+
+// unusablePrevious says why the previous snapshot (if havePrev, of
+// generation pg, read with perr) cannot replace a damaged one.
+func unusablePrevious(havePrev bool, pg uint64, perr error) string {
 	switch {
 	case havePrev && perr != nil:
-		why = fmt.Sprintf("the previous snapshot is damaged too (%v)", perr)
+		return fmt.Sprintf("the previous snapshot is damaged too (%v)", perr)
 	case havePrev:
-		why = fmt.Sprintf("the logs from the previous snapshot's generation %d on are not all there", pg)
+		return fmt.Sprintf("the logs from the previous snapshot's generation %d on are not all there", pg)
 	}
+	return "there is no previous snapshot"
+}
+
+// replaceWithLogs replaces d, with no usable previous snapshot (why), by the
+// logs: every log from generation 0 on if they are all there (nothing is
+// lost), else the logs there are alone (logsAlone). Without repair it
+// refuses, saying what --repair would do; with it, d and the previous
+// snapshot (damaged too if prevDamaged) are renamed.
+func replaceWithLogs(d damagedSnapshot, gens []uint64, why string, prevDamaged, repair bool, log *slog.Logger) (loaded, error) {
 	empty := logsFrom(gens, 0)
 	var what string
 	if empty {
@@ -306,34 +366,35 @@ func loadSnapshots(st *Store, dir string, gens []uint64, repair bool, log *slog.
 		what = fmt.Sprintf("replay the logs there are (%s) alone, losing every key the snapshot held that those logs do not create again", span)
 	}
 	prevAside := ""
-	if havePrev {
+	if d.prev != "" {
 		suffix := ".unused"
-		if perr != nil {
+		if prevDamaged {
 			suffix = snapDamaged
 		}
-		if prevAside, err = asideName(prev, suffix); err != nil {
+		var err error
+		if prevAside, err = asideName(d.prev, suffix); err != nil {
 			return loaded{}, err
 		}
-		what = fmt.Sprintf("rename %s to %s and %s", prev, prevAside, what)
+		what = fmt.Sprintf("rename %s to %s and %s", d.prev, prevAside, what)
 	}
 	if !repair {
-		return loaded{}, fmt.Errorf("%w; refusing to start, and %s: --repair will rename it to %s, %s", damage, why, aside, what)
+		return loaded{}, fmt.Errorf("%w; refusing to start, and %s: --repair will rename it to %s, %s", d.damage, why, d.aside, what)
 	}
-	if err := setAside(newest, aside); err != nil {
+	if err := setAside(d.path, d.aside); err != nil {
 		return loaded{}, err
 	}
 	if prevAside != "" {
-		if err := setAside(prev, prevAside); err != nil {
+		if err := setAside(d.prev, prevAside); err != nil {
 			return loaded{}, err
 		}
 	}
 	if empty {
 		log.Warn("--repair: the snapshot is damaged; replaying every log from generation 0, nothing lost",
-			"damaged", newest, "renamed_to", aside, "err", damage, "why", why)
+			"damaged", d.path, "renamed_to", d.aside, "err", d.damage, "why", why)
 		return loaded{}, nil
 	}
 	log.Warn("--repair: the snapshot is damaged and nothing replaces it; replaying the logs alone, the keys only the snapshot held are lost",
-		"damaged", newest, "renamed_to", aside, "err", damage, "why", why)
+		"damaged", d.path, "renamed_to", d.aside, "err", d.damage, "why", why)
 	return logsAlone(gens), nil
 }
 

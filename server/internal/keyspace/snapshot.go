@@ -95,7 +95,7 @@ const (
 	maxSnapKey = 1 << 30
 )
 
-// testHookSnapshotEntry, if set, runs after each entry a snapshot writes,
+// TestHookSnapshotEntry is run, if set, after each entry a snapshot writes,
 // with no lock held: tests widen the window in which writes interleave.
 var TestHookSnapshotEntry func()
 
@@ -140,7 +140,7 @@ func (st *Store) Snapshot(dir string) (int, int64, uint64, error) {
 	return n, size, gen, nil
 }
 
-// testHookInstallStep, if set, runs after each step of installSnapshot
+// TestHookInstallStep is run, if set, after each step of installSnapshot
 // ("written", "verified", "demoted", "installed", "logs removed") with the
 // directory as a crash at that moment would leave it: tests copy it.
 var TestHookInstallStep func(step string)

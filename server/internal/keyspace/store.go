@@ -36,8 +36,8 @@ import (
 // Lookups (CF.EXISTS, CF.COUNT) take no lock at all: a map Load, then the
 // lock-free filter.
 
-// Memory accounting. mem is the bytes of every live filter's stages, the sum
-// of their SizeInBytes, plus the CF.SCANDUMP chunks in flight: a stage is
+// Store is the key space. Memory accounting: mem is the bytes of every live
+// filter's stages, the sum of their SizeInBytes, plus the CF.SCANDUMP chunks in flight: a stage is
 // charged (charge) before it is allocated, and a filter's bytes are released
 // once, when it dies (dropLocked, clear) or loses stages (compact); a chunk
 // is charged at its largest before it is built and released when its reply
@@ -53,7 +53,7 @@ type Store struct {
 	Maxmem    atomic.Int64 // 0: no limit; CONFIG SET maxmemory stores it
 	maxFilter uint64       // the most one filter may take
 	// Clients is what clients hold, less the dump chunks mem counts
-	// already (clientmem.go): --maxmemory bounds mem and clients together.
+	// already (the server's clientmem.go): --maxmemory bounds mem and clients together.
 	Clients atomic.Int64
 	// charger and forceCharger are charge and chargeForce as values, made
 	// once: a method value made per write would be allocated per write.

@@ -41,63 +41,8 @@ const minParallel = 8
 // batch may then be applied in part, and the caller must not go on from it.
 // Preconditions: the gate held exclusively.
 func (st *Store) ReplayStream(recs [][]byte, at int64, fz *FuzzyLog, fzEnd int64, workers int) error {
-	type job struct {
-		rec []byte
-		at  int64
-	}
 	workers = max(1, min(workers, len(recs)/minParallel))
-	shards := make([][]job, workers)
-	fuzzy := func(at int64) *FuzzyLog {
-		if fz != nil && at < fzEnd {
-			return fz
-		}
-		return nil
-	}
-	run := func(jobs []job) error {
-		for _, j := range jobs {
-			if err := st.Replay(j.rec, j.at, fuzzy(j.at)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	drain := func() error {
-		busy := 0
-		for _, s := range shards {
-			if len(s) > 0 {
-				busy++
-			}
-		}
-		var err error
-		switch busy {
-		case 0:
-		case 1:
-			for _, s := range shards {
-				if len(s) > 0 {
-					err = run(s)
-				}
-			}
-		default:
-			errs := make([]error, len(shards))
-			var wg sync.WaitGroup
-			for i, s := range shards {
-				if len(s) > 0 {
-					wg.Go(func() { errs[i] = run(s) })
-				}
-			}
-			wg.Wait()
-			for _, e := range errs {
-				if e != nil {
-					err = e
-					break
-				}
-			}
-		}
-		for i := range shards {
-			shards[i] = shards[i][:0]
-		}
-		return err
-	}
+	r := &streamReplay{st: st, fz: fz, fzEnd: fzEnd, shards: make([][]streamJob, workers)}
 	for _, rec := range recs {
 		here := at
 		at += int64(RecordHeader + len(rec))
@@ -106,10 +51,10 @@ func (st *Store) ReplayStream(recs [][]byte, at int64, fz *FuzzyLog, fzEnd int64
 		}
 		key, ok := oneKey(rec)
 		if !ok {
-			if err := drain(); err != nil {
+			if err := r.drain(); err != nil {
 				return err
 			}
-			if err := st.Replay(rec, here, fuzzy(here)); err != nil {
+			if err := st.Replay(rec, here, r.fuzzy(here)); err != nil {
 				return err
 			}
 			continue
@@ -118,9 +63,83 @@ func (st *Store) ReplayStream(recs [][]byte, at int64, fz *FuzzyLog, fzEnd int64
 		if workers > 1 {
 			i = int(maphash.Bytes(streamSeed, key) % uint64(workers))
 		}
-		shards[i] = append(shards[i], job{rec, here})
+		r.shards[i] = append(r.shards[i], streamJob{rec, here})
 	}
-	return drain()
+	return r.drain()
+}
+
+// streamReplay is one ReplayStream's state: the records of one key each
+// gathered in one shard, in order, until drain replays the shards, each on
+// a worker of its own.
+type streamReplay struct {
+	st     *Store
+	fz     *FuzzyLog
+	fzEnd  int64
+	shards [][]streamJob
+}
+
+// streamJob is a record of the stream and the offset it starts at.
+type streamJob struct {
+	rec []byte
+	at  int64
+}
+
+// fuzzy is the positions a record at offset at is replayed with.
+func (r *streamReplay) fuzzy(at int64) *FuzzyLog {
+	if r.fz != nil && at < r.fzEnd {
+		return r.fz
+	}
+	return nil
+}
+
+// run replays jobs in order, up to the first error.
+func (r *streamReplay) run(jobs []streamJob) error {
+	for _, j := range jobs {
+		if err := r.st.Replay(j.rec, j.at, r.fuzzy(j.at)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain replays the shards gathered, in parallel if more than one holds
+// records, and empties them; it returns the first error, in shard order.
+func (r *streamReplay) drain() error {
+	busy := 0
+	for _, s := range r.shards {
+		if len(s) > 0 {
+			busy++
+		}
+	}
+	var err error
+	switch busy {
+	case 0:
+	case 1:
+		for _, s := range r.shards {
+			if len(s) > 0 {
+				err = r.run(s)
+			}
+		}
+	default:
+		errs := make([]error, len(r.shards))
+		var wg sync.WaitGroup
+		for i, s := range r.shards {
+			if len(s) > 0 {
+				wg.Go(func() { errs[i] = r.run(s) })
+			}
+		}
+		wg.Wait()
+		for _, e := range errs {
+			if e != nil {
+				err = e
+				break
+			}
+		}
+	}
+	for i := range r.shards {
+		r.shards[i] = r.shards[i][:0]
+	}
+	return err
 }
 
 // oneKey returns the key of rec if rec is an op of that key alone, which

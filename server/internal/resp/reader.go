@@ -84,7 +84,7 @@ func (rd *Reader) reset() {
 	rd.offs = rd.offs[:0]
 }
 
-// buffered returns the bytes received and not yet consumed.
+// Buffered returns the bytes received and not yet consumed.
 func (rd *Reader) Buffered() int { return rd.w - rd.r }
 
 // line returns the end of the line that starts at pos (the index of its
@@ -135,7 +135,7 @@ func parseCount(b []byte) (n int64, ok bool) {
 	return n, true
 }
 
-// next returns the next complete request in the buffer, or nil when none
+// Next returns the next complete request in the buffer, or nil when none
 // has fully arrived (then fill must read more). authed selects the limits:
 // a client that must still authenticate may send only small requests. The
 // arguments alias the buffer until the next fill.
@@ -244,7 +244,7 @@ func (rd *Reader) inline() (args [][]byte, consumed bool, err error) {
 	return args, true, nil
 }
 
-// fill reads once from the source into the buffer. It drops the consumed
+// Fill reads once from the source into the buffer. It drops the consumed
 // bytes first (trading a large buffer for one in proportion to what is
 // still pending), and grows the
 // buffer, doubling it, only when too little room is left after them. It

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -18,11 +19,10 @@ type Settings struct {
 	// CACertFile (tls-ca-cert-file) holds the certificates, PEM, of the
 	// CAs that sign the clients' certificates.
 	CACertFile string
-	// AuthClients (tls-auth-clients) is "yes" (the default, as in Redis: a
-	// client must present a certificate the CAs signed), "optional" (a
-	// certificate is verified if the client presents one) or "no" (none is
-	// asked for).
-	AuthClients string
+	// AuthClients (tls-auth-clients) is whether clients must present a
+	// certificate: AuthClientsYes (the zero value and default, as in Redis),
+	// AuthClientsOptional or AuthClientsNo.
+	AuthClients AuthClients
 	// ClientCertFile and ClientKeyFile (tls-client-cert-file,
 	// tls-client-key-file) are the certificate, PEM, and its key that this
 	// server presents when it connects to another node over TLS; by
@@ -36,11 +36,50 @@ type Settings struct {
 	Replication, Cluster bool
 }
 
+// AuthClients is tls-auth-clients: whether a TLS listener asks clients for
+// a certificate. Its String is the setting's value.
+type AuthClients int
+
+const (
+	AuthClientsYes      AuthClients = iota // a client must present a certificate the CAs signed
+	AuthClientsOptional                    // a certificate is verified if the client presents one
+	AuthClientsNo                          // none is asked for
+)
+
+var authClientsNames = [...]string{AuthClientsYes: "yes", AuthClientsOptional: "optional", AuthClientsNo: "no"}
+
 // authModes maps tls-auth-clients to crypto/tls's ClientAuth.
-var authModes = map[string]tls.ClientAuthType{
-	"yes":      tls.RequireAndVerifyClientCert,
-	"optional": tls.VerifyClientCertIfGiven,
-	"no":       tls.NoClientCert,
+var authModes = [...]tls.ClientAuthType{
+	AuthClientsYes:      tls.RequireAndVerifyClientCert,
+	AuthClientsOptional: tls.VerifyClientCertIfGiven,
+	AuthClientsNo:       tls.NoClientCert,
+}
+
+// String is tls-auth-clients' value: yes, optional or no.
+func (a AuthClients) String() string {
+	if !a.valid() {
+		return "AuthClients(" + strconv.Itoa(int(a)) + ")"
+	}
+	return authClientsNames[a]
+}
+
+func (a AuthClients) valid() bool { return a >= 0 && int(a) < len(authClientsNames) }
+
+// ParseAuthClients reads tls-auth-clients' value; "" is yes.
+func ParseAuthClients(s string) (AuthClients, error) {
+	if s == "" {
+		return AuthClientsYes, nil
+	}
+	for a, name := range authClientsNames {
+		if s == name {
+			return AuthClients(a), nil
+		}
+	}
+	return 0, authClientsError(s)
+}
+
+func authClientsError(s string) error {
+	return fmt.Errorf("tls-auth-clients %q: want yes, no or optional", s)
 }
 
 // Server builds the configuration of a TLS listener from t: it loads the
@@ -50,18 +89,14 @@ var authModes = map[string]tls.ClientAuthType{
 // clients refuse it (the server's log warns: CertValidity).
 func Server(t Settings) (*tls.Config, error) {
 	auth := t.AuthClients
-	if auth == "" {
-		auth = "yes"
-	}
-	mode, ok := authModes[auth]
 	switch {
-	case !ok:
-		return nil, fmt.Errorf("tls-auth-clients %q: want yes, no or optional", t.AuthClients)
+	case !auth.valid():
+		return nil, authClientsError(auth.String())
 	case t.CertFile == "":
 		return nil, errors.New("tls-cert-file: a TLS listener needs the server's certificate")
 	case t.KeyFile == "":
 		return nil, errors.New("tls-key-file: a TLS listener needs the certificate's private key")
-	case mode != tls.NoClientCert && t.CACertFile == "":
+	case auth != AuthClientsNo && t.CACertFile == "":
 		return nil, fmt.Errorf("tls-ca-cert-file: tls-auth-clients %s verifies clients' certificates against CAs; give their file, or set tls-auth-clients no", auth)
 	}
 	for _, f := range []struct{ name, path string }{{"tls-cert-file", t.CertFile}, {"tls-key-file", t.KeyFile}} {
@@ -73,7 +108,7 @@ func Server(t Settings) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tls-cert-file %s, tls-key-file %s: %w", t.CertFile, t.KeyFile, err)
 	}
-	c := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: mode, MinVersion: tls.VersionTLS12}
+	c := &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: authModes[auth], MinVersion: tls.VersionTLS12}
 	if t.CACertFile != "" {
 		var err error
 		if c.ClientCAs, err = loadCAs(t.CACertFile); err != nil {

@@ -44,14 +44,20 @@ func TestServer(t *testing.T) {
 	f := newFiles(t, time.Time{})
 	for auth, want := range map[string]tls.ClientAuthType{"": tls.RequireAndVerifyClientCert, "yes": tls.RequireAndVerifyClientCert, "optional": tls.VerifyClientCertIfGiven, "no": tls.NoClientCert} {
 		s := f.settings()
-		s.AuthClients = auth
+		var err error
+		if s.AuthClients, err = tlsconf.ParseAuthClients(auth); err != nil || (auth != "" && s.AuthClients.String() != auth) {
+			t.Errorf("ParseAuthClients(%q) = %v, %v", auth, s.AuthClients, err)
+		}
 		c, err := tlsconf.Server(s)
 		if err != nil || c.ClientAuth != want || c.MinVersion != tls.VersionTLS12 || len(c.Certificates) != 1 || c.ClientCAs == nil {
 			t.Errorf("Server with tls-auth-clients %q: %v; want ClientAuth %v, TLS 1.2, a certificate, the CAs", auth, err, want)
 		}
 	}
+	if _, err := tlsconf.ParseAuthClients("maybe"); err == nil || err.Error() != `tls-auth-clients "maybe": want yes, no or optional` {
+		t.Errorf("ParseAuthClients(maybe): %v", err)
+	}
 	s := f.settings()
-	s.AuthClients, s.CACertFile = "no", ""
+	s.AuthClients, s.CACertFile = tlsconf.AuthClientsNo, ""
 	if c, err := tlsconf.Server(s); err != nil || c.ClientCAs != nil {
 		t.Errorf("Server with tls-auth-clients no and no CAs: %v", err)
 	}
@@ -61,11 +67,11 @@ func TestServer(t *testing.T) {
 		want    string
 		setting string
 	}{
-		{"auth=maybe", func(s *tlsconf.Settings) { s.AuthClients = "maybe" }, `tls-auth-clients "maybe": want yes, no or optional`, "tls-auth-clients"},
+		{"auth=9", func(s *tlsconf.Settings) { s.AuthClients = 9 }, `tls-auth-clients "AuthClients(9)": want yes, no or optional`, "tls-auth-clients"},
 		{"no-cert", func(s *tlsconf.Settings) { s.CertFile = "" }, "tls-cert-file: a TLS listener needs the server's certificate", "tls-cert-file"},
 		{"no-key", func(s *tlsconf.Settings) { s.KeyFile = "" }, "tls-key-file: a TLS listener needs the certificate's private key", "tls-key-file"},
 		{"no-ca", func(s *tlsconf.Settings) { s.CACertFile = "" }, "tls-ca-cert-file: tls-auth-clients yes verifies clients' certificates against CAs; give their file, or set tls-auth-clients no", "tls-ca-cert-file"},
-		{"no-ca/optional", func(s *tlsconf.Settings) { s.CACertFile, s.AuthClients = "", "optional" }, "tls-ca-cert-file: tls-auth-clients optional verifies clients' certificates against CAs; give their file, or set tls-auth-clients no", "tls-ca-cert-file"},
+		{"no-ca/optional", func(s *tlsconf.Settings) { s.CACertFile, s.AuthClients = "", tlsconf.AuthClientsOptional }, "tls-ca-cert-file: tls-auth-clients optional verifies clients' certificates against CAs; give their file, or set tls-auth-clients no", "tls-ca-cert-file"},
 		{"missing-cert", func(s *tlsconf.Settings) { s.CertFile = f.missing }, "tls-cert-file: stat " + f.missing + ": no such file or directory", "tls-cert-file"},
 		{"missing-key", func(s *tlsconf.Settings) { s.KeyFile = f.missing }, "tls-key-file: stat " + f.missing + ": no such file or directory", "tls-key-file"},
 		{"garbage-cert", func(s *tlsconf.Settings) { s.CertFile = f.garbage }, "tls-cert-file " + f.garbage + ", tls-key-file " + f.server.KeyFile + ": tls: failed to find any PEM data in certificate input", "tls-cert-file"},

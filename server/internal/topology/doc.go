@@ -36,11 +36,11 @@
 // pointer), so a command's check loads one and sees one topology. Its
 // slices and maps (Nodes, Config) are shared, never to be modified.
 //
-// What needs a connection stays in package server: where a command goes
+// What a node does with it is internal/cluster's: where a command goes
 // (-MOVED, -ASK, -TRYAGAIN, -CROSSSLOT), the addresses of a node that the
 // topology leaves out (myself's, taken from the connection), the CLUSTER
 // commands' replies, the slot locks, and the topology's file.
 //
-// It imports only the standard library, nothing of the server's; package
-// server imports it.
+// It imports only the standard library, nothing of the server's; packages
+// cluster and server import it.
 package topology

@@ -37,16 +37,32 @@ func Compile(conf Config) (*Map, error) {
 	for i := range t.owner {
 		t.owner[i] = -1
 	}
+	if err := t.indexNodes(); err != nil {
+		return nil, err
+	}
+	if err := t.assignSlots(); err != nil {
+		return nil, err
+	}
+	if err := t.markMoves(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// indexNodes checks the nodes' ids and ports and indexes them by id
+// (byID), with this node, listed or not, as me.
+func (t *Map) indexNodes() error {
+	conf := t.conf
 	index := map[string]int{}
 	for i, n := range conf.Nodes {
 		if !IsNodeID(n.ID) {
-			return nil, fmt.Errorf("node %d: id %q is not a node id (40 hex digits)", i, n.ID)
+			return fmt.Errorf("node %d: id %q is not a node id (40 hex digits)", i, n.ID)
 		}
 		if _, dup := index[n.ID]; dup {
-			return nil, fmt.Errorf("node %s listed twice", n.ID)
+			return fmt.Errorf("node %s listed twice", n.ID)
 		}
 		if n.Port < 0 || n.Port > 65535 || n.Port == 0 && n.ID != conf.Myself {
-			return nil, fmt.Errorf("node %s: port %d", n.ID, n.Port)
+			return fmt.Errorf("node %s: port %d", n.ID, n.Port)
 		}
 		index[n.ID] = i
 	}
@@ -60,37 +76,52 @@ func Compile(conf Config) (*Map, error) {
 		t.me = len(t.nodes) - 1
 		index[conf.Myself] = t.me
 	}
-	for i, n := range conf.Nodes {
+	return nil
+}
+
+// assignSlots checks each node's role (a replica's primary is a primary
+// listed, and it owns no slots) and gives each slot its owner: no slot
+// has two.
+func (t *Map) assignSlots() error {
+	nodes := t.conf.Nodes
+	for i, n := range nodes {
 		switch n.Role {
 		case RolePrimary:
 			if n.Primary != "" {
-				return nil, fmt.Errorf("node %s: a primary with a primary", n.ID)
+				return fmt.Errorf("node %s: a primary with a primary", n.ID)
 			}
 		case RoleReplica:
-			p, ok := index[n.Primary]
-			if !ok || conf.Nodes[p].Role != RolePrimary {
-				return nil, fmt.Errorf("node %s: primary %q is not a primary listed", n.ID, n.Primary)
+			p, ok := t.byID[n.Primary]
+			if !ok || nodes[p].Role != RolePrimary {
+				return fmt.Errorf("node %s: primary %q is not a primary listed", n.ID, n.Primary)
 			}
 			if len(n.Slots) > 0 || len(n.Migrating) > 0 || len(n.Importing) > 0 {
-				return nil, fmt.Errorf("node %s: a replica owns no slots", n.ID)
+				return fmt.Errorf("node %s: a replica owns no slots", n.ID)
 			}
 		default:
-			return nil, fmt.Errorf("node %s: role %q: want primary or replica", n.ID, n.Role)
+			return fmt.Errorf("node %s: role %q: want primary or replica", n.ID, n.Role)
 		}
 		for _, r := range n.Slots {
 			if r[0] < 0 || r[1] >= Slots || r[0] > r[1] {
-				return nil, fmt.Errorf("node %s: slot range %d-%d", n.ID, r[0], r[1])
+				return fmt.Errorf("node %s: slot range %d-%d", n.ID, r[0], r[1])
 			}
 			for slot := r[0]; slot <= r[1]; slot++ {
 				if o := t.owner[slot]; o >= 0 {
-					return nil, fmt.Errorf("slot %d owned by both %s and %s", slot, conf.Nodes[o].ID, n.ID)
+					return fmt.Errorf("slot %d owned by both %s and %s", slot, nodes[o].ID, n.ID)
 				}
 				t.owner[slot] = int16(i)
 				t.assigned++
 			}
 		}
 	}
-	for i, n := range conf.Nodes {
+	return nil
+}
+
+// markMoves checks the slots each node migrates (it owns them) and imports
+// (it does not), each to or from another primary listed, and keeps this
+// node's in migrating and importing.
+func (t *Map) markMoves() error {
+	for i, n := range t.conf.Nodes {
 		for _, m := range []struct {
 			slots   map[int]string
 			owned   bool
@@ -98,14 +129,14 @@ func Compile(conf Config) (*Map, error) {
 			meaning string
 		}{{n.Migrating, true, t.migrating, "migrating"}, {n.Importing, false, t.importing, "importing"}} {
 			for slot, id := range m.slots {
-				peer, ok := index[id]
+				peer, ok := t.byID[id]
 				switch {
 				case slot < 0 || slot >= Slots:
-					return nil, fmt.Errorf("node %s: %s slot %d", n.ID, m.meaning, slot)
+					return fmt.Errorf("node %s: %s slot %d", n.ID, m.meaning, slot)
 				case !ok || peer == i || t.nodes[peer].Role != RolePrimary:
-					return nil, fmt.Errorf("node %s: %s slot %d: peer %q is not another primary listed", n.ID, m.meaning, slot, id)
+					return fmt.Errorf("node %s: %s slot %d: peer %q is not another primary listed", n.ID, m.meaning, slot, id)
 				case (int(t.owner[slot]) == i) != m.owned:
-					return nil, fmt.Errorf("node %s: %s slot %d: it owns it %v", n.ID, m.meaning, slot, !m.owned)
+					return fmt.Errorf("node %s: %s slot %d: it owns it %v", n.ID, m.meaning, slot, !m.owned)
 				}
 				if i == t.me {
 					m.into[slot] = peer
@@ -113,7 +144,7 @@ func Compile(conf Config) (*Map, error) {
 			}
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // Config is the Config t was compiled from, as GETCONFIG returns it.

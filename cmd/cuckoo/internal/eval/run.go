@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Experiments, in the order Run runs them; Config.Only selects by name.
+// Experiments are the experiments, in the order Run runs them; Config.Only selects by name.
 var Experiments = []string{"probes", "rates", "fpr", "space", "maxload", "concurrency", "deletes", "growth"}
 
 // Config is one evaluation run.
