@@ -46,15 +46,15 @@ func clusterCommands() (b []binding) {
 		cluster.WriteHelp(cl.wr)
 	})})
 	b = append(b, binding{name: "asking", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
-		cl.cluster.asking = true // after clusterRedirect cleared it: for the next command
+		cl.cluster.Asking = true // after clusterRedirect cleared it: for the next command
 		cl.wr.WriteString("OK")
 	})})
 	b = append(b, binding{name: "readonly", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
-		cl.cluster.readonly = true
+		cl.cluster.Readonly = true
 		cl.wr.WriteString("OK")
 	})})
 	b = append(b, binding{name: "readwrite", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
-		cl.cluster.readonly = false
+		cl.cluster.Readonly = false
 		cl.wr.WriteString("OK")
 	})})
 	b = append(b, binding{name: "cuckoo.cluster|setconfig", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
@@ -116,9 +116,9 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (slot in
 	if cl.ks.InExec() || cmd.spec.Name == "migrate" {
 		return -1, nil // EXEC is running its queue, under its slot's lock
 	}
-	c := cluster.Command{Asking: cl.cluster.asking || cmd.asking, Readonly: cl.cluster.readonly, Write: cmd.write}
+	c := cluster.Command{Asking: cl.cluster.Asking || cmd.asking, Readonly: cl.cluster.Readonly, Write: cmd.write}
 	if cmd.spec.Name != "multi" && (!cl.tx.inMulti.Load() || cmd.inMulti) {
-		cl.cluster.asking = false
+		cl.cluster.Asking = false
 	}
 	var sole [1][]byte
 	switch {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/clientmem"
+	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
@@ -61,8 +62,9 @@ type client struct {
 	sub pubsub.Subscriptions
 	// repl is its side of replication, as a replica's link (repl.go).
 	repl replClient
-	// cluster is its cluster mode state (cluster.go).
-	cluster clusterClient
+	// cluster is its cluster mode state: ASKING, READONLY (package
+	// cluster, cluster.go).
+	cluster cluster.Conn
 	// mem is what the connection holds, published for the totals and the
 	// limits (package clientmem, clientmem.go).
 	mem clientmem.Usage
@@ -84,13 +86,6 @@ type replClient struct {
 	link   *replicaLink
 	start  bool
 	isLink atomic.Bool
-}
-
-// clusterClient is a client's cluster mode state (cluster.go): asking is
-// set by ASKING for the next command only; readonly by READONLY until
-// READWRITE: reads on a replica node.
-type clusterClient struct {
-	asking, readonly bool
 }
 
 // mayProceed reports whether cl may run any command, and so send requests of
