@@ -217,7 +217,7 @@ func cmdPsync(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR this server is a replica: chained replication is not supported; replicate from its primary"))
 		return
 	}
-	link := cl.replLink
+	link := cl.repl.link
 	if link == nil {
 		link = &replicaLink{cl: cl}
 		link.ip, _, _ = net.SplitHostPort(cl.nc.RemoteAddr().String())
@@ -246,9 +246,9 @@ func cmdPsync(s *Server, cl *client, a [][]byte) {
 	r.active.Store(true)
 	r.replicas[link] = struct{}{}
 	r.mu.Unlock()
-	cl.replLink = link
-	cl.replStart = true
-	cl.isReplicaLink.Store(true)
+	cl.repl.link = link
+	cl.repl.start = true
+	cl.repl.isLink.Store(true)
 }
 
 // REPLCONF listening-port <port> | capa <...> | ack <offset> | getack *
@@ -265,16 +265,16 @@ func cmdReplconf(s *Server, cl *client, a [][]byte) {
 				s.writeErr(cl, replyErr("ERR value is not an integer or out of range"))
 				return
 			}
-			if cl.replLink == nil {
-				cl.replLink = &replicaLink{cl: cl}
-				cl.replLink.ip, _, _ = net.SplitHostPort(cl.nc.RemoteAddr().String())
+			if cl.repl.link == nil {
+				cl.repl.link = &replicaLink{cl: cl}
+				cl.repl.link.ip, _, _ = net.SplitHostPort(cl.nc.RemoteAddr().String())
 			}
-			cl.replLink.port = int(p)
+			cl.repl.link.port = int(p)
 		case "ip-address":
-			if cl.replLink == nil {
-				cl.replLink = &replicaLink{cl: cl}
+			if cl.repl.link == nil {
+				cl.repl.link = &replicaLink{cl: cl}
 			}
-			cl.replLink.ip = string(a[i+1])
+			cl.repl.link.ip = string(a[i+1])
 		case "capa", "rdb-only", "rdb-filter-only":
 		case "ack", "getack":
 			return // no reply, as Redis
@@ -290,7 +290,7 @@ func cmdReplconf(s *Server, cl *client, a [][]byte) {
 // then the stream, while a goroutine reads its acknowledgements.
 func (s *Server) serveReplica(cl *client) {
 	r := s.repl
-	link := cl.replLink
+	link := cl.repl.link
 	gone := make(chan struct{})
 	defer func() {
 		r.mu.Lock()
