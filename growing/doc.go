@@ -65,8 +65,9 @@
 // Invariant: every non-zero bucket word lies in a marked block. The one
 // store of a word (write.go's store) marks the block before it stores a
 // non-zero word over a zero one; both are atomic, so a reader that finds a
-// block unmarked missed nothing stored before it looked. NextWritten
-// returns the runs of marked blocks, and the server's dumps read only
-// those. Marks are cleared only with the table (Reset); Restore keeps the
-// segments New allocated, empty, rather than allocating them again.
+// block unmarked missed nothing stored before it looked. The server's dumps
+// read only the runs of marked blocks (raw.NextWritten, reached through
+// package internal/tables). Marks are cleared only with the table (Reset);
+// restoring a saved table (raw.Restore) keeps the segments New allocated,
+// empty, rather than allocating them again.
 package growing

@@ -34,9 +34,10 @@ type Config struct {
 	Fixed bool
 	// Reserve, if set, is called with the bytes of every allocation after
 	// New's own (which Size returns, for the caller to charge first) before
-	// it is made: a segment added by growth, or by Restore. An error stops
-	// the growth (the insert still succeeds if there is room, and otherwise
-	// returns the error).
+	// it is made: a segment added by growth, or by the server's restore of
+	// a saved table (package internal/tables). An error stops the growth
+	// (the insert still succeeds if there is room, and otherwise returns
+	// the error).
 	Reserve func(bytes uint64) error
 }
 

@@ -164,9 +164,10 @@
 // about to put one in marks its block first, then does its CAS (addTo) or
 // K-CAS (shift: only the chain's tail bucket can be empty; every other
 // bucket of a chain holds the fingerprint that leaves it, so its block is
-// marked already); SetBucketBits and FromFilter do the same. A bucket
-// read non-empty needs no mark: the write that filled it marked it. Marks
-// and words are atomic, so a reader that finds a block unmarked missed no
-// fingerprint stored before it looked. NextWritten returns the runs of
-// marked blocks; Reset clears only those, then the marks.
+// marked already); FromFilter and the server's loads (raw.SetBucketBits,
+// through package internal/tables) do the same. A bucket read non-empty
+// needs no mark: the write that filled it marked it. Marks and words are
+// atomic, so a reader that finds a block unmarked missed no fingerprint
+// stored before it looked. The server's dumps read only the runs of marked
+// blocks (nextWritten); Reset clears only those, then the marks.
 package lockfree

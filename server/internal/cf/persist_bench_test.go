@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/growing"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
@@ -76,7 +77,7 @@ func persistWords(b *testing.B, p Params) []uint64 {
 				b.Fatal(err)
 			}
 		}
-		t := growTable{src}
+		t := tables.OfGrowing(src)
 		for j := range t.Buckets() {
 			if w := t.BucketBits(j); w != 0 {
 				words = append(words, w)
@@ -93,7 +94,7 @@ func persistWords(b *testing.B, p Params) []uint64 {
 			b.Fatal(err)
 		}
 	}
-	t := fixedTable{src}
+	t := tables.OfLockfree(src)
 	for j := range t.Buckets() {
 		if w := t.BucketBits(j); w != 0 {
 			words = append(words, w)
