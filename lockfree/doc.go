@@ -49,11 +49,11 @@
 // A 2-slot bucket still takes a whole word and the table runs at a lower
 // load, so it takes 2.3 times the memory of the 4-slot one. The rate is
 // better than asked: about 2b·α/2^f at load α, which the ceiling in f puts
-// below ε·α. Lookups in a table that fits the cache (Capacity 10^4) take
-// the same 14-18 ns in both layouts; at Capacity 10^6 the larger 2-slot
-// table misses the cache more, 115-310 ns a lookup against 55-100 ns on a
-// shared 2-core machine. Inserts up to Capacity measured the same in both
-// (200-440 ns, within that machine's noise).
+// below ε·α. Lookups in a table that fits the cache take as long in both
+// layouts; in one that does not, the larger 2-slot table misses the cache
+// more, and its lookups take two to three times as long as 4-slot ones.
+// Inserts up to Capacity take as long in both. The timings are in
+// docs/performance.md ("Bucket sizes: 2-slot buckets against 4-slot ones").
 //
 // Other layouts weighed:
 //   - 4 slots of 12 bits in a larger table. The rate at load α is about
