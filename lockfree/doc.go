@@ -2,6 +2,23 @@
 // at once with no lock: lookups, inserts and deletes all proceed in
 // parallel, and a goroutine stalled anywhere delays no other.
 //
+// It is sized as package filter's Filter is, by a filter.Config, and shared
+// as it is, with no lock around it:
+//
+//	f, err := lockfree.New(filter.Config{Capacity: 1_000_000, FalsePositiveRate: 0.01})
+//	if err != nil {
+//		return err
+//	}
+//	// In any number of goroutines at once:
+//	err = f.InsertString("apple")   // ErrFull once no room can be made
+//	ok := f.ContainsString("apple") // true; for an absent key, false but about 1% of the time
+//	ok = f.DeleteString("apple")    // delete only keys known to be present
+//
+// Its capacity is fixed: Insert returns ErrFull, the filter logically
+// unchanged, when no room can be made (package growing grows). WriteTo saves it in package
+// filter's binary format; FromFilter loads a filter.Filter, such as one
+// read back or built offline with `cuckoo build`.
+//
 // It follows 王瀚橙, 陈志鹏, 戴海鹏, 顾荣, KIM Chaewon, 陈贵海, "无锁并发布谷鸟过滤器"
 // (Lock-free concurrent cuckoo filter), Journal of Software 36(7), 2025:
 // two-stage lookups against migration counters, path search separated from
