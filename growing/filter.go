@@ -302,6 +302,9 @@ func (f *Filter) stashed(h uint64) bool {
 // lookup also matches the bucket next to split under its split encoding.
 func (f *Filter) Count(key []byte) int { return f.CountHash(f.hash(key)) }
 
+// CountString is Count for a string key.
+func (f *Filter) CountString(key string) int { return f.CountHash(f.hashString(key)) }
+
 // CountHash is Count for a caller-computed hash.
 func (f *Filter) CountHash(h uint64) int {
 	f.mu.Lock()
@@ -335,6 +338,23 @@ func (f *Filter) Buckets() uint64 { return f.geometry().Buckets() }
 
 // BucketSize returns the slots a bucket.
 func (f *Filter) BucketSize() int { return int(f.shape.Slots) }
+
+// Slots returns the table's slots: Buckets times BucketSize.
+func (f *Filter) Slots() uint64 { return f.Buckets() * uint64(f.shape.Slots) }
+
+// SlotBits returns the width of a slot: fingerprint and tail.
+func (f *Filter) SlotBits() int { return int(f.shape.Bits) }
+
+// FingerprintBits returns the part of a slot that never shrinks.
+func (f *Filter) FingerprintBits() int { return int(f.shape.FPBits) }
+
+// LoadFactor returns the fraction of the slots in use: the entries in the
+// table (Entries, the stashed keys aside) over Slots. It takes no lock:
+// while writers run, it reads the count and the table's size at nearby
+// moments.
+func (f *Filter) LoadFactor() float64 {
+	return float64(max(f.entries.Load(), 0)) / float64(f.Slots())
+}
 
 // InitialBuckets returns the buckets the table was created with: its first
 // generation, as CF.INFO reports RedisBloom's first sub-filter.
@@ -385,11 +405,16 @@ func (f *Filter) Tails() []uint64 {
 	return out
 }
 
-// Reset empties the filter and gives it its initial size.
-func (f *Filter) Reset() error {
+// Reset empties the filter and gives it its initial size. It is a writer,
+// as Insert is: lookups may run meanwhile and answer for the filter before
+// or after.
+func (f *Filter) Reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.reset(linhash.NewGeometry(f.initial), false, false)
+	// Not charged to Reserve: it only shrinks the table, so it cannot fail.
+	if err := f.reset(linhash.NewGeometry(f.initial), false, false); err != nil {
+		panic("growing: Reset: " + err.Error()) // not reached: only a charge fails
+	}
 }
 
 // touchSink keeps Touch's loads from being optimised away.
