@@ -286,7 +286,7 @@ func readDesc(r fields.Source, withSlots bool) (filterDesc, error) {
 	}
 	if g := d.grow; g != nil {
 		// The geometry must be one the parameters' table grows to: never
-		// fewer buckets than it starts with (growing's Restore checks the
+		// fewer buckets than it starts with (tables.Growing's Restore checks the
 		// same; here a bad header is the client's "invalid header chunk").
 		// A fixed one (EXPANSION 0) never split.
 		initial, _ := linhash.InitialBuckets(d.p.Capacity, uint(d.p.Bucket()))
@@ -345,8 +345,8 @@ func (d filterDesc) shapes() ([]tableShape, error) {
 }
 
 // build makes f d's filter: its stages charged and allocated, empty, with
-// d's counters. A growing table is allocated once: Restore keeps the
-// segments New made. Preconditions: f is a zero Filter.
+// d's counters. A growing table is allocated once: Restore
+// (tables.Growing's) keeps the segments New made. Preconditions: f is a zero Filter.
 func (d filterDesc) build(f *Filter, mem Charger) error {
 	if g := d.grow; g != nil {
 		if err := f.initGrowing(d.p, mem); err != nil {

@@ -25,16 +25,16 @@ import (
 //
 // Neither side touches a region of the table that was never written.
 // Writing, the encoder asks the table for its runs of blocks ever written
-// (NextWritten: packages growing and lockfree keep a mark per 512 buckets,
-// set before a block first holds anything) and counts every bucket outside
-// them as empty without reading it: a table reserved for 2^32 items and
-// holding one is saved by reading 512 buckets, where reading all of them
-// took minutes and committed every page of its 9.5 GB, since the kernel
-// backs a page once it is read as well as written. Reading, the loader
-// stores only the literal, non-empty buckets into a table freshly
-// allocated (whose pages nothing touched), which marks their blocks. The
-// bytes are the same as a dense encoding's: the runs depend only on which
-// buckets are empty.
+// (tables.Table's NextWritten: packages growing and lockfree keep a mark
+// per 512 buckets, set before a block first holds anything) and counts
+// every bucket outside them as empty without reading it: a table reserved
+// for 2^32 items and holding one is saved by reading 512 buckets, where
+// reading all of them took minutes and committed every page of its 9.5 GB,
+// since the kernel backs a page once it is read as well as written.
+// Reading, the loader stores only the literal, non-empty buckets into a
+// table freshly allocated (whose pages nothing touched), which marks their
+// blocks. The bytes are the same as a dense encoding's: the runs depend
+// only on which buckets are empty.
 
 // runsBlock is the buckets encoded at a time when a stage is streamed, and
 // the longest literal run it writes in one piece, so that the buffer stays
