@@ -13,7 +13,8 @@ import (
 // BenchmarkPersist times the three ways a filter leaves the server whole,
 // for a growing table and a fixed lock-free stage filled to every bucket
 // (FillForTest): a snapshot entry streamed to a writer (SAVE), a DUMP
-// payload, and every chunk of CF.SCANDUMP. Each reads every bucket through
+// payload, and every chunk of CF.SCANDUMP; and the way back, RESTORE of
+// that payload into a new filter. Each reads or writes every bucket through
 // the tables' raw access, so it times that access per bucket.
 func BenchmarkPersist(b *testing.B) {
 	nop := func(_, _ uint64) error { return nil }
@@ -46,6 +47,15 @@ func BenchmarkPersist(b *testing.B) {
 			b.SetBytes(size)
 			for b.Loop() {
 				f.DumpPayload()
+			}
+		})
+		b.Run(c.name+"/op=restore", func(b *testing.B) {
+			payload := f.DumpPayload()
+			b.SetBytes(size)
+			for b.Loop() {
+				if err := new(Filter).LoadPayload(payload, nop, func(uint64) {}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 		b.Run(c.name+"/op=scandump", func(b *testing.B) {
