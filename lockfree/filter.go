@@ -285,6 +285,12 @@ func (f *Filter) BucketSize() int { return f.layout.BucketSize }
 // FingerprintBits returns the fingerprint width f.
 func (f *Filter) FingerprintBits() int { return f.layout.FingerprintBits }
 
+// Config returns the configuration the filter was built with, as New
+// completed it (BucketSize and Packing filled in), or for FromFilter one
+// that builds the filter's layout: New(f.Config()) returns an empty filter
+// of the same buckets, hashing keys alike.
+func (f *Filter) Config() filter.Config { return f.cfg }
+
 // LoadFactor returns the fraction of slots in use.
 func (f *Filter) LoadFactor() float64 {
 	return float64(f.Len()) / float64(f.m*uint64(f.l.slots))
