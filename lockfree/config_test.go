@@ -295,3 +295,28 @@ func TestConfigRebuilds(t *testing.T) {
 		})
 	}
 }
+
+// TestSlotsAgree: Slots counts m·b slots, as filter.Filter's Slots does for
+// the filter of the same Config, and LoadFactor divides Len by it.
+func TestSlotsAgree(t *testing.T) {
+	for _, c := range filterConfigs {
+		f, err := lockfree.New(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := filter.New(f.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 100 {
+			if err := f.InsertString(fmt.Sprint("k", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if f.Slots() != f.Buckets()*uint64(f.BucketSize()) || f.Slots() != g.Slots() ||
+			f.LoadFactor() != float64(f.Len())/float64(f.Slots()) {
+			t.Errorf("%s: Slots %d of %d buckets of %d, filter's %d; LoadFactor %v with %d keys",
+				c.name, f.Slots(), f.Buckets(), f.BucketSize(), g.Slots(), f.LoadFactor(), f.Len())
+		}
+	}
+}

@@ -282,6 +282,9 @@ func (f *Filter) Buckets() uint64 { return f.m }
 // BucketSize returns the slots per bucket b.
 func (f *Filter) BucketSize() int { return f.layout.BucketSize }
 
+// Slots returns the number of fingerprint slots, m·b.
+func (f *Filter) Slots() uint64 { return f.m * uint64(f.l.slots) }
+
 // FingerprintBits returns the fingerprint width f.
 func (f *Filter) FingerprintBits() int { return f.layout.FingerprintBits }
 
@@ -293,7 +296,7 @@ func (f *Filter) Config() filter.Config { return f.cfg }
 
 // LoadFactor returns the fraction of slots in use.
 func (f *Filter) LoadFactor() float64 {
-	return float64(f.Len()) / float64(f.m*uint64(f.l.slots))
+	return float64(f.Len()) / float64(f.Slots())
 }
 
 // SizeInBytes returns the memory the filter occupies: 8 bytes a bucket,
