@@ -345,7 +345,8 @@ func (f *Filter) Slots() uint64 { return f.Buckets() * uint64(f.shape.Slots) }
 // SlotBits returns the width of a slot: fingerprint and tail.
 func (f *Filter) SlotBits() int { return int(f.shape.Bits) }
 
-// FingerprintBits returns the part of a slot that never shrinks.
+// FingerprintBits returns the width of an entry's fingerprint, the part of
+// a slot that never shrinks (the tail gives a bit to each split).
 func (f *Filter) FingerprintBits() int { return int(f.shape.FPBits) }
 
 // LoadFactor returns the fraction of the slots in use: the entries in the
@@ -396,7 +397,9 @@ func (f *Filter) FalsePositiveRate() float64 {
 	return f.shape.ExpectedRate(byTail[:], f.Buckets())
 }
 
-// Tails returns the entries by the length of their tail.
+// Tails returns the entries by the length of their tail: entry n counts
+// the entries that know n bits of their address beyond their bucket's
+// level, which they match keys on besides the fingerprint.
 func (f *Filter) Tails() []uint64 {
 	out := make([]uint64, f.shape.TailBits)
 	for i := range out {
@@ -405,9 +408,7 @@ func (f *Filter) Tails() []uint64 {
 	return out
 }
 
-// Reset empties the filter and gives it its initial size. It is a writer,
-// as Insert is: lookups may run meanwhile and answer for the filter before
-// or after.
+// Reset empties the filter and gives it its initial size.
 func (f *Filter) Reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
