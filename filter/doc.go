@@ -1,7 +1,30 @@
 // Package filter implements a cuckoo filter: an approximate set that answers
-// "may this key have been inserted?" by reading at most two buckets, supports
-// deletion, and takes less space than a Bloom filter at false-positive rates
-// of 1% and below, but for a narrow band. Its semi-sorted buckets take
+// "may this key have been inserted?" by reading at most two buckets, and
+// supports deletion. Size it for the keys it will hold and the
+// false-positive rate wanted:
+//
+//	f, err := filter.New(filter.Config{Capacity: 1_000_000, FalsePositiveRate: 0.01})
+//	if err != nil {
+//		return err
+//	}
+//	err = f.InsertString("apple")   // ErrFull, the filter unchanged, once no room can be made
+//	ok := f.ContainsString("apple") // true; for an absent key, false but about 1% of the time
+//	ok = f.DeleteString("apple")    // delete only keys known to be present
+//	_, err = f.WriteTo(w)           // filter.Read(r) loads it back
+//
+// Capacity distinct keys always fit in a new filter (Capacity, below).
+// Goroutines may look keys up at once while none writes; package lockfree
+// is the same filter for any number of goroutines writing at once.
+// Scalable (Growing filters, below) grows as keys arrive, and package
+// growing is that table with lock-free lookups.
+//
+// It follows Fan, Andersen, Kaminsky and Mitzenmacher, "Cuckoo Filter:
+// Practically Better Than Bloom" (CoNEXT 2014).
+//
+// # Space against a Bloom filter
+//
+// A cuckoo filter takes less space than a Bloom filter at false-positive
+// rates of 1% and below, but for a narrow band. Its semi-sorted buckets take
 // (f-1)/0.95 bits a key for f-bit fingerprints; an optimal Bloom filter takes
 // 1.44·log2(1/ε). With a real-valued f = log2(7.6/ε) the two would cross
 // near 3%, the paper's figure, but f is an integer: rounding it up costs up
@@ -10,9 +33,6 @@
 // smaller, except between 0.634% and 0.674%, where f = 11, or f = 10 in a
 // table less full, is up to 1% larger. Plain buckets, a bit a key more,
 // cross at about 0.4%.
-//
-// It follows Fan, Andersen, Kaminsky and Mitzenmacher, "Cuckoo Filter:
-// Practically Better Than Bloom" (CoNEXT 2014).
 //
 // # Terminology
 //

@@ -273,6 +273,10 @@ func (s *Scalable) Slots() uint64 { return s.t.buckets() * uint64(s.t.shape.Slot
 // Buckets returns the table's bucket count.
 func (s *Scalable) Buckets() uint64 { return s.t.buckets() }
 
+// BucketSize returns the slots a bucket: ScalableConfig.BucketSize, its
+// default filled in.
+func (s *Scalable) BucketSize() int { return int(s.t.shape.Slots) }
+
 // SlotBits returns the width of a slot: fingerprint and tail.
 func (s *Scalable) SlotBits() int { return int(s.t.shape.Bits) }
 

@@ -700,6 +700,18 @@ func TestScalableShape(t *testing.T) {
 	}
 }
 
+// TestScalableBucketSize: BucketSize is the configured slots a bucket, 4
+// when the Config leaves it 0, as Slots counts them.
+func TestScalableBucketSize(t *testing.T) {
+	for _, c := range []struct{ cfg, want int }{{0, 4}, {2, 2}, {4, 4}, {8, 8}} {
+		s := mustScalable(t, filter.ScalableConfig{InitialCapacity: 1000, BucketSize: c.cfg})
+		if s.BucketSize() != c.want || s.Slots() != s.Buckets()*uint64(c.want) {
+			t.Errorf("BucketSize %d: BucketSize() %d, Slots %d of %d buckets; want %d a bucket",
+				c.cfg, s.BucketSize(), s.Slots(), s.Buckets(), c.want)
+		}
+	}
+}
+
 func TestScalableConfigErrors(t *testing.T) {
 	for _, c := range []struct {
 		name string

@@ -3,6 +3,23 @@
 // and the growth they cause) take turns on an internal mutex, as the
 // server's per-key writers already do; lookups never wait for them.
 //
+//	f, err := growing.New(growing.Config{InitialCapacity: 1000})
+//	if err != nil {
+//		return err
+//	}
+//	err = f.InsertString("apple")   // grows the table as needed
+//	ok := f.ContainsString("apple") // true, with no lock, while others write
+//	ok = f.DeleteString("apple")    // delete only keys known to be present
+//
+// Every method may be called from any number of goroutines. A kept key is
+// never reported absent, however far the filter grew and whatever was
+// deleted; an absent one is reported present at the rate given below,
+// which Config.BucketSize trades for space. Insert fails (ErrFull) when a
+// key's two buckets are already full of copies of its entry, or when no
+// room is left and the table may not grow further: Config.Fixed,
+// Config.Reserve's refusal (which Insert then returns), or the largest
+// table, 2^41 buckets.
+//
 // The table is filter.Scalable's (filter/doc.go, "Growing filters"; the
 // arithmetic is internal/linhash): linear hashing that splits one bucket at
 // a time, quotiented entries whose tails give a bit to each split, deletes
@@ -65,8 +82,9 @@
 // Invariant: every non-zero bucket word lies in a marked block. The one
 // store of a word (write.go's store) marks the block before it stores a
 // non-zero word over a zero one; both are atomic, so a reader that finds a
-// block unmarked missed nothing stored before it looked. NextWritten
-// returns the runs of marked blocks, and the server's dumps read only
-// those. Marks are cleared only with the table (Reset); Restore keeps the
-// segments New allocated, empty, rather than allocating them again.
+// block unmarked missed nothing stored before it looked. The server's dumps
+// read only the runs of marked blocks (raw.NextWritten, reached through
+// package internal/tables). Marks are cleared only with the table (Reset);
+// restoring a saved table (raw.Restore) keeps the segments New allocated,
+// empty, rather than allocating them again.
 package growing

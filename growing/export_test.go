@@ -71,7 +71,7 @@ func (f *Filter) CheckInvariants() error {
 }
 
 // checkWritten checks the ever-written marks: each segment has its marks,
-// and every non-zero word lies in a run NextWritten reports, runs that are
+// and every non-zero word lies in a run raw.NextWritten reports, runs that are
 // in order, inside the table and never empty.
 func (f *Filter) checkWritten(d *directory) error {
 	if len(d.marks) != len(d.segs) {
@@ -90,7 +90,7 @@ func (f *Filter) checkWritten(d *directory) error {
 	n := f.Buckets()
 	var at uint64
 	for from := uint64(0); ; {
-		lo, hi := f.NextWritten(from, n)
+		lo, hi := (*raw)(f).NextWritten(from, n)
 		if lo < from || hi > n || lo > hi || lo == hi && lo != n {
 			return fmt.Errorf("NextWritten(%d, %d) = [%d, %d)", from, n, lo, hi)
 		}

@@ -34,9 +34,10 @@ type Config struct {
 	Fixed bool
 	// Reserve, if set, is called with the bytes of every allocation after
 	// New's own (which Size returns, for the caller to charge first) before
-	// it is made: a segment added by growth, or by Restore. An error stops
-	// the growth (the insert still succeeds if there is room, and otherwise
-	// returns the error).
+	// it is made: a segment added by growth, or by the server's restore of
+	// a saved table (package internal/tables). An error stops the growth
+	// (the insert still succeeds if there is room, and otherwise returns
+	// the error).
 	Reserve func(bytes uint64) error
 }
 
@@ -301,6 +302,9 @@ func (f *Filter) stashed(h uint64) bool {
 // lookup also matches the bucket next to split under its split encoding.
 func (f *Filter) Count(key []byte) int { return f.CountHash(f.hash(key)) }
 
+// CountString is Count for a string key.
+func (f *Filter) CountString(key string) int { return f.CountHash(f.hashString(key)) }
+
 // CountHash is Count for a caller-computed hash.
 func (f *Filter) CountHash(h uint64) int {
 	f.mu.Lock()
@@ -334,6 +338,24 @@ func (f *Filter) Buckets() uint64 { return f.geometry().Buckets() }
 
 // BucketSize returns the slots a bucket.
 func (f *Filter) BucketSize() int { return int(f.shape.Slots) }
+
+// Slots returns the table's slots: Buckets times BucketSize.
+func (f *Filter) Slots() uint64 { return f.Buckets() * uint64(f.shape.Slots) }
+
+// SlotBits returns the width of a slot: fingerprint and tail.
+func (f *Filter) SlotBits() int { return int(f.shape.Bits) }
+
+// FingerprintBits returns the width of an entry's fingerprint, the part of
+// a slot that never shrinks (the tail gives a bit to each split).
+func (f *Filter) FingerprintBits() int { return int(f.shape.FPBits) }
+
+// LoadFactor returns the fraction of the slots in use: the entries in the
+// table (Entries, the stashed keys aside) over Slots. It takes no lock:
+// while writers run, it reads the count and the table's size at nearby
+// moments.
+func (f *Filter) LoadFactor() float64 {
+	return float64(max(f.entries.Load(), 0)) / float64(f.Slots())
+}
 
 // InitialBuckets returns the buckets the table was created with: its first
 // generation, as CF.INFO reports RedisBloom's first sub-filter.
@@ -375,7 +397,9 @@ func (f *Filter) FalsePositiveRate() float64 {
 	return f.shape.ExpectedRate(byTail[:], f.Buckets())
 }
 
-// Tails returns the entries by the length of their tail.
+// Tails returns the entries by the length of their tail: entry n counts
+// the entries that know n bits of their address beyond their bucket's
+// level, which they match keys on besides the fingerprint.
 func (f *Filter) Tails() []uint64 {
 	out := make([]uint64, f.shape.TailBits)
 	for i := range out {
@@ -385,10 +409,13 @@ func (f *Filter) Tails() []uint64 {
 }
 
 // Reset empties the filter and gives it its initial size.
-func (f *Filter) Reset() error {
+func (f *Filter) Reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.reset(linhash.NewGeometry(f.initial), false, false)
+	// Not charged to Reserve: it only shrinks the table, so it cannot fail.
+	if err := f.reset(linhash.NewGeometry(f.initial), false, false); err != nil {
+		panic("growing: Reset: " + err.Error()) // not reached: only a charge fails
+	}
 }
 
 // touchSink keeps Touch's loads from being optimised away.

@@ -4,37 +4,43 @@ import (
 	"fmt"
 
 	"github.com/cuckoohash/cuckoo/internal/linhash"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 )
 
-// Raw access to the table, for the server's dumps and snapshots: a table is
-// its geometry, its bucket words in order (0 outside the runs NextWritten
-// reports), its stash and its key count.
-// Reads are lock-free like lookups and see one moment of each word; the
-// server reads under the key's writer lock, so that they see one moment of
-// the whole table.
+// Raw access to the table, for the server's dumps and snapshots, through
+// package internal/tables (not this package's API): a table is its
+// geometry, its bucket words in order (0 outside the runs NextWritten
+// reports), its stash and its key count. Reads are lock-free like lookups
+// and see one moment of each word; the server reads under the key's writer
+// lock, so that they see one moment of the whole table.
 
-// Geometry returns the table's level and split pointer: 2^level + split
-// buckets.
-func (f *Filter) Geometry() (level uint, split uint64) {
-	g := f.geometry()
+func init() {
+	tables.RegisterGrowing(func(f any) tables.Growing { return (*raw)(f.(*Filter)) })
+}
+
+// raw is a Filter seen through tables.Growing.
+type raw Filter
+
+func (r *raw) f() *Filter { return (*Filter)(r) }
+
+func (r *raw) Buckets() uint64 { return r.f().Buckets() }
+
+// BucketBytes is 8: a bucket is a 64-bit word.
+func (r *raw) BucketBytes() int { return 8 }
+
+// BucketBits returns bucket j's word, j < Buckets().
+func (r *raw) BucketBits(j uint64) uint64 { return r.dir.Load().word(j).Load() }
+
+// Geometry returns the table's level and split pointer.
+func (r *raw) Geometry() (level uint, split uint64) {
+	g := r.f().geometry()
 	return g.Level, g.Split
 }
 
-// Word returns bucket j's word, j < Buckets().
-func (f *Filter) Word(j uint64) uint64 { return f.dir.Load().word(j).Load() }
-
-// NextWritten returns the buckets [lo, hi) of the first run in buckets
-// [from, end) whose words may be non-zero, clipped to them: the run's
-// blocks of 512 buckets are marked ever written (package internal/written),
-// and every bucket outside such runs is 0. With none, lo = hi = end (end is
-// taken as Buckets() if greater). Runs do not cross segments: the next may
-// start at hi. A dump that reads only these runs touches none of the pages
-// a reserved, sparse table never wrote, which stay unresident. Like Word it
-// takes no lock; a block it reports unwritten held nothing when it looked
-// (written's Ordering).
-func (f *Filter) NextWritten(from, end uint64) (lo, hi uint64) {
-	d := f.dir.Load()
-	n := min(end, f.Buckets(), d.buckets)
+// NextWritten is tables.Table's. Runs do not cross segments.
+func (r *raw) NextWritten(from, end uint64) (lo, hi uint64) {
+	d := r.dir.Load()
+	n := min(end, r.f().Buckets(), d.buckets)
 	for from < n {
 		seg, off := d.layout.Locate(from)
 		start := from - off // the segment's first bucket
@@ -48,12 +54,11 @@ func (f *Filter) NextWritten(from, end uint64) (lo, hi uint64) {
 }
 
 // Stash returns the stashed keys' hashes.
-func (f *Filter) Stash() []uint64 { return append([]uint64(nil), *f.stash.Load()...) }
+func (r *raw) Stash() []uint64 { return append([]uint64(nil), *r.stash.Load()...) }
 
-// WordEntries returns the entries in bucket word w, or an error if a used
-// slot is not an entry (no fingerprint or no stop bit) or w has bits beyond
-// its slots (5 slots of 12 bits leave the top 4 clear).
-func (f *Filter) WordEntries(w uint64) (int, error) {
+// WordEntries is tables.Growing's.
+func (r *raw) WordEntries(w uint64) (int, error) {
+	f := r.f()
 	if used := f.shape.Slots * f.shape.Bits; used < 64 && w>>used != 0 {
 		return 0, fmt.Errorf("bits beyond its %d slots: %#x", f.shape.Slots, w)
 	}
@@ -71,10 +76,9 @@ func (f *Filter) WordEntries(w uint64) (int, error) {
 	return n, nil
 }
 
-// Restore gives f, as New returned it, the geometry of a saved table (its
-// segments charged through Reserve), its stash and its key count; SetWord
-// then fills its buckets.
-func (f *Filter) Restore(level uint, split uint64, stash []uint64, items uint64) error {
+// Restore is tables.Growing's.
+func (r *raw) Restore(level uint, split uint64, stash []uint64, items uint64) error {
+	f := r.f()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
@@ -96,15 +100,14 @@ func (f *Filter) Restore(level uint, split uint64, stash []uint64, items uint64)
 	return nil
 }
 
-// SetWord stores bucket j's word, j < Buckets(), keeping the counts; it
-// refuses a word with a slot that is not an entry. It is a writer: the
-// caller restoring a table does not publish it before it is filled, or
-// holds its own writer lock (a load in chunks, whose readers see the
-// buckets loaded so far).
-func (f *Filter) SetWord(j uint64, w uint64) error {
-	if _, err := f.WordEntries(w); err != nil {
+// SetBucketBits stores bucket j's word, j < Buckets(), keeping the counts;
+// it refuses a word with a slot that is not an entry. It takes the writer
+// lock.
+func (r *raw) SetBucketBits(j uint64, w uint64) error {
+	if _, err := r.WordEntries(w); err != nil {
 		return fmt.Errorf("growing: bucket %d: %v", j, err)
 	}
+	f := r.f()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if j >= f.Buckets() {

@@ -7,10 +7,14 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/growing"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 )
 
+// rawOf is f's raw access, as the server's persistence reaches it.
+func rawOf(f *growing.Filter) tables.Growing { return tables.OfGrowing(f) }
+
 // TestRestoreRoundTrip copies a grown filter word by word into a fresh one
-// with Restore and SetWord, as the server's snapshots and chunked loads do:
+// with Restore and SetBucketBits (package internal/tables), as the server's snapshots and chunked loads do:
 // the copy answers alike, holds the same entries, and keeps growing.
 func TestRestoreRoundTrip(t *testing.T) {
 	cfg := growing.Config{InitialCapacity: 50, Seed: 5}
@@ -26,12 +30,12 @@ func TestRestoreRoundTrip(t *testing.T) {
 	var charged uint64
 	cfg.Reserve = func(n uint64) error { charged += n; return nil }
 	dst := mustNew(t, cfg) // New's own allocation is Size's, not Reserve's
-	level, split := src.Geometry()
-	if err := dst.Restore(level, split, src.Stash(), src.Len()); err != nil {
+	level, split := rawOf(src).Geometry()
+	if err := rawOf(dst).Restore(level, split, rawOf(src).Stash(), src.Len()); err != nil {
 		t.Fatal(err)
 	}
 	for j := range src.Buckets() {
-		if err := dst.SetWord(j, src.Word(j)); err != nil {
+		if err := rawOf(dst).SetBucketBits(j, rawOf(src).BucketBits(j)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,36 +70,36 @@ func TestRestoreRoundTrip(t *testing.T) {
 
 func TestRawErrors(t *testing.T) {
 	f := mustNew(t, growing.Config{InitialCapacity: 1000})
-	level, split := f.Geometry()
+	level, split := rawOf(f).Geometry()
 	for _, c := range []struct {
 		level uint
 		split uint64
 		stash int
 	}{{level - 1, 0, 0}, {41, 0, 0}, {level + 1, 1 << (level + 1), 0}, {level, split, 65}} {
-		if err := f.Restore(c.level, c.split, make([]uint64, c.stash), 0); err == nil {
+		if err := rawOf(f).Restore(c.level, c.split, make([]uint64, c.stash), 0); err == nil {
 			t.Errorf("Restore(%d, %d, %d stashed) succeeded", c.level, c.split, c.stash)
 		}
 	}
-	if err := f.SetWord(f.Buckets(), 0); err == nil {
-		t.Error("SetWord past the last bucket succeeded")
+	if err := rawOf(f).SetBucketBits(f.Buckets(), 0); err == nil {
+		t.Error("SetBucketBits past the last bucket succeeded")
 	}
 	// 0x0001: a tail stop bit with no fingerprint; 0x4000: a fingerprint
 	// with no stop bit.
 	for _, w := range []uint64{0x0001, 0x4000 << 16} {
-		if _, err := f.WordEntries(w); err == nil {
+		if _, err := rawOf(f).WordEntries(w); err == nil {
 			t.Errorf("WordEntries(%#x) accepted a slot that is not an entry", w)
 		}
-		if err := f.SetWord(0, w); err == nil {
-			t.Errorf("SetWord(0, %#x) succeeded", w)
+		if err := rawOf(f).SetBucketBits(0, w); err == nil {
+			t.Errorf("SetBucketBits(0, %#x) succeeded", w)
 		}
 	}
 	// Five slots of 12 bits leave a word's top 4 bits clear.
 	five := mustNew(t, growing.Config{InitialCapacity: 1000, BucketSize: 5})
-	if _, err := five.WordEntries(1 << 60); err == nil {
+	if _, err := rawOf(five).WordEntries(1 << 60); err == nil {
 		t.Error("WordEntries accepted a 5-slot word with bits beyond its slots")
 	}
 	f.Insert(key(1))
-	if err := f.Restore(level, split, nil, 0); err == nil {
+	if err := rawOf(f).Restore(level, split, nil, 0); err == nil {
 		t.Error("Restore of a filter in use succeeded")
 	}
 	refuse := errors.New("no memory")
@@ -124,7 +128,7 @@ func TestRawErrors(t *testing.T) {
 // cleared but by Reset) and their words 0.
 func TestNextWrittenSparse(t *testing.T) {
 	f := mustNew(t, growing.Config{InitialCapacity: 1 << 24, Seed: 3})
-	if lo, hi := f.NextWritten(0, f.Buckets()); lo != f.Buckets() || hi != lo {
+	if lo, hi := rawOf(f).NextWritten(0, f.Buckets()); lo != f.Buckets() || hi != lo {
 		t.Fatalf("an empty table: NextWritten(0) = [%d, %d), want none of %d", lo, hi, f.Buckets())
 	}
 	for i := range 3 {
@@ -134,7 +138,7 @@ func TestNextWrittenSparse(t *testing.T) {
 	}
 	var covered, runs uint64
 	for from := uint64(0); ; runs++ {
-		lo, hi := f.NextWritten(from, f.Buckets())
+		lo, hi := rawOf(f).NextWritten(from, f.Buckets())
 		if lo == f.Buckets() {
 			break
 		}
@@ -150,10 +154,8 @@ func TestNextWrittenSparse(t *testing.T) {
 	if err := f.CheckInvariants(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Reset(); err != nil {
-		t.Fatal(err)
-	}
-	if lo, _ := f.NextWritten(0, f.Buckets()); lo != f.Buckets() {
+	f.Reset()
+	if lo, _ := rawOf(f).NextWritten(0, f.Buckets()); lo != f.Buckets() {
 		t.Fatalf("after Reset, bucket %d is marked written", lo)
 	}
 }
@@ -169,8 +171,8 @@ func TestRestoreAllocatesOnce(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	f := mustNew(t, cfg)
-	level, split := f.Geometry()
-	if err := f.Restore(level, split, nil, 0); err != nil {
+	level, split := rawOf(f).Geometry()
+	if err := rawOf(f).Restore(level, split, nil, 0); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)

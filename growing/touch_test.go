@@ -25,7 +25,7 @@ func TestTouchChangesNothing(t *testing.T) {
 	words := func() []uint64 {
 		out := make([]uint64, f.Buckets())
 		for j := range out {
-			out[j] = f.Word(uint64(j))
+			out[j] = rawOf(f).BucketBits(uint64(j))
 		}
 		return out
 	}

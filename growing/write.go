@@ -28,6 +28,11 @@ func (f *Filter) InsertHash(h uint64) error {
 // it inserted; the check and the insert are one step for other writers.
 func (f *Filter) InsertUnique(key []byte) (bool, error) { return f.InsertUniqueHash(f.hash(key)) }
 
+// InsertUniqueString is InsertUnique for a string key.
+func (f *Filter) InsertUniqueString(key string) (bool, error) {
+	return f.InsertUniqueHash(f.hashString(key))
+}
+
 // InsertUniqueHash is InsertUnique for a caller-computed hash.
 func (f *Filter) InsertUniqueHash(h uint64) (bool, error) {
 	f.mu.Lock()

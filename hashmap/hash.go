@@ -58,7 +58,7 @@ func newSeeds() seeds { return seeds{word: rand.Uint64(), mh: maphash.MakeSeed()
 
 // mix hashes a 64-bit word with a seed: two rounds of a 64x64->128-bit
 // multiply folded to 64 bits (as in wyhash), so every output bit depends on
-// every input bit. About 2 ns. Generic only to be inlined (see word).
+// every input bit. Generic only to be inlined (see word).
 func mix[W word](x, seed W) W {
 	hi, lo := bits.Mul64(uint64(x^seed), 0x9e3779b97f4a7c15)
 	hi, lo = bits.Mul64(hi^lo, uint64(seed)^0xbf58476d1ce4e5b9)

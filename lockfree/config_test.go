@@ -1,6 +1,7 @@
 package lockfree_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -244,5 +245,78 @@ func TestFromFilterRefusesWideBuckets(t *testing.T) {
 	}
 	if _, err := lockfree.FromFilter(g); err != nil {
 		t.Errorf("FromFilter of a 2-slot filter: %v", err)
+	}
+}
+
+// TestConfigRebuilds: Config, of a filter New built from each of
+// filterConfigs and of one FromFilter loaded from its snapshot, builds an
+// empty filter of the same layout, which hashes keys alike: the same keys
+// inserted in the same order give the same snapshot, byte for byte.
+func TestConfigRebuilds(t *testing.T) {
+	for _, c := range filterConfigs {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := lockfree.New(c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 100 {
+				if err := f.InsertString(fmt.Sprint("k", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			loaded, err := lockfree.FromFilter(f.Snapshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := f.Snapshot().MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, src := range []*lockfree.Filter{f, loaded} {
+				dst, err := lockfree.New(src.Config())
+				if err != nil {
+					t.Fatalf("New(Config()): %v", err)
+				}
+				if dst.Buckets() != src.Buckets() || dst.BucketSize() != src.BucketSize() ||
+					dst.FingerprintBits() != src.FingerprintBits() || dst.Capacity() != src.Capacity() || dst.Len() != 0 {
+					t.Fatalf("New(Config()): %d buckets of %d×%d bits for %d keys, holding %d; the filter's %d of %d×%d for %d",
+						dst.Buckets(), dst.BucketSize(), dst.FingerprintBits(), dst.Capacity(), dst.Len(),
+						src.Buckets(), src.BucketSize(), src.FingerprintBits(), src.Capacity())
+				}
+				for i := range 100 {
+					if err := dst.InsertString(fmt.Sprint("k", i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got, _ := dst.Snapshot().MarshalBinary(); !bytes.Equal(got, want) {
+					t.Fatal("the filter New(Config()) built holds the same keys otherwise")
+				}
+			}
+		})
+	}
+}
+
+// TestSlotsAgree: Slots counts m·b slots, as filter.Filter's Slots does for
+// the filter of the same Config, and LoadFactor divides Len by it.
+func TestSlotsAgree(t *testing.T) {
+	for _, c := range filterConfigs {
+		f, err := lockfree.New(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := filter.New(f.Config())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 100 {
+			if err := f.InsertString(fmt.Sprint("k", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if f.Slots() != f.Buckets()*uint64(f.BucketSize()) || f.Slots() != g.Slots() ||
+			f.LoadFactor() != float64(f.Len())/float64(f.Slots()) {
+			t.Errorf("%s: Slots %d of %d buckets of %d, filter's %d; LoadFactor %v with %d keys",
+				c.name, f.Slots(), f.Buckets(), f.BucketSize(), g.Slots(), f.LoadFactor(), f.Len())
+		}
 	}
 }

@@ -2,6 +2,23 @@
 // at once with no lock: lookups, inserts and deletes all proceed in
 // parallel, and a goroutine stalled anywhere delays no other.
 //
+// It is sized as package filter's Filter is, by a filter.Config, and shared
+// as it is, with no lock around it:
+//
+//	f, err := lockfree.New(filter.Config{Capacity: 1_000_000, FalsePositiveRate: 0.01})
+//	if err != nil {
+//		return err
+//	}
+//	// In any number of goroutines at once:
+//	err = f.InsertString("apple")   // ErrFull once no room can be made
+//	ok := f.ContainsString("apple") // true; for an absent key, false but about 1% of the time
+//	ok = f.DeleteString("apple")    // delete only keys known to be present
+//
+// Its capacity is fixed: Insert returns ErrFull, the filter logically
+// unchanged, when no room can be made (package growing grows). WriteTo saves it in package
+// filter's binary format; FromFilter loads a filter.Filter, such as one
+// read back or built offline with `cuckoo build`.
+//
 // It follows 王瀚橙, 陈志鹏, 戴海鹏, 顾荣, KIM Chaewon, 陈贵海, "无锁并发布谷鸟过滤器"
 // (Lock-free concurrent cuckoo filter), Journal of Software 36(7), 2025:
 // two-stage lookups against migration counters, path search separated from
@@ -49,11 +66,11 @@
 // A 2-slot bucket still takes a whole word and the table runs at a lower
 // load, so it takes 2.3 times the memory of the 4-slot one. The rate is
 // better than asked: about 2b·α/2^f at load α, which the ceiling in f puts
-// below ε·α. Lookups in a table that fits the cache (Capacity 10^4) take
-// the same 14-18 ns in both layouts; at Capacity 10^6 the larger 2-slot
-// table misses the cache more, 115-310 ns a lookup against 55-100 ns on a
-// shared 2-core machine. Inserts up to Capacity measured the same in both
-// (200-440 ns, within that machine's noise).
+// below ε·α. Lookups in a table that fits the cache take as long in both
+// layouts; in one that does not, the larger 2-slot table misses the cache
+// more, and its lookups take two to three times as long as 4-slot ones.
+// Inserts up to Capacity take as long in both. The timings are in
+// docs/performance.md ("Bucket sizes: 2-slot buckets against 4-slot ones").
 //
 // Other layouts weighed:
 //   - 4 slots of 12 bits in a larger table. The rate at load α is about
@@ -164,9 +181,10 @@
 // about to put one in marks its block first, then does its CAS (addTo) or
 // K-CAS (shift: only the chain's tail bucket can be empty; every other
 // bucket of a chain holds the fingerprint that leaves it, so its block is
-// marked already); SetBucketBits and FromFilter do the same. A bucket
-// read non-empty needs no mark: the write that filled it marked it. Marks
-// and words are atomic, so a reader that finds a block unmarked missed no
-// fingerprint stored before it looked. NextWritten returns the runs of
-// marked blocks; Reset clears only those, then the marks.
+// marked already); FromFilter and the server's loads (raw.SetBucketBits,
+// through package internal/tables) do the same. A bucket read non-empty
+// needs no mark: the write that filled it marked it. Marks and words are
+// atomic, so a reader that finds a block unmarked missed no fingerprint
+// stored before it looked. The server's dumps read only the runs of marked
+// blocks (nextWritten); Reset clears only those, then the marks.
 package lockfree

@@ -68,8 +68,9 @@ func (f *Filter) Locate(key []byte) (uint64, uint32) { return f.locate(hashKey(k
 // Alt exposes the alternate bucket of fingerprint fp in bucket i.
 func (f *Filter) Alt(i uint64, fp uint32) uint64 { return f.alt(i, fp) }
 
-// Slots returns bucket i's fingerprints, read through any K-CAS in flight.
-func (f *Filter) Slots(i uint64) []uint32 {
+// BucketSlots returns bucket i's fingerprints, read through any K-CAS in
+// flight.
+func (f *Filter) BucketSlots(i uint64) []uint32 {
 	v := f.load(i)
 	out := make([]uint32, f.l.slots)
 	for j := range out {

@@ -31,8 +31,9 @@ type Filter struct {
 	// marks are the buckets' ever-written marks (package internal/written):
 	// a bucket holds a fingerprint only in a marked block. A writer marks a
 	// bucket it read empty before the CAS or K-CAS that fills it (addTo,
-	// shift, SetBucketBits, FromFilter), so a raw reader that finds a block
-	// unmarked (NextWritten) missed no fingerprint stored before it looked.
+	// shift, raw.SetBucketBits, FromFilter), so a raw reader that finds a
+	// block unmarked (nextWritten) missed no fingerprint stored before it
+	// looked.
 	marks  written.Marks
 	m      uint64
 	l      layout
@@ -281,12 +282,21 @@ func (f *Filter) Buckets() uint64 { return f.m }
 // BucketSize returns the slots per bucket b.
 func (f *Filter) BucketSize() int { return f.layout.BucketSize }
 
+// Slots returns the number of fingerprint slots, m·b.
+func (f *Filter) Slots() uint64 { return f.m * uint64(f.l.slots) }
+
 // FingerprintBits returns the fingerprint width f.
 func (f *Filter) FingerprintBits() int { return f.layout.FingerprintBits }
 
+// Config returns the configuration the filter was built with, as New
+// completed it (BucketSize and Packing filled in), or for FromFilter one
+// that builds the filter's layout: New(f.Config()) returns an empty filter
+// of the same buckets, hashing keys alike.
+func (f *Filter) Config() filter.Config { return f.cfg }
+
 // LoadFactor returns the fraction of slots in use.
 func (f *Filter) LoadFactor() float64 {
-	return float64(f.Len()) / float64(f.m*uint64(f.l.slots))
+	return float64(f.Len()) / float64(f.Slots())
 }
 
 // SizeInBytes returns the memory the filter occupies: 8 bytes a bucket,
@@ -304,7 +314,7 @@ func (f *Filter) FalsePositiveRate() float64 {
 // It clears the blocks ever written only, touching none of the pages a
 // sparse filter never used.
 func (f *Filter) Reset() {
-	for lo, hi := f.NextWritten(0, f.m); lo < f.m; lo, hi = f.NextWritten(hi, f.m) {
+	for lo, hi := f.nextWritten(0, f.m); lo < f.m; lo, hi = f.nextWritten(hi, f.m) {
 		for i := lo; i < hi; i++ {
 			f.words[i].Store(0)
 		}
@@ -338,7 +348,7 @@ func (f *Filter) Snapshot() *filter.Filter {
 }
 
 // snapshot is Snapshot that also reports whether the copy is exact. A
-// collection reads only the blocks marked written (NextWritten): the words
+// collection reads only the blocks marked written (nextWritten): the words
 // of the others are 0 and stay 0 until their block is marked, so a block
 // first marked between two collections reads 0 in the first, as its words
 // were, and the comparison sees any word that changed. The copy's buckets
@@ -356,7 +366,7 @@ func (f *Filter) snapshot() (*filter.Filter, bool) {
 	if err != nil {
 		panic("lockfree: the configuration that built the filter no longer builds one: " + err.Error())
 	}
-	for lo, hi := f.NextWritten(0, f.m); lo < f.m; lo, hi = f.NextWritten(hi, f.m) {
+	for lo, hi := f.nextWritten(0, f.m); lo < f.m; lo, hi = f.nextWritten(hi, f.m) {
 		for i := lo; i < hi; i++ {
 			for j := range f.l.slots {
 				if fp := f.l.slot(cur[i], j); fp != 0 {
@@ -376,7 +386,7 @@ func (f *Filter) snapshot() (*filter.Filter, bool) {
 // reports whether every one was already there.
 func (f *Filter) collect(cur []uint64) bool {
 	same := true
-	for lo, hi := f.NextWritten(0, f.m); lo < f.m; lo, hi = f.NextWritten(hi, f.m) {
+	for lo, hi := f.nextWritten(0, f.m); lo < f.m; lo, hi = f.nextWritten(hi, f.m) {
 		for i := lo; i < hi; i++ {
 			if v := f.load(i); v != cur[i] {
 				cur[i] = v

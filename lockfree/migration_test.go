@@ -29,10 +29,10 @@ func shuttle(f *lockfree.Filter, a, b uint64, fp uint32, stop *atomic.Bool) int 
 	moves := 0
 	for !stop.Load() {
 		from, to := a, b
-		s := slotOf(f.Slots(a), fp)
+		s := slotOf(f.BucketSlots(a), fp)
 		if s < 0 {
 			from, to = b, a
-			s = slotOf(f.Slots(b), fp)
+			s = slotOf(f.BucketSlots(b), fp)
 		}
 		if s >= 0 && f.Move(from, s, fp, to) {
 			moves++

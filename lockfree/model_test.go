@@ -40,7 +40,7 @@ func pairOf(f *lockfree.Filter, key []byte) pair {
 func content(f *lockfree.Filter) map[pair]int {
 	c := map[pair]int{}
 	for i := range f.Buckets() {
-		for _, fp := range f.Slots(i) {
+		for _, fp := range f.BucketSlots(i) {
 			if fp != 0 {
 				a := f.Alt(i, fp)
 				c[pair{min(i, a), max(i, a), fp}]++

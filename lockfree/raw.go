@@ -5,13 +5,9 @@ import (
 	"unsafe"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 	"github.com/cuckoohash/cuckoo/internal/written"
 )
-
-// Raw bucket access, for streaming a filter out and in without copying its
-// table: a dump or snapshot reads one bucket at a time with BucketBits, and
-// a loader writes them back with SetBucketBits into a filter New built with
-// the same Config.
 
 // Size returns the bytes New(cfg) allocates, SizeInBytes of the filter it
 // returns, without allocating them: a server charges them against its
@@ -24,30 +20,46 @@ func Size(cfg filter.Config) (uint64, error) {
 	return 8*(lay.Buckets+written.Words(lay.Buckets)) + uint64(unsafe.Sizeof(Filter{})), nil
 }
 
-// NextWritten returns the buckets [lo, hi) of the first run in buckets
-// [from, end) whose fingerprints may be non-zero, clipped to them: the
-// run's blocks of 512 buckets are marked ever written (package
-// internal/written), and every bucket outside such runs is empty. With
-// none, lo = hi = end (end is taken as Buckets() if greater). A dump that
-// reads only these runs touches none of the pages a reserved, sparse filter
-// never wrote, which stay unresident. It takes no lock and may run with any
-// operation: a block it reports unwritten held no fingerprint when it
-// looked (the mark is set before the CAS that fills a bucket).
-func (f *Filter) NextWritten(from, end uint64) (lo, hi uint64) {
+// nextWritten returns the first run of blocks ever written in buckets
+// [from, end), as tables.Table's NextWritten. It takes no lock and may run
+// with any operation: a block it reports unwritten held no fingerprint when
+// it looked (the mark is set before the CAS that fills a bucket).
+func (f *Filter) nextWritten(from, end uint64) (lo, hi uint64) {
 	return f.marks.Next(from, min(end, f.m))
 }
 
-// BucketBits returns the fingerprints of bucket i, slot j at bits
-// [j·f, (j+1)·f), 0 for an empty slot: the bucket's word without its
-// migration counter. It reads through any move in flight, as lookups do; a
-// caller that needs the buckets of one moment pauses the writers.
-func (f *Filter) BucketBits(i uint64) uint64 { return f.l.fingerprints(f.load(i)) }
+// Raw bucket access, for the server's dumps and snapshots, through package
+// internal/tables (not this package's API): they stream a filter out and
+// in without copying its table, reading one bucket at a time, and a loader
+// writes them back into a filter New built with the same Config.
 
-// SetBucketBits replaces the fingerprints of bucket i by v (as BucketBits
-// returns them) and adjusts Len. Lookups may run meanwhile and see the
-// bucket before or after; no other writer may. It fails, changing nothing,
-// when v has bits beyond the b·f fingerprint bits.
-func (f *Filter) SetBucketBits(i, v uint64) error {
+func init() {
+	tables.RegisterLockfree(func(f any) tables.Table { return (*raw)(f.(*Filter)) })
+}
+
+// raw is a Filter seen through tables.Table.
+type raw Filter
+
+func (r *raw) f() *Filter { return (*Filter)(r) }
+
+func (r *raw) Buckets() uint64 { return r.m }
+
+// BucketBytes returns the bytes a bucket's fingerprints take when packed:
+// ceil(b·f/8).
+func (r *raw) BucketBytes() int { return (int(r.l.slots*r.l.bits) + 7) / 8 }
+
+func (r *raw) NextWritten(from, end uint64) (lo, hi uint64) { return r.f().nextWritten(from, end) }
+
+// BucketBits returns the fingerprints of bucket i: the bucket's word without
+// its migration counter. It reads through any move in flight, as lookups
+// do.
+func (r *raw) BucketBits(i uint64) uint64 { return r.l.fingerprints(r.f().load(i)) }
+
+// SetBucketBits replaces the fingerprints of bucket i by v and adjusts Len.
+// It fails, changing nothing, when v has bits beyond the b·f fingerprint
+// bits.
+func (r *raw) SetBucketBits(i, v uint64) error {
+	f := r.f()
 	if i >= f.m {
 		return fmt.Errorf("lockfree: bucket %d of %d", i, f.m)
 	}
@@ -75,7 +87,3 @@ func (f *Filter) occupied(v uint64) int {
 	}
 	return n
 }
-
-// BucketBytes returns the bytes a bucket's fingerprints take when packed:
-// ceil(b·f/8).
-func (f *Filter) BucketBytes() int { return (int(f.l.slots*f.l.bits) + 7) / 8 }

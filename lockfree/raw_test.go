@@ -7,8 +7,12 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
+
+// rawOf is f's raw bucket access, as the server's persistence reaches it.
+func rawOf(f *lockfree.Filter) tables.Table { return tables.OfLockfree(f) }
 
 // TestBucketBitsRoundTrip copies a filter bucket by bucket into a new one
 // built with the same Config: same Len, every key present, and Size
@@ -36,11 +40,11 @@ func TestBucketBitsRoundTrip(t *testing.T) {
 			if n, _ := lockfree.Size(cfg); n != dst.SizeInBytes() {
 				t.Errorf("Size %d, SizeInBytes %d", n, dst.SizeInBytes())
 			}
-			if got, want := dst.BucketBytes(), (cfg.BucketSize*cfg.FingerprintBits+7)/8; got != want {
+			if got, want := rawOf(dst).BucketBytes(), (cfg.BucketSize*cfg.FingerprintBits+7)/8; got != want {
 				t.Errorf("BucketBytes %d, want %d", got, want)
 			}
 			for i := range src.Buckets() {
-				if err := dst.SetBucketBits(i, src.BucketBits(i)); err != nil {
+				if err := rawOf(dst).SetBucketBits(i, rawOf(src).BucketBits(i)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -54,7 +58,7 @@ func TestBucketBitsRoundTrip(t *testing.T) {
 			}
 			// Overwriting with zeros empties the filter.
 			for i := range dst.Buckets() {
-				dst.SetBucketBits(i, 0)
+				rawOf(dst).SetBucketBits(i, 0)
 			}
 			if dst.Len() != 0 {
 				t.Errorf("Len %d after clearing every bucket", dst.Len())
@@ -68,13 +72,13 @@ func TestSetBucketBitsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.SetBucketBits(f.Buckets(), 1); err == nil {
+	if err := rawOf(f).SetBucketBits(f.Buckets(), 1); err == nil {
 		t.Error("bucket out of range accepted")
 	}
-	if err := f.SetBucketBits(0, 1<<48); err == nil {
+	if err := rawOf(f).SetBucketBits(0, 1<<48); err == nil {
 		t.Error("bits beyond the fingerprints accepted")
 	}
-	if f.Len() != 0 || f.BucketBits(0) != 0 {
+	if f.Len() != 0 || rawOf(f).BucketBits(0) != 0 {
 		t.Errorf("a refused SetBucketBits changed the filter: Len %d", f.Len())
 	}
 	for _, cfg := range []filter.Config{{}, {Capacity: 100, BucketSize: 4, FingerprintBits: 13}} {
@@ -89,7 +93,7 @@ func TestSetBucketBitsErrors(t *testing.T) {
 // written returns the buckets NextWritten reports, run by run, and the
 // runs.
 func written(f *lockfree.Filter) (buckets, runs uint64) {
-	for lo, hi := f.NextWritten(0, f.Buckets()); lo < f.Buckets(); lo, hi = f.NextWritten(hi, f.Buckets()) {
+	for lo, hi := rawOf(f).NextWritten(0, f.Buckets()); lo < f.Buckets(); lo, hi = rawOf(f).NextWritten(hi, f.Buckets()) {
 		if hi <= lo || hi > f.Buckets() {
 			panic(fmt.Sprintf("NextWritten: [%d, %d) of %d", lo, hi, f.Buckets()))
 		}
@@ -128,9 +132,9 @@ func TestNextWrittenSparse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for lo, hi := f.NextWritten(0, f.Buckets()); lo < f.Buckets(); lo, hi = f.NextWritten(hi, f.Buckets()) {
+	for lo, hi := rawOf(f).NextWritten(0, f.Buckets()); lo < f.Buckets(); lo, hi = rawOf(f).NextWritten(hi, f.Buckets()) {
 		for i := lo; i < hi; i++ {
-			if err := g.SetBucketBits(i, f.BucketBits(i)); err != nil {
+			if err := rawOf(g).SetBucketBits(i, rawOf(f).BucketBits(i)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -204,9 +208,9 @@ func TestNextWrittenConcurrent(t *testing.T) {
 		}
 		finished = int(in[0]+in[1]) == n
 		seen := map[uint64]uint64{}
-		for lo, hi := f.NextWritten(0, f.Buckets()); lo < f.Buckets(); lo, hi = f.NextWritten(hi, f.Buckets()) {
+		for lo, hi := rawOf(f).NextWritten(0, f.Buckets()); lo < f.Buckets(); lo, hi = rawOf(f).NextWritten(hi, f.Buckets()) {
 			for i := lo; i < hi; i++ {
-				if v := f.BucketBits(i); v != 0 {
+				if v := rawOf(f).BucketBits(i); v != 0 {
 					seen[i] = v
 				}
 			}

@@ -7,6 +7,21 @@
 // RedisBloom user's filters, whose items are usually gone, can move here
 // and back. Its lookups take no lock.
 //
+//	f, err := redisbloom.New(redisbloom.Params{Capacity: 1000, BucketSize: 2, MaxIterations: 20, Expansion: 1})
+//	if err != nil {
+//		return err
+//	}
+//	err = f.Add([]byte("foo"))      // CF.ADD; adds a sub-filter when full
+//	ok := f.Contains([]byte("foo")) // CF.EXISTS
+//	n := f.Count([]byte("foo"))     // CF.COUNT
+//	ok = f.Delete([]byte("foo"))    // CF.DEL
+//	_, header := f.DumpChunk(0)     // CF.SCANDUMP; Load(header) and LoadChunk take it back
+//	payload := f.AppendPayload(nil) // DUMP's payload; ParsePayload reads it
+//
+// Params are CF.RESERVE's arguments; RedisBloom's defaults for the optional
+// ones are BucketSize 2, MaxIterations 20 and Expansion 1. Reserve, if set,
+// is asked for every sub-filter's bytes before it is allocated.
+//
 // It is not this module's best filter (package filter is smaller and has
 // fewer false positives; package growing never loses a kept item): it is
 // the one a RedisBloom user already has.

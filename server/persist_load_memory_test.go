@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/growing"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 )
 
@@ -57,7 +58,7 @@ func TestRestartCountsFilledFilterOnce(t *testing.T) {
 	}
 	var words []uint64
 	for j := range src.Buckets() {
-		if w := src.Word(j); w != 0 {
+		if w := tables.OfGrowing(src).BucketBits(j); w != 0 {
 			words = append(words, w)
 		}
 	}

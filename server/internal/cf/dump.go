@@ -8,6 +8,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/growing"
 	"github.com/cuckoohash/cuckoo/internal/linhash"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 	"github.com/cuckoohash/cuckoo/lockfree"
 	"github.com/cuckoohash/cuckoo/redisbloom"
 	"github.com/cuckoohash/cuckoo/server/internal/fields"
@@ -140,9 +141,10 @@ func appendDesc(w fields.Writer, f *Filter) fields.Writer {
 	w = w.Uvarint(uint64(f.inserted.Load())).Uvarint(uint64(f.deleted.Load()))
 	infos := stageInfos(f)
 	if t := f.table; t != nil {
-		level, split := t.Geometry()
-		stash := t.Stash()
-		w = w.Uvarint(0).Uvarint(uint64(level)).Uvarint(split).Uvarint(growTable{t}.stored()).Uvarint(uint64(len(stash)))
+		gt := newGrowTable(t)
+		level, split := gt.rw.Geometry()
+		stash := gt.rw.Stash()
+		w = w.Uvarint(0).Uvarint(uint64(level)).Uvarint(split).Uvarint(gt.stored()).Uvarint(uint64(len(stash)))
 		for _, h := range stash {
 			w = w.Uvarint(h)
 		}
@@ -169,7 +171,7 @@ func (f *Filter) ScanDump(iter int64) (int64, []byte) {
 		return 0, nil
 	}
 	w := fields.Writer(chunkMagic).Uvarint(g).Uvarint(n)
-	w = appendRuns(w, st, first, n)
+	w = appendRuns(w, st.raw(), first, n)
 	return iter + int64(n), binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
 }
 
@@ -200,7 +202,7 @@ func (f *Filter) ChunkBound(iter int64) uint64 {
 	if st == nil {
 		return 0
 	}
-	return runsBound(st, first, n) + 64
+	return runsBound(st.raw(), first, n) + 64
 }
 
 // checkCRC splits b into the part between its magic and its trailing
@@ -284,7 +286,7 @@ func readDesc(r fields.Source, withSlots bool) (filterDesc, error) {
 	}
 	if g := d.grow; g != nil {
 		// The geometry must be one the parameters' table grows to: never
-		// fewer buckets than it starts with (growing's Restore checks the
+		// fewer buckets than it starts with (tables.Growing's Restore checks the
 		// same; here a bad header is the client's "invalid header chunk").
 		// A fixed one (EXPANSION 0) never split.
 		initial, _ := linhash.InitialBuckets(d.p.Capacity, uint(d.p.Bucket()))
@@ -327,7 +329,7 @@ func (d filterDesc) shapes() ([]tableShape, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []tableShape{growShape{1<<g.level + g.split, check}}, nil
+		return []tableShape{growShape{1<<g.level + g.split, tables.OfGrowing(check)}}, nil
 	}
 	out := make([]tableShape, len(d.stages))
 	for i, si := range d.stages {
@@ -343,15 +345,15 @@ func (d filterDesc) shapes() ([]tableShape, error) {
 }
 
 // build makes f d's filter: its stages charged and allocated, empty, with
-// d's counters. A growing table is allocated once: Restore keeps the
-// segments New made. Preconditions: f is a zero Filter.
+// d's counters. A growing table is allocated once: Restore
+// (tables.Growing's) keeps the segments New made. Preconditions: f is a zero Filter.
 func (d filterDesc) build(f *Filter, mem Charger) error {
 	if g := d.grow; g != nil {
 		if err := f.initGrowing(d.p, mem); err != nil {
 			return err
 		}
 		f.mem = mem
-		err := f.table.Restore(g.level, g.split, g.stash, uint64(d.ins))
+		err := tables.OfGrowing(f.table).Restore(g.level, g.split, g.stash, uint64(d.ins))
 		f.mem = nil
 		if err != nil {
 			return &partialCharge{err, f.SizeBytes()}
@@ -482,7 +484,7 @@ func (f *Filter) LoadChunk(iter int64, chunk []byte) error {
 		if have > ls.fps[i] || first+n == st.Buckets() && have != ls.fps[i] {
 			return badChunk("stage %d would hold %d fingerprints, the header says %d", i, have, ls.fps[i])
 		}
-		if _, err := readRuns(bytes.NewReader(r.B), st, first, n, st); err != nil {
+		if _, err := readRuns(bytes.NewReader(r.B), st, first, n, st.raw()); err != nil {
 			return badChunk("%v", err) // not reached: checked above
 		}
 		ls.next = g + n

@@ -28,6 +28,7 @@ func BenchmarkScanDump(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("filter=%dMB", st.SizeInBytes()>>20), func(b *testing.B) {
 			b.SetBytes(int64(st.SizeInBytes()))
+			start := cpuTime()
 			for range b.N {
 				chunks := 0
 				for iter := int64(0); ; chunks++ {
@@ -39,6 +40,7 @@ func BenchmarkScanDump(b *testing.B) {
 				}
 				b.ReportMetric(float64(chunks), "chunks")
 			}
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

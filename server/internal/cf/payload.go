@@ -55,7 +55,7 @@ func (f *Filter) PayloadBound() uint64 {
 	}
 	n := uint64(2 << 10)
 	for _, st := range f.tables() {
-		n += runsBound(st, 0, st.Buckets())
+		n += runsBound(st.raw(), 0, st.Buckets())
 	}
 	return n
 }
@@ -67,7 +67,7 @@ func (f *Filter) DumpPayload() []byte {
 	}
 	w := fields.Writer(nil).Str(dumpHeader(f))
 	for _, st := range f.tables() {
-		w = appendRuns(w, st, 0, st.Buckets())
+		w = appendRuns(w, st.raw(), 0, st.Buckets())
 	}
 	w = binary.LittleEndian.AppendUint16(w, payloadVersion)
 	return binary.LittleEndian.AppendUint32(w, crc32.Checksum(w, castagnoli))
@@ -118,7 +118,7 @@ func (f *Filter) LoadPayload(b []byte, mem Charger, release func(uint64)) error 
 	f.load = nil
 	rr := bytes.NewReader(r.B)
 	for i, st := range f.tables() {
-		if _, err := readRuns(rr, st, 0, st.Buckets(), st); err != nil || st.stored() != want[i] {
+		if _, err := readRuns(rr, st, 0, st.Buckets(), st.raw()); err != nil || st.stored() != want[i] {
 			release(f.SizeBytes())
 			return errBadPayload
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/cuckoohash/cuckoo/internal/tables"
 )
 
 // A range of a stage's buckets, as dump chunks and snapshots store it: runs
@@ -23,16 +25,16 @@ import (
 //
 // Neither side touches a region of the table that was never written.
 // Writing, the encoder asks the table for its runs of blocks ever written
-// (NextWritten: packages growing and lockfree keep a mark per 512 buckets,
-// set before a block first holds anything) and counts every bucket outside
-// them as empty without reading it: a table reserved for 2^32 items and
-// holding one is saved by reading 512 buckets, where reading all of them
-// took minutes and committed every page of its 9.5 GB, since the kernel
-// backs a page once it is read as well as written. Reading, the loader
-// stores only the literal, non-empty buckets into a table freshly
-// allocated (whose pages nothing touched), which marks their blocks. The
-// bytes are the same as a dense encoding's: the runs depend only on which
-// buckets are empty.
+// (tables.Table's NextWritten: packages growing and lockfree keep a mark
+// per 512 buckets, set before a block first holds anything) and counts
+// every bucket outside them as empty without reading it: a table reserved
+// for 2^32 items and holding one is saved by reading 512 buckets, where
+// reading all of them took minutes and committed every page of its 9.5 GB,
+// since the kernel backs a page once it is read as well as written.
+// Reading, the loader stores only the literal, non-empty buckets into a
+// table freshly allocated (whose pages nothing touched), which marks their
+// blocks. The bytes are the same as a dense encoding's: the runs depend
+// only on which buckets are empty.
 
 // runsBlock is the buckets encoded at a time when a stage is streamed, and
 // the longest literal run it writes in one piece, so that the buffer stays
@@ -44,7 +46,7 @@ const runsBlock = 1 << 16
 // not yet written, which it reads again from the table when it writes it
 // (the caller holds the key's writer lock: the buckets do not change).
 type runsEncoder struct {
-	st    rawTable
+	st    tables.Table
 	w     int
 	zeros uint64 // empty buckets before the pending literal run
 	lit   uint64 // the pending literal run's first bucket
@@ -52,7 +54,7 @@ type runsEncoder struct {
 	max   uint64 // write a literal run once it is this long; 0: never
 }
 
-func newRunsEncoder(st rawTable, max uint64) *runsEncoder {
+func newRunsEncoder(st tables.Table, max uint64) *runsEncoder {
 	return &runsEncoder{st: st, w: st.BucketBytes(), max: max}
 }
 
@@ -137,14 +139,14 @@ func (e *runsEncoder) end(dst []byte) []byte {
 }
 
 // appendRuns appends the runs of buckets [first, first+n) of st.
-func appendRuns(dst []byte, st rawTable, first, n uint64) []byte {
+func appendRuns(dst []byte, st tables.Table, first, n uint64) []byte {
 	e := newRunsEncoder(st, 0)
 	return e.end(e.scan(dst, first, first+n))
 }
 
 // writeRuns streams every bucket of st to w as runs, runsBlock buckets at a
 // time.
-func writeRuns(w io.Writer, st rawTable, buf []byte) ([]byte, error) {
+func writeRuns(w io.Writer, st tables.Table, buf []byte) ([]byte, error) {
 	e := newRunsEncoder(st, runsBlock)
 	n := st.Buckets()
 	for first := uint64(0); first < n; first += runsBlock {
@@ -171,7 +173,7 @@ func writeRuns(w io.Writer, st rawTable, buf []byte) ([]byte, error) {
 // reaches into a gap between written runs (R + 1 of them), and takes at
 // most 9 bytes more; the literals take w bytes each. So a sparse filter's
 // chunks and payloads are charged their size, not their table's.
-func runsBound(st rawTable, first, n uint64) uint64 {
+func runsBound(st tables.Table, first, n uint64) uint64 {
 	var written, runs uint64
 	for i, end := first, first+n; i < end; {
 		lo, hi := st.NextWritten(i, end)
@@ -201,7 +203,7 @@ var errRuns = errors.New("bad bucket runs")
 // checks them. It returns the fingerprints the range holds. A malformed
 // range is an error wrapping errRuns; with into, it may then hold part of
 // it, so callers that must change nothing check first.
-func readRuns(r byteReader, sh tableShape, first, n uint64, into rawTable) (uint64, error) {
+func readRuns(r byteReader, sh tableShape, first, n uint64, into tables.Table) (uint64, error) {
 	w := sh.BucketBytes()
 	var fps uint64
 	var b [8]byte

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/cuckoohash/cuckoo/growing"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
 // denseRuns is the encoder before the ever-written marks: it reads every
 // bucket of the range. The sparse one must write the same bytes.
-func denseRuns(dst []byte, st rawTable, first, n uint64) []byte {
+func denseRuns(dst []byte, st tables.Table, first, n uint64) []byte {
 	w := st.BucketBytes()
 	end := first + n
 	for i := first; i < end; {
@@ -67,7 +68,7 @@ func runsTables(t testing.TB) (tables []func() rawTable, words [][]uint64) {
 		}
 		var ws []uint64
 		for i := range src.Buckets() {
-			if v := src.BucketBits(i); v != 0 {
+			if v := src.raw().BucketBits(i); v != 0 {
 				ws = append(ws, v)
 			}
 		}
@@ -110,11 +111,11 @@ func FuzzRunsSparse(f *testing.F) {
 				length = 512
 			}
 			for i := at; i < min(at+length, n); i++ {
-				if err := st.SetBucketBits(i, ws[(k+int(i))%len(ws)]); err != nil {
+				if err := st.raw().SetBucketBits(i, ws[(k+int(i))%len(ws)]); err != nil {
 					t.Fatal(err)
 				}
 				if ops[2]&8 != 0 {
-					if err := st.SetBucketBits(i, 0); err != nil {
+					if err := st.raw().SetBucketBits(i, 0); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -127,20 +128,20 @@ func FuzzRunsSparse(f *testing.F) {
 			ranges = append(ranges, [2]uint64{first, min(n-first, uint64(binary.LittleEndian.Uint16(data[i+2:]))+1)})
 		}
 		for _, r := range ranges {
-			sparse := appendRuns(nil, st, r[0], r[1])
-			if dense := denseRuns(nil, st, r[0], r[1]); !bytes.Equal(sparse, dense) {
+			sparse := appendRuns(nil, st.raw(), r[0], r[1])
+			if dense := denseRuns(nil, st.raw(), r[0], r[1]); !bytes.Equal(sparse, dense) {
 				t.Fatalf("buckets [%d, +%d): sparse runs %x, dense %x", r[0], r[1], sparse, dense)
 			}
-			if b := runsBound(st, r[0], r[1]); uint64(len(sparse)) > b {
+			if b := runsBound(st.raw(), r[0], r[1]); uint64(len(sparse)) > b {
 				t.Fatalf("buckets [%d, +%d): %d bytes, bound %d", r[0], r[1], len(sparse), b)
 			}
 		}
 		var buf bytes.Buffer
-		if _, err := writeRuns(&buf, st, nil); err != nil {
+		if _, err := writeRuns(&buf, st.raw(), nil); err != nil {
 			t.Fatal(err)
 		}
 		dst := tables[kind]()
-		fps, err := readRuns(bufio.NewReader(&buf), dst, 0, n, dst)
+		fps, err := readRuns(bufio.NewReader(&buf), dst, 0, n, dst.raw())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,16 +149,16 @@ func FuzzRunsSparse(f *testing.F) {
 			t.Fatalf("read back %d fingerprints, the table holds %d, the copy %d", fps, st.stored(), dst.stored())
 		}
 		for i := range n {
-			if dst.BucketBits(i) != st.BucketBits(i) {
-				t.Fatalf("bucket %d: %#x read back, %#x written", i, dst.BucketBits(i), st.BucketBits(i))
+			if dst.raw().BucketBits(i) != st.raw().BucketBits(i) {
+				t.Fatalf("bucket %d: %#x read back, %#x written", i, dst.raw().BucketBits(i), st.raw().BucketBits(i))
 			}
 		}
 		// The copy's marks are exactly the blocks holding something.
-		for lo, hi := dst.NextWritten(0, n); lo < n; lo, hi = dst.NextWritten(hi, n) {
+		for lo, hi := dst.raw().NextWritten(0, n); lo < n; lo, hi = dst.raw().NextWritten(hi, n) {
 			for b := lo; b < hi; b += 512 {
 				held := false
 				for i := b; i < min(b+512, hi); i++ {
-					held = held || dst.BucketBits(i) != 0
+					held = held || dst.raw().BucketBits(i) != 0
 				}
 				if !held {
 					t.Fatalf("the copy marks block %d written, and it holds nothing", b/512)
@@ -175,26 +176,26 @@ func TestRunsBoundFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab := fixedTable{st}
+	tab := newFixedTable(st)
 	n := tab.Buckets()
-	if b := runsBound(tab, 0, n); b != 16 {
+	if b := runsBound(tab.raw(), 0, n); b != 16 {
 		t.Errorf("an empty table: bound %d, want 16", b)
 	}
-	tab.SetBucketBits(n/2, 1)
-	if b := runsBound(tab, 0, n); b != 512*8+11+16 {
+	tab.raw().SetBucketBits(n/2, 1)
+	if b := runsBound(tab.raw(), 0, n); b != 512*8+11+16 {
 		t.Errorf("one bucket: bound %d, want a block's", b)
 	}
 	for i := range n {
-		tab.SetBucketBits(i, 1)
+		tab.raw().SetBucketBits(i, 1)
 	}
-	if b := runsBound(tab, 0, n); b != n*8+11+16 {
+	if b := runsBound(tab.raw(), 0, n); b != n*8+11+16 {
 		t.Errorf("a full table: bound %d, want %d", b, n*8+11+16)
 	}
 	g, err := growing.New(growing.Config{InitialCapacity: 1 << 16})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := runsBound(growTable{g}, 0, g.Buckets()); b != 16 {
+	if b := runsBound(newGrowTable(g).raw(), 0, g.Buckets()); b != 16 {
 		t.Errorf("an empty growing table: bound %d, want 16", b)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/cuckoohash/cuckoo/filter"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 	"github.com/cuckoohash/cuckoo/lockfree"
 	"github.com/cuckoohash/cuckoo/server/internal/fields"
 )
@@ -31,7 +32,7 @@ func (f *Filter) WriteSnapshot(w io.Writer, buf []byte) ([]byte, error) {
 	}
 	for _, st := range f.tables() {
 		var err error
-		if buf, err = writeRuns(w, st, buf); err != nil {
+		if buf, err = writeRuns(w, st.raw(), buf); err != nil {
 			return buf, err
 		}
 	}
@@ -68,9 +69,9 @@ func ReadSnapshot(r *fields.Stream, f *Filter, withSlots bool) error {
 	}
 	stored := d.stored()
 	for i, sh := range shapes {
-		var dst rawTable
+		var dst tables.Table
 		if into != nil {
-			dst = into[i]
+			dst = into[i].raw()
 		}
 		fps, err := readRuns(r.R, sh, 0, sh.Buckets(), dst)
 		if err != nil {

@@ -4,22 +4,23 @@ import (
 	"fmt"
 
 	"github.com/cuckoohash/cuckoo/growing"
+	"github.com/cuckoohash/cuckoo/internal/tables"
 	"github.com/cuckoohash/cuckoo/lockfree"
 )
 
 // rawTable is one table of a key's filter as dumps and snapshots move it:
-// its buckets as words, each checked when read back. A filter is either one
-// growing table (keys created with EXPANSION >= 1: growing.Filter) or a list
-// of fixed lock-free stages (EXPANSION 0, and the chains of stages that
-// snapshots and dumps of format 2 hold).
+// its buckets as words (package internal/tables, the raw access packages
+// growing and lockfree keep out of their API), each checked when read back.
+// A filter is either one growing table (keys created with EXPANSION >= 1:
+// growing.Filter) or a list of fixed lock-free stages (EXPANSION 0, and the
+// chains of stages that snapshots and dumps of format 2 hold).
 type rawTable interface {
 	tableShape
-	BucketBits(i uint64) uint64
-	SetBucketBits(i, v uint64) error
-	// NextWritten returns the first run of buckets in [from, end) that
-	// may be non-empty: every bucket outside its runs is empty, and is
-	// neither read nor written by a dump (runs.go).
-	NextWritten(from, end uint64) (lo, hi uint64)
+	// raw returns the table's buckets: runs.go reads them (BucketBits,
+	// and NextWritten: every bucket outside its runs is empty, and is
+	// neither read nor written by a dump) and writes them
+	// (SetBucketBits).
+	raw() tables.Table
 	// stored returns the entries in the table (a growing table's stash
 	// aside).
 	stored() uint64
@@ -36,8 +37,16 @@ type tableShape interface {
 }
 
 // fixedTable is a lock-free stage.
-type fixedTable struct{ *lockfree.Filter }
+type fixedTable struct {
+	*lockfree.Filter
+	rw tables.Table
+}
 
+func newFixedTable(st *lockfree.Filter) fixedTable { return fixedTable{st, tables.OfLockfree(st)} }
+
+func (t fixedTable) raw() tables.Table { return t.rw }
+func (t fixedTable) BucketBytes() int  { return t.rw.BucketBytes() }
+func (t fixedTable) stored() uint64    { return t.Len() }
 func (t fixedTable) entries(v uint64) (uint64, error) {
 	return fingerprintEntries(v, uint(t.FingerprintBits()), uint(t.BucketSize()))
 }
@@ -74,7 +83,7 @@ func (s stageShape) entries(v uint64) (uint64, error) {
 // depends on the bucket size alone).
 type growShape struct {
 	buckets uint64
-	check   *growing.Filter
+	check   tables.Growing
 }
 
 func (s growShape) Buckets() uint64  { return s.buckets }
@@ -84,17 +93,19 @@ func (s growShape) entries(v uint64) (uint64, error) {
 	return uint64(n), err
 }
 
-func (t fixedTable) stored() uint64 { return t.Len() }
-
 // growTable is a growing table: each bucket a 64-bit word.
-type growTable struct{ *growing.Filter }
+type growTable struct {
+	*growing.Filter
+	rw tables.Growing
+}
 
-func (t growTable) BucketBytes() int                { return 8 }
-func (t growTable) BucketBits(i uint64) uint64      { return t.Word(i) }
-func (t growTable) SetBucketBits(i, v uint64) error { return t.SetWord(i, v) }
-func (t growTable) stored() uint64                  { return t.Entries() - uint64(t.Stashed()) }
+func newGrowTable(t *growing.Filter) growTable { return growTable{t, tables.OfGrowing(t)} }
+
+func (t growTable) raw() tables.Table { return t.rw }
+func (t growTable) BucketBytes() int  { return 8 }
+func (t growTable) stored() uint64    { return t.Entries() - uint64(t.Stashed()) }
 func (t growTable) entries(v uint64) (uint64, error) {
-	n, err := t.WordEntries(v)
+	n, err := t.rw.WordEntries(v)
 	return uint64(n), err
 }
 
@@ -102,11 +113,11 @@ func (t growTable) entries(v uint64) (uint64, error) {
 // filter not yet published.
 func (f *Filter) tables() []rawTable {
 	if f.table != nil {
-		return []rawTable{growTable{f.table}}
+		return []rawTable{newGrowTable(f.table)}
 	}
 	var out []rawTable
 	for _, st := range f.list() {
-		out = append(out, fixedTable{st})
+		out = append(out, newFixedTable(st))
 	}
 	return out
 }
@@ -119,7 +130,7 @@ func (f *Filter) FillForTest(words []uint64) error {
 	var n uint64
 	for _, t := range f.tables() {
 		for j := range t.Buckets() {
-			if err := t.SetBucketBits(j, words[j%uint64(len(words))]); err != nil {
+			if err := t.raw().SetBucketBits(j, words[j%uint64(len(words))]); err != nil {
 				return err
 			}
 		}

@@ -122,9 +122,9 @@
 // chunks and DUMP payloads are charged their size, not their table's.
 // used_memory is Go's HeapAlloc, what the allocator has handed out, as
 // Redis's is its allocator's: it counts each table once (a snapshot's or a
-// dump's load allocates a growing table once: Restore keeps the segments
-// New made), whether or not its pages are resident; used_memory_rss is
-// what is resident.
+// dump's load allocates a growing table once: the restore keeps the
+// segments New made), whether or not its pages are resident;
+// used_memory_rss is what is resident.
 //
 // # Expiry
 //
