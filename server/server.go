@@ -246,7 +246,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	if s.metrics != nil {
-		s.metrics.attach(s)
+		s.attachMetrics(s.metrics)
 	}
 	s.startExpiry()
 	s.repl = newReplication(cfg.ReplBacklogSize)
@@ -283,7 +283,7 @@ func (s *Server) openDir(cfg Config) error {
 	}
 	s.dirLock = lock
 	if s.metrics != nil {
-		a.OnSync = s.metrics.observeFsync
+		a.OnSync = s.metrics.ObserveFsync
 	}
 	s.store.AOF = a
 	return nil
