@@ -19,8 +19,8 @@
 //     Redis module registers its commands, the others their handlers of
 //     Redis's rows (internal/command), by name. New builds the table and
 //     binds them once, and refuses a binding to no row, two handlers for
-//     one, or a row with no handler. cmd_config.go holds the one table of settings, from
-//     which settings_flags.go makes cuckoo serve's flags and
+//     one, or a row with no handler. cmd_config.go holds the CONFIG handlers,
+//     settings_flags.go the public names of internal/conf's flags and
 //     docs/settings.md;
 //   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
 //     replica (repl_replica.go);
@@ -29,9 +29,11 @@
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds (the checks' call sites, the closes and
 //     the logs; internal/clientmem does the accounting and decides),
-//     Prometheus.
+//     Prometheus (the gauges read from the server; internal/metrics holds
+//     the metrics).
 //
-// Sixteen packages stand apart, below this one, and import nothing of it.
+// The packages under internal/ stand apart, below this one, and import
+// nothing of it.
 // internal/keyspace is the data: the key space, its write protocol, the one
 // table of the log's record kinds with one apply each (which commands, log
 // replay and replicas all call), memory accounting, expiry, the log,
@@ -61,8 +63,11 @@
 // holds, the totals, and the decisions of client-output-buffer-limit and
 // maxmemory-clients: which limit a client passed, the soft limit's timer,
 // which clients to evict), internal/settings (the engine of the settings
-// table, whose rows stay in cmd_config.go: value kinds, parsing, a file's
-// lines, CONFIG SET's all or none, flags, docs/settings.md),
+// table: value kinds, parsing, a file's lines, CONFIG SET's all or none,
+// flags, docs/settings.md), internal/conf (Config and the one table of
+// settings, its rows built on internal/settings: defaults, checks,
+// CONFIG GET, SET and REWRITE's logic, the --config file, cuckoo serve's
+// flags), internal/metrics (the Prometheus metrics),
 // internal/limits (the client limits' values and syntax), internal/tlsconf
 // (the crypto/tls configurations of the tls-* settings), internal/cluster
 // (cluster mode: the node's topology and its file, where a command goes,
@@ -271,33 +276,12 @@
 //
 // # Configuration
 //
-// One table (cmd_config.go) holds every setting: its Redis name, type,
-// range, default, whether CONFIG SET may change it at runtime, and its doc.
-// CONFIG GET, SET and REWRITE, `cuckoo serve --config FILE`, cuckoo serve's
-// flags (AddSettingFlags) and docs/settings.md (WriteSettingsDoc, kept
-// current by TestSettingsDoc) are all made from it: docs/settings.md lists
-// them. Changes at runtime apply as follows: requirepass to new connections
-// (a connection made while there was no password stays in, as in Redis);
-// maxclients, timeout, proto-max-bulk-len and client-query-buffer-limit to
-// the connections made after the change; client-output-buffer-limit (only
-// the classes given change) to each client's next request, and at once to
-// the clients the 100 ms check sees; maxmemory-clients at once, evicting if
-// the clients are past it; the cf-* settings, the parameters
-// of filters created without them, as a whole; the tls-* files for new
-// connections. A snapshot is taken when the log passes snapshot-log-size,
-// not on a schedule: save "" (or snapshot-log-size -1) turns that off, any
-// schedule turns it on.
-//
-// CONFIG SET of several settings applies all or none, as Redis 7's does,
-// with Redis's error texts. CONFIG GET takes glob patterns and answers a map
-// (RESP2: a flat array). CONFIG REWRITE rewrites the --config file in place:
-// comments and the order of lines stay, each setting's line gets the value
-// in force, settings the file lacks are appended when they differ from the
-// defaults or were SET; the file is replaced atomically (temporary file,
-// fsync, rename, fsync of the directory). The file's syntax is redis.conf's
-// (package internal/config); include is refused, and an unknown setting or
-// bad value stops startup with the file, line and setting. Flags given on
-// cuckoo serve's command line override the file.
+// The settings are package internal/conf's (its doc says how each applies
+// at runtime, and the configuration file's syntax): Config, the one table
+// of settings, CONFIG GET's and SET's rules, REWRITE's lines, cuckoo
+// serve's flags and docs/settings.md. cmd_config.go holds the CONFIG
+// handlers and publishes the settings in force where the requests read
+// them.
 //
 // # Terminology
 //

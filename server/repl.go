@@ -327,7 +327,7 @@ func (s *Server) serveReplica(cl *client) {
 func (s *Server) readAcks(link *replicaLink) {
 	r := s.repl
 	rd := resp.NewReader(link.cl.nc)
-	lim := s.clientLimits().read()
+	lim := readLimits(s.clientLimits())
 	for {
 		args, err := rd.Next(true, lim)
 		if err != nil {

@@ -51,9 +51,6 @@ import (
 // replicas.
 var errNoReplicas = replyErr("NOREPLICAS Not enough good replicas to write.")
 
-// defaultMinReplicasMaxLag is min-replicas-max-lag's default, as Redis's.
-const defaultMinReplicasMaxLag = 10
-
 // minReplicas is the settings and the count of good replicas (see above).
 type minReplicas struct {
 	toWrite atomic.Int64 // min-replicas-to-write; 0: never refuse
@@ -76,15 +73,6 @@ func (s *Server) setMinReplicas(cfg *Config) {
 	s.minRep.toWrite.Store(int64(max(cfg.MinReplicasToWrite, 0)))
 	s.minRep.maxLag.Store(int64(max(cfg.MinReplicasMaxLag, 0)))
 	s.countGoodReplicas()
-}
-
-// minReplicasConfig is Config.MinReplicasMaxLag for min-replicas-max-lag
-// n: a Config's 0 is the default, so 0 is stored as -1.
-func minReplicasConfig(n int64) int {
-	if n == 0 {
-		return -1
-	}
-	return int(n)
 }
 
 // replicaOnline records that link went online: its copy is sent or its

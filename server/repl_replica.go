@@ -660,7 +660,7 @@ type replAuth struct{ user, pass string }
 func (s *Server) replConfig() replAuth {
 	s.conf.mu.Lock()
 	defer s.conf.mu.Unlock()
-	return replAuth{user: s.conf.st.cfg.MasterUser, pass: s.conf.st.cfg.MasterAuth}
+	return replAuth{user: s.conf.st.Config.MasterUser, pass: s.conf.st.Config.MasterAuth}
 }
 
 // replicaOfSetting is replicaof's value now: "host port" of the primary, or
@@ -678,15 +678,7 @@ func (s *Server) replicaOfSetting() string {
 func (s *Server) replicaPriority() int {
 	s.conf.mu.Lock()
 	defer s.conf.mu.Unlock()
-	return max(s.conf.st.cfg.ReplicaPriority, 0)
-}
-
-// priorityConfig is Config.ReplicaPriority for replica-priority n.
-func priorityConfig(n int64) int {
-	if n == 0 {
-		return -1
-	}
-	return int(n)
+	return max(s.conf.st.Config.ReplicaPriority, 0)
 }
 
 // logPosition appends the replica's position to its log now.

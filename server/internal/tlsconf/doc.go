@@ -10,5 +10,6 @@
 // connection's handshake, and putting a new configuration in force on
 // CONFIG SET are the server's (tls.go).
 //
-// It imports only the standard library; only package server imports it.
+// It imports only the standard library; package server imports it, and
+// internal/conf, whose Config holds a Settings.
 package tlsconf
