@@ -50,9 +50,8 @@ func Get(l Live, st *State, patterns []string) []Pair {
 // Set applies pairs, name value name value ..., to st as CONFIG SET does:
 // all or none, as Redis 7 does. The names are checked first (unknown,
 // immutable, given twice), then the values, then the settings together;
-// only then is st changed. It returns the names of the settings set, or
-// the refusal (a *SetError, or the table's error for a name), with st
-// unchanged.
+// only then is st changed. It returns the names of the settings set, in
+// the order given, or the first refusal, a *SetError, with st unchanged.
 func Set(st *State, pairs []string) ([]string, error) {
 	next := *st
 	xs, err := table.Change(&next, pairs)
