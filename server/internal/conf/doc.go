@@ -48,8 +48,8 @@
 // -1 instead: replica-priority, min-replicas-max-lag); the settings are
 // checked together after they are checked one by one (cf-initial-size at
 // least twice cf-bucket-size), in CONFIG SET, a file and the flags alike;
-// what a row that CONFIG SET may change reads (Get), it reads back from
-// its own value (Set).
+// a row that CONFIG SET may change, set to the value its Get reads, reads
+// the same value again.
 //
 // What the settings do to a running server (the atomics the requests read,
 // the TLS configuration put in force) is package server's, as are the
