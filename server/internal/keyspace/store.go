@@ -298,7 +298,7 @@ func (s *Store) Get(key []byte) *Entry {
 }
 
 // update runs fn with key's writer lock held, inside the gate: every write
-// to one key (writes.go) is one. A missing key is created with create's
+// to one key (ops.go's typed calls) is one. A missing key is created with create's
 // parameters (and a fresh seed) if create is not nil, else fn gets nil.
 // loading is CF.LOADCHUNK's data chunks, the only writes a key with a load
 // pending takes. Preconditions: none; the caller holds no lock.
