@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+	"github.com/cuckoohash/cuckoo/server/internal/repl"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -61,8 +62,8 @@ type client struct {
 	sub                *subscriber
 	nsub, npsub, nssub atomic.Int32
 	// replLink is set by REPLCONF and PSYNC from a replica; replStart once
-	// PSYNC has made the connection a replica link (repl.go).
-	replLink      *replicaLink
+	// PSYNC has made the connection a replica link (cmd_repl.go).
+	replLink      *repl.Link
 	replStart     bool
 	isReplicaLink atomic.Bool // replStart, for CLIENT LIST and KILL
 	// inflight is the bytes of dump chunks this pipeline charged: released
