@@ -177,3 +177,52 @@ func TestFixed(t *testing.T) {
 		})
 	}
 }
+
+// TestGrowthRetriedAfterRefusal: a table refused the memory to grow fills
+// until its stash is full and answers the refusal; once Reserve grants
+// memory again, the next insert grows the table and goes in, and every key
+// inserted before is still there.
+func TestGrowthRetriedAfterRefusal(t *testing.T) {
+	refuse := errors.New("no memory")
+	var refusing atomic.Bool
+	refusing.Store(true)
+	f := mustNew(t, growing.Config{InitialCapacity: 8, Seed: 5, Reserve: func(uint64) error {
+		if refusing.Load() {
+			return refuse
+		}
+		return nil
+	}})
+	var kept [][]byte
+	var err error
+	for i := 0; i < 10_000; i++ {
+		k := binary.LittleEndian.AppendUint64(nil, uint64(i))
+		if err = f.Insert(k); err != nil {
+			break
+		}
+		kept = append(kept, k)
+	}
+	if !errors.Is(err, refuse) {
+		t.Fatalf("inserts into a filter refused memory ended with %v, want the refusal", err)
+	}
+	// Refused again while the limit holds: still the refusal, nothing added.
+	if err := f.Insert([]byte("late")); !errors.Is(err, refuse) {
+		t.Fatalf("an insert while memory is still refused: %v, want the refusal", err)
+	}
+	refusing.Store(false)
+	before := f.Buckets()
+	for i := range 1000 {
+		k := binary.LittleEndian.AppendUint64(nil, uint64(1_000_000+i))
+		if err := f.Insert(k); err != nil {
+			t.Fatalf("insert %d after memory was granted again: %v (%d buckets)", i, err, f.Buckets())
+		}
+		kept = append(kept, k)
+	}
+	if f.Buckets() <= before {
+		t.Errorf("the table did not grow once memory was granted: %d buckets, %d before", f.Buckets(), before)
+	}
+	for _, k := range kept {
+		if !f.Contains(k) {
+			t.Fatalf("key %x lost", k)
+		}
+	}
+}

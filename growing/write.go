@@ -48,10 +48,16 @@ func (f *Filter) insert(h uint64) error {
 			return ErrFull
 		}
 		if len(*f.stash.Load()) >= linhash.MaxStash {
-			if f.growErr != nil {
+			if f.growErr == nil {
+				return ErrFull
+			}
+			// The stash filled while growth was refused: ask for the
+			// memory again, since it may be there now (a limit raised,
+			// keys deleted), and place the key in the grown table.
+			if !f.growToCapacity() {
 				return f.growErr
 			}
-			return ErrFull
+			return f.insert(h)
 		}
 		// No path below the split load: rare. Splitting frees room near
 		// the split pointer; the stash takes the key if that is not near.
@@ -70,6 +76,14 @@ func (f *Filter) insert(h uint64) error {
 		}
 	}
 	f.items.Add(1)
+	f.growToCapacity()
+	return nil
+}
+
+// growToCapacity splits buckets until the entries fit the split load, or a
+// split is refused, and drains the stash into the room made. It reports
+// whether it split any.
+func (f *Filter) growToCapacity() bool {
 	grew := false
 	for f.entries.Load() > int64(f.Capacity()) {
 		if f.splitOne() != nil {
@@ -80,7 +94,7 @@ func (f *Filter) insert(h uint64) error {
 	if grew {
 		f.drainStash()
 	}
-	return nil
+	return grew
 }
 
 // store writes bucket j's word and keeps the counts: old is its value (read

@@ -5,6 +5,10 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/clientmem"
+	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
 // TestSoftMarkCleared: a client's soft-limit mark goes once its replies are
@@ -24,23 +28,25 @@ func TestSoftMarkCleared(t *testing.T) {
 	lim := l.withDefaults()
 	s.conf.limits.Store(&lim)
 	cl := &client{}
-	old := time.Now().Add(-time.Hour).UnixNano()
+	normal, pubsubLim := lim.OutputBuffer.get(classNormal), lim.OutputBuffer.get(classPubSub)
+	old := time.Now().Add(-time.Hour)
 
-	cl.mem.softSince.Store(old)
+	cl.mem.Check(normal, 1<<20, old) // marked at the soft limit an hour ago
 	s.replyWritten(cl)
-	if got := cl.mem.softSince.Load(); got != 0 {
-		t.Errorf("after the replies were written, the mark is %d", got)
+	if got := cl.mem.SoftSince(); !got.IsZero() {
+		t.Errorf("after the replies were written, the mark is %v", got)
 	}
 	// Pushes at the limit: the time at it goes on.
-	cl.nsub.Store(1)
-	cl.mem.push.Store(2 << 20)
-	cl.mem.softSince.Store(old)
+	cl.sub.Confirm(resp.NewWriter(io.Discard), "subscribe", pubsub.Channel, "c", 1)
+	s.cmem.SetPush(&cl.mem, 2<<20)
+	cl.mem.Check(pubsubLim, 2<<20, old)
 	s.replyWritten(cl)
-	if got := cl.mem.softSince.Load(); got != old {
-		t.Errorf("with pushes past the soft limit, the mark is %d, want %d", got, old)
+	if got := cl.mem.SoftSince(); !got.Equal(old) {
+		t.Errorf("with pushes past the soft limit, the mark is %v, want %v", got, old)
 	}
 	// And a mark older than soft-seconds closes the client at the limit.
-	if !s.softExpired(cl, lim.OutputBuffer.get(classPubSub), time.Now()) {
+	if cl.mem.Check(pubsubLim, cl.mem.Output(), time.Now()) != clientmem.SoftExpired {
 		t.Error("an hour at the soft limit of 1 s has not expired")
 	}
+	s.cmem.SetPush(&cl.mem, 0)
 }

@@ -46,15 +46,15 @@ func clusterCommands() (b []binding) {
 		cluster.WriteHelp(cl.wr)
 	})})
 	b = append(b, binding{name: "asking", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
-		cl.asking = true // after clusterRedirect cleared it: for the next command
+		cl.cluster.Asking = true // after clusterRedirect cleared it: for the next command
 		cl.wr.WriteString("OK")
 	})})
 	b = append(b, binding{name: "readonly", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
-		cl.readonly = true
+		cl.cluster.Readonly = true
 		cl.wr.WriteString("OK")
 	})})
 	b = append(b, binding{name: "readwrite", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
-		cl.readonly = false
+		cl.cluster.Readonly = false
 		cl.wr.WriteString("OK")
 	})})
 	b = append(b, binding{name: "cuckoo.cluster|setconfig", run: clusterCmd(func(s *Server, cl *client, a [][]byte, t *topology.Map) {
@@ -116,9 +116,9 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (slot in
 	if cl.ks.InExec() || cmd.spec.Name == "migrate" {
 		return -1, nil // EXEC is running its queue, under its slot's lock
 	}
-	c := cluster.Command{Asking: cl.asking || cmd.asking, Readonly: cl.readonly, Write: cmd.write}
-	if cmd.spec.Name != "multi" && (!cl.inMulti.Load() || cmd.inMulti) {
-		cl.asking = false
+	c := cluster.Command{Asking: cl.cluster.Asking || cmd.asking, Readonly: cl.cluster.Readonly, Write: cmd.write}
+	if cmd.spec.Name != "multi" && (!cl.tx.inMulti.Load() || cmd.inMulti) {
+		cl.cluster.Asking = false
 	}
 	var sole [1][]byte
 	switch {
@@ -128,10 +128,10 @@ func (s *Server) clusterRedirect(cl *client, cmd *bound, args [][]byte) (slot in
 			c.Keys = sole[:]
 		}
 	case cmd.spec.Name == "exec":
-		if !cl.inMulti.Load() || cl.multiErr {
+		if !cl.tx.inMulti.Load() || cl.tx.multiErr {
 			return -1, nil // EXEC answers
 		}
-		for _, q := range cl.queued {
+		for _, q := range cl.tx.queued {
 			if b, _ := s.cmds.lookup(q); b != nil && len(b.spec.Keys) > 0 {
 				for _, p := range b.spec.KeyPositions(q) {
 					c.Keys = append(c.Keys, q[p])

@@ -95,7 +95,7 @@ type monitors struct {
 // command any client runs (but AUTH and HELLO, whose arguments may hold
 // passwords, and admin commands, as Redis).
 func cmdMonitor(s *Server, cl *client, a [][]byte) {
-	if cl.inMulti.Load() {
+	if cl.tx.inMulti.Load() {
 		s.writeErr(cl, replyErr("ERR MONITOR isn't allowed inside a transaction"))
 		return
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
+	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 )
 
 // CLIENT and its subcommands. Fields another connection reads (CLIENT LIST,
@@ -140,13 +141,13 @@ func (s *Server) clientLine(c *client) string {
 	}
 	now := time.Now()
 	flags := ""
-	if c.isReplicaLink.Load() {
+	if c.repl.isLink.Load() {
 		flags += "S"
 	}
-	if c.subscribed() {
+	if c.sub.Any() {
 		flags += "P"
 	}
-	if c.inMulti.Load() {
+	if c.tx.inMulti.Load() {
 		flags += "x"
 	}
 	if c.noEvict.Load() {
@@ -163,18 +164,19 @@ func (s *Server) clientLine(c *client) string {
 		cmd = s.cmds.names[c.lastCmd.Load()]
 	}
 	multi := -1
-	if c.inMulti.Load() {
-		multi = int(c.nqueued.Load())
+	if c.tx.inMulti.Load() {
+		multi = int(c.tx.nqueued.Load())
 	}
 	// The memory fields (clientmem.go): qbuf the requests received and not
 	// yet run when the client last waited, omem its replies being written
 	// and pushes waiting, tot-mem what maxmemory-clients counts.
-	qbuf, qcap, omem := c.mem.qlen.Load(), c.mem.qbuf.Load(), c.mem.output()
+	qcap, qbuf := c.mem.QueryBuffer()
+	omem := c.mem.Output()
 	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=%d psub=%d ssub=%d multi=%d watch=%d qbuf=%d qbuf-free=%d multi-mem=%d omem=%d tot-mem=%d cmd=%s user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s",
 		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.fd, str(c.name.Load()),
 		int(now.Sub(c.created).Seconds()), int(now.Sub(time.Unix(0, c.lastActive.Load())).Seconds()),
-		flags, c.nsub.Load(), c.npsub.Load(), c.nssub.Load(), multi, c.watching.Load(),
-		qbuf, max(qcap-qbuf, 0), c.mem.multi.Load(), omem, qcap+omem+c.mem.multi.Load(),
+		flags, c.sub.Count(pubsub.Channel), c.sub.Count(pubsub.Pattern), c.sub.Count(pubsub.ShardChannel), multi, c.tx.watching.Load(),
+		qbuf, max(qcap-qbuf, 0), c.mem.Multi(), omem, qcap+omem+c.mem.Multi(),
 		cmd, c.userName(), c.proto.Load(), str(c.libName.Load()), str(c.libVer.Load()))
 }
 
@@ -333,9 +335,9 @@ func killFilters(a [][]byte) (match []func(*client) bool, skipMe bool, err error
 // not a client of the replica's.)
 func (c *client) clientType() string {
 	switch {
-	case c.isReplicaLink.Load():
+	case c.repl.isLink.Load():
 		return "slave"
-	case c.subscribed():
+	case c.sub.Any():
 		return "pubsub"
 	}
 	return "normal"

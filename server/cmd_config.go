@@ -390,8 +390,7 @@ func (s *Server) publish(st *configState) {
 	s.conf.pass.Store(&pass)
 	lim := st.cfg.Limits.withDefaults()
 	s.conf.limits.Store(&lim)
-	s.cmem.evictAt.Store(lim.MaxMemoryClients.Bytes(st.cfg.MaxMemory))
-	s.wakeCron() // a lower maxmemory-clients evicts at once
+	s.cmem.SetEvictAt(lim.MaxMemoryClients.Bytes(st.cfg.MaxMemory)) // a lower one evicts at once
 	// st's defaults were filled in once (newConfigState): filling them
 	// again here would take CONFIG SET cf-expansion-factor 0 for unset.
 	d := st.cfg.FilterDefaults
@@ -540,7 +539,7 @@ func (s *Server) rewriteConfig() error {
 // CONFIG RESETSTAT: INFO's stats counters back to zero.
 func cmdConfigResetstat(s *Server, cl *client, a [][]byte) {
 	for _, c := range []*atomic.Int64{&s.stats.conns, &s.stats.rejected, &s.stats.cmds, &s.stats.errors, &s.stats.hits, &s.stats.misses,
-		&s.cmem.evicted, &s.cmem.outputClosed, &s.cmem.queryClosed} {
+		&s.cmem.Evicted, &s.cmem.OutputClosed, &s.cmem.QueryClosed} {
 		c.Store(0)
 	}
 	cl.wr.WriteString("OK")

@@ -113,10 +113,10 @@ func (s *Server) clientsInfo(w *infoWriter) {
 	clients := s.clientList()
 	watching, subscribers := 0, 0
 	for _, c := range clients {
-		if c.watching.Load() > 0 {
+		if c.tx.watching.Load() > 0 {
 			watching++
 		}
-		if c.subscribed() {
+		if c.sub.Any() {
 			subscribers++
 		}
 	}
@@ -135,7 +135,7 @@ func (s *Server) memoryInfo(w *infoWriter) {
 		"used_memory_filters", s.store.FilterBytes(), "used_memory_dump_chunks", s.store.Inflight.Load(),
 		"maxmemory", maxmem, "maxmemory_human", humanBytes(maxmem), "maxmemory_policy", "noeviction",
 		"mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(rss)/float64(max(ms.HeapAlloc, 1))),
-		"mem_clients_slaves", s.cmem.replicas.Load(), "mem_clients_normal", s.cmem.normal.Load(),
+		"mem_clients_slaves", s.cmem.Replicas(), "mem_clients_normal", s.cmem.Normal(),
 		"mem_allocator", "go")
 }
 
@@ -166,12 +166,12 @@ func (s *Server) statsInfo(w *infoWriter) {
 		"total_net_input_bytes", s.stats.netIn.Load(), "total_net_output_bytes", s.stats.netOut.Load(),
 		"rejected_connections", s.stats.rejected.Load(),
 		"sync_full", syncFull, "sync_partial_ok", syncPartialOK, "sync_partial_err", syncPartialErr, "expired_keys", s.store.ExpiredKeys.Load(), "evicted_keys", 0,
-		"evicted_clients", s.cmem.evicted.Load(),
+		"evicted_clients", s.cmem.Evicted.Load(),
 		"keyspace_hits", s.stats.hits.Load(), "keyspace_misses", s.stats.misses.Load(),
 		"pubsub_channels", psChannels, "pubsub_patterns", psPatterns, "pubsubshard_channels", psShard,
 		"total_error_replies", s.stats.errors.Load(),
-		"client_query_buffer_limit_disconnections", s.cmem.queryClosed.Load(),
-		"client_output_buffer_limit_disconnections", s.cmem.outputClosed.Load())
+		"client_query_buffer_limit_disconnections", s.cmem.QueryClosed.Load(),
+		"client_output_buffer_limit_disconnections", s.cmem.OutputClosed.Load())
 }
 
 // cpuInfo writes INFO's CPU section.

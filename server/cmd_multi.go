@@ -1,7 +1,10 @@
 package server
 
 import (
+	"sync/atomic"
+
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
 // Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
@@ -24,6 +27,20 @@ import (
 // WATCH records each key's filter (nil when missing) and its version, which
 // every logged change bumps (the key space's runLocked); EXEC aborts, answering a null
 // array, if any watched key's filter or version differs.
+
+// transaction is a client's transaction. inMulti is set after MULTI; queued
+// are the commands queued (nqueued their count, for CLIENT LIST); multiErr
+// is set if one was refused. watched are the keys WATCH recorded (watching
+// their count, for CLIENT LIST and INFO). The atomics are read by other
+// connections; the rest is the connection's goroutine's own.
+type transaction struct {
+	inMulti  atomic.Bool
+	queued   [][][]byte
+	nqueued  atomic.Int32
+	multiErr bool
+	watched  []keyspace.Watch
+	watching atomic.Int32
+}
 
 // multiCommands binds this file's commands to their rows of Redis's table, by name.
 func multiCommands() (b []binding) {
@@ -58,35 +75,35 @@ func (cl *client) queue(args [][]byte) {
 		buf = append(buf, a...)
 		q[i] = buf[len(buf)-len(a):]
 	}
-	cl.queued = append(cl.queued, q)
-	cl.nqueued.Store(int32(len(cl.queued)))
-	cl.mem.queued += int64(n) // published at the pipeline's end (clientmem.go)
+	cl.tx.queued = append(cl.tx.queued, q)
+	cl.tx.nqueued.Store(int32(len(cl.tx.queued)))
+	cl.mem.Queue(n) // published at the pipeline's end (clientmem.go)
 }
 
 func (cl *client) endMulti() {
-	cl.queued = nil
-	cl.mem.queued = 0
-	cl.nqueued.Store(0)
-	cl.multiErr = false
-	cl.inMulti.Store(false)
+	cl.tx.queued = nil
+	cl.mem.ClearQueue()
+	cl.tx.nqueued.Store(0)
+	cl.tx.multiErr = false
+	cl.tx.inMulti.Store(false)
 }
 
 func (cl *client) unwatch() {
-	cl.watched = nil
-	cl.watching.Store(0)
+	cl.tx.watched = nil
+	cl.tx.watching.Store(0)
 }
 
 func cmdMulti(s *Server, cl *client, a [][]byte) {
-	if cl.inMulti.Load() {
+	if cl.tx.inMulti.Load() {
 		s.writeErr(cl, replyErr("ERR MULTI calls can not be nested"))
 		return
 	}
-	cl.inMulti.Store(true)
+	cl.tx.inMulti.Store(true)
 	cl.wr.WriteString("OK")
 }
 
 func cmdDiscard(s *Server, cl *client, a [][]byte) {
-	if !cl.inMulti.Load() {
+	if !cl.tx.inMulti.Load() {
 		s.writeErr(cl, replyErr("ERR DISCARD without MULTI"))
 		return
 	}
@@ -96,23 +113,23 @@ func cmdDiscard(s *Server, cl *client, a [][]byte) {
 }
 
 func cmdWatch(s *Server, cl *client, a [][]byte) {
-	if cl.inMulti.Load() {
+	if cl.tx.inMulti.Load() {
 		s.writeErr(cl, replyErr("ERR WATCH inside MULTI is not allowed"))
 		return
 	}
 	for _, k := range a[1:] {
-		cl.watched = append(cl.watched, s.store.Watch(k))
+		cl.tx.watched = append(cl.tx.watched, s.store.Watch(k))
 	}
-	cl.watching.Store(int32(len(cl.watched)))
+	cl.tx.watching.Store(int32(len(cl.tx.watched)))
 	cl.wr.WriteString("OK")
 }
 
 func cmdExec(s *Server, cl *client, a [][]byte) {
-	if !cl.inMulti.Load() {
+	if !cl.tx.inMulti.Load() {
 		s.writeErr(cl, replyErr("ERR EXEC without MULTI"))
 		return
 	}
-	queued, failed := cl.queued, cl.multiErr
+	queued, failed := cl.tx.queued, cl.tx.multiErr
 	cl.endMulti()
 	defer cl.unwatch()
 	if err := s.execRefusal(queued); err != nil {
@@ -123,7 +140,7 @@ func cmdExec(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("EXECABORT Transaction discarded because of previous errors."))
 		return
 	}
-	ran := s.store.Exec(&cl.ks, cl.watched, func() {
+	ran := s.store.Exec(&cl.ks, cl.tx.watched, func() {
 		cl.wr.WriteArray(len(queued))
 		for _, q := range queued {
 			s.exec(cl, q)

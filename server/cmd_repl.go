@@ -57,10 +57,10 @@ func (s *Server) newRepl(cfg Config) *repl.Node {
 
 // replLink is cl's replica link, made at its first REPLCONF or PSYNC.
 func replLink(cl *client) *repl.Link {
-	if cl.replLink == nil {
-		cl.replLink = repl.NewLink(cl.nc, cl.id)
+	if cl.repl.link == nil {
+		cl.repl.link = repl.NewLink(cl.nc, cl.id)
 	}
-	return cl.replLink
+	return cl.repl.link
 }
 
 // PSYNC replid offset: this connection becomes a replica link; the reply and
@@ -80,8 +80,8 @@ func cmdPsync(s *Server, cl *client, a [][]byte) {
 		s.log.Warn("a replica's position was never this primary's; it takes a full copy",
 			"replica", cl.nc.RemoteAddr().String(), "replid", printable(a[1], 64), "offset", off, "why", neverHad)
 	}
-	cl.replStart = true
-	cl.isReplicaLink.Store(true)
+	cl.repl.start = true
+	cl.repl.isLink.Store(true)
 }
 
 // REPLCONF listening-port <port> | capa <...> | ack <offset> | getack *
@@ -116,7 +116,7 @@ func cmdReplconf(s *Server, cl *client, a [][]byte) {
 // full copy if needed, then the stream; the connection is closed when it
 // returns.
 func (s *Server) serveReplica(cl *client) {
-	s.repl.Serve(cl.replLink)
+	s.repl.Serve(cl.repl.link)
 }
 
 // heartbeat runs replication's each second (repl.Node.Heartbeat) until the

@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
+	"github.com/cuckoohash/cuckoo/server/internal/clientmem"
+	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 	"github.com/cuckoohash/cuckoo/server/internal/repl"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
@@ -44,37 +47,29 @@ type client struct {
 	// CLIENT LIST and KILL read it from other connections.
 	user atomic.Pointer[acl.Ref]
 	quit bool
-	// A transaction: inMulti after MULTI; the queued commands (nqueued
-	// their count, for CLIENT LIST); multiErr if one was refused; txn
-	// while EXEC runs them. watched are the keys WATCH recorded.
-	inMulti  atomic.Bool
-	queued   [][][]byte
-	nqueued  atomic.Int32
-	multiErr bool
-	watched  []keyspace.Watch
-	watching atomic.Int32
 	// monitor, after MONITOR, receives the lines of every command run.
 	monitor chan []byte
-	// sub is the pub/sub state, from the first subscription on
-	// (cmd_pubsub.go); nsub, npsub and nssub count the channels, patterns
-	// and shard channels subscribed to, as the registry (Server.ps)
-	// reports them at each change, for readers without its lock.
-	sub                *subscriber
-	nsub, npsub, nssub atomic.Int32
-	// replLink is set by REPLCONF and PSYNC from a replica; replStart once
-	// PSYNC has made the connection a replica link (cmd_repl.go).
-	replLink      *repl.Link
-	replStart     bool
-	isReplicaLink atomic.Bool // replStart, for CLIENT LIST and KILL
 	// inflight is the bytes of dump chunks this pipeline charged: released
 	// once its replies are sent.
 	inflight uint64
+
+	// The client's state by concern, each a small value of its own type:
+	//
+	// tx is its transaction: MULTI's queue and WATCH's keys (cmd_multi.go).
+	tx transaction
+	// sub is its pub/sub: its subscriptions' counts, for readers without
+	// the registry's lock, and their delivery from the first subscription
+	// on (package pubsub, cmd_pubsub.go).
+	sub pubsub.Subscriptions
+	// repl is its side of replication, as a replica's link (cmd_repl.go).
+	repl replClient
+	// cluster is its cluster mode state: ASKING, READONLY (package
+	// cluster, cluster.go).
+	cluster cluster.Conn
 	// mem is what the connection holds, published for the totals and the
-	// limits (clientmem.go).
-	mem clientMem
-	// asking is set by ASKING for the next command only; readonly by
-	// READONLY until READWRITE: reads on a replica node (cluster.go).
-	asking, readonly bool
+	// limits (package clientmem, clientmem.go).
+	mem clientmem.Usage
+
 	// logged are the replies, as spans of wr's buffer, of this pipeline's
 	// commands that logged an op: if the log cannot take them, these
 	// replies become the log's error.
@@ -84,6 +79,15 @@ type client struct {
 }
 
 type replySpan struct{ start, end int }
+
+// replClient is a client's side of replication (cmd_repl.go): link is set by
+// REPLCONF and PSYNC from a replica; start once PSYNC has made the
+// connection a replica link; isLink is start, for CLIENT LIST and KILL.
+type replClient struct {
+	link   *repl.Link
+	start  bool
+	isLink atomic.Bool
+}
 
 // mayProceed reports whether cl may run any command, and so send requests of
 // any size (package resp).
@@ -96,7 +100,7 @@ func (s *Server) serveConn(cl *client) {
 	defer func() {
 		cl.nc.Close()
 		s.dropSubscriber(cl)
-		s.dropClientMem(cl)
+		s.cmem.Drop(&cl.mem)
 		s.releaseInflight(cl)
 		s.mu.Lock()
 		delete(s.clients, cl)
@@ -105,7 +109,7 @@ func (s *Server) serveConn(cl *client) {
 	}()
 	lim := s.clientLimits().read()
 	rd := resp.NewReader(cl.nc)
-	rd.OnResize = func(n int) { s.setQbuf(cl, n) }
+	rd.OnResize = func(n int) { s.cmem.SetQbuf(&cl.mem, n) }
 	s.armOutput(cl)
 	for {
 		args, err := s.nextRequest(cl, rd, lim)
@@ -127,8 +131,8 @@ func (s *Server) serveConn(cl *client) {
 				s.serveMonitor(cl)
 				return
 			}
-			if cl.replStart {
-				s.becomeReplica(cl)
+			if cl.repl.start {
+				s.cmem.BecomeReplica(&cl.mem)
 				s.serveReplica(cl)
 				return
 			}
@@ -149,7 +153,7 @@ func (s *Server) serveConn(cl *client) {
 		} else if cl.ks.LSN != lsn {
 			cl.logged = append(cl.logged, replySpan{start, cl.wr.Len()})
 		}
-		if cl.wr.Len() >= cl.mem.outCheck && s.overOutput(cl) {
+		if cl.wr.Len() >= cl.mem.OutCheck() && s.overOutput(cl) {
 			return // client-output-buffer-limit: closed, nothing sent
 		}
 		if cl.quit {
@@ -165,12 +169,12 @@ func (s *Server) serveConn(cl *client) {
 // logs), or the client was evicted or killed while it waited.
 func (s *Server) readMore(cl *client, rd *resp.Reader, lim resp.Limits) bool {
 	s.armTimeout(cl)
-	cl.mem.qlen.Store(int64(rd.Buffered()))
+	cl.mem.SetPending(rd.Buffered())
 	err := rd.Fill(lim)
 	cl.lastActive.Store(time.Now().UnixNano())
 	if err != nil {
 		if errors.Is(err, resp.ErrQueryBufferLimit) {
-			s.cmem.queryClosed.Add(1)
+			s.cmem.QueryClosed.Add(1)
 			s.log.Warn("closing a client whose pending requests passed the query buffer limit",
 				"client", cl.id, "addr", cl.nc.RemoteAddr().String(), "limit", lim.QueryBuffer)
 		}
@@ -188,7 +192,7 @@ func (s *Server) readMore(cl *client, rd *resp.Reader, lim resp.Limits) bool {
 // after setting ours never leaves a read blocked past it.
 func (s *Server) armTimeout(cl *client) {
 	timeout := s.clientLimits().Timeout
-	if timeout <= 0 || cl.sub != nil && cl.subscribed() {
+	if timeout <= 0 || cl.sub.Any() {
 		return // as in Redis, a subscriber may stay silent
 	}
 	cl.nc.SetReadDeadline(time.Now().Add(timeout))
@@ -213,16 +217,16 @@ func (s *Server) endPipeline(cl *client) bool {
 		cl.ks.LSN = 0
 	}
 	cl.logged = cl.logged[:0]
-	s.setMulti(cl)
+	s.cmem.SetMulti(&cl.mem)
 	// The replies count as the client's memory while they are written
 	// (a client that does not read blocks the flush), then no longer.
-	published := cl.wr.Len() >= cl.mem.publishAt
+	published := cl.wr.Len() >= cl.mem.PublishAt()
 	if published {
-		s.setOutput(cl, int64(cl.wr.Len()))
+		s.cmem.SetOutput(&cl.mem, int64(cl.wr.Len()), cl.inflight)
 	}
 	err := s.flush(cl)
 	if published {
-		s.setOutput(cl, 0)
+		s.cmem.SetOutput(&cl.mem, 0, cl.inflight)
 		s.replyWritten(cl)
 	}
 	s.releaseInflight(cl)
@@ -233,7 +237,7 @@ func (s *Server) endPipeline(cl *client) bool {
 // holding its write lock, with the pushes queued meanwhile after them
 // (flushSubscribed).
 func (s *Server) flush(cl *client) error {
-	if cl.sub != nil {
+	if cl.sub.Delivery != nil {
 		return s.flushSubscribed(cl)
 	}
 	return cl.wr.Flush()

@@ -26,9 +26,11 @@
 //   - cluster*.go: cluster mode's commands and the dispatcher's cluster
 //     check (cluster.go), MIGRATE's (cluster_migrate.go);
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
-//     clients hold and its bounds, Prometheus.
+//     clients hold and its bounds (the checks' call sites, the closes and
+//     the logs; internal/clientmem does the accounting and decides),
+//     Prometheus.
 //
-// Seventeen packages stand apart, below this one, and import nothing of it.
+// Eighteen packages stand apart, below this one, and import nothing of it.
 // internal/keyspace is the data: the key space, its write protocol, the one
 // table of the log's record kinds with one apply each (which commands, log
 // replay and replicas all call), memory accounting, expiry, the log,
@@ -53,7 +55,11 @@
 // connections to targets: a pool with Redis's idle expiry, one command and
 // one reply under a deadline, Redis's IOERR texts), internal/pubsub (who
 // listens to what: channels, patterns, shard channels; a PUBLISH's fan-out
-// and its encoding), internal/settings (the engine of the settings
+// and its encoding; each connection's subscriptions and their delivery to
+// it, with RESP2's subscribed mode), internal/clientmem (what each client
+// holds, the totals, and the decisions of client-output-buffer-limit and
+// maxmemory-clients: which limit a client passed, the soft limit's timer,
+// which clients to evict), internal/settings (the engine of the settings
 // table, whose rows stay in cmd_config.go: value kinds, parsing, a file's
 // lines, CONFIG SET's all or none, flags, docs/settings.md),
 // internal/limits (the client limits' values and syntax), internal/tlsconf
@@ -173,21 +179,14 @@
 // QUIT; in RESP3 anything. Patterns are KEYS's globs (* ? and \ escapes, no
 // [classes]). A subscriber is exempt from timeout.
 //
-// Delivery (cmd_pubsub.go): PUBLISH runs on the publisher's goroutine and
-// never writes to a subscriber's connection. Under the registry's read lock
-// it appends the message, encoded once per protocol, to each subscriber's
-// pending buffer and wakes that subscriber's push goroutine, which writes
-// the whole buffer holding the connection's write lock; the connection's own
-// goroutine holds that lock to flush its replies, so a push never lands
-// inside a reply, and one publisher's messages reach a subscriber in PUBLISH
-// order. A (P|S)SUBSCRIBE holds pushes back until its pipeline's replies
-// (its confirmation among them) are flushed. The bound is
-// client-output-buffer-limit's pubsub class (by default 32mb, or 8mb for
-// more than 60 s; see "Client memory"): the PUBLISH that would take a
-// subscriber's bytes pending and being written to it drops the
-// subscriber's messages and closes its connection instead of waiting, so
-// PUBLISH never blocks on a slow subscriber. PUBLISH's reply
-// counts the deliveries (a client matched by a channel and a pattern twice).
+// Delivery (package internal/pubsub, whose doc states the protocol):
+// PUBLISH never writes to a subscriber's connection; it appends the message
+// to the subscriber's pending pushes, which the subscriber's own goroutine
+// writes between the connection's flushes, so a push never lands inside a
+// reply and PUBLISH never blocks on a slow subscriber. The bound is
+// client-output-buffer-limit's pubsub class (see "Client memory"): the
+// PUBLISH that would pass it closes the subscriber. PUBLISH's reply counts
+// the deliveries (a client matched by a channel and a pattern twice).
 //
 // # Limits at the door
 //
@@ -205,7 +204,9 @@
 //
 // # Client memory
 //
-// What clients hold (clientmem.go) is counted as it changes: each one's
+// What clients hold (package internal/clientmem, whose doc states the
+// accounting's protocol and the decisions; clientmem.go) is counted as it
+// changes: each one's
 // request buffer (a half-sent request included), its replies while they are
 // being written, its queued transaction, its pushes waiting. INFO reports
 // the total as mem_clients_normal (replicas' links: mem_clients_slaves),

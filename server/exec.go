@@ -206,7 +206,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	if cmd != nil && !cmd.noAuth {
 		err = s.permitted(cl, cmd, args)
 	}
-	if err == nil && cl.sub != nil {
+	if err == nil && cl.sub.Delivery != nil {
 		err = subscribedRefusal(cl, cmd) // RESP2's subscribed mode
 	}
 	if err == nil && s.cluster != nil {
@@ -231,12 +231,12 @@ func (s *Server) exec(cl *client, args [][]byte) {
 			}
 		}
 	}
-	inMulti := cl.inMulti.Load()
+	inMulti := cl.tx.inMulti.Load()
 	if err == nil && inMulti && !cmd.inMulti && cmd.noMulti {
 		err = replyErr("ERR Command not allowed inside a transaction")
 	}
 	if err != nil {
-		cl.multiErr = inMulti // EXEC will answer EXECABORT
+		cl.tx.multiErr = inMulti // EXEC will answer EXECABORT
 		s.writeErr(cl, err)
 		return
 	}
@@ -262,7 +262,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	if s.mon.n.Load() > 0 {
 		s.feedMonitors(cl, cmd.spec, args)
 	}
-	if cl.sub != nil {
+	if cl.sub.Delivery != nil {
 		s.runSubscribed(cl, cmd, args)
 		return
 	}

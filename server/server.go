@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
+	"github.com/cuckoohash/cuckoo/server/internal/clientmem"
 	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
@@ -155,7 +156,7 @@ type Server struct {
 	conf       liveConfig // the settings CONFIG GET and SET read and change (cmd_config.go)
 	mon        monitors
 	ps         pubsub.Registry[*client] // channels and patterns to subscribers (cmd_pubsub.go)
-	cmem       clientMemory             // what clients hold, and its bounds (clientmem.go)
+	cmem       *clientmem.Totals        // what clients hold, and its bounds (clientmem.go)
 	finalSave  atomicEnum[shutdownSave] // SHUTDOWN's choice (cmd_admin.go)
 
 	repl  *repl.Node    // as primary and as replica (internal/repl; cmd_repl.go)
@@ -215,7 +216,7 @@ func New(cfg Config) (*Server, error) {
 		clients: map[*client]struct{}{},
 		closed:  make(chan struct{}),
 	}
-	s.cmem.wake = make(chan struct{}, 1)
+	s.cmem = clientmem.New(&s.store.Clients)
 	s.lastSave.Store(time.Now().Unix())
 	// Users' category rules resolve against the categories of the
 	// RedisBloom release in force at startup (redisbloom-compat).

@@ -42,6 +42,9 @@
 //     together at EXEC (-CROSSSLOT discards it); ASKING before MULTI lasts
 //     the whole transaction (the dispatcher's part).
 //
+// A connection's ASKING and READONLY are its Conn, which the server keeps
+// with the connection and copies into each Command it routes.
+//
 // The slots a node owns are served even while others have no owner (as
 // Redis with cluster-require-full-coverage no); CLUSTER INFO's
 // cluster_state is ok only when every slot has one. Without cluster mode

@@ -269,10 +269,11 @@ type Watch struct {
 	version uint64
 }
 
-// Watch returns key as it is now, for Exec to compare.
+// Watch returns key as it is now, for Exec to compare. A key whose
+// deadline has passed is watched as absent, as every command sees it.
 func (s *Store) Watch(key []byte) Watch {
 	v := Watch{key: string(key)}
-	if c, ok := s.keys.Load(v.key); ok {
+	if c := s.live(v.key, NowMs()); c != nil {
 		v.at, v.version = c, c.Version.Load()
 	}
 	return v
@@ -281,10 +282,23 @@ func (s *Store) Watch(key []byte) Watch {
 // Key is the watched key's name.
 func (v Watch) Key() string { return v.key }
 
-// changed reports whether v's key changed since Watch. Preconditions: the
-// gate held exclusively, so no write is in flight.
-func (s *Store) changed(v Watch) bool {
-	c, _ := s.keys.Load(v.key)
+// live returns key k's entry, nil if it is absent or its deadline has
+// passed at now (dropped or not yet).
+func (s *Store) live(k string, now int64) *Entry {
+	c, _ := s.keys.Load(k)
+	if c == nil || c.Expired(now) {
+		return nil
+	}
+	return c
+}
+
+// changed reports whether v's key changed since Watch, at now. A key
+// whose deadline passed since is a change, dropped or not yet; one already
+// expired at Watch was absent then, and its drop is none: Redis's rules
+// (isWatchedKeyExpired, touchWatchedKey). Preconditions: the gate held
+// exclusively, so no write is in flight.
+func (s *Store) changed(v Watch, now int64) bool {
+	c := s.live(v.key, now)
 	return c != v.at || (c != nil && c.Version.Load() != v.version)
 }
 
@@ -296,8 +310,9 @@ func (s *Store) changed(v Watch) bool {
 func (s *Store) Exec(w *Writer, watched []Watch, run func()) bool {
 	s.gate.Lock()
 	defer s.gate.Unlock()
+	now := NowMs()
 	for _, v := range watched {
-		if s.changed(v) {
+		if s.changed(v, now) {
 			return false
 		}
 	}

@@ -6,10 +6,12 @@
 // memory limits are read against.
 //
 // It knows nothing of connections: the server enforces the limits (its
-// limits.go and clientmem.go say where), this package parses, prints and
-// fills in defaults. Its error texts are Redis's, word for word, because
+// limits.go and clientmem.go say where), package internal/clientmem decides
+// on the output and memory limits, this package parses, prints and fills in
+// defaults. Its error texts are Redis's, word for word, because
 // CONFIG SET replies with them.
 //
 // It imports the standard library and internal/config (redis.conf's sizes),
-// nothing else of the server's; only package server imports it.
+// nothing else of the server's; packages server, internal/clientmem and
+// internal/pubsub import it.
 package limits

@@ -1,6 +1,6 @@
-// Package pubsub is the server's pub/sub registry, who listens to what, and
-// the encoding of the messages it delivers: Redis 7.2's channels, patterns
-// and shard channels.
+// Package pubsub is the server's pub/sub registry, who listens to what, the
+// encoding of the messages it delivers, and each subscriber's delivery to
+// its connection: Redis 7.2's channels, patterns and shard channels.
 //
 // Terminology. A subscriber (S, any comparable handle: the server uses its
 // connection) has subscriptions of three kinds: channels (SUBSCRIBE),
@@ -40,8 +40,44 @@
 // the lock held: they must not call the registry, and should be short
 // (deliver appends to a buffer and never blocks on a connection).
 //
-// It imports the standard library and github.com/tidwall/match, nothing of
-// the server's; package server imports it, and keeps the pub/sub commands,
-// the subscribers' connections (the pushes pending for each, their limits)
-// and the ACL checks.
+// # Subscribers
+//
+// A connection's side is its Subscriptions: its number of subscriptions of
+// each kind, stored at each change as the registry reports it (Confirm), so
+// that other connections read them without the registry's lock, and, from
+// its first subscription until it ends, its Delivery. Subscriptions also
+// writes the confirmations (a push in RESP3, an array in RESP2) and decides
+// RESP2's subscribed mode: while a RESP2 connection has a subscription,
+// only (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING (answered ["pong", message])
+// QUIT and RESET run (Refusal, Pong); RESP3 allows anything.
+//
+// Delivery. A publisher never writes to a subscriber's connection: Deliver
+// appends the message to the subscriber's pending buffer and wakes its push
+// goroutine, which writes whole buffers holding the connection's write
+// lock; the connection's flush of its replies holds it too (Flush), so a
+// push never lands inside a reply, and one publisher's messages reach a
+// subscriber in PUBLISH order. A (P|S)SUBSCRIBE holds pushes back (Hold)
+// until its pipeline's replies, its confirmation among them, are flushed.
+// delivery.go opens with the protocol and its linearization points.
+//
+// Bound. The bytes a subscriber has pending or being written, with its
+// replies being flushed, are its output, bounded by
+// client-output-buffer-limit's pubsub class (Redis's default: hard 32mb,
+// soft 8mb for 60 s; package clientmem decides): the Deliver that would
+// take it to the hard limit, or find it at the soft limit for longer than
+// allowed, drops the subscriber's messages, marks the Delivery dead and
+// reports it, and the caller closes the connection instead of waiting, as
+// Redis closes a client over its limit. A PUBLISH waits for nothing but
+// the registry's read lock and each subscriber's short append. The pending
+// bytes count as the client's memory (maxmemory-clients), published under
+// the subscriber's lock (clientmem's SetPush).
+//
+// # Imports
+//
+// It imports the standard library, github.com/tidwall/match, and of the
+// server's packages internal/clientmem (the accounting of the pushes and
+// the limit's decision), internal/limits (the limit's values) and
+// internal/resp (the confirmations' writer), nothing else; package server
+// imports it, and keeps the pub/sub commands, the closing of the
+// connections the limits name and the ACL checks.
 package pubsub
