@@ -19,6 +19,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/limits"
+	"github.com/cuckoohash/cuckoo/server/internal/repl"
 	"github.com/cuckoohash/cuckoo/server/internal/settings"
 	"github.com/cuckoohash/cuckoo/server/internal/tlsconf"
 	"github.com/tidwall/match"
@@ -70,7 +71,7 @@ func newConfigState(cfg Config) configState {
 		st.cfg.ReplicaPriority = 100 // Config's zero value (see ReplicaPriority)
 	}
 	if st.cfg.MinReplicasMaxLag == 0 {
-		st.cfg.MinReplicasMaxLag = defaultMinReplicasMaxLag // Config's zero value
+		st.cfg.MinReplicasMaxLag = repl.DefaultMinReplicasMaxLag // Config's zero value
 	}
 	st.cfg.Limits = cfg.Limits.withDefaults()
 	st.cfg.FilterDefaults = cfg.FilterDefaults.WithDefaults()
@@ -176,8 +177,8 @@ var settingsTable = settings.Table[*Server, configState]{
 	{Name: "masterauth", Doc: "the `password` a replica authenticates to its primary with", Kind: settings.String, Mutable: true, Def: "",
 		Get: func(s *Server, st *configState) string { return st.cfg.MasterAuth },
 		Set: func(st *configState, v settings.Value) { st.cfg.MasterAuth = v.S }},
-	{Name: "repl-backlog-size", Doc: "`bytes` of the replication stream kept for replicas that reconnect", Kind: settings.Memory, Lo: 16 << 10, Hi: math.MaxInt64, Def: itoa(defaultBacklog),
-		Get: func(s *Server, st *configState) string { return itoa(s.repl.backlog.Size()) },
+	{Name: "repl-backlog-size", Doc: "`bytes` of the replication stream kept for replicas that reconnect", Kind: settings.Memory, Lo: 16 << 10, Hi: math.MaxInt64, Def: itoa(repl.DefaultBacklog),
+		Get: func(s *Server, st *configState) string { return itoa(s.repl.BacklogSize()) },
 		Set: func(st *configState, v settings.Value) { st.cfg.ReplBacklogSize = v.N }},
 	{Name: "replica-priority", Doc: "`priority`: Sentinel promotes the replica of lowest priority first; 0: never", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: "100",
 		Get: func(s *Server, st *configState) string { return itoa(int64(max(st.cfg.ReplicaPriority, 0))) },
@@ -185,7 +186,7 @@ var settingsTable = settings.Table[*Server, configState]{
 	{Name: "min-replicas-to-write", Alias: "min-slaves-to-write", Doc: "`N`: a primary with fewer good replicas (acknowledged within min-replicas-max-lag seconds) refuses writes with NOREPLICAS; 0: never", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: "0",
 		Get: func(s *Server, st *configState) string { return itoa(int64(max(st.cfg.MinReplicasToWrite, 0))) },
 		Set: func(st *configState, v settings.Value) { st.cfg.MinReplicasToWrite = int(v.N) }},
-	{Name: "min-replicas-max-lag", Alias: "min-slaves-max-lag", Doc: "`seconds`: a replica is good for min-replicas-to-write while its last acknowledgement is at most this old; 0 turns min-replicas-to-write off", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: itoa(defaultMinReplicasMaxLag),
+	{Name: "min-replicas-max-lag", Alias: "min-slaves-max-lag", Doc: "`seconds`: a replica is good for min-replicas-to-write while its last acknowledgement is at most this old; 0 turns min-replicas-to-write off", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: itoa(repl.DefaultMinReplicasMaxLag),
 		Get: func(s *Server, st *configState) string { return itoa(int64(max(st.cfg.MinReplicasMaxLag, 0))) },
 		Set: func(st *configState, v settings.Value) { st.cfg.MinReplicasMaxLag = minReplicasConfig(v.N) }},
 	{Name: "replica-read-only", Doc: "yes: a replica refuses writes (fixed; no flag)", NoFlag: true, Kind: settings.Enum, Enum: []string{"yes"}, Def: "yes",

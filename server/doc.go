@@ -22,8 +22,7 @@
 //     one, or a row with no handler. cmd_config.go holds the one table of settings, from
 //     which settings_flags.go makes cuckoo serve's flags and
 //     docs/settings.md;
-//   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
-//     replica (repl_replica.go);
+//   - cmd_repl.go: the replication commands (internal/repl replicates);
 //   - cluster*.go: cluster mode's commands and the dispatcher's cluster
 //     check (cluster.go), MIGRATE's (cluster_migrate.go);
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
@@ -31,7 +30,7 @@
 //     the logs; internal/clientmem does the accounting and decides),
 //     Prometheus.
 //
-// Sixteen packages stand apart, below this one, and import nothing of it.
+// Eighteen packages stand apart, below this one, and import nothing of it.
 // internal/keyspace is the data: the key space, its write protocol, the one
 // table of the log's record kinds with one apply each (which commands, log
 // replay and replicas all call), memory accounting, expiry, the log,
@@ -66,7 +65,12 @@
 // internal/limits (the client limits' values and syntax), internal/tlsconf
 // (the crypto/tls configurations of the tls-* settings), internal/cluster
 // (cluster mode: the node's topology and its file, where a command goes,
-// the slot locks, the CLUSTER replies, MIGRATE's sending).
+// the slot locks, the CLUSTER replies, MIGRATE's sending), internal/repl
+// (replication, as primary and as replica: the replication id and
+// offsets, the backlog's use, the replica links and the stream, PSYNC's
+// decision, the full copy, WAIT's and min-replicas-to-write's counts, the
+// links' output limits, the replica's sync loop, and the typed status ROLE
+// and INFO report; the key space's stream is its Node).
 //
 // # Shape
 //
@@ -222,7 +226,7 @@
 //     class the output is the stream not yet written to the replica's
 //     link, which the backlog holds for it however far behind it is; a
 //     link past the limits is cut, and its replica takes a full copy
-//     (repl_output.go).
+//     (internal/repl's output.go).
 //     INFO's client_output_buffer_limit_disconnections counts the clients
 //     closed (and client_query_buffer_limit_disconnections those past
 //     client-query-buffer-limit; both Redis 7.4's fields).
@@ -347,47 +351,18 @@
 //
 // # Replication
 //
-// REPLICAOF host port (--replicaof) makes a server a replica; REPLICAOF NO
-// ONE a primary again. The stream is the log's ops, framed as log records;
-// a replica asks PSYNC <replication id> <offset> and continues from the
-// primary's backlog (repl-backlog-size) or takes a full copy first: every
-// key's DUMP payload, streamed key by key with the offset the stream had
-// reached when the key was read, while writes go on (repl_copy.go); the
-// replica installs each key over its own, so its lookups never miss an
-// item it held, and skips the ops a key's copy already holds. The backlog
-// only serves replicas that reconnect: a connected replica's link is
-// bounded by client-output-buffer-limit replica (repl_output.go). A
-// replica applies the stream in batches with the gate held, each key's ops
-// on one of several workers (keyspace.ReplayStream), as the primary applied
-// them on several cores (its lookups, lock-free, go on; clients' writes
-// answer READONLY), logs
-// each batch and its position as one record (so a restarted replica
-// continues where it was, the key space's position.go), feeds its own backlog, and
-// acknowledges its offset (REPLCONF ACK), which WAIT counts. A promotion
-// keeps the old replication id valid up to the offset reached, so the old
-// primary's other replicas continue from the promoted one. ROLE and INFO
-// replication carry Redis's fields, which Redis Sentinel reads: an unchanged
-// redis-sentinel monitors and fails over cuckoo servers (cmd/cuckoo's
-// TestSentinelFailover). repl.go and repl_replica.go state the protocol.
-// Not supported: chained replicas (a replica of a replica).
-//
-// A replica never parts from its primary silently. Only the stream changes
-// a replica's data or moves its offset: a client's write is refused by the
-// dispatcher (a command flagged write) and again by the key space (any
-// command). A primary continues only from an offset it had, at a record's
-// start; any other position gets a full copy and a warning in the primary's
-// log. A replica refused a continue from a position it had followed, or
-// sent a record that fails its checksum or cannot be applied, says so in
-// its log and in INFO replication (master_position_refused,
-// master_stream_errors; master_full_syncs counts the copies it loaded), and
-// takes a full copy.
-//
-// min-replicas-to-write N and min-replicas-max-lag S (Redis's, also by
-// their old min-slaves-* names) make a primary refuse writes with
-// NOREPLICAS while fewer than N online replicas acknowledged within S
-// seconds, so that one cut off by a partition stops acknowledging writes
-// that its demotion would lose (repl_minreplicas.go; cmd/cuckoo's
-// TestPartitionMinReplicas).
+// Replication is internal/repl's: its doc.go states the protocol (the
+// stream, PSYNC's continue or full copy, acknowledgements, WAIT,
+// min-replicas-to-write, the replica links' output limits) and its
+// linearization points. REPLICAOF host port (--replicaof) makes a server
+// a replica; REPLICAOF NO ONE a primary again. The commands are
+// cmd_repl.go's: PSYNC, REPLCONF, WAIT, ROLE, REPLICAOF parse, call the
+// repl.Node and reply; ROLE and INFO replication carry Redis's fields,
+// which Redis Sentinel reads: an unchanged redis-sentinel monitors and
+// fails over cuckoo servers (cmd/cuckoo's TestSentinelFailover). A write
+// refused for min-replicas-to-write answers NOREPLICAS at the door, and
+// EXEC with a write queued EXECABORT (cmd_repl.go; cmd/cuckoo's
+// TestPartitionMinReplicas). Not supported: chained replicas.
 //
 // # Cluster
 //

@@ -66,7 +66,7 @@ const (
 	OpMulti byte = 64
 	// OpReplPing is the primary's heartbeat in the stream, never logged: a
 	// replica sees the link alive, and offsets move on both sides alike
-	// (the server's repl.go).
+	// (internal/repl).
 	OpReplPing byte = 65
 	// OpReplPos is a replica's position in its own log (position.go).
 	OpReplPos byte = 66
