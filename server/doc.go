@@ -170,108 +170,19 @@
 //
 // # Pub/sub
 //
-// SUBSCRIBE, PSUBSCRIBE, their UNSUBSCRIBEs, PUBLISH and PUBSUB are Redis
-// 7.2's, with the shard variants (SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH,
-// PUBSUB SHARDCHANNELS and SHARDNUMSUB) as a second namespace of plain
-// channels. Confirmations and messages are arrays in RESP2 and pushes in
-// RESP3. In RESP2 a connection with a subscription may run only
-// (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING (answered ["pong", message]) and
-// QUIT; in RESP3 anything. Patterns are KEYS's globs (* ? and \ escapes, no
-// [classes]). A subscriber is exempt from timeout.
-//
-// Delivery (package internal/pubsub, whose doc states the protocol):
-// PUBLISH never writes to a subscriber's connection; it appends the message
-// to the subscriber's pending pushes, which the subscriber's own goroutine
-// writes between the connection's flushes, so a push never lands inside a
-// reply and PUBLISH never blocks on a slow subscriber. The bound is
-// client-output-buffer-limit's pubsub class (see "Client memory"): the
-// PUBLISH that would pass it closes the subscriber. PUBLISH's reply counts
-// the deliveries (a client matched by a channel and a pattern twice).
+// Package pubsub's doc says the pub/sub commands as clients see them.
 //
 // # Limits at the door
 //
-// Every size a client announces is checked when its header arrives, before
-// anything is allocated for it, as Redis does (Limits): a client that must
-// still authenticate may send at most 10 arguments of 16 KiB; any other at
-// most MaxArgs arguments of MaxBulk bytes (proto-max-bulk-len), and at most
-// QueryBuffer bytes pending (client-query-buffer-limit). Buffers grow by
-// doubling as bytes arrive, never by what a header announces, and parsing
-// resumes where it stopped, so a request trickled one byte at a time costs
-// linear time, constant stack and memory in proportion to what arrived.
-// Items and keys are held to MaxItem; dump chunks (CF.LOADCHUNK's data) only
-// to MaxBulk. Timeout closes a connection silent for that long. Shutdown
-// wakes every blocked read, so it completes whatever requests are half-read.
+// Package resp's doc says the limits at the door.
 //
 // # Client memory
 //
-// What clients hold (package internal/clientmem, whose doc states the
-// accounting's protocol and the decisions; clientmem.go) is counted as it
-// changes: each one's
-// request buffer (a half-sent request included), its replies while they are
-// being written, its queued transaction, its pushes waiting. INFO reports
-// the total as mem_clients_normal (replicas' links: mem_clients_slaves),
-// CLIENT LIST each client's qbuf, qbuf-free, multi-mem, omem and tot-mem,
-// and MaxMemory counts it with the filters, as Redis's used_memory does: a
-// write that would take the two past it answers "Insufficient memory". Two
-// bounds, with Redis's names and defaults:
-//
-//   - client-output-buffer-limit <class> <hard> <soft> <soft-seconds>, for
-//     the classes normal, replica (slave) and pubsub; by default "normal 0
-//     0 0" (no limit), "replica 256mb 64mb 60", "pubsub 32mb 8mb 60". A
-//     client whose replies not yet written reach hard bytes is closed at
-//     once, those replies unsent; one whose replies stay at soft bytes or
-//     more for longer than soft-seconds is closed by a check every 100 ms
-//     (a client that never reads its replies blocks its flush, and stays
-//     there). A reply counts until all of it is written. For the replica
-//     class the output is the stream not yet written to the replica's
-//     link, which the backlog holds for it however far behind it is; a
-//     link past the limits is cut, and its replica takes a full copy
-//     (internal/repl's output.go).
-//     INFO's client_output_buffer_limit_disconnections counts the clients
-//     closed (and client_query_buffer_limit_disconnections those past
-//     client-query-buffer-limit; both Redis 7.4's fields).
-//   - maxmemory-clients: bytes, or a percentage of maxmemory ("5%"); 0, the
-//     default, is no limit, and a limit under 128 KiB is raised to it. When
-//     the clients' total reaches it, the clients holding the most are
-//     closed, largest first, until it is under; CLIENT NO-EVICT on exempts a
-//     client (it still counts), and replicas are never evicted. INFO's
-//     evicted_clients counts them.
-//
-// With the defaults, neither bound closes a normal client: one that never
-// reads its CF.SCANDUMP replies keeps their chunks charged until it
-// disconnects (as Redis keeps its output buffer), and MaxMemory, which
-// counts them, then refuses writes. Setting maxmemory-clients, or a normal
-// class limit, closes such a client and frees what it held.
+// Package clientmem's doc says client memory and its bounds.
 //
 // # TLS
 //
-// ServeTLS serves a listener over TLS (crypto/tls, TLS 1.2 and newer) with
-// redis.conf's settings (Config.TLS, tls.go): tls-cert-file and
-// tls-key-file, the server's certificate and key; tls-ca-cert-file, the CAs
-// of the clients' certificates; tls-auth-clients yes (the default: a
-// client must present a certificate those CAs signed), optional (verified
-// if presented) or no (none asked for). TLSConfig builds the same
-// tls.Config for anyone else, and names the setting and file it could not
-// use. cuckoo serve's --tls-port serves TLS beside the plain port, and
-// --port 0 (port 0 in a --config file) turns the plain port off; CONFIG GET
-// tls-port and INFO's tls_port report the TLS listener's port, port and
-// tcp_port 0 when there is no plain one.
-//
-// The handshake runs in the connection's goroutine, never in the accept
-// loop, within 10 seconds (or timeout, if shorter): a client that connects
-// and sends nothing is closed then. CONFIG SET of a tls-* setting builds a
-// new configuration from the files, and new connections get it (setting a
-// file to its own name reloads it: a renewed certificate is put in force
-// with no restart, as in Redis); a file that does not load fails the SET and
-// leaves the old configuration in force. An expired certificate is loaded
-// with a warning in the log: clients refuse it.
-//
-// Between nodes, as in Redis: with tls-replication yes a replica connects
-// to its primary over TLS, and with tls-cluster yes MIGRATE connects to its
-// target over TLS; both verify the other node's certificate against
-// tls-ca-cert-file for the host they dial, and present
-// tls-client-cert-file and tls-client-key-file (by default the server's own
-// certificate, which must then be made for client authentication too).
+// Package tlsconf's doc says TLS: the listeners, the handshake, reloading, and TLS between nodes.
 //
 // # Configuration
 //
