@@ -216,21 +216,10 @@
 //
 // # Terminology
 //
-// A key holds one filter (type MBbloomCF, as RedisBloom names it), of one
-// of two layouts: RedisBloom's (package redisbloom, OBJECT ENCODING
-// "redisbloom": a list of sub-filters of one-byte fingerprints, as
-// RedisBloom keeps them), or this server's, below. A filter of this
-// server's layout with EXPANSION >= 1 (the default, and keys CF.ADD or CF.INSERT create) is
-// one growing table (package growing): it splits a bucket whenever its load
-// passes the split load, so it grows in small steps and a lookup reads two
-// buckets however far it grew. A filter with EXPANSION 0 is one fixed
-// lockfree.Filter, a stage. Snapshots and dumps of format 2 hold filters as
-// lists of stages, RedisBloom's sub-filters; those still load and grow as
-// before. CF.INFO's "Number of filters" counts a growing table's doublings
-// since it was created, plus one (the generations of entries it holds,
-// each with one bit of tail less than the next), or a list's stages. The
-// key space is a hashmap.Map from key to filter. An op is the logged effect
-// of a write command.
+// A key holds one filter (type MBbloomCF, as RedisBloom names it), of this
+// server's layout or RedisBloom's: package internal/cf's doc says their
+// shapes and what CF.INFO's figures count. The key space is a hashmap.Map
+// from key to filter. An op is the logged effect of a write command.
 //
 // # Concurrency
 //
@@ -285,17 +274,13 @@
 //
 // # Measurements
 //
-// The README's "The server (cuckoo serve) against RedisBloom" section has
-// the throughput, CPU time and memory measured with redis-benchmark against
-// a real RedisBloom (bench/scripts/serve-vs-redisbloom.sh) and against
-// Debian's redis-server, and the commands that reproduce them. In short:
-// pipelined, the CF commands take less CPU a request than RedisBloom's and
-// run 1.0-1.8x as fast; unpipelined, on two cores shared with the
-// benchmark, they are 0.65-0.8x, which a server that does nothing but
-// parse and answer (bench/cmd/respfloor) does not beat; a filter of the
-// default layout takes less memory than RedisBloom's at most sizes.
+// The README's "The server (cuckoo serve) against RedisBloom" section has the
+// throughput, CPU time and memory measured with redis-benchmark against
+// Redis 8 and RedisBloom (bench/scripts/serve-vs-redisbloom.sh), and the
+// commands that reproduce them; docs/performance.md says where the time
+// goes.
 //
 // Inserting one item more often than its two buckets hold (2b copies)
-// answers "Filter is full" rather than growing (see above), so CF.ADD from
-// redis-benchmark with a small -r range stops at that error.
+// answers "Filter is full" rather than growing (package internal/cf), so
+// CF.ADD from redis-benchmark with a small -r range stops at that error.
 package server
