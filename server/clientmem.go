@@ -106,7 +106,7 @@ func (s *Server) checkOutputs(now time.Time) {
 		}
 		class := cl.outputClass()
 		if class == classReplica {
-			continue // bounded by repl_output.go
+			continue // bounded by internal/repl's output.go
 		}
 		if v, out := cl.mem.CheckPublished(ob.Get(class), now); v.Over() {
 			s.closeForOutput(cl, class, out, true)

@@ -111,7 +111,7 @@ type live Server
 
 func (l *live) ListenAddr(isTLS bool) (host, port string) { return (*Server)(l).listenAddr(isTLS) }
 func (l *live) ReplicaOf() string                         { return (*Server)(l).replicaOfSetting() }
-func (l *live) BacklogSize() int64                        { return (*Server)(l).repl.backlog.Size() }
+func (l *live) BacklogSize() int64                        { return (*Server)(l).repl.BacklogSize() }
 
 // CONFIG GET pattern [pattern ...]: the settings whose names (or aliases)
 // match any of the glob patterns (any case), as a map (RESP2: a flat array).

@@ -72,8 +72,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	s.persistenceInfo(w)
 	s.statsInfo(w)
 	if w.wants("replication") {
-		st := s.replicationStatus()
-		w.section("Replication", st.info()...)
+		w.section("Replication", replInfo(s.repl.Status())...)
 	}
 	if w.wants("cpu") {
 		cpuInfo(w)
@@ -162,10 +161,11 @@ func (s *Server) persistenceInfo(w *infoWriter) {
 // statsInfo writes INFO's Stats section.
 func (s *Server) statsInfo(w *infoWriter) {
 	psChannels, psPatterns, psShard := s.ps.Counts()
+	syncFull, syncPartialOK, syncPartialErr := s.repl.Syncs()
 	w.section("Stats", "total_connections_received", s.stats.conns.Load(), "total_commands_processed", s.stats.cmds.Load(),
 		"total_net_input_bytes", s.stats.netIn.Load(), "total_net_output_bytes", s.stats.netOut.Load(),
 		"rejected_connections", s.stats.rejected.Load(),
-		"sync_full", s.repl.syncFull.Load(), "sync_partial_ok", s.repl.syncPartialOK.Load(), "sync_partial_err", s.repl.syncPartialErr.Load(), "expired_keys", s.store.ExpiredKeys.Load(), "evicted_keys", 0,
+		"sync_full", syncFull, "sync_partial_ok", syncPartialOK, "sync_partial_err", syncPartialErr, "expired_keys", s.store.ExpiredKeys.Load(), "evicted_keys", 0,
 		"evicted_clients", s.cmem.Evicted.Load(),
 		"keyspace_hits", s.stats.hits.Load(), "keyspace_misses", s.stats.misses.Load(),
 		"pubsub_channels", psChannels, "pubsub_patterns", psPatterns, "pubsubshard_channels", psShard,

@@ -12,6 +12,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
+	"github.com/cuckoohash/cuckoo/server/internal/repl"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -60,7 +61,7 @@ type client struct {
 	// the registry's lock, and their delivery from the first subscription
 	// on (package pubsub, cmd_pubsub.go).
 	sub pubsub.Subscriptions
-	// repl is its side of replication, as a replica's link (repl.go).
+	// repl is its side of replication, as a replica's link (cmd_repl.go).
 	repl replClient
 	// cluster is its cluster mode state: ASKING, READONLY (package
 	// cluster, cluster.go).
@@ -79,11 +80,11 @@ type client struct {
 
 type replySpan struct{ start, end int }
 
-// replClient is a client's side of replication (repl.go): link is set by
+// replClient is a client's side of replication (cmd_repl.go): link is set by
 // REPLCONF and PSYNC from a replica; start once PSYNC has made the
 // connection a replica link; isLink is start, for CLIENT LIST and KILL.
 type replClient struct {
-	link   *replicaLink
+	link   *repl.Link
 	start  bool
 	isLink atomic.Bool
 }

@@ -22,8 +22,7 @@
 //     one, or a row with no handler. cmd_config.go holds the CONFIG handlers,
 //     settings_flags.go the public names of internal/conf's flags and
 //     docs/settings.md;
-//   - repl*.go: replication, as primary (repl.go, repl_copy.go) and as
-//     replica (repl_replica.go);
+//   - cmd_repl.go: the replication commands (internal/repl replicates);
 //   - cluster*.go: cluster mode's commands and the dispatcher's cluster
 //     check (cluster.go), MIGRATE's (cluster_migrate.go);
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
@@ -71,7 +70,12 @@
 // internal/limits (the client limits' values and syntax), internal/tlsconf
 // (the crypto/tls configurations of the tls-* settings), internal/cluster
 // (cluster mode: the node's topology and its file, where a command goes,
-// the slot locks, the CLUSTER replies, MIGRATE's sending).
+// the slot locks, the CLUSTER replies, MIGRATE's sending), internal/repl
+// (replication, as primary and as replica: the replication id and
+// offsets, the backlog's use, the replica links and the stream, PSYNC's
+// decision, the full copy, WAIT's and min-replicas-to-write's counts, the
+// links' output limits, the replica's sync loop, and the typed status ROLE
+// and INFO report; the key space's stream is its Node).
 //
 // # Shape
 //
@@ -171,108 +175,19 @@
 //
 // # Pub/sub
 //
-// SUBSCRIBE, PSUBSCRIBE, their UNSUBSCRIBEs, PUBLISH and PUBSUB are Redis
-// 7.2's, with the shard variants (SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH,
-// PUBSUB SHARDCHANNELS and SHARDNUMSUB) as a second namespace of plain
-// channels. Confirmations and messages are arrays in RESP2 and pushes in
-// RESP3. In RESP2 a connection with a subscription may run only
-// (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING (answered ["pong", message]) and
-// QUIT; in RESP3 anything. Patterns are KEYS's globs (* ? and \ escapes, no
-// [classes]). A subscriber is exempt from timeout.
-//
-// Delivery (package internal/pubsub, whose doc states the protocol):
-// PUBLISH never writes to a subscriber's connection; it appends the message
-// to the subscriber's pending pushes, which the subscriber's own goroutine
-// writes between the connection's flushes, so a push never lands inside a
-// reply and PUBLISH never blocks on a slow subscriber. The bound is
-// client-output-buffer-limit's pubsub class (see "Client memory"): the
-// PUBLISH that would pass it closes the subscriber. PUBLISH's reply counts
-// the deliveries (a client matched by a channel and a pattern twice).
+// Package pubsub's doc says the pub/sub commands as clients see them.
 //
 // # Limits at the door
 //
-// Every size a client announces is checked when its header arrives, before
-// anything is allocated for it, as Redis does (Limits): a client that must
-// still authenticate may send at most 10 arguments of 16 KiB; any other at
-// most MaxArgs arguments of MaxBulk bytes (proto-max-bulk-len), and at most
-// QueryBuffer bytes pending (client-query-buffer-limit). Buffers grow by
-// doubling as bytes arrive, never by what a header announces, and parsing
-// resumes where it stopped, so a request trickled one byte at a time costs
-// linear time, constant stack and memory in proportion to what arrived.
-// Items and keys are held to MaxItem; dump chunks (CF.LOADCHUNK's data) only
-// to MaxBulk. Timeout closes a connection silent for that long. Shutdown
-// wakes every blocked read, so it completes whatever requests are half-read.
+// Package resp's doc says the limits at the door.
 //
 // # Client memory
 //
-// What clients hold (package internal/clientmem, whose doc states the
-// accounting's protocol and the decisions; clientmem.go) is counted as it
-// changes: each one's
-// request buffer (a half-sent request included), its replies while they are
-// being written, its queued transaction, its pushes waiting. INFO reports
-// the total as mem_clients_normal (replicas' links: mem_clients_slaves),
-// CLIENT LIST each client's qbuf, qbuf-free, multi-mem, omem and tot-mem,
-// and MaxMemory counts it with the filters, as Redis's used_memory does: a
-// write that would take the two past it answers "Insufficient memory". Two
-// bounds, with Redis's names and defaults:
-//
-//   - client-output-buffer-limit <class> <hard> <soft> <soft-seconds>, for
-//     the classes normal, replica (slave) and pubsub; by default "normal 0
-//     0 0" (no limit), "replica 256mb 64mb 60", "pubsub 32mb 8mb 60". A
-//     client whose replies not yet written reach hard bytes is closed at
-//     once, those replies unsent; one whose replies stay at soft bytes or
-//     more for longer than soft-seconds is closed by a check every 100 ms
-//     (a client that never reads its replies blocks its flush, and stays
-//     there). A reply counts until all of it is written. For the replica
-//     class the output is the stream not yet written to the replica's
-//     link, which the backlog holds for it however far behind it is; a
-//     link past the limits is cut, and its replica takes a full copy
-//     (repl_output.go).
-//     INFO's client_output_buffer_limit_disconnections counts the clients
-//     closed (and client_query_buffer_limit_disconnections those past
-//     client-query-buffer-limit; both Redis 7.4's fields).
-//   - maxmemory-clients: bytes, or a percentage of maxmemory ("5%"); 0, the
-//     default, is no limit, and a limit under 128 KiB is raised to it. When
-//     the clients' total reaches it, the clients holding the most are
-//     closed, largest first, until it is under; CLIENT NO-EVICT on exempts a
-//     client (it still counts), and replicas are never evicted. INFO's
-//     evicted_clients counts them.
-//
-// With the defaults, neither bound closes a normal client: one that never
-// reads its CF.SCANDUMP replies keeps their chunks charged until it
-// disconnects (as Redis keeps its output buffer), and MaxMemory, which
-// counts them, then refuses writes. Setting maxmemory-clients, or a normal
-// class limit, closes such a client and frees what it held.
+// Package clientmem's doc says client memory and its bounds.
 //
 // # TLS
 //
-// ServeTLS serves a listener over TLS (crypto/tls, TLS 1.2 and newer) with
-// redis.conf's settings (Config.TLS, tls.go): tls-cert-file and
-// tls-key-file, the server's certificate and key; tls-ca-cert-file, the CAs
-// of the clients' certificates; tls-auth-clients yes (the default: a
-// client must present a certificate those CAs signed), optional (verified
-// if presented) or no (none asked for). TLSConfig builds the same
-// tls.Config for anyone else, and names the setting and file it could not
-// use. cuckoo serve's --tls-port serves TLS beside the plain port, and
-// --port 0 (port 0 in a --config file) turns the plain port off; CONFIG GET
-// tls-port and INFO's tls_port report the TLS listener's port, port and
-// tcp_port 0 when there is no plain one.
-//
-// The handshake runs in the connection's goroutine, never in the accept
-// loop, within 10 seconds (or timeout, if shorter): a client that connects
-// and sends nothing is closed then. CONFIG SET of a tls-* setting builds a
-// new configuration from the files, and new connections get it (setting a
-// file to its own name reloads it: a renewed certificate is put in force
-// with no restart, as in Redis); a file that does not load fails the SET and
-// leaves the old configuration in force. An expired certificate is loaded
-// with a warning in the log: clients refuse it.
-//
-// Between nodes, as in Redis: with tls-replication yes a replica connects
-// to its primary over TLS, and with tls-cluster yes MIGRATE connects to its
-// target over TLS; both verify the other node's certificate against
-// tls-ca-cert-file for the host they dial, and present
-// tls-client-cert-file and tls-client-key-file (by default the server's own
-// certificate, which must then be made for client authentication too).
+// Package tlsconf's doc says TLS: the listeners, the handshake, reloading, and TLS between nodes.
 //
 // # Configuration
 //
@@ -285,21 +200,10 @@
 //
 // # Terminology
 //
-// A key holds one filter (type MBbloomCF, as RedisBloom names it), of one
-// of two layouts: RedisBloom's (package redisbloom, OBJECT ENCODING
-// "redisbloom": a list of sub-filters of one-byte fingerprints, as
-// RedisBloom keeps them), or this server's, below. A filter of this
-// server's layout with EXPANSION >= 1 (the default, and keys CF.ADD or CF.INSERT create) is
-// one growing table (package growing): it splits a bucket whenever its load
-// passes the split load, so it grows in small steps and a lookup reads two
-// buckets however far it grew. A filter with EXPANSION 0 is one fixed
-// lockfree.Filter, a stage. Snapshots and dumps of format 2 hold filters as
-// lists of stages, RedisBloom's sub-filters; those still load and grow as
-// before. CF.INFO's "Number of filters" counts a growing table's doublings
-// since it was created, plus one (the generations of entries it holds,
-// each with one bit of tail less than the next), or a list's stages. The
-// key space is a hashmap.Map from key to filter. An op is the logged effect
-// of a write command.
+// A key holds one filter (type MBbloomCF, as RedisBloom names it), of this
+// server's layout or RedisBloom's: package internal/cf's doc says their
+// shapes and what CF.INFO's figures count. The key space is a hashmap.Map
+// from key to filter. An op is the logged effect of a write command.
 //
 // # Concurrency
 //
@@ -331,47 +235,18 @@
 //
 // # Replication
 //
-// REPLICAOF host port (--replicaof) makes a server a replica; REPLICAOF NO
-// ONE a primary again. The stream is the log's ops, framed as log records;
-// a replica asks PSYNC <replication id> <offset> and continues from the
-// primary's backlog (repl-backlog-size) or takes a full copy first: every
-// key's DUMP payload, streamed key by key with the offset the stream had
-// reached when the key was read, while writes go on (repl_copy.go); the
-// replica installs each key over its own, so its lookups never miss an
-// item it held, and skips the ops a key's copy already holds. The backlog
-// only serves replicas that reconnect: a connected replica's link is
-// bounded by client-output-buffer-limit replica (repl_output.go). A
-// replica applies the stream in batches with the gate held, each key's ops
-// on one of several workers (keyspace.ReplayStream), as the primary applied
-// them on several cores (its lookups, lock-free, go on; clients' writes
-// answer READONLY), logs
-// each batch and its position as one record (so a restarted replica
-// continues where it was, the key space's position.go), feeds its own backlog, and
-// acknowledges its offset (REPLCONF ACK), which WAIT counts. A promotion
-// keeps the old replication id valid up to the offset reached, so the old
-// primary's other replicas continue from the promoted one. ROLE and INFO
-// replication carry Redis's fields, which Redis Sentinel reads: an unchanged
-// redis-sentinel monitors and fails over cuckoo servers (cmd/cuckoo's
-// TestSentinelFailover). repl.go and repl_replica.go state the protocol.
-// Not supported: chained replicas (a replica of a replica).
-//
-// A replica never parts from its primary silently. Only the stream changes
-// a replica's data or moves its offset: a client's write is refused by the
-// dispatcher (a command flagged write) and again by the key space (any
-// command). A primary continues only from an offset it had, at a record's
-// start; any other position gets a full copy and a warning in the primary's
-// log. A replica refused a continue from a position it had followed, or
-// sent a record that fails its checksum or cannot be applied, says so in
-// its log and in INFO replication (master_position_refused,
-// master_stream_errors; master_full_syncs counts the copies it loaded), and
-// takes a full copy.
-//
-// min-replicas-to-write N and min-replicas-max-lag S (Redis's, also by
-// their old min-slaves-* names) make a primary refuse writes with
-// NOREPLICAS while fewer than N online replicas acknowledged within S
-// seconds, so that one cut off by a partition stops acknowledging writes
-// that its demotion would lose (repl_minreplicas.go; cmd/cuckoo's
-// TestPartitionMinReplicas).
+// Replication is internal/repl's: its doc.go states the protocol (the
+// stream, PSYNC's continue or full copy, acknowledgements, WAIT,
+// min-replicas-to-write, the replica links' output limits) and its
+// linearization points. REPLICAOF host port (--replicaof) makes a server
+// a replica; REPLICAOF NO ONE a primary again. The commands are
+// cmd_repl.go's: PSYNC, REPLCONF, WAIT, ROLE, REPLICAOF parse, call the
+// repl.Node and reply; ROLE and INFO replication carry Redis's fields,
+// which Redis Sentinel reads: an unchanged redis-sentinel monitors and
+// fails over cuckoo servers (cmd/cuckoo's TestSentinelFailover). A write
+// refused for min-replicas-to-write answers NOREPLICAS at the door, and
+// EXEC with a write queued EXECABORT (cmd_repl.go; cmd/cuckoo's
+// TestPartitionMinReplicas). Not supported: chained replicas.
 //
 // # Cluster
 //
@@ -383,17 +258,13 @@
 //
 // # Measurements
 //
-// The README's "The server (cuckoo serve) against RedisBloom" section has
-// the throughput, CPU time and memory measured with redis-benchmark against
-// a real RedisBloom (bench/scripts/serve-vs-redisbloom.sh) and against
-// Debian's redis-server, and the commands that reproduce them. In short:
-// pipelined, the CF commands take less CPU a request than RedisBloom's and
-// run 1.0-1.8x as fast; unpipelined, on two cores shared with the
-// benchmark, they are 0.65-0.8x, which a server that does nothing but
-// parse and answer (bench/cmd/respfloor) does not beat; a filter of the
-// default layout takes less memory than RedisBloom's at most sizes.
+// The README's "The server (cuckoo serve) against RedisBloom" section has the
+// throughput, CPU time and memory measured with redis-benchmark against
+// Redis 8 and RedisBloom (bench/scripts/serve-vs-redisbloom.sh), and the
+// commands that reproduce them; docs/performance.md says where the time
+// goes.
 //
 // Inserting one item more often than its two buckets hold (2b copies)
-// answers "Filter is full" rather than growing (see above), so CF.ADD from
-// redis-benchmark with a small -r range stops at that error.
+// answers "Filter is full" rather than growing (package internal/cf), so
+// CF.ADD from redis-benchmark with a small -r range stops at that error.
 package server

@@ -220,7 +220,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		err = keyspace.ErrReadonly
 	}
 	if err == nil && cmd.write && !cl.ks.InExec() && !s.enoughReplicas() {
-		err = errNoReplicas // not inside EXEC: it checked its queue whole (repl_minreplicas.go)
+		err = errNoReplicas // not inside EXEC: it checked its queue whole (internal/repl's minreplicas.go)
 	}
 	if err == nil {
 		maxItem := s.clientLimits().MaxItem

@@ -13,10 +13,6 @@ func TestStateNames(t *testing.T) {
 		v    fmt.Stringer
 		want string
 	}{
-		{linkWaitBgsave, "wait_bgsave"}, {linkSendBulk, "send_bulk"}, {linkOnline, "online"},
-		{replicaLinkState(3), "replicaLinkState(3)"},
-		{primaryConnect, "connect"}, {primaryConnecting, "connecting"}, {primarySync, "sync"}, {primaryConnected, "connected"},
-		{masterLinkState(-1), "masterLinkState(-1)"},
 		{FsyncEverysec, "everysec"}, {FsyncAlways, "always"}, {FsyncNo, "no"}, {FsyncMode(3), "FsyncMode(3)"},
 		{AuthClientsYes, "yes"}, {AuthClientsOptional, "optional"}, {AuthClientsNo, "no"}, {AuthClients(3), "AuthClients(3)"},
 		{DebugCommandNo, "no"}, {DebugCommandYes, "yes"}, {DebugCommandLocal, "local"}, {DebugCommand(3), "DebugCommand(3)"},

@@ -17,9 +17,9 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/conf"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
-	"github.com/cuckoohash/cuckoo/server/internal/limits"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
+	"github.com/cuckoohash/cuckoo/server/internal/repl"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -81,9 +81,8 @@ type Server struct {
 	cmem       *clientmem.Totals        // what clients hold, and its bounds (clientmem.go)
 	finalSave  atomicEnum[shutdownSave] // SHUTDOWN's choice (cmd_admin.go)
 
-	repl   *replication  // as primary and as replica (repl.go, repl_replica.go)
-	minRep minReplicas   // min-replicas-to-write's count (repl_minreplicas.go)
-	users  *acl.Registry // the ACL's users (cmd_acl.go)
+	repl  *repl.Node    // as primary and as replica (internal/repl; cmd_repl.go)
+	users *acl.Registry // the ACL's users (cmd_acl.go)
 	// userCatalog is the catalog users' category rules resolve against:
 	// the commands' ACL categories under the redisbloom-compat of startup.
 	userCatalog *acl.Catalog
@@ -171,19 +170,17 @@ func New(cfg Config) (*Server, error) {
 		s.attachMetrics(s.metrics)
 	}
 	s.startExpiry()
-	s.repl = newReplication(cfg.ReplBacklogSize)
-	s.repl.log = s.log
-	s.repl.outputLimit = func() OutputLimit { return s.clientLimits().OutputBuffer.Get(limits.ClassReplica) }
+	s.repl = s.newRepl(cfg)
 	s.store.Repl = s.repl
 	go s.heartbeat()
 	go s.clientsCron()
-	s.adoptPosition(cfg.ReplicaOf != "")
+	s.repl.AdoptPosition(cfg.ReplicaOf != "")
 	if cfg.ReplicaOf != "" {
-		host, port, ok := parseHostPort(cfg.ReplicaOf)
+		host, port, ok := repl.ParseHostPort(cfg.ReplicaOf)
 		if !ok {
 			return nil, fmt.Errorf("server: replicaof %q: want \"host port\"", cfg.ReplicaOf)
 		}
-		s.replicaOf(nil, host, port)
+		s.repl.ReplicaOf(host, port, false)
 	}
 	return s, nil
 }
@@ -381,7 +378,7 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) shutdown(ctx context.Context) error {
-	s.stopReplication()
+	s.repl.Stop()
 	s.mu.Lock()
 	s.closing.Store(true)
 	for ln := range s.lns {

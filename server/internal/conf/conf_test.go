@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/repl"
 )
 
 // fakeLive is a Live with fixed values, as a server listening on
@@ -35,7 +37,7 @@ func (defaultLive) ListenAddr(tls bool) (string, string) {
 	return "127.0.0.1", "6379"
 }
 func (defaultLive) ReplicaOf() string  { return "" }
-func (defaultLive) BacklogSize() int64 { return defaultBacklog }
+func (defaultLive) BacklogSize() int64 { return repl.DefaultBacklog }
 
 // get is the value of the setting name in st, as CONFIG GET answers it.
 func get(t *testing.T, l Live, st *State, name string) string {
@@ -57,9 +59,9 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 	st := NewState(Config{})
-	if st.Config.ReplicaPriority != 100 || st.Config.MinReplicasMaxLag != defaultMinReplicasMaxLag {
+	if st.Config.ReplicaPriority != 100 || st.Config.MinReplicasMaxLag != repl.DefaultMinReplicasMaxLag {
 		t.Errorf("NewState: replica-priority %d, min-replicas-max-lag %d; want 100, %d",
-			st.Config.ReplicaPriority, st.Config.MinReplicasMaxLag, defaultMinReplicasMaxLag)
+			st.Config.ReplicaPriority, st.Config.MinReplicasMaxLag, repl.DefaultMinReplicasMaxLag)
 	}
 	if st.Config.Limits.MaxClients == 0 || st.Config.FilterDefaults.InitialSize == 0 {
 		t.Errorf("NewState left the limits or the filter defaults unset: %+v %+v", st.Config.Limits, st.Config.FilterDefaults)

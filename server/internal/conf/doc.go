@@ -59,6 +59,7 @@
 // (the table's engine and redis.conf's syntax), and the packages whose
 // values a Config holds: internal/cf (filters' defaults), internal/keyspace
 // (appendfsync), internal/limits (the client limits), internal/tlsconf (the
-// tls-* settings), internal/metrics, and internal/integer (how Redis reads
-// an integer). Nothing imports it but package server.
+// tls-* settings), internal/metrics, internal/repl (the replication's
+// defaults) and internal/integer (how Redis reads an integer). Nothing
+// imports it but package server.
 package conf

@@ -11,6 +11,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/limits"
+	"github.com/cuckoohash/cuckoo/server/internal/repl"
 	"github.com/cuckoohash/cuckoo/server/internal/settings"
 	"github.com/cuckoohash/cuckoo/server/internal/tlsconf"
 )
@@ -49,7 +50,7 @@ func NewState(cfg Config) State {
 		st.Config.ReplicaPriority = 100 // Config's zero value (see ReplicaPriority)
 	}
 	if st.Config.MinReplicasMaxLag == 0 {
-		st.Config.MinReplicasMaxLag = defaultMinReplicasMaxLag // Config's zero value
+		st.Config.MinReplicasMaxLag = repl.DefaultMinReplicasMaxLag // Config's zero value
 	}
 	st.Config.Limits = cfg.Limits.WithDefaults()
 	st.Config.FilterDefaults = cfg.FilterDefaults.WithDefaults()
@@ -157,7 +158,7 @@ var table = settings.Table[Live, State]{
 	{Name: "masterauth", Doc: "the `password` a replica authenticates to its primary with", Kind: settings.String, Mutable: true, Def: "",
 		Get: func(l Live, st *State) string { return st.Config.MasterAuth },
 		Set: func(st *State, v settings.Value) { st.Config.MasterAuth = v.S }},
-	{Name: "repl-backlog-size", Doc: "`bytes` of the replication stream kept for replicas that reconnect", Kind: settings.Memory, Lo: 16 << 10, Hi: math.MaxInt64, Def: itoa(defaultBacklog),
+	{Name: "repl-backlog-size", Doc: "`bytes` of the replication stream kept for replicas that reconnect", Kind: settings.Memory, Lo: 16 << 10, Hi: math.MaxInt64, Def: itoa(repl.DefaultBacklog),
 		Get: func(l Live, st *State) string { return itoa(l.BacklogSize()) },
 		Set: func(st *State, v settings.Value) { st.Config.ReplBacklogSize = v.N }},
 	{Name: "replica-priority", Doc: "`priority`: Sentinel promotes the replica of lowest priority first; 0: never", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: "100",
@@ -166,7 +167,7 @@ var table = settings.Table[Live, State]{
 	{Name: "min-replicas-to-write", Alias: "min-slaves-to-write", Doc: "`N`: a primary with fewer good replicas (acknowledged within min-replicas-max-lag seconds) refuses writes with NOREPLICAS; 0: never", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: "0",
 		Get: func(l Live, st *State) string { return itoa(int64(max(st.Config.MinReplicasToWrite, 0))) },
 		Set: func(st *State, v settings.Value) { st.Config.MinReplicasToWrite = int(v.N) }},
-	{Name: "min-replicas-max-lag", Alias: "min-slaves-max-lag", Doc: "`seconds`: a replica is good for min-replicas-to-write while its last acknowledgement is at most this old; 0 turns min-replicas-to-write off", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: itoa(defaultMinReplicasMaxLag),
+	{Name: "min-replicas-max-lag", Alias: "min-slaves-max-lag", Doc: "`seconds`: a replica is good for min-replicas-to-write while its last acknowledgement is at most this old; 0 turns min-replicas-to-write off", Kind: settings.Int, Lo: 0, Hi: math.MaxInt32, Mutable: true, Def: itoa(repl.DefaultMinReplicasMaxLag),
 		Get: func(l Live, st *State) string { return itoa(int64(max(st.Config.MinReplicasMaxLag, 0))) },
 		Set: func(st *State, v settings.Value) { st.Config.MinReplicasMaxLag = minReplicasConfig(v.N) }},
 	{Name: "replica-read-only", Doc: "yes: a replica refuses writes (fixed; no flag)", NoFlag: true, Kind: settings.Enum, Enum: []string{"yes"}, Def: "yes",
@@ -319,13 +320,6 @@ func fixedRange(lo, hi int64) func(*cf.Defaults) (int64, int64) {
 // defaultSnapshotLogSize is the log size that triggers a snapshot when
 // Config.SnapshotLogSize is 0.
 const defaultSnapshotLogSize = 64 << 20
-
-// defaultBacklog is repl-backlog-size's default, as Redis's (the
-// replication's own default, for Config.ReplBacklogSize 0, is the same).
-const defaultBacklog = 1 << 20
-
-// defaultMinReplicasMaxLag is min-replicas-max-lag's default, as Redis's.
-const defaultMinReplicasMaxLag = 10
 
 // priorityConfig is Config.ReplicaPriority for replica-priority n: a
 // Config's 0 is the default, so 0 is stored as -1.

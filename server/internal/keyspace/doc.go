@@ -5,18 +5,19 @@
 // key space's durability: the append-only log (aof.go), snapshots
 // (snapshot.go) and recovery (recover.go).
 //
-// Each write is one typed call (writes.go): Store.Add, Reserve, DeleteItem,
-// Compact, LoadChunk, Expire, Persist, Rename, Restore, Drop, FlushAll,
-// Migrate, and Exec for a transaction. A command parses its arguments, makes
-// the call and writes its reply from the values it returns (per-item
-// AddResults, whether anything changed, or an error whose reply text the
-// command layer chooses). The call makes the write's op and commits it: the
-// kind's apply (ops.go) changes the key with its lock held, and the op is
-// logged. Log replay and a replica's stream decode the same ops and run the
-// same apply, so live, replayed and replicated state are one code's. A write's context is a
-// Writer value the connection carries (its log position, its EXEC's ops),
-// never the connection; the ops logged go on to replication through the
-// stream interface the server connects.
+// Each write is one typed call: Store.Add, Reserve, DeleteItem, Compact,
+// LoadChunk, Expire and Persist beside their record kinds (ops.go), Rename
+// and Restore (move.go), Drop and FlushAll (store.go), Migrate, and Exec for
+// a transaction (writes.go). A command parses its arguments, makes the call
+// and writes its reply from the values it returns (per-item AddResults,
+// whether anything changed, or an error whose reply the command layer
+// chooses, errors.go). The call makes the write's op and commits it
+// (apply.go): the kind's apply changes the key with its lock held, and the
+// op is logged. Log replay and a replica's stream decode the same ops and
+// run the same apply, so live, replayed and replicated state are one code's.
+// A write's context is a Writer value the connection carries (its log
+// position, its EXEC's ops), never the connection; the ops logged go on to
+// replication through the stream interface the server connects.
 //
 // It imports package cf, internal/fields, the library's hashmap, and the
 // standard library; nothing of the server. Package server imports it, and

@@ -11,7 +11,10 @@ import (
 )
 
 // The one table of the log's record kinds (opKinds): each kind's fields,
-// written and read, and its one apply. A log record's payload is one op: the
+// written and read, and its one apply; then each kind's typed call, the
+// write a command makes (Store.Add, Reserve, ...), so that a new write is
+// its kind's row and its call here, and its command's row and handler in
+// the server. A log record's payload is one op: the
 // effect of a write command, not the command itself, so that replay does
 // exactly what the live server did (only the items an insert accepted, the
 // seed a new filter drew). A command makes its op, applies it with the
@@ -63,7 +66,7 @@ const (
 	OpMulti byte = 64
 	// OpReplPing is the primary's heartbeat in the stream, never logged: a
 	// replica sees the link alive, and offsets move on both sides alike
-	// (the server's repl.go).
+	// (internal/repl).
 	OpReplPing byte = 65
 	// OpReplPos is a replica's position in its own log (position.go).
 	OpReplPos byte = 66
@@ -340,94 +343,6 @@ func DecodeOp(b []byte) (Op, error) {
 	return o, r.Err
 }
 
-// Applying is one op being applied to its key, by a command (live) or by
-// replay and a replica's stream. Live, limits hold: memory may be refused
-// and a filter grows only as far as it may. Replayed, every op was
-// acknowledged once: growth is forced and charged without limit.
-type applying struct {
-	st   *Store
-	Key  string
-	At   *Entry // the key's entry, nil if absent
-	live bool
-	// Op is the op of a write by a client, kept here with the rest of
-	// the scratch.
-	Op Op
-	// Built is a restore's filter, which the live command built (and
-	// charged) from the payload before taking any lock.
-	Built *Entry
-	// Nx (live CF.ADDNX, CF.INSERTNX) adds an item only if absent.
-	Nx bool
-	// Hold keeps a new entry commit published locked for the caller.
-	Hold bool
-
-	// What the apply did, for the live command's reply and whether it logs:
-	// changed for del and compact, added for add (each item's outcome).
-	Changed bool
-	Added   []AddResult
-	// Accepted is an add's items that went in: what is logged.
-	Accepted [][]byte
-}
-
-// applyingFor returns the scratch of a live write by w, for key k at entry
-// c: w's own, reset, or a new one for the server's own writes (w nil).
-func applyingFor(w *Writer, k string, c *Entry) *applying {
-	if w == nil {
-		return &applying{Key: k, At: c}
-	}
-	a := &w.scratch
-	*a = applying{Key: k, At: c, Added: a.Added[:0], Accepted: a.Accepted[:0]}
-	return a
-}
-
-// Charge is the account new tables are charged to.
-func (a *applying) Charge() cf.Charger {
-	if a.live {
-		return a.st.charger
-	}
-	return a.st.forceCharger
-}
-
-// put makes nc, not yet shared, key a.Key's entry with deadline d (0 for
-// none), in place of a.At, which is retired. Live, nc is published locked
-// (commit releases it once the op is logged, see Hold) and, if the key was
-// absent, only if it still is: errRaced asks the caller to look the key up
-// again.
-func (a *applying) put(nc *Entry, d int64) error {
-	if a.live {
-		nc.Mu.Lock()
-	}
-	if a.At == nil {
-		if _, loaded := a.st.keys.LoadOrStore(a.Key, nc); loaded {
-			// Only live: replay runs alone.
-			nc.Mu.Unlock()
-			return errRaced
-		}
-	} else {
-		a.st.keys.Swap(a.Key, nc)
-		a.st.retire(a.Key, a.At)
-		a.At.Version.Add(1)
-	}
-	if d != 0 {
-		a.st.exp.set(a.Key, nc, d)
-	}
-	a.st.touch(nc)
-	a.At = nc
-	return nil
-}
-
-// putOwn is put of a filter the apply built itself: if the put lost a
-// race, its bytes are released.
-func (a *applying) putOwn(nc *Entry) error {
-	err := a.put(nc, 0)
-	if err != nil {
-		a.st.Release(nc.SizeBytes())
-	}
-	return err
-}
-
-// errRaced is a live put that found the key created meanwhile.
-var errRaced = errors.New("the key was created meanwhile")
-
 func applyAdd(a *applying, o *Op) error {
 	if len(o.Items) > 1 {
 		a.At.Touch(o.Items)
@@ -473,108 +388,214 @@ func applyRename(a *applying, o *Op) error {
 	return nil
 }
 
-// commit applies o, live, to a.At, the key's entry, and logs it: the key's
-// lock held (or, for a kind that creates, the key absent), the gate
-// read-locked or held by w's EXEC, the key space writable. The key is o's:
-// commit fills a.Key from it for the kinds that read it. A kind that
-// reports whether it changed anything is logged only if it did; an add
-// logs the items it accepted.
-//
-// A kind that publishes a new entry (a create, a restore, a load's header,
-// a clear) publishes it locked, so that no other writer reaches it before
-// its op is logged; commit unlocks it then, unless a.Hold asks to keep it
-// (a create whose command then runs on it, and unlocks it). An entry it
-// replaced stays locked by the caller, who locked it.
-func (s *Store) commit(w *Writer, a *applying, o *Op) error {
-	a.st, a.live = s, true
-	kind := kindOf(o.Kind)
-	if a.Key == "" && !kind.inPlace {
-		a.Key = string(o.Key)
+// The typed calls of the kinds above, one a write command: each takes the
+// gate and the key's lock (update), makes its op and commits it, and
+// returns what happened as values; the command layer writes the reply.
+// w is the client's Writer; nil is the server's own write.
+
+// AddStatus is what an add did with one item.
+type AddStatus uint8
+
+const (
+	// Present: not added, because an NX add found the item may be there
+	// already.
+	Present AddStatus = iota
+	// Added: the item went in, and is logged.
+	Added
+	// NoRoom: the item did not fit: the filter is full, may not grow
+	// further (cf-max-expansions, RedisBloom's growth bound), or the memory
+	// its growth needed was refused. AddResult.Err says which.
+	NoRoom
+	// Failed: the filter refused the item for another reason, in
+	// AddResult.Err.
+	Failed
+)
+
+var addStatusNames = [...]string{Present: "present", Added: "added", NoRoom: "no room", Failed: "failed"}
+
+func (s AddStatus) String() string {
+	if int(s) < len(addStatusNames) {
+		return addStatusNames[s]
 	}
-	if kind.logFirst {
-		s.logOp(w, w.encode(o))
-		return kind.apply(a, o)
-	}
-	before := a.At
-	if err := kind.apply(a, o); err != nil {
-		return err
-	}
-	switch o.Kind {
-	case OpDel, OpCompact:
-		if !a.Changed {
-			return nil
-		}
-	case OpAdd:
-		if len(a.Accepted) == 0 {
-			return nil
-		}
-		o.Items = a.Accepted // the caller's op: it reads the results from a
-	}
-	s.logOp(w, w.encode(o))
-	if a.At != before && !a.Hold {
-		a.At.Mu.Unlock()
-	}
-	return nil
+	return "AddStatus(" + strconv.Itoa(int(s)) + ")"
 }
 
-// needsKey reports whether o applies to an existing key only.
-func (o *Op) needsKey() bool {
-	return kindOf(o.Kind).needsKey || o.Kind == OpChunk && o.Iter != 1
+// AddResult is one item's outcome in an add.
+type AddResult struct {
+	Status AddStatus
+	Err    error // why, for NoRoom and Failed
 }
 
-// Records that are not one key's op: a transaction (OpMulti), and a
-// replica's position (OpReplPos, position.go).
-
-// EncodeMulti is a transaction's record: its ops, applied together.
-func EncodeMulti(ops [][]byte) []byte {
-	w := fields.Writer{OpMulti}.Uvarint(uint64(len(ops)))
-	for _, o := range ops {
-		w = w.Str(o)
+// addResult classifies the outcome of one item's add.
+func addResult(added bool, err error) AddResult {
+	switch {
+	case err == nil && added:
+		return AddResult{Status: Added}
+	case err == nil:
+		return AddResult{Status: Present}
+	case errors.Is(err, cf.ErrFull), errors.Is(err, cf.ErrMaxExpansions), errors.Is(err, ErrOOM), errors.Is(err, cf.ErrGrowRB):
+		return AddResult{Status: NoRoom, Err: err}
 	}
-	return w
+	return AddResult{Status: Failed, Err: err}
 }
 
-var errNestedMulti = errors.New("a transaction record nested deeper than a replica's batch")
+// AddOptions are an add's variants.
+type AddOptions struct {
+	// NX adds an item only if it may not be there yet (CF.ADDNX,
+	// CF.INSERTNX).
+	NX bool
+	// Create makes a missing key with these parameters (a fresh seed is
+	// drawn); nil refuses a missing key with ErrNotFound (NOCREATE).
+	Create *cf.Params
+	// Limits, if set, refuses the whole add with cf.ErrMaxExpansions when
+	// the filter has as many sub-filters as its cf-max-expansions allows,
+	// as RedisBloom does.
+	Limits *cf.Defaults
+}
 
-// nestedMulti reports whether transaction record b holds another.
-func nestedMulti(b []byte) bool {
-	r := &fields.Reader{B: b[1:]}
-	n := r.Uvarint()
-	for i := uint64(0); i < n && r.Err == nil; i++ {
-		if o := r.Str(); len(o) > 0 && o[0] == OpMulti {
-			return true
+// Add adds items to key's filter and returns each item's outcome, in
+// order; only the items added are logged. The results are w's scratch,
+// valid until w's next write.
+func (s *Store) Add(w *Writer, key []byte, items [][]byte, o AddOptions) ([]AddResult, error) {
+	var res []AddResult
+	err := s.update(w, key, o.Create, false, func(c *Entry, _ bool) error {
+		if c == nil {
+			return ErrNotFound
 		}
-	}
-	return false
-}
-
-// replayMulti replays a transaction's record: each of its ops in order, all
-// at the record's offset.
-func (st *Store) replayMulti(b []byte, at int64, fz *FuzzyLog) error {
-	r := &fields.Reader{B: b[1:]}
-	n := r.Uvarint()
-	if r.Err == nil && n > uint64(len(r.B)) {
-		return fields.ErrShort
-	}
-	ops := make([][]byte, 0, n)
-	for range n {
-		ops = append(ops, r.Str())
-	}
-	if r.Err != nil {
-		return r.Err
-	}
-	if len(r.B) != 0 {
-		return fields.ErrShort
-	}
-	for _, o := range ops {
-		// A replica's batch (position.go) may hold the primary's
-		// transactions: one level of nesting, no more.
-		if len(o) > 0 && o[0] == OpMulti && nestedMulti(o) {
-			return errNestedMulti
+		if o.Limits != nil {
+			if err := o.Limits.CheckGrowth(&c.Filter); err != nil {
+				return err
+			}
 		}
-		if err := st.Replay(o, at, fz); err != nil {
+		a := applyingFor(w, "", c)
+		a.Nx, a.Op = o.NX, Op{Kind: OpAdd, Key: key, Items: items}
+		if err := s.commit(w, a, &a.Op); err != nil {
 			return err
 		}
+		res = a.Added
+		return nil
+	})
+	return res, err
+}
+
+// Reserve creates key's filter with parameters p (a fresh seed is drawn),
+// or refuses with ErrItemExists if the key exists.
+func (s *Store) Reserve(w *Writer, key []byte, p *cf.Params) error {
+	return s.update(w, key, p, false, func(_ *Entry, created bool) error {
+		if !created {
+			return ErrItemExists
+		}
+		return nil
+	})
+}
+
+// DeleteItem deletes one copy of item from key's filter and reports whether
+// one was there; ErrNotFound if the key is missing.
+func (s *Store) DeleteItem(w *Writer, key, item []byte) (bool, error) {
+	deleted := false
+	err := s.update(w, key, nil, false, func(c *Entry, _ bool) error {
+		if c == nil {
+			return ErrNotFound
+		}
+		a := applyingFor(w, "", c)
+		a.Op = Op{Kind: OpDel, Key: key, Items: [][]byte{item}}
+		err := s.commit(w, a, &a.Op)
+		deleted = a.Changed
+		return err
+	})
+	return deleted, err
+}
+
+// Compact drops the empty stages of key's filter and reports whether it
+// dropped any; ErrNotFound if the key is missing.
+func (s *Store) Compact(w *Writer, key []byte) (bool, error) {
+	compacted := false
+	err := s.update(w, key, nil, false, func(c *Entry, _ bool) error {
+		if c == nil {
+			return ErrNotFound
+		}
+		a := &applying{At: c}
+		err := s.commit(w, a, &Op{Kind: OpCompact, Key: key})
+		compacted = a.Changed
+		return err
+	})
+	return compacted, err
+}
+
+// LoadChunk applies CF.LOADCHUNK's chunk at iterator iter (not 0): 1 is a
+// dump's header, which creates the key (ErrItemExists if it exists); any
+// other is a chunk of the key's pending load (ErrNotFound if the key is
+// missing; a negative iterator, which RedisBloom takes for a data chunk
+// that cannot fit, cf.ErrBadChunk).
+func (s *Store) LoadChunk(w *Writer, key []byte, iter int64, data []byte) error {
+	o := &Op{Kind: OpChunk, Key: key, Iter: uint64(iter), Items: [][]byte{data}}
+	switch {
+	case iter == 1:
+		return s.install(w, o)
+	case iter < 0:
+		return s.update(w, key, nil, true, func(c *Entry, _ bool) error {
+			if c == nil {
+				return ErrNotFound
+			}
+			return cf.ErrBadChunk
+		})
 	}
-	return nil
+	return s.update(w, key, nil, true, func(c *Entry, _ bool) error {
+		return s.commit(w, &applying{At: c}, o)
+	})
+}
+
+// ExpireCond is EXPIRE's conditions (Redis 7's NX, XX, GT, LT), a set of
+// bits.
+type ExpireCond uint8
+
+const (
+	ExpireNX ExpireCond = 1 << iota // only if the key has no deadline
+	ExpireXX                        // only if it has one
+	ExpireGT                        // only if the new one is later (none counts as infinite)
+	ExpireLT                        // only if the new one is earlier
+)
+
+// allows reports whether the conditions let deadline when replace current
+// (0: none), as Redis decides: no deadline counts as infinite for GT and LT.
+func (cond ExpireCond) allows(current, when int64) bool {
+	switch {
+	case cond&ExpireNX != 0 && current != 0,
+		cond&ExpireXX != 0 && current == 0,
+		cond&ExpireGT != 0 && (current == 0 || when <= current),
+		cond&ExpireLT != 0 && current != 0 && when >= current:
+		return false
+	}
+	return true
+}
+
+// Expire gives key the deadline when (Unix ms) if cond allows it and
+// reports whether it was set; a deadline not after now deletes the key, as
+// Redis does. A missing key is not set (false).
+func (s *Store) Expire(w *Writer, key []byte, when int64, cond ExpireCond) (bool, error) {
+	set := false
+	err := s.update(w, key, nil, false, func(c *Entry, _ bool) error {
+		if c == nil || !cond.allows(c.Deadline.Load(), when) {
+			return nil
+		}
+		// 0 would read as "none": a deadline at or before now is one of
+		// those that delete the key.
+		s.setExpire(w, key, c, max(when, 1))
+		set = true
+		return nil
+	})
+	return set, err
+}
+
+// Persist clears key's deadline and reports whether it had one.
+func (s *Store) Persist(w *Writer, key []byte) (bool, error) {
+	removed := false
+	err := s.update(w, key, nil, false, func(c *Entry, _ bool) error {
+		if c != nil && c.Deadline.Load() != 0 {
+			s.setExpire(w, key, c, 0)
+			removed = true
+		}
+		return nil
+	})
+	return removed, err
 }

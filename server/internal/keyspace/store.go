@@ -62,7 +62,7 @@ type Store struct {
 	Dirty       atomic.Int64 // ops since the last snapshot
 	ExpiredKeys atomic.Int64 // dropped because their deadline passed (INFO)
 
-	// Repl receives every op logged (the server's repl.go); replica is set while this
+	// Repl receives every op logged (internal/repl's Node); replica is set while this
 	// server is a replica: its keys change only by its primary's stream, so
 	// it never drops an expired key itself (lookups still hide it).
 	Repl    stream
@@ -103,7 +103,7 @@ type Entry struct {
 }
 
 // stream is where the key space sends every op it logs besides the log:
-// replication (the server's repl.go), connected by the server.
+// replication (internal/repl's Node), connected by the server.
 type stream interface {
 	// Feed sends a logged op to the replicas, if any.
 	Feed(payload []byte)
@@ -298,7 +298,7 @@ func (s *Store) Get(key []byte) *Entry {
 }
 
 // update runs fn with key's writer lock held, inside the gate: every write
-// to one key (writes.go) is one. A missing key is created with create's
+// to one key (ops.go's typed calls) is one. A missing key is created with create's
 // parameters (and a fresh seed) if create is not nil, else fn gets nil.
 // loading is CF.LOADCHUNK's data chunks, the only writes a key with a load
 // pending takes. Preconditions: none; the caller holds no lock.

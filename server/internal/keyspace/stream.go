@@ -36,7 +36,7 @@ const minParallel = 8
 // ReplayStream replays recs, consecutive records of a primary's stream of
 // which the first starts at offset at, on up to workers goroutines. A
 // record that starts before fzEnd is replayed with fz (a full copy's
-// positions, repl_copy.go), one at or after it without. Heartbeats
+// positions, internal/repl's copy.go), one at or after it without. Heartbeats
 // (OpReplPing) are skipped. It returns the first error a record met; the
 // batch may then be applied in part, and the caller must not go on from it.
 // Preconditions: the gate held exclusively.

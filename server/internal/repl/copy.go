@@ -1,9 +1,10 @@
-package server
+package repl
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"time"
@@ -42,16 +43,64 @@ import (
 //	payload): 'K' string key, uvarint deadline (Unix ms, 0 none), uvarint
 //	position, string DUMP payload; last 'E' uvarint keys.
 
+// Record kinds of a full copy.
+const (
+	copyKey = 'K'
+	copyEnd = 'E'
+)
+
+// appendKeyRecord appends a full copy's record of key k: its deadline
+// (Unix ms, 0 none), its position in the stream, and its DUMP payload.
+func appendKeyRecord(dst []byte, k string, deadline int64, pos int64, payload []byte) []byte {
+	body := fields.Writer{copyKey}.Str([]byte(k)).Uvarint(uint64(deadline)).Uvarint(uint64(pos)).Str(payload)
+	return keyspace.AppendRecord(dst, body)
+}
+
+// appendEndRecord appends a full copy's last record: the number of keys
+// sent.
+func appendEndRecord(dst []byte, keys int) []byte {
+	return keyspace.AppendRecord(dst, fields.Writer{copyEnd}.Uvarint(uint64(keys)))
+}
+
+// keyRecord is a key record of a full copy, read (parseKeyRecord).
+type keyRecord struct {
+	key      string
+	deadline int64
+	pos      uint64
+	payload  []byte
+}
+
+// parseKeyRecord reads a key record's body, after its kind.
+func parseKeyRecord(b []byte) (keyRecord, error) {
+	rd := &fields.Reader{B: b}
+	k, d, pos, payload := rd.Str(), rd.Uvarint(), rd.Uvarint(), rd.Str()
+	if rd.Err != nil || len(rd.B) != 0 {
+		return keyRecord{}, errors.New("full copy: a malformed key record")
+	}
+	return keyRecord{key: string(k), deadline: int64(d), pos: pos, payload: payload}, nil
+}
+
+// parseEndRecord reads the end record's body, after its kind: the number of
+// keys the primary sent.
+func parseEndRecord(b []byte) (uint64, error) {
+	rd := &fields.Reader{B: b}
+	n := rd.Uvarint()
+	if rd.Err != nil {
+		return 0, errors.New("full copy: a malformed end record")
+	}
+	return n, nil
+}
+
 // beginCopy notes the offset a copy starts at and pins the backlog there:
 // the stream from it waits while the copy is sent, within the link's
-// output limit (repl_output.go).
-func (s *Server) beginCopy(link *replicaLink) (id string, offset int64) {
-	st, r := s.store, s.repl
+// output limit (output.go).
+func (n *Node) beginCopy(link *Link) (id string, offset int64) {
+	st := n.cfg.Store
 	st.LockAll()
-	r.mu.Lock()
-	id, offset = r.id, r.backlog.End()
-	r.backlog.Pin(link, offset)
-	r.mu.Unlock()
+	n.mu.Lock()
+	id, offset = n.id, n.backlog.End()
+	n.backlog.Pin(link, offset)
+	n.mu.Unlock()
 	link.copyNames = link.copyNames[:0]
 	for k := range st.All() {
 		link.copyNames = append(link.copyNames, k)
@@ -61,8 +110,8 @@ func (s *Server) beginCopy(link *replicaLink) (id string, offset int64) {
 }
 
 // writeCopy sends the keys noted by beginCopy, each with its position.
-func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes int64, err error) {
-	st, r := s.store, s.repl
+func (n *Node) writeCopy(w io.Writer, link *Link) (keys int, bytes int64, err error) {
+	st := n.cfg.Store
 	var rec []byte
 	for _, k := range link.copyNames {
 		c := st.Peek(k)
@@ -74,24 +123,26 @@ func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes 
 			c.Mu.Unlock()
 			continue
 		}
-		r.mu.Lock()
-		pos := r.backlog.End()
-		r.mu.Unlock()
-		body := fields.Writer{'K'}.Str([]byte(k)).Uvarint(uint64(c.Deadline.Load())).Uvarint(uint64(pos)).Str(c.DumpPayload())
+		n.mu.Lock()
+		pos := n.backlog.End()
+		n.mu.Unlock()
+		rec = appendKeyRecord(rec[:0], k, c.Deadline.Load(), pos, c.DumpPayload())
 		c.Mu.Unlock()
-		rec = keyspace.AppendRecord(rec[:0], body)
 		if _, err := w.Write(rec); err != nil {
 			return keys, bytes, err
 		}
 		keys++
 		bytes += int64(len(rec))
 	}
-	rec = keyspace.AppendRecord(rec[:0], fields.Writer{'E'}.Uvarint(uint64(keys)))
+	rec = appendEndRecord(rec[:0], keys)
 	if _, err := w.Write(rec); err != nil {
 		return keys, bytes, err
 	}
 	link.copyNames = nil
-	return keys, bytes + int64(len(rec)), w.Flush()
+	if f, ok := w.(interface{ Flush() error }); ok {
+		err = f.Flush()
+	}
+	return keys, bytes + int64(len(rec)), err
 }
 
 // readCopy reads the primary's copy and installs it key by key: each key
@@ -100,10 +151,10 @@ func (s *Server) writeCopy(w *bufio.Writer, link *replicaLink) (keys int, bytes 
 // the keys it did not hold are dropped. Lookups meanwhile find each key
 // either as the replica held it or as the copy holds it, never missing
 // (see the protocol above).
-func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id string, offset int64) error {
-	st, r := s.store, s.repl
+func (n *Node) readCopy(m *primaryLink, br *bufio.Reader, nc net.Conn, id string, offset int64) error {
+	st := n.cfg.Store
 	start := time.Now()
-	if err := s.forgetPosition(m); err != nil {
+	if err := n.forgetPosition(m); err != nil {
 		return err
 	}
 	fz := &keyspace.FuzzyLog{Positions: map[string]uint64{}}
@@ -119,34 +170,36 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 		if len(rec) == 0 {
 			return errors.New("full copy: an empty record")
 		}
-		rd := &fields.Reader{B: rec[1:]}
 		switch rec[0] {
-		case 'K':
-			k, pos, err := s.installCopyKey(m, rd)
+		case copyKey:
+			kr, err := parseKeyRecord(rec[1:])
 			if err != nil {
 				return err
 			}
-			fz.Positions[k] = pos
-			end = max(end, int64(pos))
-			keys++
-		case 'E':
-			if n := rd.Uvarint(); rd.Err != nil || n != keys {
-				return fmt.Errorf("full copy: %d keys received, the primary sent %d", keys, n)
+			if err := n.installCopyKey(m, kr); err != nil {
+				return err
 			}
-			if err := s.lockForLink(m); err != nil {
+			fz.Positions[kr.key] = kr.pos
+			end = max(end, int64(kr.pos))
+			keys++
+		case copyEnd:
+			if sent, err := parseEndRecord(rec[1:]); err != nil || sent != keys {
+				return fmt.Errorf("full copy: %d keys received, the primary sent %d", keys, sent)
+			}
+			if err := n.lockForLink(m); err != nil {
 				return err
 			}
 			dropped := st.DropExcept(fz.Positions)
 			st.UnlockAll()
-			r.mu.Lock()
-			r.id, r.id2, r.off2, r.followed = id, strings.Repeat("0", 40), -1, true
-			r.backlog.Reset(offset)
-			r.active.Store(true)
-			r.mu.Unlock()
-			s.log.Info("full copy from the primary loaded", "keys", keys, "bytes", bytes, "offset", offset,
+			n.mu.Lock()
+			n.id, n.id2, n.off2, n.followed = id, strings.Repeat("0", 40), -1, true
+			n.backlog.Reset(offset)
+			n.active.Store(true)
+			n.mu.Unlock()
+			n.log.Info("full copy from the primary loaded", "keys", keys, "bytes", bytes, "offset", offset,
 				"dropped", dropped, "took", time.Since(start))
 			if end <= offset {
-				return s.copyDone()
+				return n.copyDone()
 			}
 			m.fz, m.fzEnd = fz, end
 			return nil
@@ -162,48 +215,43 @@ func (s *Server) readCopy(m *masterLink, br *bufio.Reader, nc net.Conn, id strin
 // copy and takes a full copy again; nor does memory, so a link that breaks
 // mid-copy does not continue from the old position over a key space the
 // copy changed in part.
-func (s *Server) forgetPosition(m *masterLink) error {
-	st, r := s.store, s.repl
-	if err := s.lockForLink(m); err != nil {
+func (n *Node) forgetPosition(m *primaryLink) error {
+	st := n.cfg.Store
+	if err := n.lockForLink(m); err != nil {
 		return err
 	}
 	if st.AOF != nil {
 		st.AOF.Append(keyspace.EncodeReplPos("", -1))
 	}
-	r.mu.Lock()
-	r.id, r.followed = "?", false
-	r.backlog.Reset(-1)
-	r.mu.Unlock()
+	n.mu.Lock()
+	n.id, n.followed = "?", false
+	n.backlog.Reset(-1)
+	n.mu.Unlock()
 	st.UnlockAll()
 	return nil
 }
 
-// installCopyKey reads a key record of the copy (after its kind, from rd)
-// and replaces the replica's entry of that key by it, whole; it answers
-// the key and its position in the primary's stream.
-func (s *Server) installCopyKey(m *masterLink, rd *fields.Reader) (string, uint64, error) {
-	k, d, pos, payload := rd.Str(), rd.Uvarint(), rd.Uvarint(), rd.Str()
-	if rd.Err != nil || len(rd.B) != 0 {
-		return "", 0, errors.New("full copy: a malformed key record")
+// installCopyKey replaces the replica's entry of the key kr holds by it,
+// whole.
+func (n *Node) installCopyKey(m *primaryLink, kr keyRecord) error {
+	if err := n.lockForLink(m); err != nil {
+		return err
 	}
-	if err := s.lockForLink(m); err != nil {
-		return "", 0, err
-	}
-	err := s.store.ReplaceFromPayload(k, int64(d), payload)
-	s.store.UnlockAll()
+	err := n.cfg.Store.ReplaceFromPayload([]byte(kr.key), kr.deadline, kr.payload)
+	n.cfg.Store.UnlockAll()
 	if err != nil {
-		return "", 0, fmt.Errorf("full copy: key %q: %w", k, err)
+		return fmt.Errorf("full copy: key %q: %w", kr.key, err)
 	}
-	return string(k), pos, nil
+	return nil
 }
 
 // copyDone makes the data directory whole after a full copy: a snapshot,
 // whose new log generation starts with the replica's position.
-func (s *Server) copyDone() error {
-	if s.store.AOF == nil {
+func (n *Node) copyDone() error {
+	if n.cfg.Store.AOF == nil || n.cfg.Snapshot == nil {
 		return nil
 	}
-	if err := s.snapshot(); err != nil {
+	if err := n.cfg.Snapshot(); err != nil {
 		return fmt.Errorf("snapshot after the full copy: %w", err)
 	}
 	return nil

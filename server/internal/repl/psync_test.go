@@ -1,4 +1,4 @@
-package server
+package repl
 
 import (
 	"strings"
@@ -12,7 +12,7 @@ import (
 // inside a record), or refuse quietly (behind the backlog, another
 // history, no position).
 func TestPsyncFrom(t *testing.T) {
-	r := newReplication(64)
+	r := New(Config{BacklogSize: 64})
 	r.active.Store(true)
 	for range 20 {
 		r.feedLocked([]byte{keyspace.OpReplPing})
@@ -24,7 +24,7 @@ func TestPsyncFrom(t *testing.T) {
 	const past, inside = "past the end of this primary's stream", "inside a record of this primary's stream"
 	// A promotion: the old id stays valid up to the offset reached.
 	old := r.id
-	r.id2, r.off2, r.id = old, end-keyspace.RecordHeader-1, newRunID()
+	r.id2, r.off2, r.id = old, end-keyspace.RecordHeader-1, newID()
 	for _, c := range []struct {
 		id       string
 		offset   int64
@@ -62,7 +62,7 @@ func TestPsyncFrom(t *testing.T) {
 	r.active.Store(true)
 	r.id = "?"
 	r.backlog.Reset(-1)
-	r.id2, r.off2, r.id = r.id, r.backlog.End(), newRunID()
+	r.id2, r.off2, r.id = r.id, r.backlog.End(), newID()
 	if cont, neverHad := r.psyncFrom("?", -1); cont || neverHad != "" {
 		t.Errorf("promoted from no position: psyncFrom(?, -1) = %v, %q; want a quiet full copy", cont, neverHad)
 	}

@@ -1,4 +1,4 @@
-package server
+package repl
 
 import (
 	"sync"
@@ -30,67 +30,67 @@ import (
 //
 // Protocol. The count is not taken on every write: it is taken when a
 // replica acknowledges (while the setting is on), when a link goes online
-// or is dropped, when either setting changes, once a second by heartbeat,
-// and by a timer set, at each count, for the moment the first good
-// replica's acknowledgement grows older than max-lag; each count runs
-// under minReplicas.mu and stores minReplicas.good. A write reads that
-// atomic and the two settings' atomics, which publish stores
-// (cmd_config.go). A write racing a recount sees the count before or after
-// it. minReplicas.mu is taken last, under replication.mu (a link dropped)
-// or the settings' lock (publish), and nothing is locked under it: INFO
-// takes the settings' lock under replication.mu, so publish may not take
-// replication.mu. The check applies to commands flagged write, refused at
-// the door (and queued ones inside MULTI, so that EXEC answers EXECABORT),
-// and to EXEC as a whole if its queue holds a write, as Redis's
-// processCommand does; the commands an EXEC runs are not checked again one
-// by one, so a transaction runs whole or not at all. A replica never
-// refuses on these grounds (Redis checks only a primary; a replica answers
-// READONLY).
+// or is dropped, when either setting changes (SetMinReplicas), once a
+// second by Heartbeat, and by a timer set, at each count, for the moment
+// the first good replica's acknowledgement grows older than max-lag; each
+// count runs under minReplicas.mu and stores minReplicas.good. A write
+// reads that atomic and the two settings' atomics (EnoughReplicas), which
+// SetMinReplicas stores. A write racing a recount sees the count before or
+// after it. minReplicas.mu is taken last, under Node.mu (a link dropped)
+// or the server's settings lock (its publish calls SetMinReplicas), and
+// nothing is locked under it: Status takes the settings' lock (Priority)
+// under Node.mu, so SetMinReplicas' caller may not take Node.mu. The
+// server applies the check to the commands flagged write, at the door
+// (and to queued ones inside MULTI, so that EXEC answers EXECABORT), and
+// to EXEC as a whole if its queue holds a write, as Redis's
+// processCommand does. A replica never refuses on these grounds (Redis
+// checks only a primary; a replica answers READONLY).
 
-// errNoReplicas is Redis's reply to a write refused for want of good
-// replicas.
-var errNoReplicas = replyErr("NOREPLICAS Not enough good replicas to write.")
+// DefaultMinReplicasMaxLag is min-replicas-max-lag's default, as Redis's.
+const DefaultMinReplicasMaxLag = 10
 
 // minReplicas is the settings and the count of good replicas (see above).
 type minReplicas struct {
 	toWrite atomic.Int64 // min-replicas-to-write; 0: never refuse
 	maxLag  atomic.Int64 // min-replicas-max-lag, seconds; 0: never refuse
 	good    atomic.Int64 // good replicas at the last count
-	mu      sync.Mutex
+	// now is the clock: time.Now, or a test's.
+	now func() time.Time
+	mu  sync.Mutex
 	// online holds the links that went online and are not yet dropped;
-	// guarded by mu. replicaLink.state is written without a lock by the
-	// link's own goroutine, so the count keeps its own record rather than
-	// read it.
-	online map[*replicaLink]struct{}
+	// guarded by mu. Link.state is written by the link's own goroutine,
+	// so the count keeps its own record rather than read it.
+	online map[*Link]struct{}
 	// expiry counts again when the first good replica stops being good;
 	// guarded by mu.
 	expiry *time.Timer
 }
 
-// setMinReplicas applies the settings of cfg and counts again, as Redis's
-// CONFIG SET of either does; publish calls it.
-func (s *Server) setMinReplicas(cfg *Config) {
-	s.minRep.toWrite.Store(int64(max(cfg.MinReplicasToWrite, 0)))
-	s.minRep.maxLag.Store(int64(max(cfg.MinReplicasMaxLag, 0)))
-	s.countGoodReplicas()
+// SetMinReplicas applies min-replicas-to-write and min-replicas-max-lag
+// (negative values are 0) and counts again, as Redis's CONFIG SET of
+// either does.
+func (n *Node) SetMinReplicas(toWrite, maxLag int64) {
+	n.min.toWrite.Store(max(toWrite, 0))
+	n.min.maxLag.Store(max(maxLag, 0))
+	n.countGoodReplicas()
 }
 
 // replicaOnline records that link went online: its copy is sent or its
-// continue answered, and it streams from now on. serveReplica calls it.
-func (s *Server) replicaOnline(link *replicaLink) {
-	m := &s.minRep
+// continue answered, and it streams from now on. Serve calls it.
+func (n *Node) replicaOnline(link *Link) {
+	m := &n.min
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.online == nil {
-		m.online = map[*replicaLink]struct{}{}
+		m.online = map[*Link]struct{}{}
 	}
 	m.online[link] = struct{}{}
 	m.count()
 }
 
-// replicaDropped forgets link, which serveReplica has just dropped.
-func (s *Server) replicaDropped(link *replicaLink) {
-	m := &s.minRep
+// replicaDropped forgets link, which Serve has just dropped.
+func (n *Node) replicaDropped(link *Link) {
+	m := &n.min
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.online[link]; ok {
@@ -101,24 +101,24 @@ func (s *Server) replicaDropped(link *replicaLink) {
 
 // countGoodReplicas counts the good replicas now (Redis's
 // refreshGoodSlavesCount).
-func (s *Server) countGoodReplicas() {
-	s.minRep.mu.Lock()
-	defer s.minRep.mu.Unlock()
-	s.minRep.count()
+func (n *Node) countGoodReplicas() {
+	n.min.mu.Lock()
+	defer n.min.mu.Unlock()
+	n.min.count()
 }
 
 // replicaAcked counts again after a replica's acknowledgement, while the
 // setting is on: a replica that was not good may be now.
-func (s *Server) replicaAcked() {
-	if s.minRep.toWrite.Load() > 0 && s.minRep.maxLag.Load() > 0 {
-		s.countGoodReplicas()
+func (n *Node) replicaAcked() {
+	if n.min.toWrite.Load() > 0 && n.min.maxLag.Load() > 0 {
+		n.countGoodReplicas()
 	}
 }
 
 // count counts the good replicas, and sets the timer for the moment the
 // first of them stops being good. Preconditions: mu held.
 func (m *minReplicas) count() {
-	now, maxLag := time.Now().UnixMilli(), m.maxLag.Load()*1000
+	now, maxLag := m.now().UnixMilli(), m.maxLag.Load()*1000
 	good, next := 0, int64(0)
 	for l := range m.online {
 		if until := l.lastAck.Load() + maxLag; now <= until {
@@ -142,34 +142,19 @@ func (m *minReplicas) count() {
 	}
 }
 
-// enoughReplicas reports whether a write may run: min-replicas-to-write or
+// EnoughReplicas reports whether a write may run: min-replicas-to-write or
 // min-replicas-max-lag is 0, the server is a replica, or it has at least
 // min-replicas-to-write good replicas (Redis's checkGoodReplicasStatus).
-func (s *Server) enoughReplicas() bool {
-	n := s.minRep.toWrite.Load()
-	return n == 0 || s.minRep.maxLag.Load() == 0 || s.store.Replica.Load() || s.minRep.good.Load() >= n
-}
-
-// execRefusal is EXEC's refusal, or nil: a queue that holds a write, on a
-// primary without enough good replicas, is discarded with EXECABORT naming
-// NOREPLICAS, before the queue's errors are considered, as in Redis.
-func (s *Server) execRefusal(queued [][][]byte) error {
-	if s.enoughReplicas() {
-		return nil
-	}
-	for _, q := range queued {
-		if cmd, _ := s.cmds.lookup(q); cmd != nil && cmd.write {
-			return replyErr("EXECABORT Transaction discarded because of: " + errNoReplicas.Error())
-		}
-	}
-	return nil
+func (n *Node) EnoughReplicas() bool {
+	want := n.min.toWrite.Load()
+	return want == 0 || n.min.maxLag.Load() == 0 || n.cfg.Store.Replica.Load() || n.min.good.Load() >= want
 }
 
 // goodReplicasShown is INFO's min_slaves_good_slaves, and whether INFO
 // shows it: Redis does, after connected_slaves, while both settings are set.
-func (s *Server) goodReplicasShown() (good int64, shown bool) {
-	if s.minRep.toWrite.Load() == 0 || s.minRep.maxLag.Load() == 0 {
+func (n *Node) goodReplicasShown() (good int64, shown bool) {
+	if n.min.toWrite.Load() == 0 || n.min.maxLag.Load() == 0 {
 		return 0, false
 	}
-	return s.minRep.good.Load(), true
+	return n.min.good.Load(), true
 }
