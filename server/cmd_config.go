@@ -66,7 +66,7 @@ func (s *Server) publish(st *conf.State) {
 	lim := st.Config.Limits.WithDefaults()
 	s.conf.limits.Store(&lim)
 	s.cmem.SetEvictAt(lim.MaxMemoryClients.Bytes(st.Config.MaxMemory)) // a lower one evicts at once
-	// st's defaults were filled in once (newConfigState): filling them
+	// st's defaults were filled in once (conf.NewState): filling them
 	// again here would take CONFIG SET cf-expansion-factor 0 for unset.
 	d := st.Config.FilterDefaults
 	s.cfDefaults.Store(&d)
