@@ -12,7 +12,7 @@ import (
 func (t Table[L, S]) WriteDoc(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("# Settings of cuckoo serve\n\n")
-	b.WriteString("Generated from the server's table of settings (server/cmd_config.go) by\n")
+	b.WriteString("Generated from the server's table of settings (server/internal/conf/table.go) by\n")
 	b.WriteString("`go test ./server -run TestSettingsDoc -update`; do not edit by hand.\n\n")
 	b.WriteString("Each is a line of a `--config` file (redis.conf's syntax), a `cuckoo serve`\n")
 	b.WriteString("flag of the same name (unless its line says otherwise), and a CONFIG GET parameter; CONFIG SET\n")
