@@ -72,7 +72,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 	s.persistenceInfo(w)
 	s.statsInfo(w)
 	if w.wants("replication") {
-		w.section("Replication", replInfo(s.repl.Status())...)
+		w.section("Replication", s.repl.Status().Info()...)
 	}
 	if w.wants("cpu") {
 		cpuInfo(w)

@@ -150,28 +150,7 @@ func cmdWait(s *Server, cl *client, a [][]byte) {
 }
 
 // ROLE: the role, the offset and the peers, in Redis's shapes.
-func cmdRole(s *Server, cl *client, a [][]byte) {
-	st := s.repl.Status()
-	if m := st.Primary; m != nil {
-		cl.wr.WriteArray(5)
-		cl.wr.WriteBulkString("slave")
-		cl.wr.WriteBulkString(m.Host)
-		cl.wr.WriteInt(m.Port)
-		cl.wr.WriteBulkString(m.State.String())
-		cl.wr.WriteInt64(st.Offset)
-		return
-	}
-	cl.wr.WriteArray(3)
-	cl.wr.WriteBulkString("master")
-	cl.wr.WriteInt64(st.Offset)
-	cl.wr.WriteArray(len(st.Replicas))
-	for _, l := range st.Replicas {
-		cl.wr.WriteArray(3)
-		cl.wr.WriteBulkString(l.IP)
-		cl.wr.WriteBulkString(strconv.Itoa(l.Port))
-		cl.wr.WriteBulkString(strconv.FormatInt(l.Offset, 10))
-	}
-}
+func cmdRole(s *Server, cl *client, a [][]byte) { s.repl.Status().WriteRole(cl.wr) }
 
 // REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF).
 func cmdReplicaof(s *Server, cl *client, a [][]byte) {
@@ -192,46 +171,6 @@ func cmdReplicaof(s *Server, cl *client, a [][]byte) {
 		return
 	}
 	cl.wr.WriteString("OK")
-}
-
-// replInfo is INFO's Replication section, with Redis's field names and
-// meanings, as Sentinel parses them.
-func replInfo(st repl.Status) []any {
-	var kv []any
-	if m := st.Primary; m != nil {
-		up := m.State == repl.PrimaryConnected
-		kv = append(kv, "role", "slave", "master_host", m.Host, "master_port", m.Port,
-			"master_link_status", upDown(up), "master_last_io_seconds_ago", m.LastIOAgo,
-			"master_sync_in_progress", b2i(m.Syncing), "slave_read_repl_offset", st.Offset,
-			"slave_repl_offset", st.Offset, "slave_priority", m.Priority, "slave_read_only", 1,
-			"replica_announced", 1, "master_full_syncs", m.FullSyncs,
-			"master_position_refused", m.PositionRefused, "master_stream_errors", m.StreamErrors)
-		if !up {
-			kv = append(kv, "master_link_down_since_seconds", max(m.LastIOAgo, 0))
-		}
-	} else {
-		kv = append(kv, "role", "master")
-	}
-	kv = append(kv, "connected_slaves", len(st.Replicas))
-	if st.ShowGood {
-		kv = append(kv, "min_slaves_good_slaves", st.GoodReplicas)
-	}
-	for i, l := range st.Replicas {
-		kv = append(kv, fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",
-			l.IP, l.Port, l.State, l.Offset, l.Lag))
-	}
-	return append(kv, "master_failover_state", "no-failover", "master_replid", st.ID, "master_replid2", st.ID2,
-		"master_repl_offset", st.Offset, "second_repl_offset", st.Off2,
-		"repl_backlog_active", b2i(st.BacklogActive), "repl_backlog_size", st.BacklogSize,
-		"repl_backlog_first_byte_offset", st.BacklogStart, "repl_backlog_histlen", st.BacklogHist)
-}
-
-// upDown is INFO's master_link_status.
-func upDown(up bool) string {
-	if up {
-		return "up"
-	}
-	return "down"
 }
 
 // isReplica reports whether the server is a replica now.

@@ -1,6 +1,12 @@
 package repl
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
+)
 
 // Status is the replication state ROLE and INFO's Replication section
 // report, taken at one moment (Node.Status). The server writes the
@@ -73,4 +79,75 @@ func (n *Node) Status() Status {
 			Offset: l.ack.Load(), Lag: (now - l.lastAck.Load()) / 1000})
 	}
 	return st
+}
+
+// WriteRole writes ROLE's reply: the role, the offset and the peers, in
+// Redis's shapes.
+func (st Status) WriteRole(w *resp.Writer) {
+	if m := st.Primary; m != nil {
+		w.WriteArray(5)
+		w.WriteBulkString("slave")
+		w.WriteBulkString(m.Host)
+		w.WriteInt(m.Port)
+		w.WriteBulkString(m.State.String())
+		w.WriteInt64(st.Offset)
+		return
+	}
+	w.WriteArray(3)
+	w.WriteBulkString("master")
+	w.WriteInt64(st.Offset)
+	w.WriteArray(len(st.Replicas))
+	for _, l := range st.Replicas {
+		w.WriteArray(3)
+		w.WriteBulkString(l.IP)
+		w.WriteBulkString(strconv.Itoa(l.Port))
+		w.WriteBulkString(strconv.FormatInt(l.Offset, 10))
+	}
+}
+
+// Info is INFO's Replication section as name, value pairs, with Redis's
+// field names and meanings, as Sentinel parses them.
+func (st Status) Info() []any {
+	var kv []any
+	if m := st.Primary; m != nil {
+		up := m.State == PrimaryConnected
+		kv = append(kv, "role", "slave", "master_host", m.Host, "master_port", m.Port,
+			"master_link_status", upDown(up), "master_last_io_seconds_ago", m.LastIOAgo,
+			"master_sync_in_progress", b2i(m.Syncing), "slave_read_repl_offset", st.Offset,
+			"slave_repl_offset", st.Offset, "slave_priority", m.Priority, "slave_read_only", 1,
+			"replica_announced", 1, "master_full_syncs", m.FullSyncs,
+			"master_position_refused", m.PositionRefused, "master_stream_errors", m.StreamErrors)
+		if !up {
+			kv = append(kv, "master_link_down_since_seconds", max(m.LastIOAgo, 0))
+		}
+	} else {
+		kv = append(kv, "role", "master")
+	}
+	kv = append(kv, "connected_slaves", len(st.Replicas))
+	if st.ShowGood {
+		kv = append(kv, "min_slaves_good_slaves", st.GoodReplicas)
+	}
+	for i, l := range st.Replicas {
+		kv = append(kv, fmt.Sprintf("slave%d", i), fmt.Sprintf("ip=%s,port=%d,state=%s,offset=%d,lag=%d",
+			l.IP, l.Port, l.State, l.Offset, l.Lag))
+	}
+	return append(kv, "master_failover_state", "no-failover", "master_replid", st.ID, "master_replid2", st.ID2,
+		"master_repl_offset", st.Offset, "second_repl_offset", st.Off2,
+		"repl_backlog_active", b2i(st.BacklogActive), "repl_backlog_size", st.BacklogSize,
+		"repl_backlog_first_byte_offset", st.BacklogStart, "repl_backlog_histlen", st.BacklogHist)
+}
+
+// upDown is INFO's master_link_status.
+func upDown(up bool) string {
+	if up {
+		return "up"
+	}
+	return "down"
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
