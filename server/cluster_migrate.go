@@ -98,7 +98,7 @@ func cmdMigrate(s *Server, cl *client, a [][]byte) {
 	}
 	m.Keys = present
 	_, m.TLS = s.nodeTLS()
-	mv := cluster.Mover{Store: s.store, Node: s.cluster, Pool: &s.migrate, Dial: s.dialNode, Log: s.log, Whole: migrateWhole}
+	mv := cluster.Mover{Store: s.store, Node: s.cluster, Pool: &s.migrate, Dial: s.tls.Dial, Log: s.log, Whole: migrateWhole}
 	if err := mv.Move(&cl.ks, m); err != nil {
 		s.writeErr(cl, err)
 		return

@@ -153,7 +153,7 @@ func cmdConfigSet(s *Server, cl *client, a [][]byte) {
 		s.writeErr(cl, replyErr("ERR "+err.Error()))
 		return
 	}
-	tlsConf, tlsClient, name, why := s.reloadTLS(names, &next)
+	tlsConf, tlsClient, name, why := s.tls.Reload(names, next.Config.TLS)
 	if why != "" {
 		s.writeErr(cl, replyErr("ERR "+(&conf.SetError{Name: name, Why: why}).Error()))
 		return
@@ -164,7 +164,7 @@ func cmdConfigSet(s *Server, cl *client, a [][]byte) {
 	}
 	s.publish(&s.conf.st)
 	if tlsConf != nil {
-		s.setTLS(tlsConf, tlsClient, next.Config.TLS.CertFile)
+		s.tls.Put(tlsConf, tlsClient, next.Config.TLS.CertFile)
 	}
 	cl.wr.WriteString("OK")
 }

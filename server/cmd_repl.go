@@ -41,7 +41,7 @@ func (s *Server) newRepl(cfg Config) *repl.Node {
 		ReadLimits:  func() resp.Limits { return readLimits(s.clientLimits()) },
 		Dial: func(addr string, timeout time.Duration) (net.Conn, error) {
 			useTLS, _ := s.nodeTLS()
-			return s.dialNode(addr, useTLS, timeout)
+			return s.tls.Dial(addr, useTLS, timeout)
 		},
 		Auth:       s.replAuth,
 		Priority:   s.replicaPriority,

@@ -21,6 +21,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 	"github.com/cuckoohash/cuckoo/server/internal/repl"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
+	"github.com/cuckoohash/cuckoo/server/internal/tlsconf"
 )
 
 // Config configures a Server. The zero Config is an in-memory server with no
@@ -91,8 +92,7 @@ type Server struct {
 	runID          string      // INFO's run_id
 	lastSaveFailed atomic.Bool // INFO's rdb_last_bgsave_status
 
-	tlsConf   atomic.Pointer[tls.Config] // the TLS configuration in force (tls.go); nil if none
-	tlsClient atomic.Pointer[tls.Config] // the one connections to other nodes use (tls.go)
+	tls tlsconf.Live // the TLS configurations in force (tls.go)
 
 	cluster *cluster.Node // nil unless cluster mode is on (internal/cluster); set once, by New
 	migrate peer.Pool     // MIGRATE's connections to targets (cluster_migrate.go)
@@ -149,7 +149,8 @@ func New(cfg Config) (*Server, error) {
 	if err := s.loadUsers(); err != nil {
 		return nil, err
 	}
-	if err := s.initTLS(cfg.TLS); err != nil {
+	s.tls.Log = s.log
+	if err := s.tls.Init(cfg.TLS); err != nil {
 		return nil, err
 	}
 	if cfg.Dir != "" {

@@ -2,27 +2,15 @@ package server
 
 import (
 	"crypto/tls"
-	"errors"
-	"fmt"
 	"net"
-	"strings"
 	"time"
 
-	"github.com/cuckoohash/cuckoo/server/internal/conf"
 	"github.com/cuckoohash/cuckoo/server/internal/tlsconf"
 )
 
-// TLS: redis.conf's tls-* settings, the crypto/tls configuration built from
-// them (package internal/tlsconf), and the listeners that serve it
-// (ServeTLS).
-//
-// Protocol. The configuration in force is Server.tlsConf, an atomic pointer
-// that New stores and CONFIG SET of a tls-* setting replaces after building
-// the new one (all or none: a file that does not load leaves the old one). A
-// TLS listener's own tls.Config only holds GetConfigForClient, which loads
-// that pointer once per handshake: a connection keeps the configuration its
-// handshake read, the next handshake reads the new one, as Redis applies a
-// reload to new connections.
+// TLS: redis.conf's tls-* settings, the crypto/tls configurations built
+// from them and in force (package internal/tlsconf: Live, whose doc states
+// the reload protocol), and the listeners that serve them (ServeTLS).
 //
 // The handshake never runs in the accept loop: tls.Conn handshakes on its
 // first Read or Write, and serveConn calls Handshake first thing, in the
@@ -63,26 +51,6 @@ func TLSConfig(t TLS) (*tls.Config, error) { return tlsconf.Server(t) }
 // against CACertFile's CAs (the system's if none), TLS 1.2 and newer.
 func TLSClientConfig(t TLS) (*tls.Config, error) { return tlsconf.Client(t) }
 
-// dialNode connects to another node at addr, over TLS if useTLS (with the
-// client configuration in force, verifying the node's certificate for the
-// host of addr), within timeout, handshake included.
-func (s *Server) dialNode(addr string, useTLS bool, timeout time.Duration) (net.Conn, error) {
-	if !useTLS {
-		return net.DialTimeout("tcp", addr, timeout)
-	}
-	c := s.tlsClient.Load()
-	if c == nil {
-		return nil, errors.New("TLS to other nodes needs tls-cert-file and tls-key-file (or tls-client-cert-file and tls-client-key-file)")
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	c = c.Clone()
-	c.ServerName = host
-	return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, c)
-}
-
 // nodeTLS is tls-replication and tls-cluster in force.
 func (s *Server) nodeTLS() (replication, cluster bool) {
 	s.conf.mu.Lock()
@@ -91,72 +59,17 @@ func (s *Server) nodeTLS() (replication, cluster bool) {
 	return t.Replication, t.Cluster
 }
 
-// initTLS builds the configuration of cfg.TLS, if it names a certificate or
-// a key; New calls it.
-func (s *Server) initTLS(t TLS) error {
-	if t.CertFile == "" && t.KeyFile == "" {
-		if t.Replication || t.Cluster {
-			return errors.New("server: tls-replication and tls-cluster need tls-cert-file and tls-key-file")
-		}
-		return nil
-	}
-	c, err := TLSConfig(t)
-	if err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	cc, err := TLSClientConfig(t)
-	if err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	s.setTLS(c, cc, t.CertFile)
-	return nil
-}
-
-// setTLS puts c, built from certFile, in force for the next handshakes,
-// and client for the next connections to other nodes.
-func (s *Server) setTLS(c, client *tls.Config, certFile string) {
-	if why := tlsconf.CertValidity(c, time.Now()); why != "" {
-		s.log.Warn("the TLS certificate is not valid now; clients will refuse it", "file", certFile, "why", why)
-	}
-	s.tlsConf.Store(c)
-	s.tlsClient.Store(client)
-}
-
-// reloadTLS builds the configuration of next's tls-* settings for a CONFIG
-// SET of the settings names, if one of them is a tls-* setting: nil if none is,
-// or if the server has no TLS configuration in force (no listener needs one:
-// the settings are only stored, as Redis does); or the setting to blame and
-// why the files cannot be used. Setting a file to the name it had reloads
-// it, which is how a renewed certificate is put in force, as in Redis.
-func (s *Server) reloadTLS(names []string, next *conf.State) (c, client *tls.Config, name, why string) {
-	touched := false
-	for _, n := range names {
-		touched = touched || strings.HasPrefix(n, "tls-")
-	}
-	if !touched || s.tlsConf.Load() == nil {
-		return nil, nil, "", ""
-	}
-	c, err := TLSConfig(next.Config.TLS)
-	if err == nil {
-		client, err = TLSClientConfig(next.Config.TLS)
-	}
-	if err != nil {
-		return nil, nil, tlsconf.SettingOf(err.Error()), err.Error()
-	}
-	return c, client, "", ""
-}
-
 // ServeTLS is Serve for a listener of TLS connections: it serves ln's
 // connections over TLS with the configuration of Config.TLS (or the one
 // CONFIG SET last put in force), and reports ln as the tls-port. It fails at
 // once if Config.TLS names no certificate.
 func (s *Server) ServeTLS(ln net.Listener) error {
-	if s.tlsConf.Load() == nil {
+	tl, err := s.tls.Listener(ln)
+	if err != nil {
 		ln.Close()
-		return errors.New("server: ServeTLS: Config.TLS names no certificate")
+		return err
 	}
-	get := func(*tls.ClientHelloInfo) (*tls.Config, error) { return s.tlsConf.Load(), nil }
-	return s.serve(tls.NewListener(ln, &tls.Config{GetConfigForClient: get}), true)
+	return s.serve(tl, true)
 }
 
 // handshake runs tc's TLS handshake within handshakeTimeout (or the
