@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/clientinfo"
-	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 )
 
@@ -27,56 +26,8 @@ func clientCommands() (b []binding) {
 	b = append(b, binding{name: "client|no-evict", run: clientOnOff(func(cl *client, on bool) { cl.noEvict.Store(on) })})
 	b = append(b, binding{name: "client|no-touch", run: clientOnOff(func(cl *client, on bool) { cl.noTouch.Store(on) })})
 	b = append(b, binding{name: "client|reply", run: clientReply})
-	b = append(b, binding{name: "client|help", run: func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, clientHelp) }})
+	b = append(b, binding{name: "client|help", run: func(s *Server, cl *client, a [][]byte) { clientinfo.WriteHelp(cl.wr) }})
 	return b
-}
-
-var clientHelp = []string{
-	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"GETNAME",
-	"    Return the name of the current connection.",
-	"ID",
-	"    Return the ID of the current connection.",
-	"INFO",
-	"    Return information about the current client connection.",
-	"KILL <ip:port>",
-	"    Kill connection made from <ip:port>.",
-	"KILL <option> <value> [<option> <value> [...]]",
-	"    Kill connections. Options are:",
-	"    * ADDR (<ip:port>|<unixsocket>:0)",
-	"      Kill connections made from the specified address",
-	"    * LADDR (<ip:port>|<unixsocket>:0)",
-	"      Kill connections made to specified local address",
-	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-	"      Kill connections by type.",
-	"    * USER <username>",
-	"      Kill connections authenticated by <username>.",
-	"    * SKIPME (YES|NO)",
-	"      Skip killing current connection (default: yes).",
-	"    * ID <client-id>",
-	"      Kill connections by client id.",
-	"    * MAXAGE <maxage>",
-	"      Kill connections older than the specified age.",
-	"LIST [options ...]",
-	"    Return information about client connections. Options:",
-	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-	"      Return clients of specified type.",
-	"    * ID <client-id> [<client-id> ...]",
-	"      Return clients of specified IDs only.",
-	"NO-EVICT (ON|OFF)",
-	"    Protect the current client connection from eviction.",
-	"NO-TOUCH (ON|OFF)",
-	"    Will not touch LRU/LFU stats when this mode is on.",
-	"REPLY (ON|OFF|SKIP)",
-	"    Control the replies sent to the current connection.",
-	"SETNAME <name>",
-	"    Assign the name <name> to the current connection.",
-	"SETINFO <option> <value>",
-	"    Set client meta attr. Options are:",
-	"    * LIB-NAME: the client lib name.",
-	"    * LIB-VER: the client lib version.",
-	"HELP",
-	"    Print this help.",
 }
 
 func clientSetName(s *Server, cl *client, a [][]byte) {

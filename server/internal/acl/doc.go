@@ -71,10 +71,10 @@
 // # Replies
 //
 // The replies this package builds (WriteUser, WriteUsers, WriteList,
-// WriteCat, WriteLog) are written with a *resp.Writer, in RESP2 or RESP3 as
-// the connection chose; its errors (ErrNoAuth, ErrWrongPass, ErrNoFile,
-// *SaveError, *LoadError, *Denied, UserNotFound, ...) are replies, their
-// texts Redis's.
+// WriteCat, WriteLog, WriteHelp) are written with a *resp.Writer, in RESP2
+// or RESP3 as the connection chose; its errors (ErrNoAuth, ErrWrongPass,
+// ErrNoFile, *SaveError, *LoadError, *Denied, UserNotFound, ...) are
+// replies, their texts Redis's.
 //
 // It imports nothing of the server's but packages resp (its replies) and
 // config (the ACL file's atomic write); package server imports it.

@@ -303,3 +303,13 @@ func TestErrorTexts(t *testing.T) {
 		t.Errorf("ErrNoFile = %q", acl.ErrNoFile)
 	}
 }
+
+// TestWriteHelp: ACL HELP's lines as status replies, Redis's first line
+// first and HELP last.
+func TestWriteHelp(t *testing.T) {
+	got := written(2, func(w *resp.Writer) { acl.WriteHelp(w) })
+	if !strings.HasPrefix(got, "*") || !strings.Contains(got, "\r\n+ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n") ||
+		!strings.HasSuffix(got, "+HELP\r\n+    Print this help.\r\n") {
+		t.Errorf("WriteHelp = %q", got)
+	}
+}

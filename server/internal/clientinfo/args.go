@@ -3,6 +3,8 @@ package clientinfo
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
 // ValidName refuses names Redis refuses (ErrName): spaces, newlines and
@@ -76,4 +78,61 @@ func ParseReply(arg []byte) (Reply, error) {
 		return ReplySkip, nil
 	}
 	return 0, ErrSyntax
+}
+
+// help is CLIENT HELP's reply, Redis's lines.
+var help = []string{
+	"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	"GETNAME",
+	"    Return the name of the current connection.",
+	"ID",
+	"    Return the ID of the current connection.",
+	"INFO",
+	"    Return information about the current client connection.",
+	"KILL <ip:port>",
+	"    Kill connection made from <ip:port>.",
+	"KILL <option> <value> [<option> <value> [...]]",
+	"    Kill connections. Options are:",
+	"    * ADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made from the specified address",
+	"    * LADDR (<ip:port>|<unixsocket>:0)",
+	"      Kill connections made to specified local address",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Kill connections by type.",
+	"    * USER <username>",
+	"      Kill connections authenticated by <username>.",
+	"    * SKIPME (YES|NO)",
+	"      Skip killing current connection (default: yes).",
+	"    * ID <client-id>",
+	"      Kill connections by client id.",
+	"    * MAXAGE <maxage>",
+	"      Kill connections older than the specified age.",
+	"LIST [options ...]",
+	"    Return information about client connections. Options:",
+	"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+	"      Return clients of specified type.",
+	"    * ID <client-id> [<client-id> ...]",
+	"      Return clients of specified IDs only.",
+	"NO-EVICT (ON|OFF)",
+	"    Protect the current client connection from eviction.",
+	"NO-TOUCH (ON|OFF)",
+	"    Will not touch LRU/LFU stats when this mode is on.",
+	"REPLY (ON|OFF|SKIP)",
+	"    Control the replies sent to the current connection.",
+	"SETNAME <name>",
+	"    Assign the name <name> to the current connection.",
+	"SETINFO <option> <value>",
+	"    Set client meta attr. Options are:",
+	"    * LIB-NAME: the client lib name.",
+	"    * LIB-VER: the client lib version.",
+	"HELP",
+	"    Print this help.",
+}
+
+// WriteHelp writes CLIENT HELP's reply: its lines as status replies.
+func WriteHelp(w *resp.Writer) {
+	w.WriteArray(len(help))
+	for _, l := range help {
+		w.WriteString(l)
+	}
 }

@@ -1,10 +1,12 @@
 package clientinfo_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/clientinfo"
+	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
 var t0 = time.Unix(1_700_000_000, 0)
@@ -110,4 +112,16 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestWriteHelp: CLIENT HELP's lines as status replies, Redis's first
+// line first and HELP last.
+func TestWriteHelp(t *testing.T) {
+	w := resp.NewWriter(nil)
+	clientinfo.WriteHelp(w)
+	got := string(w.Bytes())
+	if !strings.HasPrefix(got, "*") || !strings.Contains(got, "\r\n+CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n") ||
+		!strings.HasSuffix(got, "+HELP\r\n+    Print this help.\r\n") {
+		t.Errorf("WriteHelp = %q", got)
+	}
 }
