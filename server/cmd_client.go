@@ -11,8 +11,11 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 )
 
-// CLIENT and its subcommands. Fields another connection reads (CLIENT LIST,
-// CLIENT KILL) are atomic in client or set once at accept.
+// CLIENT and its subcommands: the handlers, the kill, and the reading of a
+// client's fields (package internal/clientinfo formats them, parses and
+// matches the filters, checks the arguments). Fields another connection
+// reads (CLIENT LIST, CLIENT KILL) are atomic in client or set once at
+// accept.
 
 // clientCommands binds this file's commands to their rows of Redis's table, by name.
 func clientCommands() (b []binding) {
