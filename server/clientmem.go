@@ -43,7 +43,7 @@ func (cl *client) outputClass() int {
 // armOutput sets the reply sizes serveConn compares with before each read:
 // the class's limits in force now, so a command costs one comparison.
 func (s *Server) armOutput(cl *client) {
-	cl.mem.Arm(s.clientLimits().OutputBuffer.get(cl.outputClass()))
+	cl.mem.Arm(s.clientLimits().OutputBuffer.Get(cl.outputClass()))
 }
 
 // overOutput is serveConn's check once cl's reply buffer reached OutCheck:
@@ -52,7 +52,7 @@ func (s *Server) armOutput(cl *client) {
 func (s *Server) overOutput(cl *client) bool {
 	class := cl.outputClass()
 	out := int64(cl.wr.Len()) + cl.mem.Pushes()
-	if cl.mem.Check(s.clientLimits().OutputBuffer.get(class), out, time.Now()).Over() {
+	if cl.mem.Check(s.clientLimits().OutputBuffer.Get(class), out, time.Now()).Over() {
 		s.closeForOutput(cl, class, out, false)
 		return true
 	}
@@ -62,7 +62,7 @@ func (s *Server) overOutput(cl *client) bool {
 // replyWritten clears the soft limit's mark once a pipeline's replies are
 // written (clientmem's ReplyWritten).
 func (s *Server) replyWritten(cl *client) {
-	cl.mem.ReplyWritten(s.clientLimits().OutputBuffer.get(cl.outputClass()))
+	cl.mem.ReplyWritten(s.clientLimits().OutputBuffer.Get(cl.outputClass()))
 }
 
 // closeForOutput closes cl for its output buffer limit: async from another
@@ -73,7 +73,7 @@ func (s *Server) closeForOutput(cl *client, class int, out int64, async bool) bo
 		return false
 	}
 	s.cmem.OutputClosed.Add(1)
-	lim := s.clientLimits().OutputBuffer.get(class)
+	lim := s.clientLimits().OutputBuffer.Get(class)
 	s.log.Warn("client closed for overcoming of output buffer limits",
 		"client", s.clientLine(cl), "class", limits.ClassNames[class], "bytes", out,
 		"limit", lim.Line(class))
@@ -97,7 +97,7 @@ func (s *Server) clientsCron() {
 // published: the replies of a blocked flush, the pushes of a subscriber.
 func (s *Server) checkOutputs(now time.Time) {
 	ob := &s.clientLimits().OutputBuffer
-	normal := ob.get(classNormal)
+	normal := ob.Get(classNormal)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for cl := range s.clients {
@@ -108,7 +108,7 @@ func (s *Server) checkOutputs(now time.Time) {
 		if class == classReplica {
 			continue // bounded by internal/repl's output.go
 		}
-		if v, out := cl.mem.CheckPublished(ob.get(class), now); v.Over() {
+		if v, out := cl.mem.CheckPublished(ob.Get(class), now); v.Over() {
 			s.closeForOutput(cl, class, out, true)
 		}
 	}

@@ -25,10 +25,10 @@ func TestSoftMarkCleared(t *testing.T) {
 	if err := l.OutputBuffer.Set("normal 0 1mb 1 pubsub 0 1mb 1"); err != nil {
 		t.Fatal(err)
 	}
-	lim := l.withDefaults()
+	lim := l.WithDefaults()
 	s.conf.limits.Store(&lim)
 	cl := &client{}
-	normal, pubsubLim := lim.OutputBuffer.get(classNormal), lim.OutputBuffer.get(classPubSub)
+	normal, pubsubLim := lim.OutputBuffer.Get(classNormal), lim.OutputBuffer.Get(classPubSub)
 	old := time.Now().Add(-time.Hour)
 
 	cl.mem.Check(normal, 1<<20, old) // marked at the soft limit an hour ago

@@ -3,10 +3,10 @@ package server
 import (
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
+	"github.com/cuckoohash/cuckoo/server/internal/conf"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
 
@@ -77,34 +77,14 @@ func cmdDebug(s *Server, cl *client, args [][]byte) {
 
 // DebugCommand is enable-debug-command: whether DEBUG is allowed. Its
 // String is the setting's value.
-type DebugCommand int
+type DebugCommand = conf.DebugCommand
 
+// The values of enable-debug-command.
 const (
-	DebugCommandNo    DebugCommand = iota // refused (the default)
-	DebugCommandYes                       // allowed
-	DebugCommandLocal                     // allowed from a loopback address only
+	DebugCommandNo    = conf.DebugCommandNo    // refused (the default)
+	DebugCommandYes   = conf.DebugCommandYes   // allowed
+	DebugCommandLocal = conf.DebugCommandLocal // allowed from a loopback address only
 )
-
-var debugCommandNames = [...]string{DebugCommandNo: "no", DebugCommandYes: "yes", DebugCommandLocal: "local"}
-
-// String is enable-debug-command's value: no, yes or local.
-func (d DebugCommand) String() string {
-	if d < 0 || int(d) >= len(debugCommandNames) {
-		return "DebugCommand(" + strconv.Itoa(int(d)) + ")"
-	}
-	return debugCommandNames[d]
-}
-
-// parseDebugCommand reads enable-debug-command's value (the settings table
-// checked it is one).
-func parseDebugCommand(v string) DebugCommand {
-	for d, name := range debugCommandNames {
-		if v == name {
-			return DebugCommand(d)
-		}
-	}
-	return DebugCommandNo
-}
 
 // debugAllowed applies enable-debug-command to cl: local allows loopback
 // clients only.

@@ -144,7 +144,7 @@ func (c *client) resp3() bool { return c.proto.Load() == 3 }
 // another goroutine: a TLS close may write). Never blocks on the
 // connection.
 func (s *Server) push(cl *client, msg []byte) {
-	lim := s.clientLimits().OutputBuffer.get(classPubSub)
+	lim := s.clientLimits().OutputBuffer.Get(classPubSub)
 	if out, closed := cl.sub.Delivery.Deliver(msg, lim, time.Now()); closed {
 		s.closeForOutput(cl, classPubSub, out, true)
 	}

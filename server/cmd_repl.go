@@ -37,8 +37,8 @@ func (s *Server) newRepl(cfg Config) *repl.Node {
 		Store:       s.store,
 		Log:         s.log,
 		BacklogSize: cfg.ReplBacklogSize,
-		OutputLimit: func() limits.OutputLimit { return s.clientLimits().OutputBuffer.get(limits.ClassReplica) },
-		ReadLimits:  func() resp.Limits { return s.clientLimits().read() },
+		OutputLimit: func() limits.OutputLimit { return s.clientLimits().OutputBuffer.Get(limits.ClassReplica) },
+		ReadLimits:  func() resp.Limits { return readLimits(s.clientLimits()) },
 		Dial: func(addr string, timeout time.Duration) (net.Conn, error) {
 			useTLS, _ := s.nodeTLS()
 			return s.dialNode(addr, useTLS, timeout)
@@ -50,7 +50,7 @@ func (s *Server) newRepl(cfg Config) *repl.Node {
 		Snapshot:   s.snapshot,
 	})
 	s.conf.mu.Lock()
-	n.SetMinReplicas(int64(s.conf.st.cfg.MinReplicasToWrite), int64(s.conf.st.cfg.MinReplicasMaxLag))
+	n.SetMinReplicas(int64(s.conf.st.Config.MinReplicasToWrite), int64(s.conf.st.Config.MinReplicasMaxLag))
 	s.conf.mu.Unlock()
 	return n
 }
@@ -267,21 +267,12 @@ func (s *Server) execRefusal(queued [][][]byte) error {
 	return nil
 }
 
-// minReplicasConfig is Config.MinReplicasMaxLag for min-replicas-max-lag
-// n: a Config's 0 is the default, so 0 is stored as -1.
-func minReplicasConfig(n int64) int {
-	if n == 0 {
-		return -1
-	}
-	return int(n)
-}
-
 // replAuth is masteruser and masterauth in force: what a replica
 // authenticates to its primary with.
 func (s *Server) replAuth() (user, pass string) {
 	s.conf.mu.Lock()
 	defer s.conf.mu.Unlock()
-	return s.conf.st.cfg.MasterUser, s.conf.st.cfg.MasterAuth
+	return s.conf.st.Config.MasterUser, s.conf.st.Config.MasterAuth
 }
 
 // replicaOfSetting is replicaof's value now: "host port" of the primary, or
@@ -297,13 +288,5 @@ func (s *Server) replicaOfSetting() string {
 func (s *Server) replicaPriority() int {
 	s.conf.mu.Lock()
 	defer s.conf.mu.Unlock()
-	return max(s.conf.st.cfg.ReplicaPriority, 0)
-}
-
-// priorityConfig is Config.ReplicaPriority for replica-priority n.
-func priorityConfig(n int64) int {
-	if n == 0 {
-		return -1
-	}
-	return int(n)
+	return max(s.conf.st.Config.ReplicaPriority, 0)
 }

@@ -107,7 +107,7 @@ func (s *Server) serveConn(cl *client) {
 		s.mu.Unlock()
 		s.conns.Done()
 	}()
-	lim := s.clientLimits().read()
+	lim := readLimits(s.clientLimits())
 	rd := resp.NewReader(cl.nc)
 	rd.OnResize = func(n int) { s.cmem.SetQbuf(&cl.mem, n) }
 	s.armOutput(cl)

@@ -19,8 +19,8 @@
 //     Redis module registers its commands, the others their handlers of
 //     Redis's rows (internal/command), by name. New builds the table and
 //     binds them once, and refuses a binding to no row, two handlers for
-//     one, or a row with no handler. cmd_config.go holds the one table of settings, from
-//     which settings_flags.go makes cuckoo serve's flags and
+//     one, or a row with no handler. cmd_config.go holds the CONFIG handlers,
+//     settings_flags.go the public names of internal/conf's flags and
 //     docs/settings.md;
 //   - cmd_repl.go: the replication commands (internal/repl replicates);
 //   - cluster*.go: cluster mode's commands and the dispatcher's cluster
@@ -28,9 +28,11 @@
 //   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
 //     clients hold and its bounds (the checks' call sites, the closes and
 //     the logs; internal/clientmem does the accounting and decides),
-//     Prometheus.
+//     Prometheus (the gauges read from the server; internal/metrics holds
+//     the metrics).
 //
-// Eighteen packages stand apart, below this one, and import nothing of it.
+// The packages under internal/ stand apart, below this one, and import
+// nothing of it.
 // internal/keyspace is the data: the key space, its write protocol, the one
 // table of the log's record kinds with one apply each (which commands, log
 // replay and replicas all call), memory accounting, expiry, the log,
@@ -63,8 +65,11 @@
 // holds, the totals, and the decisions of client-output-buffer-limit and
 // maxmemory-clients: which limit a client passed, the soft limit's timer,
 // which clients to evict), internal/settings (the engine of the settings
-// table, whose rows stay in cmd_config.go: value kinds, parsing, a file's
-// lines, CONFIG SET's all or none, flags, docs/settings.md),
+// table: value kinds, parsing, a file's lines, CONFIG SET's all or none,
+// flags, docs/settings.md), internal/conf (Config and the one table of
+// settings, its rows built on internal/settings: defaults, checks,
+// CONFIG GET, SET and REWRITE's logic, the --config file, cuckoo serve's
+// flags), internal/metrics (the Prometheus metrics),
 // internal/limits (the client limits' values and syntax), internal/tlsconf
 // (the crypto/tls configurations of the tls-* settings), internal/cluster
 // (cluster mode: the node's topology and its file, where a command goes,
@@ -151,156 +156,35 @@
 //
 // # Pub/sub
 //
-// SUBSCRIBE, PSUBSCRIBE, their UNSUBSCRIBEs, PUBLISH and PUBSUB are Redis
-// 7.2's, with the shard variants (SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH,
-// PUBSUB SHARDCHANNELS and SHARDNUMSUB) as a second namespace of plain
-// channels. Confirmations and messages are arrays in RESP2 and pushes in
-// RESP3. In RESP2 a connection with a subscription may run only
-// (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING (answered ["pong", message]) and
-// QUIT; in RESP3 anything. Patterns are KEYS's globs (* ? and \ escapes, no
-// [classes]). A subscriber is exempt from timeout.
-//
-// Delivery (package internal/pubsub, whose doc states the protocol):
-// PUBLISH never writes to a subscriber's connection; it appends the message
-// to the subscriber's pending pushes, which the subscriber's own goroutine
-// writes between the connection's flushes, so a push never lands inside a
-// reply and PUBLISH never blocks on a slow subscriber. The bound is
-// client-output-buffer-limit's pubsub class (see "Client memory"): the
-// PUBLISH that would pass it closes the subscriber. PUBLISH's reply counts
-// the deliveries (a client matched by a channel and a pattern twice).
+// Package pubsub's doc says the pub/sub commands as clients see them.
 //
 // # Limits at the door
 //
-// Every size a client announces is checked when its header arrives, before
-// anything is allocated for it, as Redis does (Limits): a client that must
-// still authenticate may send at most 10 arguments of 16 KiB; any other at
-// most MaxArgs arguments of MaxBulk bytes (proto-max-bulk-len), and at most
-// QueryBuffer bytes pending (client-query-buffer-limit). Buffers grow by
-// doubling as bytes arrive, never by what a header announces, and parsing
-// resumes where it stopped, so a request trickled one byte at a time costs
-// linear time, constant stack and memory in proportion to what arrived.
-// Items and keys are held to MaxItem; dump chunks (CF.LOADCHUNK's data) only
-// to MaxBulk. Timeout closes a connection silent for that long. Shutdown
-// wakes every blocked read, so it completes whatever requests are half-read.
+// Package resp's doc says the limits at the door.
 //
 // # Client memory
 //
-// What clients hold (package internal/clientmem, whose doc states the
-// accounting's protocol and the decisions; clientmem.go) is counted as it
-// changes: each one's
-// request buffer (a half-sent request included), its replies while they are
-// being written, its queued transaction, its pushes waiting. INFO reports
-// the total as mem_clients_normal (replicas' links: mem_clients_slaves),
-// CLIENT LIST each client's qbuf, qbuf-free, multi-mem, omem and tot-mem,
-// and MaxMemory counts it with the filters, as Redis's used_memory does: a
-// write that would take the two past it answers "Insufficient memory". Two
-// bounds, with Redis's names and defaults:
-//
-//   - client-output-buffer-limit <class> <hard> <soft> <soft-seconds>, for
-//     the classes normal, replica (slave) and pubsub; by default "normal 0
-//     0 0" (no limit), "replica 256mb 64mb 60", "pubsub 32mb 8mb 60". A
-//     client whose replies not yet written reach hard bytes is closed at
-//     once, those replies unsent; one whose replies stay at soft bytes or
-//     more for longer than soft-seconds is closed by a check every 100 ms
-//     (a client that never reads its replies blocks its flush, and stays
-//     there). A reply counts until all of it is written. For the replica
-//     class the output is the stream not yet written to the replica's
-//     link, which the backlog holds for it however far behind it is; a
-//     link past the limits is cut, and its replica takes a full copy
-//     (internal/repl's output.go).
-//     INFO's client_output_buffer_limit_disconnections counts the clients
-//     closed (and client_query_buffer_limit_disconnections those past
-//     client-query-buffer-limit; both Redis 7.4's fields).
-//   - maxmemory-clients: bytes, or a percentage of maxmemory ("5%"); 0, the
-//     default, is no limit, and a limit under 128 KiB is raised to it. When
-//     the clients' total reaches it, the clients holding the most are
-//     closed, largest first, until it is under; CLIENT NO-EVICT on exempts a
-//     client (it still counts), and replicas are never evicted. INFO's
-//     evicted_clients counts them.
-//
-// With the defaults, neither bound closes a normal client: one that never
-// reads its CF.SCANDUMP replies keeps their chunks charged until it
-// disconnects (as Redis keeps its output buffer), and MaxMemory, which
-// counts them, then refuses writes. Setting maxmemory-clients, or a normal
-// class limit, closes such a client and frees what it held.
+// Package clientmem's doc says client memory and its bounds.
 //
 // # TLS
 //
-// ServeTLS serves a listener over TLS (crypto/tls, TLS 1.2 and newer) with
-// redis.conf's settings (Config.TLS, tls.go): tls-cert-file and
-// tls-key-file, the server's certificate and key; tls-ca-cert-file, the CAs
-// of the clients' certificates; tls-auth-clients yes (the default: a
-// client must present a certificate those CAs signed), optional (verified
-// if presented) or no (none asked for). TLSConfig builds the same
-// tls.Config for anyone else, and names the setting and file it could not
-// use. cuckoo serve's --tls-port serves TLS beside the plain port, and
-// --port 0 (port 0 in a --config file) turns the plain port off; CONFIG GET
-// tls-port and INFO's tls_port report the TLS listener's port, port and
-// tcp_port 0 when there is no plain one.
-//
-// The handshake runs in the connection's goroutine, never in the accept
-// loop, within 10 seconds (or timeout, if shorter): a client that connects
-// and sends nothing is closed then. CONFIG SET of a tls-* setting builds a
-// new configuration from the files, and new connections get it (setting a
-// file to its own name reloads it: a renewed certificate is put in force
-// with no restart, as in Redis); a file that does not load fails the SET and
-// leaves the old configuration in force. An expired certificate is loaded
-// with a warning in the log: clients refuse it.
-//
-// Between nodes, as in Redis: with tls-replication yes a replica connects
-// to its primary over TLS, and with tls-cluster yes MIGRATE connects to its
-// target over TLS; both verify the other node's certificate against
-// tls-ca-cert-file for the host they dial, and present
-// tls-client-cert-file and tls-client-key-file (by default the server's own
-// certificate, which must then be made for client authentication too).
+// Package tlsconf's doc says TLS: the listeners, the handshake, reloading, and TLS between nodes.
 //
 // # Configuration
 //
-// One table (cmd_config.go) holds every setting: its Redis name, type,
-// range, default, whether CONFIG SET may change it at runtime, and its doc.
-// CONFIG GET, SET and REWRITE, `cuckoo serve --config FILE`, cuckoo serve's
-// flags (AddSettingFlags) and docs/settings.md (WriteSettingsDoc, kept
-// current by TestSettingsDoc) are all made from it: docs/settings.md lists
-// them. Changes at runtime apply as follows: requirepass to new connections
-// (a connection made while there was no password stays in, as in Redis);
-// maxclients, timeout, proto-max-bulk-len and client-query-buffer-limit to
-// the connections made after the change; client-output-buffer-limit (only
-// the classes given change) to each client's next request, and at once to
-// the clients the 100 ms check sees; maxmemory-clients at once, evicting if
-// the clients are past it; the cf-* settings, the parameters
-// of filters created without them, as a whole; the tls-* files for new
-// connections. A snapshot is taken when the log passes snapshot-log-size,
-// not on a schedule: save "" (or snapshot-log-size -1) turns that off, any
-// schedule turns it on.
-//
-// CONFIG SET of several settings applies all or none, as Redis 7's does,
-// with Redis's error texts. CONFIG GET takes glob patterns and answers a map
-// (RESP2: a flat array). CONFIG REWRITE rewrites the --config file in place:
-// comments and the order of lines stay, each setting's line gets the value
-// in force, settings the file lacks are appended when they differ from the
-// defaults or were SET; the file is replaced atomically (temporary file,
-// fsync, rename, fsync of the directory). The file's syntax is redis.conf's
-// (package internal/config); include is refused, and an unknown setting or
-// bad value stops startup with the file, line and setting. Flags given on
-// cuckoo serve's command line override the file.
+// The settings are package internal/conf's (its doc says how each applies
+// at runtime, and the configuration file's syntax): Config, the one table
+// of settings, CONFIG GET's and SET's rules, REWRITE's lines, cuckoo
+// serve's flags and docs/settings.md. cmd_config.go holds the CONFIG
+// handlers and publishes the settings in force where the requests read
+// them.
 //
 // # Terminology
 //
-// A key holds one filter (type MBbloomCF, as RedisBloom names it), of one
-// of two layouts: RedisBloom's (package redisbloom, OBJECT ENCODING
-// "redisbloom": a list of sub-filters of one-byte fingerprints, as
-// RedisBloom keeps them), or this server's, below. A filter of this
-// server's layout with EXPANSION >= 1 (the default, and keys CF.ADD or CF.INSERT create) is
-// one growing table (package growing): it splits a bucket whenever its load
-// passes the split load, so it grows in small steps and a lookup reads two
-// buckets however far it grew. A filter with EXPANSION 0 is one fixed
-// lockfree.Filter, a stage. Snapshots and dumps of format 2 hold filters as
-// lists of stages, RedisBloom's sub-filters; those still load and grow as
-// before. CF.INFO's "Number of filters" counts a growing table's doublings
-// since it was created, plus one (the generations of entries it holds,
-// each with one bit of tail less than the next), or a list's stages. The
-// key space is a hashmap.Map from key to filter. An op is the logged effect
-// of a write command.
+// A key holds one filter (type MBbloomCF, as RedisBloom names it), of this
+// server's layout or RedisBloom's: package internal/cf's doc says their
+// shapes and what CF.INFO's figures count. The key space is a hashmap.Map
+// from key to filter. An op is the logged effect of a write command.
 //
 // # Concurrency
 //
@@ -355,17 +239,13 @@
 //
 // # Measurements
 //
-// The README's "The server (cuckoo serve) against RedisBloom" section has
-// the throughput, CPU time and memory measured with redis-benchmark against
-// a real RedisBloom (bench/scripts/serve-vs-redisbloom.sh) and against
-// Debian's redis-server, and the commands that reproduce them. In short:
-// pipelined, the CF commands take less CPU a request than RedisBloom's and
-// run 1.0-1.8x as fast; unpipelined, on two cores shared with the
-// benchmark, they are 0.65-0.8x, which a server that does nothing but
-// parse and answer (bench/cmd/respfloor) does not beat; a filter of the
-// default layout takes less memory than RedisBloom's at most sizes.
+// The README's "The server (cuckoo serve) against RedisBloom" section has the
+// throughput, CPU time and memory measured with redis-benchmark against
+// Redis 8 and RedisBloom (bench/scripts/serve-vs-redisbloom.sh), and the
+// commands that reproduce them; docs/performance.md says where the time
+// goes.
 //
 // Inserting one item more often than its two buckets hold (2b copies)
-// answers "Filter is full" rather than growing (see above), so CF.ADD from
-// redis-benchmark with a small -r range stops at that error.
+// answers "Filter is full" rather than growing (package internal/cf), so
+// CF.ADD from redis-benchmark with a small -r range stops at that error.
 package server

@@ -255,7 +255,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 			cl.wr.WriteError(fmt.Sprintf("ERR internal error in %s", cmd.spec.Name))
 		}
 		if s.metrics != nil {
-			s.metrics.observeCommand(cmd.spec.Name, time.Since(start))
+			s.metrics.ObserveCommand(cmd.spec.Name, time.Since(start))
 		}
 	}()
 	cl.lastCmd.Store(cmd.id)

@@ -1,62 +1,19 @@
 package server
 
-import (
-	"net/http"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-)
+import "github.com/cuckoohash/cuckoo/server/internal/metrics"
 
 // Metrics are the server's Prometheus metrics: commands by name, command
 // latency, keys, items, filter memory and fsync time. Pass one in
-// Config.Metrics and serve Handler (cuckoo serve --metrics-addr).
-type Metrics struct {
-	reg      *prometheus.Registry
-	commands *prometheus.CounterVec
-	latency  prometheus.Histogram
-	fsync    prometheus.Histogram
-}
+// Config.Metrics and serve Handler (cuckoo serve --metrics-addr). They are
+// package internal/metrics's.
+type Metrics = metrics.Metrics
 
 // NewMetrics returns a fresh set of metrics with its own registry.
-func NewMetrics() *Metrics {
-	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "cuckoo_commands_total", Help: "Commands executed, by name.",
-		}, []string{"command"}),
-		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "cuckoo_command_duration_seconds", Help: "Command execution time (before the durability barrier).",
-			Buckets: prometheus.ExponentialBuckets(1e-7, 4, 12),
-		}),
-		fsync: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "cuckoo_fsync_duration_seconds", Help: "Append-only log fsync time.",
-			Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10),
-		}),
-	}
-	m.reg.MustRegister(m.commands, m.latency, m.fsync,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
-}
+func NewMetrics() *Metrics { return metrics.New() }
 
-// Handler serves the metrics in the Prometheus text format.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
-
-func (m *Metrics) observeFsync(d time.Duration) { m.fsync.Observe(d.Seconds()) }
-
-func (m *Metrics) observeCommand(name string, d time.Duration) {
-	m.commands.WithLabelValues(name).Inc()
-	m.latency.Observe(d.Seconds())
-}
-
-// attach registers the gauges read from s at scrape time.
-func (m *Metrics) attach(s *Server) {
-	gauge := func(name, help string, f func() float64) {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
-	}
+// attachMetrics registers with m the gauges read from s at scrape time.
+func (s *Server) attachMetrics(m *Metrics) {
+	gauge := m.Gauge
 	gauge("cuckoo_keys", "Keys (filters) in the key space.", func() float64 { return float64(s.store.Len()) })
 	gauge("cuckoo_items", "Items in all filters (inserted minus deleted).", func() float64 {
 		_, n := s.store.ItemCount()

@@ -21,12 +21,6 @@ func TestStateNames(t *testing.T) {
 			t.Errorf("%T(%d).String() = %q, want %q", tc.v, tc.v, got, tc.want)
 		}
 	}
-	// The settings table reads each value back as its type's.
-	for _, name := range []string{"no", "yes", "local"} {
-		if got := parseDebugCommand(name).String(); got != name {
-			t.Errorf("parseDebugCommand(%q) = %s", name, got)
-		}
-	}
 	var zero Config
 	if zero.AppendFsync != FsyncEverysec || zero.TLS.AuthClients != AuthClientsYes || zero.EnableDebugCommand != DebugCommandNo {
 		t.Errorf("a zero Config's appendfsync, tls-auth-clients, enable-debug-command: %v %v %v; want the defaults everysec, yes, no",

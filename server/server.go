@@ -15,6 +15,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/clientmem"
 	"github.com/cuckoohash/cuckoo/server/internal/cluster"
+	"github.com/cuckoohash/cuckoo/server/internal/conf"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
@@ -23,88 +24,9 @@ import (
 )
 
 // Config configures a Server. The zero Config is an in-memory server with no
-// password and default limits.
-type Config struct {
-	// Dir is the data directory (snapshot and log). Empty: no persistence.
-	Dir string
-	// AppendFsync is when the log is flushed to disk (appendfsync):
-	// FsyncEverysec (the zero value), FsyncAlways or FsyncNo.
-	AppendFsync FsyncMode
-	// Repair lets startup go on past damaged files instead of refusing to
-	// start: a log is cut at its first bad record, a damaged snapshot is
-	// replaced by the previous generation and its logs, and logs with no
-	// snapshot under them are replayed alone (see keyspace's doc.go).
-	Repair bool
-	// RequirePass is the default user's password (Redis's requirepass): if
-	// set, every command but AUTH (and HELLO, QUIT) answers NOAUTH until the
-	// client authenticates.
-	RequirePass string
-	// ACLFile, if set, holds the users (ACL SAVE writes it, ACL LOAD reads
-	// it): loaded at start, after RequirePass, if it exists.
-	ACLFile string
-	// ReplicaOf, "host port", makes the server a replica of that primary
-	// from the start (REPLICAOF at runtime; internal/repl).
-	ReplicaOf string
-	// MasterUser and MasterAuth are what a replica authenticates to its
-	// primary with (masteruser, masterauth).
-	MasterUser, MasterAuth string
-	// ReplBacklogSize is the bytes of stream a primary keeps for replicas
-	// that reconnect (repl-backlog-size); 0 means 1 MiB.
-	ReplBacklogSize int64
-	// ReplicaPriority is what INFO reports as slave_priority for Sentinel
-	// (replica-priority: the lowest is promoted first, 0 never). 0 means
-	// the default, 100; a negative value means 0.
-	ReplicaPriority int
-	// MinReplicasToWrite is Redis's min-replicas-to-write: a primary with
-	// fewer good replicas refuses writes with NOREPLICAS
-	// (internal/repl's minreplicas.go); 0, the default, never refuses.
-	MinReplicasToWrite int
-	// MinReplicasMaxLag is min-replicas-max-lag: a replica is good while
-	// its last acknowledgement is at most this many seconds old. 0 means
-	// the default, 10; a negative value means 0, which turns the refusal
-	// off, as in Redis.
-	MinReplicasMaxLag int
-	// MaxMemory bounds the bytes of all filters and of what clients hold
-	// (their requests, replies and transactions, as Redis's used_memory
-	// counts them; replicas' links aside); 0 means no limit. A write that
-	// would exceed it answers "ERR Insufficient memory".
-	MaxMemory int64
-	// MaxFilterMemory bounds the bytes of one filter, so that no single
-	// command (a CF.RESERVE, a CF.LOADCHUNK header) can ask for more than
-	// the machine has, even with no MaxMemory. 0 means the machine's
-	// physical memory.
-	MaxFilterMemory int64
-	// SnapshotLogSize is the log size that triggers a snapshot and log
-	// truncation; 0 means 64 MiB, negative means only on SAVE and shutdown.
-	SnapshotLogSize int64
-	// FilterDefaults are the cf-* settings: the parameters of filters
-	// created without them; zero fields take RedisBloom's defaults.
-	FilterDefaults FilterDefaults
-	// Limits bound what one client may send; zero fields take defaults.
-	Limits Limits
-	// TLS is the tls-* settings ServeTLS serves with; New loads their files
-	// if they name a certificate or a key (tls.go).
-	TLS TLS
-	// ClusterEnabled turns cluster mode on (cluster-enabled): the Redis
-	// Cluster protocol, with the topology set by CUCKOO.CLUSTER SETCONFIG
-	// and kept in the data directory's cluster.json (internal/cluster). The node
-	// starts owning no slots.
-	ClusterEnabled bool
-	// ClusterEmulated is cluster mode with this node owning all 16384
-	// slots alone, so that cluster clients work against one server.
-	ClusterEmulated bool
-	// EnableDebugCommand is Redis's enable-debug-command: DebugCommandNo
-	// (the zero value: DEBUG is refused), DebugCommandYes, or
-	// DebugCommandLocal (from a loopback address only).
-	EnableDebugCommand DebugCommand
-	// ConfigFile is the file the settings were read from (ReadConfigFile),
-	// which CONFIG REWRITE writes back; "" answers it with an error.
-	ConfigFile string
-	// Logger receives the server's logs; nil means slog.Default().
-	Logger *slog.Logger
-	// Metrics, if not nil, is updated by the server (see NewMetrics).
-	Metrics *Metrics
-}
+// password and default limits. Its fields are documented in package
+// internal/conf, with the settings they are.
+type Config = conf.Config
 
 // FsyncMode is appendfsync: when the log is flushed to disk. Its String is
 // the setting's value.
@@ -245,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	if s.metrics != nil {
-		s.metrics.attach(s)
+		s.attachMetrics(s.metrics)
 	}
 	s.startExpiry()
 	s.repl = s.newRepl(cfg)
@@ -280,7 +202,7 @@ func (s *Server) openDir(cfg Config) error {
 	}
 	s.dirLock = lock
 	if s.metrics != nil {
-		a.OnSync = s.metrics.observeFsync
+		a.OnSync = s.metrics.ObserveFsync
 	}
 	s.store.AOF = a
 	return nil

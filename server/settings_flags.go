@@ -2,50 +2,29 @@ package server
 
 import (
 	"flag"
-	"fmt"
 	"io"
 
-	"github.com/cuckoohash/cuckoo/server/internal/settings"
+	"github.com/cuckoohash/cuckoo/server/internal/conf"
 )
 
-// The settings table (cmd_config.go) is also what a command line and the
-// documentation are made from: cuckoo serve's flags (SettingFlags), their
-// -h, and docs/settings.md (WriteSettingsDoc), so that a setting is defined
-// once, with its name, type, range, default and doc. Package
-// internal/settings makes them; this file gives them their public names.
+// The settings table (package internal/conf) is also what a command line
+// and the documentation are made from: cuckoo serve's flags
+// (AddSettingFlags), their -h, and docs/settings.md (WriteSettingsDoc).
+// This file gives them their public names.
 
 // SettingFlags are a flag set's flags for the settings of the table, one a
 // setting, named as the setting. A value is checked when the flag is parsed,
-// as CONFIG SET checks it.
-type SettingFlags struct {
-	flags *settings.Flags[*Server, configState]
-}
+// as CONFIG SET checks it; Apply sets a Config from them.
+type SettingFlags = conf.Flags
 
 // AddSettingFlags defines a flag on fs for every setting that has one. defaults
 // gives a tool's own defaults, by setting name (cuckoo serve: dir), where they
 // differ from a Config's zero value.
 func AddSettingFlags(fs *flag.FlagSet, defaults map[string]string) *SettingFlags {
-	return &SettingFlags{flags: settingsTable.AddFlags(fs, defaults)}
-}
-
-// Apply sets cfg's settings from the flags given on the command line, and
-// from the tool's own defaults unless explicitOnly (over a configuration
-// file's settings, as redis-server's command line overrides its file). A
-// setting left alone keeps cfg's value: a Config's zero value is the
-// table's default (cf-bucket-size's "2" is not the same as none given). The
-// settings are then checked together, as CONFIG SET checks them.
-func (sf *SettingFlags) Apply(cfg *Config, explicitOnly bool) error {
-	st := newConfigState(*cfg)
-	sf.flags.Apply(&st, explicitOnly)
-	if name, why := st.check(); why != "" {
-		return fmt.Errorf("--%s: %s", name, why)
-	}
-	st.finish()
-	*cfg = st.cfg
-	return nil
+	return conf.AddFlags(fs, defaults)
 }
 
 // WriteSettingsDoc writes the table of settings as Markdown: name, default,
 // whether CONFIG SET changes it at runtime, and its doc. docs/settings.md is
 // its output (TestSettingsDoc keeps it so).
-func WriteSettingsDoc(w io.Writer) error { return settingsTable.WriteDoc(w) }
+func WriteSettingsDoc(w io.Writer) error { return conf.WriteDoc(w) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/conf"
 	"github.com/cuckoohash/cuckoo/server/internal/tlsconf"
 )
 
@@ -86,7 +87,7 @@ func (s *Server) dialNode(addr string, useTLS bool, timeout time.Duration) (net.
 func (s *Server) nodeTLS() (replication, cluster bool) {
 	s.conf.mu.Lock()
 	defer s.conf.mu.Unlock()
-	t := s.conf.st.cfg.TLS
+	t := s.conf.st.Config.TLS
 	return t.Replication, t.Cluster
 }
 
@@ -122,22 +123,22 @@ func (s *Server) setTLS(c, client *tls.Config, certFile string) {
 }
 
 // reloadTLS builds the configuration of next's tls-* settings for a CONFIG
-// SET of the settings xs, if one of them is a tls-* setting: nil if none is,
+// SET of the settings names, if one of them is a tls-* setting: nil if none is,
 // or if the server has no TLS configuration in force (no listener needs one:
 // the settings are only stored, as Redis does); or the setting to blame and
 // why the files cannot be used. Setting a file to the name it had reloads
 // it, which is how a renewed certificate is put in force, as in Redis.
-func (s *Server) reloadTLS(xs []*setting, next *configState) (c, client *tls.Config, name, why string) {
+func (s *Server) reloadTLS(names []string, next *conf.State) (c, client *tls.Config, name, why string) {
 	touched := false
-	for _, x := range xs {
-		touched = touched || strings.HasPrefix(x.Name, "tls-")
+	for _, n := range names {
+		touched = touched || strings.HasPrefix(n, "tls-")
 	}
 	if !touched || s.tlsConf.Load() == nil {
 		return nil, nil, "", ""
 	}
-	c, err := TLSConfig(next.cfg.TLS)
+	c, err := TLSConfig(next.Config.TLS)
 	if err == nil {
-		client, err = TLSClientConfig(next.cfg.TLS)
+		client, err = TLSClientConfig(next.Config.TLS)
 	}
 	if err != nil {
 		return nil, nil, tlsconf.SettingOf(err.Error()), err.Error()

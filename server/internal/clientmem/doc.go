@@ -73,4 +73,45 @@
 // nothing else of the server's, and knows nothing of connections: package
 // server (and package pubsub, for the pushes) call it, and the server
 // closes the clients and writes the logs.
+//
+// # Client memory
+//
+// What clients hold (package internal/clientmem, whose doc states the
+// accounting's protocol and the decisions; the server's clientmem.go) is counted as it
+// changes: each one's
+// request buffer (a half-sent request included), its replies while they are
+// being written, its queued transaction, its pushes waiting. INFO reports
+// the total as mem_clients_normal (replicas' links: mem_clients_slaves),
+// CLIENT LIST each client's qbuf, qbuf-free, multi-mem, omem and tot-mem,
+// and the server's MaxMemory counts it with the filters, as Redis's used_memory does: a
+// write that would take the two past it answers "Insufficient memory". Two
+// bounds, with Redis's names and defaults:
+//
+//   - client-output-buffer-limit <class> <hard> <soft> <soft-seconds>, for
+//     the classes normal, replica (slave) and pubsub; by default "normal 0
+//     0 0" (no limit), "replica 256mb 64mb 60", "pubsub 32mb 8mb 60". A
+//     client whose replies not yet written reach hard bytes is closed at
+//     once, those replies unsent; one whose replies stay at soft bytes or
+//     more for longer than soft-seconds is closed by a check every 100 ms
+//     (a client that never reads its replies blocks its flush, and stays
+//     there). A reply counts until all of it is written. For the replica
+//     class the output is the stream not yet written to the replica's
+//     link, which the backlog holds for it however far behind it is; a
+//     link past the limits is cut, and its replica takes a full copy
+//     (internal/repl's output.go).
+//     INFO's client_output_buffer_limit_disconnections counts the clients
+//     closed (and client_query_buffer_limit_disconnections those past
+//     client-query-buffer-limit; both Redis 7.4's fields).
+//   - maxmemory-clients: bytes, or a percentage of maxmemory ("5%"); 0, the
+//     default, is no limit, and a limit under 128 KiB is raised to it. When
+//     the clients' total reaches it, the clients holding the most are
+//     closed, largest first, until it is under; CLIENT NO-EVICT on exempts a
+//     client (it still counts), and replicas are never evicted. INFO's
+//     evicted_clients counts them.
+//
+// With the defaults, neither bound closes a normal client: one that never
+// reads its CF.SCANDUMP replies keeps their chunks charged until it
+// disconnects (as Redis keeps its output buffer), and MaxMemory, which
+// counts them, then refuses writes. Setting maxmemory-clients, or a normal
+// class limit, closes such a client and frees what it held.
 package clientmem

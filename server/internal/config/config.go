@@ -1,6 +1,6 @@
 // Package config reads and rewrites configuration files in redis.conf's
 // syntax, knowing nothing of what the settings mean: the server's table of
-// settings (server/cmd_config.go) gives them their types and effects.
+// settings (package internal/conf) gives them their types and effects.
 //
 // # Syntax
 //
@@ -22,7 +22,8 @@
 // WriteFile replaces the file atomically.
 //
 // It may import internal/quoted (the syntax of an argument) and nothing else
-// of the server's; package server imports it.
+// of the server's; package server and the table of settings (internal/conf
+// and its engine, internal/settings) import it.
 package config
 
 import (

@@ -20,7 +20,8 @@
 // replication through the stream interface the server connects.
 //
 // It imports package cf, internal/fields, the library's hashmap, and the
-// standard library; nothing of the server. Only package server imports it.
+// standard library; nothing of the server. Package server imports it, and
+// internal/conf for the fsync modes of its Config.
 //
 // # Persistence
 //

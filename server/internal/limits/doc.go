@@ -12,6 +12,7 @@
 // CONFIG SET replies with them.
 //
 // It imports the standard library and internal/config (redis.conf's sizes),
-// nothing else of the server's; packages server, internal/clientmem and
-// internal/pubsub import it.
+// nothing else of the server's; packages server, internal/clientmem,
+// internal/pubsub, and the table of settings (internal/conf and its engine,
+// internal/settings) import it.
 package limits

@@ -80,4 +80,24 @@
 // internal/resp (the confirmations' writer), nothing else; package server
 // imports it, and keeps the pub/sub commands, the closing of the
 // connections the limits name and the ACL checks.
+//
+// # Pub/sub
+//
+// SUBSCRIBE, PSUBSCRIBE, their UNSUBSCRIBEs, PUBLISH and PUBSUB are Redis
+// 7.2's, with the shard variants (SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH,
+// PUBSUB SHARDCHANNELS and SHARDNUMSUB) as a second namespace of plain
+// channels. Confirmations and messages are arrays in RESP2 and pushes in
+// RESP3. In RESP2 a connection with a subscription may run only
+// (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING (answered ["pong", message]) and
+// QUIT; in RESP3 anything. Patterns are KEYS's globs (* ? and \ escapes, no
+// [classes]). A subscriber is exempt from timeout.
+//
+// Delivery (package internal/pubsub, whose doc states the protocol):
+// PUBLISH never writes to a subscriber's connection; it appends the message
+// to the subscriber's pending pushes, which the subscriber's own goroutine
+// writes between the connection's flushes, so a push never lands inside a
+// reply and PUBLISH never blocks on a slow subscriber. The bound is
+// client-output-buffer-limit's pubsub class (see "Client memory"): the
+// PUBLISH that would pass it closes the subscriber. PUBLISH's reply counts
+// the deliveries (a client matched by a channel and a pattern twice).
 package pubsub

@@ -28,4 +28,19 @@
 //
 // It may import internal/quoted (inline requests' quoting) and nothing else
 // of the server's; package server imports it.
+//
+// # Limits at the door
+//
+// Every size a client announces is checked when its header arrives, before
+// anything is allocated for it, as Redis does (the server's Limits, this
+// package's Reader): a client that must
+// still authenticate may send at most 10 arguments of 16 KiB; any other at
+// most MaxArgs arguments of MaxBulk bytes (proto-max-bulk-len), and at most
+// QueryBuffer bytes pending (client-query-buffer-limit). Buffers grow by
+// doubling as bytes arrive, never by what a header announces, and parsing
+// resumes where it stopped, so a request trickled one byte at a time costs
+// linear time, constant stack and memory in proportion to what arrived.
+// Items and keys are held to MaxItem; dump chunks (CF.LOADCHUNK's data) only
+// to MaxBulk. The server's Timeout closes a connection silent for that long; its Shutdown
+// wakes every blocked read, so it completes whatever requests are half-read.
 package resp

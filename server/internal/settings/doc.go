@@ -8,7 +8,7 @@
 // CONFIG REWRITE's lines (Table.Lines), command-line flags (Table.AddFlags)
 // and the Markdown of docs/settings.md (Table.WriteDoc).
 //
-// The rows are the server's (server/cmd_config.go): a Setting is generic
+// The rows are package internal/conf's (table.go): a Setting is generic
 // in S, the settings a row reads and writes, and L, the running server a
 // row's Get may ask (the port it listens on), so this package knows
 // neither. A setting is defined once, and everything above is made from
@@ -21,5 +21,5 @@
 // It imports the standard library and internal/config (redis.conf's syntax
 // and sizes), internal/quoted (quoting a string) and internal/limits (the
 // client limits' values), nothing else of the server's; only package
-// server imports it.
+// internal/conf imports it.
 package settings
