@@ -52,8 +52,8 @@
 // rules, the checks, and the ACL commands' replies and errors),
 // internal/clientinfo (a client's line in CLIENT LIST and CLIENT INFO, the
 // filters of CLIENT LIST and KILL, the CLIENT subcommands' arguments, over
-// a plain struct of a client's fields), internal/topology (the cluster's topology as
-// data: the slot hash, the topology's JSON, its checks, each slot's owner
+// a plain struct of a client's fields), internal/topology (the cluster's
+// topology as data: the slot hash, the topology's JSON, its checks, each slot's owner
 // and the other lookups), internal/backlog (the replication backlog: the
 // stream's last bytes in whole records, trimmed, pinned by full copies, and
 // where a replica's position falls in it), internal/peer (MIGRATE's
