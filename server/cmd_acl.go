@@ -2,29 +2,19 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
-	"github.com/cuckoohash/cuckoo/server/internal/config"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 )
 
-// Users and permissions: Redis's ACL (package acl holds the users and the
-// rule syntax).
-//
-// Protocol. A connection holds the acl.Ref of the user it authenticated as
-// (nil before AUTH when the default user needs a password); every command
-// loads the user from it (one atomic load) and checks, unless the user is
-// unrestricted, the command's bit and the keys its key specs name, before
-// anything runs: a denied command changes nothing. Changes to a user apply
-// to its connections from their next command; a deleted user's connections
-// are closed. Denials are recorded for ACL LOG.
+// Users and permissions: the ACL commands' handlers, AUTH and the check
+// before each command. Package internal/acl owns the users, the rules, the
+// checks, the log and the replies (its doc.go: the protocol).
 
 // aclCommands binds this file's commands to their rows of Redis's table, by name.
 func aclCommands() (b []binding) {
@@ -40,40 +30,8 @@ func aclCommands() (b []binding) {
 	b = append(b, binding{name: "acl|load", run: aclLoad})
 	b = append(b, binding{name: "acl|genpass", run: aclGenpass})
 	b = append(b, binding{name: "acl|dryrun", run: aclDryrun})
-	b = append(b, binding{name: "acl|help", run: func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, aclHelp) }})
+	b = append(b, binding{name: "acl|help", run: func(s *Server, cl *client, a [][]byte) { acl.WriteHelp(cl.wr) }})
 	return b
-}
-
-var aclHelp = []string{
-	"ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-	"CAT [<category>]",
-	"    List all commands that belong to <category>, or all command categories",
-	"    when no category is specified.",
-	"DELUSER <username> [<username> ...]",
-	"    Delete a list of users.",
-	"DRYRUN <username> <command> [<arg> ...]",
-	"    Returns whether the user can execute the given command without executing the command.",
-	"GETUSER <username>",
-	"    Get the user's details.",
-	"GENPASS [<bits>]",
-	"    Generate a secure 256-bit user password. The optional `bits` argument can",
-	"    be used to specify a different size.",
-	"LIST",
-	"    Show users details in config file format.",
-	"LOAD",
-	"    Reload users from the ACL file.",
-	"LOG [<count> | RESET]",
-	"    Show the ACL log entries.",
-	"SAVE",
-	"    Save the current config to the ACL file.",
-	"SETUSER <username> <attribute> [<attribute> ...]",
-	"    Create or modify a user with the specified attributes.",
-	"USERS",
-	"    List all the registered usernames.",
-	"WHOAMI",
-	"    Return the current connection username.",
-	"HELP",
-	"    Print this help.",
 }
 
 // aclLogMax is acllog-max-len's default.
@@ -90,7 +48,7 @@ func (s *Server) loadUsers() error {
 		s.log.Info("ACL file not found: starting with the default user; ACL SAVE creates it", "file", s.cfg.ACLFile)
 		return nil
 	}
-	return err
+	return errors.Unwrap(err) // the cause, not ACL LOAD's reply
 }
 
 // setDefaultPassword is requirepass: the default user's password, or nopass
@@ -105,16 +63,11 @@ func (s *Server) setDefaultPassword(pass string) {
 	}
 }
 
+// loadACLFile replaces the users by the ACL file's (acl.Registry.Load), then
+// closes the connections of users deleted and subscribers that lost a
+// channel.
 func (s *Server) loadACLFile() error {
-	b, err := os.ReadFile(s.cfg.ACLFile)
-	if err != nil {
-		return err
-	}
-	defs, err := acl.ParseFile(s.cfg.ACLFile, string(b), s.userCatalog)
-	if err != nil {
-		return err
-	}
-	if err := s.users.Replace(defs); err != nil {
+	if err := s.users.Load(s.cfg.ACLFile); err != nil {
 		return err
 	}
 	s.closeDeletedUsers()
@@ -137,7 +90,7 @@ func (s *Server) authenticate(cl *client, name, pass []byte) error {
 	ref := s.users.Get(string(name))
 	if ref == nil || !ref.Load().CheckPassword(string(pass)) {
 		s.denied(cl, "auth", "AUTH", string(name))
-		return replyErr("WRONGPASS invalid username-password pair or user is disabled.")
+		return acl.ErrWrongPass
 	}
 	cl.user.Store(ref)
 	return nil
@@ -151,40 +104,30 @@ func (cl *client) userName() string {
 	return ""
 }
 
-// denial is why user u may not run cmd on args: "" if it may, else what
-// ACL LOG records as the reason (acl.DeniedCommand, DeniedKey or
-// DeniedChannel) and, for a key or channel, which (acl.User.Denial).
+// check is acl's check of cmd for u (acl.User.Check): nil if u may run it.
 // Commands that need no authentication are never denied.
-func denial(u *acl.User, cmd *bound, args [][]byte) (reason string, object []byte) {
+func check(u *acl.User, cmd *bound, args [][]byte) *acl.Denied {
 	if cmd.noAuth {
-		return "", nil
+		return nil
 	}
-	var chans [][]byte
-	pattern := false
-	if cmd.spec.Flags&command.PubSub != 0 {
-		chans, pattern = acl.Channels(cmd.spec.Name, args)
-	}
-	return u.Denial(int(cmd.id), cmd.spec, args, chans, pattern)
+	return u.Check(int(cmd.id), cmd.spec.Name, cmd.spec, cmd.spec.Flags&command.PubSub != 0, args)
 }
 
-// permitted returns the error that refuses cmd for cl, or "": NOAUTH before
-// authentication, NOPERM for a command or key the user may not touch.
+// permitted returns the error that refuses cmd for cl, or nil: NOAUTH
+// before authentication, NOPERM (an *acl.Denied, recorded for ACL LOG) for
+// a command, key or channel the user may not touch.
 func (s *Server) permitted(cl *client, cmd *bound, args [][]byte) error {
 	ref := cl.user.Load()
 	if ref == nil {
-		return replyErr("NOAUTH Authentication required.")
+		return acl.ErrNoAuth
 	}
 	u := ref.Load()
 	if u.Unrestricted() {
 		return nil
 	}
-	switch reason, object := denial(u, cmd, args); reason {
-	case acl.DeniedCommand:
-		s.denied(cl, reason, cmd.spec.Name, u.Name)
-		return replyErr(fmt.Sprintf("NOPERM User %s has no permissions to run the '%s' command", u.Name, cmd.spec.Name))
-	case acl.DeniedKey, acl.DeniedChannel:
-		s.denied(cl, reason, string(object), u.Name)
-		return replyErr("NOPERM No permissions to access a " + reason)
+	if d := check(u, cmd, args); d != nil {
+		s.denied(cl, d.Reason, d.LogObject(), u.Name)
+		return d
 	}
 	return nil
 }
@@ -226,31 +169,11 @@ func aclSetUser(s *Server, cl *client, a [][]byte) {
 }
 
 func aclGetUser(s *Server, cl *client, a [][]byte) {
-	ref := s.users.Get(string(a[2]))
-	if ref == nil {
-		cl.wr.WriteNull()
-		return
+	var u *acl.User
+	if ref := s.users.Get(string(a[2])); ref != nil {
+		u = ref.Load()
 	}
-	u := ref.Load()
-	cl.wr.WriteMap(6)
-	cl.wr.WriteBulkString("flags")
-	flags := u.Flags()
-	cl.wr.WriteSet(len(flags))
-	for _, f := range flags {
-		cl.wr.WriteBulkString(f)
-	}
-	cl.wr.WriteBulkString("passwords")
-	pw := u.Passwords()
-	cl.wr.WriteArray(len(pw))
-	for _, p := range pw {
-		cl.wr.WriteBulkString(p)
-	}
-	for _, kv := range [][2]string{{"commands", u.Commands()}, {"keys", u.Keys()}, {"channels", u.Channels()}} {
-		cl.wr.WriteBulkString(kv[0])
-		cl.wr.WriteBulkString(kv[1])
-	}
-	cl.wr.WriteBulkString("selectors")
-	cl.wr.WriteArray(0)
+	acl.WriteUser(cl.wr, u)
 }
 
 func aclDelUser(s *Server, cl *client, a [][]byte) {
@@ -267,45 +190,24 @@ func aclDelUser(s *Server, cl *client, a [][]byte) {
 	cl.wr.WriteInt(n)
 }
 
-func aclUsers(s *Server, cl *client, a [][]byte) {
-	users := s.users.Users()
-	cl.wr.WriteArray(len(users))
-	for _, u := range users {
-		cl.wr.WriteBulkString(u.Name)
-	}
-}
+func aclUsers(s *Server, cl *client, a [][]byte) { acl.WriteUsers(cl.wr, s.users.Users()) }
 
-func aclList(s *Server, cl *client, a [][]byte) {
-	users := s.users.Users()
-	cl.wr.WriteArray(len(users))
-	for _, u := range users {
-		cl.wr.WriteBulkString(u.Describe())
-	}
-}
+func aclList(s *Server, cl *client, a [][]byte) { acl.WriteList(cl.wr, s.users.Users()) }
 
 func aclWhoami(s *Server, cl *client, a [][]byte) { cl.wr.WriteBulkString(cl.userName()) }
 
 // ACL CAT [category]
 func aclCat(s *Server, cl *client, a [][]byte) {
-	if len(a) == 2 {
-		cl.wr.WriteArray(len(acl.Categories))
-		for _, c := range acl.Categories {
-			cl.wr.WriteBulkString(c)
-		}
-		return
-	}
 	if len(a) > 3 {
 		s.writeErr(cl, replyErr("ERR wrong number of arguments for 'acl|cat' command"))
 		return
 	}
-	names, ok := s.cmds.acl[moduleACL(s.filterDefaults().Compat)].InCategory(strings.ToLower(strings.TrimPrefix(string(a[2]), "@")))
-	if !ok {
-		s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unknown category '%s'", printable(a[2], 128))))
-		return
+	var category []byte
+	if len(a) == 3 {
+		category = a[2]
 	}
-	cl.wr.WriteArray(len(names))
-	for _, n := range names {
-		cl.wr.WriteBulkString(n)
+	if err := acl.WriteCat(cl.wr, s.cmds.acl[moduleACL(s.filterDefaults().Compat)], category); err != nil {
+		s.writeErr(cl, err)
 	}
 }
 
@@ -332,47 +234,19 @@ func aclLog(s *Server, cl *client, a [][]byte) {
 		}
 		n = int(min(v, math.MaxInt32))
 	}
-	entries := s.aclLog.Entries(n)
-	now := time.Now()
-	cl.wr.WriteArray(len(entries))
-	for _, e := range entries {
-		cl.wr.WriteMap(10)
-		for _, kv := range []struct {
-			k string
-			v any
-		}{
-			{"count", e.Count}, {"reason", e.Reason}, {"context", e.Context}, {"object", e.Object},
-			{"username", e.Username}, {"age-seconds", now.Sub(e.Created).Seconds()},
-			{"client-info", e.ClientInfo}, {"entry-id", e.ID},
-			{"timestamp-created", e.Created.UnixMilli()}, {"timestamp-last-updated", e.Updated.UnixMilli()},
-		} {
-			cl.wr.WriteBulkString(kv.k)
-			switch v := kv.v.(type) {
-			case int:
-				cl.wr.WriteInt(v)
-			case int64:
-				cl.wr.WriteInt64(v)
-			case float64:
-				cl.wr.WriteDouble(v)
-			case string:
-				cl.wr.WriteBulkString(v)
-			}
-		}
-	}
+	acl.WriteLog(cl.wr, s.aclLog.Entries(n), time.Now())
 }
 
-const errNoACLFile = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
-
-// ACL SAVE writes the users to the ACL file, atomically (config.WriteFile:
-// a temporary file, fsync, rename, fsync of the directory).
+// ACL SAVE writes the users to the ACL file, atomically
+// (acl.Registry.Save).
 func aclSave(s *Server, cl *client, a [][]byte) {
 	if s.cfg.ACLFile == "" {
-		s.writeErr(cl, replyErr(errNoACLFile))
+		s.writeErr(cl, acl.ErrNoFile)
 		return
 	}
-	if err := config.WriteFile(s.cfg.ACLFile, []byte(s.users.File())); err != nil {
-		s.log.Error("ACL SAVE", "file", s.cfg.ACLFile, "err", err)
-		s.writeErr(cl, replyErr("ERR There was an error trying to save the ACLs. Please check the server logs for more information"))
+	if err := s.users.Save(s.cfg.ACLFile); err != nil {
+		s.log.Error("ACL SAVE", "file", s.cfg.ACLFile, "err", errors.Unwrap(err))
+		s.writeErr(cl, err)
 		return
 	}
 	cl.wr.WriteString("OK")
@@ -381,11 +255,11 @@ func aclSave(s *Server, cl *client, a [][]byte) {
 // ACL LOAD replaces the users by the file's, all or none.
 func aclLoad(s *Server, cl *client, a [][]byte) {
 	if s.cfg.ACLFile == "" {
-		s.writeErr(cl, replyErr(errNoACLFile))
+		s.writeErr(cl, acl.ErrNoFile)
 		return
 	}
 	if err := s.loadACLFile(); err != nil {
-		s.writeErr(cl, replyErr("ERR Error loading ACLs, leaving the current users unchanged: "+strings.ReplaceAll(err.Error(), filepath.Dir(s.cfg.ACLFile)+"/", "")))
+		s.writeErr(cl, err)
 		return
 	}
 	cl.wr.WriteString("OK")
@@ -418,7 +292,7 @@ func aclGenpass(s *Server, cl *client, a [][]byte) {
 func aclDryrun(s *Server, cl *client, a [][]byte) {
 	ref := s.users.Get(string(a[2]))
 	if ref == nil {
-		s.writeErr(cl, replyErr(fmt.Sprintf("ERR User '%s' not found", printable(a[2], 128))))
+		s.writeErr(cl, acl.UserNotFound(a[2]))
 		return
 	}
 	req := a[3:]
@@ -428,17 +302,12 @@ func aclDryrun(s *Server, cl *client, a [][]byte) {
 		if errors.As(err, &arity) {
 			s.writeErr(cl, err)
 		} else {
-			s.writeErr(cl, replyErr(fmt.Sprintf("ERR Command '%s' not found", printable(a[3], 128))))
+			s.writeErr(cl, acl.CommandNotFound(a[3]))
 		}
 		return
 	}
-	u := ref.Load()
-	switch reason, object := denial(u, cmd, req); reason {
-	case acl.DeniedCommand:
-		cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to run the '%s' command", u.Name, cmd.spec.Name))
-		return
-	case acl.DeniedKey, acl.DeniedChannel:
-		cl.wr.WriteBulkString(fmt.Sprintf("User %s has no permissions to access the '%s' %s", u.Name, object, reason))
+	if d := check(ref.Load(), cmd, req); d != nil {
+		cl.wr.WriteBulkString(d.DryRun())
 		return
 	}
 	cl.wr.WriteString("OK")

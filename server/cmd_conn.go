@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cuckoohash/cuckoo/server/internal/clientinfo"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 )
 
@@ -98,7 +99,7 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", printable(a[i], 32))))
 				return
 			}
-			if err := validClientName(a[i+1]); err != nil {
+			if err := clientinfo.ValidName(a[i+1]); err != nil {
 				s.writeErr(cl, err)
 				return
 			}

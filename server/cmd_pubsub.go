@@ -2,9 +2,9 @@ package server
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 )
@@ -107,16 +107,24 @@ func (s *Server) dropSubscriber(cl *client) {
 }
 
 // closeUnpermittedSubscribers closes the connections subscribed to a
-// channel or pattern their user may no longer use, after ACL SETUSER or ACL
-// LOAD, as Redis does; self (the caller, if any) is closed after its reply.
+// channel or pattern their user may no longer use (acl.Unpermitted), after
+// ACL SETUSER or ACL LOAD, as Redis does; self (the caller, if any) is
+// closed after its reply.
 func (s *Server) closeUnpermittedSubscribers(self *client) {
-	var out []*client
-	for c, sub := range s.ps.All() {
-		if ref := c.user.Load(); ref != nil && !ref.Load().CanChannel(sub.Name, sub.Kind == pubsub.Pattern) && !slices.Contains(out, c) {
-			out = append(out, c)
+	subs := func(yield func(*client, acl.Subscription) bool) {
+		for c, sub := range s.ps.All() {
+			if !yield(c, acl.Subscription{Name: sub.Name, Pattern: sub.Kind == pubsub.Pattern}) {
+				return
+			}
 		}
 	}
-	for _, c := range out {
+	user := func(c *client) *acl.User {
+		if ref := c.user.Load(); ref != nil {
+			return ref.Load()
+		}
+		return nil
+	}
+	for _, c := range acl.Unpermitted(subs, user) {
 		s.kill(self, c)
 	}
 }

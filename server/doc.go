@@ -49,8 +49,11 @@
 // replies built from it), internal/config (redis.conf's syntax, read and
 // rewritten), internal/quoted (Redis's quoted arguments, split and written,
 // for inline requests and config files alike), internal/acl (users, their
-// rules, and the checks), internal/topology (the cluster's topology as
-// data: the slot hash, the topology's JSON, its checks, each slot's owner
+// rules, the checks, and the ACL commands' replies and errors),
+// internal/clientinfo (a client's line in CLIENT LIST and CLIENT INFO, the
+// filters of CLIENT LIST and KILL, the CLIENT subcommands' arguments, over
+// a plain struct of a client's fields), internal/topology (the cluster's
+// topology as data: the slot hash, the topology's JSON, its checks, each slot's owner
 // and the other lookups), internal/backlog (the replication backlog: the
 // stream's last bytes in whole records, trimmed, pinned by full copies, and
 // where a replica's position falls in it), internal/peer (MIGRATE's
@@ -148,30 +151,8 @@
 //
 // # Users and permissions
 //
-// Users are Redis's ACL (package acl, cmd_acl.go): ACL SETUSER with Redis's
-// rules (on/off, >password and #sha256, +command, +@category,
-// +container|sub, ~pattern, %R~ and %W~, allkeys, resetkeys, nopass,
-// reset), GETUSER, DELUSER, USERS, LIST, WHOAMI, CAT, LOG, SAVE, LOAD,
-// GENPASS, DRYRUN; AUTH user password and HELLO ... AUTH user password.
-// requirepass is the default user's password (as in Redis: CONFIG SET
-// requirepass changes it); Config.ACLFile (--aclfile) holds users, loaded
-// at start when it exists and written atomically by ACL SAVE.
-//
-// A command is checked before it runs, so a denied one changes nothing: the
-// user's command bit (ids of the dispatch table; categories from the command
-// table), then each key its key specs name, for read (RO, RW) or write (RW,
-// OW, RM) access. The default user with its default rules takes a fast path
-// of two loads. A denial answers NOPERM as Redis does and is recorded for
-// ACL LOG (merged with an equal one less than a minute old); inside MULTI
-// it aborts the transaction (EXECABORT), and EXEC checks each command again.
-// Commands that need no authentication (AUTH, HELLO, QUIT) are never denied.
-// Channels are checked as Redis checks them: PUBLISH's channel and each of
-// SUBSCRIBE's must match one of the user's &patterns, each of PSUBSCRIBE's
-// patterns must be one of them literally (NOPERM "No permissions to access a
-// channel", ACL LOG reason "channel"); the default user has allchannels, a
-// new user none; a subscriber whose user loses one of its channels or
-// patterns (ACL SETUSER, ACL LOAD) is disconnected. Not supported:
-// selectors.
+// Users are Redis's ACL: see package internal/acl's doc for the commands,
+// the check before each command and what this server does not support.
 //
 // # Pub/sub
 //

@@ -31,5 +31,51 @@
 // user always exists; a user's command bitset covers every id of its
 // catalog.
 //
-// It imports nothing of the server's; package server imports it.
+// # The commands, as the server serves them
+//
+// Users are Redis's ACL (the server's cmd_acl.go parses and dispatches,
+// this package decides and answers): ACL SETUSER with Redis's rules
+// (on/off, >password and #sha256, +command, +@category, +container|sub,
+// ~pattern, %R~ and %W~, allkeys, resetkeys, nopass, reset), GETUSER,
+// DELUSER, USERS, LIST, WHOAMI, CAT, LOG, SAVE, LOAD, GENPASS, DRYRUN; AUTH
+// user password and HELLO ... AUTH user password. requirepass is the
+// default user's password (as in Redis: CONFIG SET requirepass changes it);
+// the server's Config.ACLFile (--aclfile) holds users, loaded at start when
+// it exists (Registry.Load) and written atomically by ACL SAVE
+// (Registry.Save).
+//
+// Protocol. A connection holds the Ref of the user it authenticated as
+// (nil before AUTH when the default user needs a password: ErrNoAuth);
+// every command loads the user from it (one atomic load) and checks, unless
+// the user is unrestricted, the command's bit and the keys its key specs
+// name, before anything runs (User.Check), so a denied one changes nothing:
+// the user's command bit (ids of the server's dispatch table; categories
+// from the command table), then each key its key specs name, for read (RO,
+// RW) or write (RW, OW, RM) access. The default user with its default
+// rules takes a fast path of two loads. A denial (Denied) answers NOPERM as
+// Redis does and is recorded for ACL LOG (Log: merged with an equal one
+// less than a minute old); inside MULTI it aborts the transaction
+// (EXECABORT), and EXEC checks each command again. Commands that need no
+// authentication (AUTH, HELLO, QUIT) are never denied. Changes to a user
+// apply to its connections from their next command; a deleted user's
+// connections are closed.
+//
+// Channels are checked as Redis checks them: PUBLISH's channel and each of
+// SUBSCRIBE's must match one of the user's &patterns, each of PSUBSCRIBE's
+// patterns must be one of them literally (NOPERM "No permissions to access
+// a channel", ACL LOG reason "channel"); the default user has allchannels,
+// a new user none; a subscriber whose user loses one of its channels or
+// patterns (ACL SETUSER, ACL LOAD) is disconnected: Unpermitted decides
+// which, the server closes them. Not supported: selectors.
+//
+// # Replies
+//
+// The replies this package builds (WriteUser, WriteUsers, WriteList,
+// WriteCat, WriteLog, WriteHelp) are written with a *resp.Writer, in RESP2
+// or RESP3 as the connection chose; its errors (ErrNoAuth, ErrWrongPass,
+// ErrNoFile, *SaveError, *LoadError, *Denied, UserNotFound, ...) are
+// replies, their texts Redis's.
+//
+// It imports nothing of the server's but packages resp (its replies) and
+// config (the ACL file's atomic write); package server imports it.
 package acl
