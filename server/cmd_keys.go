@@ -1,16 +1,10 @@
 package server
 
 import (
-	"cmp"
-	"iter"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
-	"github.com/tidwall/match"
-	"github.com/zeebo/xxh3"
 )
 
 // The key-space commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, DBSIZE,
@@ -56,15 +50,8 @@ func renameKey(s *Server, cl *client, a [][]byte, nx bool) {
 // RANDOMKEY: a key chosen uniformly (reservoir sampling over one pass of
 // the map), or a null when there is none.
 func cmdRandomKey(s *Server, cl *client, a [][]byte) {
-	var pick string
-	n := 0
-	for k := range s.store.LiveKeys() {
-		n++
-		if rand.IntN(n) == 0 {
-			pick = k
-		}
-	}
-	if n == 0 {
+	pick, ok := s.store.RandomKey()
+	if !ok {
 		cl.wr.WriteNull()
 		return
 	}
@@ -108,27 +95,15 @@ func cmdType(s *Server, cl *client, a [][]byte) {
 }
 
 func cmdKeys(s *Server, cl *client, a [][]byte) {
-	pat := string(a[1])
-	var out []string
-	for k := range s.store.LiveKeys() {
-		if pat == "*" || match.Match(k, pat) {
-			out = append(out, k)
-		}
-	}
+	out := s.store.Matching(string(a[1]))
 	cl.wr.WriteArray(len(out))
 	for _, k := range out {
 		cl.wr.WriteBulkString(k)
 	}
 }
 
-// SCAN cursor [MATCH pattern] [COUNT n] [TYPE t]. The map has no iteration
-// cursor, so keys are visited in the order of a fixed 64-bit hash of their
-// names, and the cursor is the hash the next call starts at: each call
-// returns the keys hashed in [cursor, next), the COUNT lowest (all keys that
-// share the last hash, so a tie is never split). The ranges of a scan
-// partition the hash space, so a key present for the whole scan is returned
-// exactly once, whatever is added or deleted meanwhile, as Redis promises.
-// Each call costs a pass over the key space.
+// SCAN cursor [MATCH pattern] [COUNT n] [TYPE t]: the key space's Scan says
+// what a cursor is and what a scan promises.
 func cmdScan(s *Server, cl *client, a [][]byte) {
 	cur, err := strconv.ParseUint(string(a[1]), 10, 64)
 	if err != nil {
@@ -158,12 +133,9 @@ func cmdScan(s *Server, cl *client, a [][]byte) {
 			return
 		}
 	}
-	page, next := scanPage(s.store.LiveKeys(), cur, count)
-	var out []string
-	for _, k := range page {
-		if (pat == "*" || match.Match(k, pat)) && (typ == "" || typ == typeName) {
-			out = append(out, k)
-		}
+	out, next := s.store.Scan(cur, count, pat)
+	if typ != "" && typ != typeName {
+		out = nil // every key is a filter
 	}
 	cl.wr.WriteArray(2)
 	cl.wr.WriteBulkString(strconv.FormatUint(next, 10))
@@ -172,43 +144,6 @@ func cmdScan(s *Server, cl *client, a [][]byte) {
 		cl.wr.WriteBulkString(k)
 	}
 }
-
-// scanPage returns the count keys of seq with the lowest scan hashes at or
-// above cur, plus every other key sharing the highest of those hashes, and
-// the cursor after them: 0 when none are left.
-func scanPage[V any](seq iter.Seq2[string, V], cur uint64, count int) ([]string, uint64) {
-	type hashed struct {
-		h uint64
-		k string
-	}
-	var cands []hashed
-	for k := range seq {
-		if h := scanHash(k); h >= cur {
-			cands = append(cands, hashed{h, k})
-		}
-	}
-	if len(cands) <= count {
-		keys := make([]string, len(cands))
-		for i, c := range cands {
-			keys[i] = c.k
-		}
-		return keys, 0
-	}
-	slices.SortFunc(cands, func(x, y hashed) int { return cmp.Compare(x.h, y.h) })
-	last := cands[count-1].h
-	var keys []string
-	for _, c := range cands {
-		if c.h > last {
-			break
-		}
-		keys = append(keys, c.k)
-	}
-	// last+1 wraps to 0, the end, only when last is the highest hash.
-	return keys, last + 1
-}
-
-// scanHash orders the key space for SCAN; fixed, so cursors outlive a call.
-func scanHash(key string) uint64 { return xxh3.HashString(key) }
 
 func cmdFlush(s *Server, cl *client, a [][]byte) {
 	if len(a) > 2 || (len(a) == 2 && !strings.EqualFold(string(a[1]), "sync") && !strings.EqualFold(string(a[1]), "async")) {
