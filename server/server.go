@@ -16,6 +16,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/clientmem"
 	"github.com/cuckoohash/cuckoo/server/internal/cluster"
 	"github.com/cuckoohash/cuckoo/server/internal/conf"
+	"github.com/cuckoohash/cuckoo/server/internal/info"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
@@ -133,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		dir:     cfg.Dir,
 		metrics: cfg.Metrics,
 		start:   time.Now(),
-		runID:   newRunID(),
+		runID:   info.NewRunID(),
 		lns:     map[net.Listener]bool{},
 		clients: map[*client]struct{}{},
 		closed:  make(chan struct{}),
@@ -278,7 +279,7 @@ func (s *Server) newClient(nc net.Conn) (*client, *tls.Conn) {
 	if tc != nil {
 		fd = connFD(tc.NetConn())
 	}
-	nc = countingConn{Conn: nc, s: s}
+	nc = info.CountingConn{Conn: nc, In: &s.stats.netIn, Out: &s.stats.netOut}
 	cl := &client{id: s.nextID.Add(1), nc: nc, fd: fd, wr: resp.NewWriter(nc), created: time.Now()}
 	// A client that connects while no password is set stays
 	// authenticated if CONFIG SET sets one later, as in Redis.
