@@ -5,12 +5,10 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/command"
-	"github.com/cuckoohash/cuckoo/server/internal/quoted"
+	"github.com/cuckoohash/cuckoo/server/internal/monitor"
 )
 
 // TIME, SHUTDOWN and MONITOR.
@@ -80,17 +78,6 @@ func cmdShutdown(s *Server, cl *client, a [][]byte) {
 	}()
 }
 
-// monitorQueue bounds the lines waiting for one MONITOR client; a client
-// that falls this far behind is disconnected rather than slowing the server.
-const monitorQueue = 4096
-
-// monitors are the clients in MONITOR mode.
-type monitors struct {
-	mu  sync.Mutex
-	chs map[*client]chan []byte
-	n   atomic.Int64 // len(chs), read on every command
-}
-
 // MONITOR: from its reply on, the connection receives a line for every
 // command any client runs (but AUTH and HELLO, whose arguments may hold
 // passwords, and admin commands, as Redis).
@@ -100,56 +87,18 @@ func cmdMonitor(s *Server, cl *client, a [][]byte) {
 		return
 	}
 	cl.wr.WriteString("OK")
-	cl.monitor = make(chan []byte, monitorQueue)
-	s.mon.mu.Lock()
-	if s.mon.chs == nil {
-		s.mon.chs = map[*client]chan []byte{}
-	}
-	s.mon.chs[cl] = cl.monitor
-	s.mon.n.Store(int64(len(s.mon.chs)))
-	s.mon.mu.Unlock()
+	cl.monitor = s.mon.Add(cl)
 }
 
-// feedMonitors sends one command's line to every monitor.
+// feedMonitors sends one command's line to every monitor (internal/monitor).
 func (s *Server) feedMonitors(cl *client, spec *command.Spec, args [][]byte) {
 	if spec.Flags&(command.Admin|command.SkipMonitor|command.NoAuth) != 0 {
 		return
 	}
-	now := time.Now()
-	line := make([]byte, 0, 64)
-	line = append(line, '+')
-	line = strconv.AppendInt(line, now.Unix(), 10)
-	line = append(line, '.')
-	us := strconv.Itoa(now.Nanosecond() / 1000)
-	line = append(line, "000000"[len(us):]...)
-	line = append(line, us...)
-	line = append(line, " [0 "...)
-	line = append(line, cl.nc.RemoteAddr().String()...)
-	line = append(line, ']')
-	for _, a := range args {
-		line = append(line, ' ')
-		line = append(line, quoted.Quote(string(a))...) // as Redis's sdscatrepr
-	}
-	line = append(line, '\r', '\n')
-	s.mon.mu.Lock()
-	for m, ch := range s.mon.chs {
-		select {
-		case ch <- line:
-		default:
-			s.log.Warn("closing a MONITOR client that fell behind", "client", m.id)
-			s.dropMonitorLocked(m)
-			m.nc.Close()
-		}
-	}
-	s.mon.mu.Unlock()
-}
-
-func (s *Server) dropMonitorLocked(m *client) {
-	if ch, ok := s.mon.chs[m]; ok {
-		delete(s.mon.chs, m)
-		close(ch)
-		s.mon.n.Store(int64(len(s.mon.chs)))
-	}
+	s.mon.Feed(monitor.Line(time.Now(), cl.nc.RemoteAddr().String(), args), func(m *client) {
+		s.log.Warn("closing a MONITOR client that fell behind", "client", m.id)
+		m.nc.Close()
+	})
 }
 
 // serveMonitor runs a connection in MONITOR mode until it or the server
@@ -167,9 +116,7 @@ func (s *Server) serveMonitor(cl *client) {
 		}
 	}()
 	defer func() {
-		s.mon.mu.Lock()
-		s.dropMonitorLocked(cl)
-		s.mon.mu.Unlock()
+		s.mon.Remove(cl)
 		cl.nc.Close()
 		<-gone
 	}()

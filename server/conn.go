@@ -48,7 +48,7 @@ type client struct {
 	user atomic.Pointer[acl.Ref]
 	quit bool
 	// monitor, after MONITOR, receives the lines of every command run.
-	monitor chan []byte
+	monitor <-chan []byte
 	// inflight is the bytes of dump chunks this pipeline charged: released
 	// once its replies are sent.
 	inflight uint64

@@ -259,7 +259,7 @@ func (s *Server) exec(cl *client, args [][]byte) {
 		}
 	}()
 	cl.lastCmd.Store(cmd.id)
-	if s.mon.n.Load() > 0 {
+	if s.mon.Len() > 0 {
 		s.feedMonitors(cl, cmd.spec, args)
 	}
 	if cl.sub.Delivery != nil {

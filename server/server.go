@@ -18,6 +18,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/conf"
 	"github.com/cuckoohash/cuckoo/server/internal/info"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+	"github.com/cuckoohash/cuckoo/server/internal/monitor"
 	"github.com/cuckoohash/cuckoo/server/internal/peer"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 	"github.com/cuckoohash/cuckoo/server/internal/repl"
@@ -78,7 +79,7 @@ type Server struct {
 
 	cfDefaults atomic.Pointer[FilterDefaults]
 	conf       liveConfig // the settings CONFIG GET and SET read and change (cmd_config.go)
-	mon        monitors
+	mon        monitor.Hub[*client]
 	ps         pubsub.Registry[*client] // channels and patterns to subscribers (cmd_pubsub.go)
 	cmem       *clientmem.Totals        // what clients hold, and its bounds (clientmem.go)
 	finalSave  atomicEnum[shutdownSave] // SHUTDOWN's choice (cmd_admin.go)
