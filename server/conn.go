@@ -75,7 +75,7 @@ type client struct {
 	// replies become the log's error.
 	logged []replySpan
 	// ahead are the requests read ahead of the one running (prefetch.go).
-	ahead ahead
+	ahead resp.Ahead
 }
 
 type replySpan struct{ start, end int }
