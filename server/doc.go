@@ -32,53 +32,29 @@
 //     the metrics).
 //
 // The packages under internal/ stand apart, below this one, and import
-// nothing of it.
-// internal/keyspace is the data: the key space, its write protocol, the one
-// table of the log's record kinds with one apply each (which commands, log
-// replay and replicas all call), memory accounting, expiry, the log,
-// snapshots and recovery; each key's entry embeds its filter from
-// internal/cf (a key's filter: its parameters from RedisBloom's arguments
-// and cf-* settings, add, delete, lookups, CF.INFO's figures, compaction,
-// CF.SCANDUMP's chunks, DUMP's payload and the filter's part of a
-// snapshot, in either layout: this server's tables or RedisBloom's, from
-// package redisbloom; it imports only the library's filters), internal/fields (the
-// varint fields of every binary record), internal/resp (the protocol: a
-// request reader that checks sizes before allocating, a reply writer for
-// RESP2 and RESP3), internal/command (the one command table: arity, flags,
-// ACL categories, key specs and docs of every command, and the COMMAND
-// replies built from it), internal/config (redis.conf's syntax, read and
-// rewritten), internal/quoted (Redis's quoted arguments, split and written,
-// for inline requests and config files alike), internal/acl (users, their
-// rules, the checks, and the ACL commands' replies and errors),
-// internal/clientinfo (a client's line in CLIENT LIST and CLIENT INFO, the
-// filters of CLIENT LIST and KILL, the CLIENT subcommands' arguments, over
-// a plain struct of a client's fields), internal/topology (the cluster's
-// topology as data: the slot hash, the topology's JSON, its checks, each slot's owner
-// and the other lookups), internal/backlog (the replication backlog: the
-// stream's last bytes in whole records, trimmed, pinned by full copies, and
-// where a replica's position falls in it), internal/peer (MIGRATE's
-// connections to targets: a pool with Redis's idle expiry, one command and
-// one reply under a deadline, Redis's IOERR texts), internal/pubsub (who
-// listens to what: channels, patterns, shard channels; a PUBLISH's fan-out
-// and its encoding; each connection's subscriptions and their delivery to
-// it, with RESP2's subscribed mode), internal/clientmem (what each client
-// holds, the totals, and the decisions of client-output-buffer-limit and
-// maxmemory-clients: which limit a client passed, the soft limit's timer,
-// which clients to evict), internal/settings (the engine of the settings
-// table: value kinds, parsing, a file's lines, CONFIG SET's all or none,
-// flags, docs/settings.md), internal/conf (Config and the one table of
-// settings, its rows built on internal/settings: defaults, checks,
-// CONFIG GET, SET and REWRITE's logic, the --config file, cuckoo serve's
-// flags), internal/metrics (the Prometheus metrics),
-// internal/limits (the client limits' values and syntax), internal/tlsconf
-// (the crypto/tls configurations of the tls-* settings), internal/cluster
-// (cluster mode: the node's topology and its file, where a command goes,
-// the slot locks, the CLUSTER replies, MIGRATE's sending), internal/repl
-// (replication, as primary and as replica: the replication id and
-// offsets, the backlog's use, the replica links and the stream, PSYNC's
-// decision, the full copy, WAIT's and min-replicas-to-write's counts, the
-// links' output limits, the replica's sync loop, and the typed status ROLE
-// and INFO report; the key space's stream is its Node).
+// nothing of it; each one's doc.go says what it owns and may import:
+//
+//   - the data: keyspace (the key space, one typed call per write, the one
+//     table of the log's record kinds with one apply each for commands,
+//     replay and replicas, memory, expiry, the log, snapshots, recovery),
+//     cf (a key's filter in either layout, RedisBloom's arguments, dumps
+//     and payloads), fields (the varint fields of every binary record);
+//   - the protocol: resp (requests read with sizes checked before
+//     allocating, a run read ahead, replies in RESP2 and RESP3), command
+//     (the command table and the COMMAND replies), quoted (Redis's quoted
+//     arguments), info (INFO's text), monitor (MONITOR's fan-out);
+//   - the clients: acl (users, rules, checks, the ACL replies), clientinfo
+//     (CLIENT LIST's line and filters), clientmem (what clients hold and
+//     its bounds), limits (the client limits' values), pubsub (who listens
+//     to what, and delivery), tlsconf (TLS configurations in force);
+//   - the configuration: conf (Config and the one table of settings),
+//     settings (the table's engine), config (redis.conf's syntax), metrics
+//     (Prometheus);
+//   - beyond one node: repl (replication, as primary and as replica; the
+//     key space's stream is its Node), backlog (the replication backlog),
+//     cluster (cluster mode: topology file, routing, slot locks, CLUSTER
+//     replies, MIGRATE's sending), topology (the cluster's topology as
+//     data), peer (connections to other nodes).
 //
 // # Shape
 //
