@@ -8,6 +8,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // The CF.* commands, with RedisBloom's syntax, reply types and error texts.
@@ -373,7 +374,7 @@ func cfLoadChunk(s *Server, cl *client, args [][]byte) {
 	if err != nil {
 		var le *cf.LoadError
 		if errors.As(err, &le) {
-			s.log.Warn("CF.LOADCHUNK refused", "client", cl.id, "key", printable(key, 64), "iterator", iter, "reason", le.Detail)
+			s.log.Warn("CF.LOADCHUNK refused", "client", cl.id, "key", quoted.Printable(key, 64), "iterator", iter, "reason", le.Detail)
 		}
 		s.writeErr(cl, err)
 		return

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/conf"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // CONFIG GET/SET/REWRITE/RESETSTAT/HELP: each parses its request, calls
@@ -31,7 +31,7 @@ func configCommands() (b []binding) {
 	b = append(b, binding{name: "config|set", run: cmdConfigSet})
 	b = append(b, binding{name: "config|rewrite", run: cmdConfigRewrite})
 	b = append(b, binding{name: "config|resetstat", run: cmdConfigResetstat})
-	b = append(b, binding{name: "config|help", run: func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, configHelp) }})
+	b = append(b, binding{name: "config|help", run: func(s *Server, cl *client, a [][]byte) { cl.wr.WriteHelp(configHelp) }})
 	return b
 }
 
@@ -142,7 +142,7 @@ func cmdConfigSet(s *Server, cl *client, a [][]byte) {
 	pairs := make([]string, len(a)-2)
 	for i, arg := range a[2:] {
 		if pairs[i] = string(arg); i%2 == 0 {
-			pairs[i] = printable(arg, 128)
+			pairs[i] = quoted.Printable(arg, 128)
 		}
 	}
 	s.conf.mu.Lock()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/clientinfo"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // The connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO (CLIENT is
@@ -89,14 +90,14 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 		switch strings.ToUpper(string(a[i])) {
 		case "AUTH":
 			if i+2 >= len(a) {
-				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", printable(a[i], 32))))
+				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", quoted.Printable(a[i], 32))))
 				return
 			}
 			auth = a[i+1 : i+3]
 			i += 2
 		case "SETNAME":
 			if i+1 >= len(a) {
-				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", printable(a[i], 32))))
+				s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", quoted.Printable(a[i], 32))))
 				return
 			}
 			if err := clientinfo.ValidName(a[i+1]); err != nil {
@@ -107,7 +108,7 @@ func cmdHello(s *Server, cl *client, a [][]byte) {
 			name = &n
 			i++
 		default:
-			s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", printable(a[i], 32))))
+			s.writeErr(cl, replyErr(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", quoted.Printable(a[i], 32))))
 			return
 		}
 	}

@@ -5,9 +5,9 @@ import (
 	"net"
 	"strings"
 
-	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/conf"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // DEBUG RELOAD and DEBUG HELP, behind enable-debug-command as in Redis
@@ -50,7 +50,7 @@ func cmdDebug(s *Server, cl *client, args [][]byte) {
 	}
 	switch sub := strings.ToLower(string(args[1])); {
 	case sub == "help" && len(args) == 2:
-		command.WriteHelp(cl.wr, debugHelp)
+		cl.wr.WriteHelp(debugHelp)
 	case sub == "reload":
 		for _, o := range args[2:] {
 			switch strings.ToUpper(string(o)) {
@@ -62,7 +62,7 @@ func cmdDebug(s *Server, cl *client, args [][]byte) {
 		}
 		keys, err := s.store.Reload(&cl.ks)
 		if re, ok := err.(*keyspace.ReloadError); ok {
-			err = replyErr(fmt.Sprintf("ERR DEBUG RELOAD of key %s: %v", printable([]byte(re.Key), 64), re.Err))
+			err = replyErr(fmt.Sprintf("ERR DEBUG RELOAD of key %s: %v", quoted.Printable([]byte(re.Key), 64), re.Err))
 		}
 		if err != nil {
 			s.writeErr(cl, err)
@@ -71,7 +71,7 @@ func cmdDebug(s *Server, cl *client, args [][]byte) {
 		s.log.Info("DEBUG RELOAD", "client", cl.id, "keys", keys)
 		cl.wr.WriteString("OK")
 	default:
-		s.writeErr(cl, replyErr(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP.", printable(args[1], 128))))
+		s.writeErr(cl, replyErr(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP.", quoted.Printable(args[1], 128))))
 	}
 }
 

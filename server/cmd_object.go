@@ -3,7 +3,6 @@ package server
 import (
 	"strings"
 
-	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 )
@@ -68,7 +67,7 @@ var memoryHelp = []string{
 func cmdObject(s *Server, cl *client, args [][]byte) {
 	sub := strings.ToLower(string(args[1]))
 	if sub == "help" {
-		command.WriteHelp(cl.wr, objectHelp)
+		cl.wr.WriteHelp(objectHelp)
 		return
 	}
 	// Redis looks the key up without touching its access time.
@@ -117,4 +116,4 @@ func cmdMemoryUsage(s *Server, cl *client, args [][]byte) {
 	cl.wr.WriteInt64(int64(c.MemoryUsage(k)))
 }
 
-func cmdMemoryHelp(s *Server, cl *client, args [][]byte) { command.WriteHelp(cl.wr, memoryHelp) }
+func cmdMemoryHelp(s *Server, cl *client, args [][]byte) { cl.wr.WriteHelp(memoryHelp) }

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
-	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // Pub/sub: SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBEs, PUBLISH,
@@ -45,7 +45,7 @@ func pubsubCommands() (b []binding) {
 		_, patterns, _ := s.ps.Counts()
 		cl.wr.WriteInt(patterns)
 	}})
-	b = append(b, binding{name: "pubsub|help", run: func(s *Server, cl *client, a [][]byte) { command.WriteHelp(cl.wr, pubsubHelp) }})
+	b = append(b, binding{name: "pubsub|help", run: func(s *Server, cl *client, a [][]byte) { cl.wr.WriteHelp(pubsubHelp) }})
 	return b
 }
 
@@ -179,7 +179,7 @@ func (s *Server) runSubscribed(cl *client, cmd *bound, args [][]byte) {
 func pubsubChannels(k pubsub.Kind) handler {
 	return func(s *Server, cl *client, a [][]byte) {
 		if len(a) > 3 {
-			s.writeErr(cl, replyErr(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try PUBSUB HELP.", printable(a[1], 128))))
+			s.writeErr(cl, replyErr(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for '%s'. Try PUBSUB HELP.", quoted.Printable(a[1], 128))))
 			return
 		}
 		pattern := "*"

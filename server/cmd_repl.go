@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
 	"github.com/cuckoohash/cuckoo/server/internal/limits"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 	"github.com/cuckoohash/cuckoo/server/internal/repl"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
@@ -78,7 +79,7 @@ func cmdPsync(s *Server, cl *client, a [][]byte) {
 	}
 	if neverHad != "" {
 		s.log.Warn("a replica's position was never this primary's; it takes a full copy",
-			"replica", cl.nc.RemoteAddr().String(), "replid", printable(a[1], 64), "offset", off, "why", neverHad)
+			"replica", cl.nc.RemoteAddr().String(), "replid", quoted.Printable(a[1], 64), "offset", off, "why", neverHad)
 	}
 	cl.repl.start = true
 	cl.repl.isLink.Store(true)
@@ -105,7 +106,7 @@ func cmdReplconf(s *Server, cl *client, a [][]byte) {
 		case "ack", "getack":
 			return // no reply, as Redis
 		default:
-			s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unrecognized REPLCONF option: %s", printable(a[i], 64))))
+			s.writeErr(cl, replyErr(fmt.Sprintf("ERR Unrecognized REPLCONF option: %s", quoted.Printable(a[i], 64))))
 			return
 		}
 	}

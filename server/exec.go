@@ -9,6 +9,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/command"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // handler runs one command; args[0] is its name as the client sent it.
@@ -169,7 +170,7 @@ func (cs *commandSet) lookup(args [][]byte) (*bound, error) {
 		b = cs.byName[string(lower[:len(name)])]
 	}
 	if b == nil {
-		return nil, replyErr(fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", printable(name, 64), argsPreview(args[1:])))
+		return nil, replyErr(fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", quoted.Printable(name, 64), argsPreview(args[1:])))
 	}
 	if !b.spec.ArityOK(len(args)) {
 		return nil, &arityError{b.spec.Name}
@@ -179,7 +180,7 @@ func (cs *commandSet) lookup(args [][]byte) (*bound, error) {
 	}
 	sub := b.spec.LookupSub(args[1])
 	if sub == nil || cs.byName[sub.Name] == nil {
-		return nil, replyErr(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", printable(args[1], 64), strings.ToUpper(b.spec.Name)))
+		return nil, replyErr(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", quoted.Printable(args[1], 64), strings.ToUpper(b.spec.Name)))
 	}
 	if !sub.ArityOK(len(args)) {
 		return nil, &arityError{sub.Name}
@@ -269,25 +270,13 @@ func (s *Server) exec(cl *client, args [][]byte) {
 	cmd.run(s, cl, args)
 }
 
-func printable(b []byte, n int) string {
-	if len(b) > n {
-		b = b[:n]
-	}
-	return strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, string(b))
-}
-
 func argsPreview(args [][]byte) string {
 	var sb strings.Builder
 	for i, a := range args {
 		if i == 3 || sb.Len() > 128 {
 			break
 		}
-		fmt.Fprintf(&sb, "'%s' ", printable(a, 64))
+		fmt.Fprintf(&sb, "'%s' ", quoted.Printable(a, 64))
 	}
 	return sb.String()
 }

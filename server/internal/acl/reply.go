@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/config"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -219,7 +220,7 @@ func WriteCat(w *resp.Writer, c *Catalog, category []byte) error {
 	}
 	names, ok := c.InCategory(strings.ToLower(strings.TrimPrefix(string(category), "@")))
 	if !ok {
-		return replyError(fmt.Sprintf("ERR Unknown category '%s'", printable(category, 128)))
+		return replyError(fmt.Sprintf("ERR Unknown category '%s'", quoted.Printable(category, 128)))
 	}
 	writeStrings(w, names)
 	return nil
@@ -264,26 +265,12 @@ func WriteLog(w *resp.Writer, entries []LogEntry, now time.Time) {
 
 // UserNotFound is ACL DRYRUN's refusal of an unknown user.
 func UserNotFound(name []byte) error {
-	return replyError(fmt.Sprintf("ERR User '%s' not found", printable(name, 128)))
+	return replyError(fmt.Sprintf("ERR User '%s' not found", quoted.Printable(name, 128)))
 }
 
 // CommandNotFound is ACL DRYRUN's refusal of an unknown command.
 func CommandNotFound(name []byte) error {
-	return replyError(fmt.Sprintf("ERR Command '%s' not found", printable(name, 128)))
-}
-
-// printable is at most n bytes of b, each control character as '?', as
-// the server quotes an argument in an error.
-func printable(b []byte, n int) string {
-	if len(b) > n {
-		b = b[:n]
-	}
-	return strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, string(b))
+	return replyError(fmt.Sprintf("ERR Command '%s' not found", quoted.Printable(name, 128)))
 }
 
 // help is ACL HELP's reply, Redis's lines.
@@ -320,9 +307,4 @@ var help = []string{
 }
 
 // WriteHelp writes ACL HELP's reply: its lines as status replies.
-func WriteHelp(w *resp.Writer) {
-	w.WriteArray(len(help))
-	for _, l := range help {
-		w.WriteString(l)
-	}
-}
+func WriteHelp(w *resp.Writer) { w.WriteHelp(help) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -42,7 +43,7 @@ func ParseSetInfo(option, value []byte) (string, error) {
 	case LibName, LibVer:
 		return o, nil
 	}
-	return "", replyError(fmt.Sprintf("ERR Unrecognized option '%s'", printable(option, 32)))
+	return "", replyError(fmt.Sprintf("ERR Unrecognized option '%s'", quoted.Printable(option, 32)))
 }
 
 // ParseOnOff reads ON or OFF, in any case (CLIENT NO-EVICT, NO-TOUCH).
@@ -130,9 +131,4 @@ var help = []string{
 }
 
 // WriteHelp writes CLIENT HELP's reply: its lines as status replies.
-func WriteHelp(w *resp.Writer) {
-	w.WriteArray(len(help))
-	for _, l := range help {
-		w.WriteString(l)
-	}
-}
+func WriteHelp(w *resp.Writer) { w.WriteHelp(help) }

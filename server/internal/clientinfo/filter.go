@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/server/internal/integer"
+	"github.com/cuckoohash/cuckoo/server/internal/quoted"
 )
 
 // replyError is an error whose text is a reply, exactly as Redis spells it
@@ -35,7 +36,7 @@ var types = []string{"normal", "master", "replica", "slave", "pubsub"}
 func parseType(arg []byte) (string, error) {
 	t := strings.ToLower(string(arg))
 	if !slices.Contains(types, t) {
-		return "", replyError(fmt.Sprintf("ERR Unknown client type '%s'", printable(arg, 32)))
+		return "", replyError(fmt.Sprintf("ERR Unknown client type '%s'", quoted.Printable(arg, 32)))
 	}
 	if t == "replica" {
 		return "slave", nil
@@ -150,18 +151,4 @@ func ParseKill(args [][]byte) (*Filter, error) {
 		}
 	}
 	return f, nil
-}
-
-// printable is at most n bytes of b, each control character as '?', as
-// the server quotes an argument in an error.
-func printable(b []byte, n int) string {
-	if len(b) > n {
-		b = b[:n]
-	}
-	return strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, string(b))
 }

@@ -42,12 +42,7 @@ var help = []string{
 }
 
 // WriteHelp writes CLUSTER HELP's reply: its lines as status replies.
-func WriteHelp(w *resp.Writer) {
-	w.WriteArray(len(help))
-	for _, l := range help {
-		w.WriteString(l)
-	}
-}
+func WriteHelp(w *resp.Writer) { w.WriteHelp(help) }
 
 // writeNode writes a node as CLUSTER SLOTS does: ip, port, id, and a map of
 // further endpoints (none).

@@ -32,15 +32,6 @@ var commandHelp = []string{
 	"    Print this help.",
 }
 
-// WriteHelp writes the lines of a HELP subcommand as Redis does: an array
-// of simple strings.
-func WriteHelp(w *resp.Writer, lines []string) {
-	w.WriteArray(len(lines))
-	for _, l := range lines {
-		w.WriteString(l)
-	}
-}
-
 // ReplyCommand answers COMMAND with no subcommand and COMMAND INFO with no
 // names: every command's info, module commands' categories derived as m
 // says.
@@ -53,7 +44,7 @@ func (t *Table) ReplyCommand(w *resp.Writer, m ModuleACL) {
 }
 
 // ReplyHelp answers COMMAND HELP.
-func ReplyHelp(w *resp.Writer) { WriteHelp(w, commandHelp) }
+func ReplyHelp(w *resp.Writer) { w.WriteHelp(commandHelp) }
 
 // ReplyCount answers COMMAND COUNT.
 func (t *Table) ReplyCount(w *resp.Writer) { w.WriteInt(len(t.byName)) }

@@ -159,3 +159,17 @@ func Quote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// Printable is b as an error reply shows a client's argument: at most n
+// bytes, each control character replaced by '?'.
+func Printable(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, string(b))
+}

@@ -78,3 +78,15 @@ func FuzzSplitQuote(f *testing.F) {
 		}
 	})
 }
+
+func TestPrintable(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"abc", 8, "abc"}, {"a\r\nb\x7fc", 8, "a??b?c"}, {"abcdef", 3, "abc"}, {"\x00\x01", 1, "?"}, {"", 4, ""}, {"héllo", 8, "héllo"}} {
+		if got := quoted.Printable([]byte(tc.in), tc.n); got != tc.want {
+			t.Errorf("Printable(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}

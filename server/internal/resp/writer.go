@@ -166,3 +166,12 @@ func (w *Writer) Flush() error {
 	}
 	return w.err
 }
+
+// WriteHelp writes the lines of a HELP subcommand as Redis does: an array
+// of simple strings.
+func (w *Writer) WriteHelp(lines []string) {
+	w.WriteArray(len(lines))
+	for _, l := range lines {
+		w.WriteString(l)
+	}
+}
