@@ -210,7 +210,7 @@ func (s *Server) endPipeline(cl *client) bool {
 	if cl.ks.LSN != 0 {
 		// No reply of this pipeline leaves before its writes are as
 		// durable as --appendfsync says.
-		if err := s.store.AOF.Commit(cl.ks.LSN); err != nil {
+		if err := s.store.AOF.Durable(cl.ks.LSN); err != nil {
 			s.log.Error("log commit failed; the pipeline's writes are answered with the error", "client", cl.id, "err", err)
 			s.replaceReplies(cl, err)
 		}

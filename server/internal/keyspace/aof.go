@@ -437,10 +437,10 @@ func (a *AOF) sync() error {
 	return nil
 }
 
-// Commit makes the records up to lsn as durable as the mode promises: written
+// Durable makes the records up to lsn as durable as the mode promises: written
 // to the OS (every mode), and fsynced with always. It returns nil only then;
 // a failed log is retried first.
-func (a *AOF) Commit(lsn uint64) error {
+func (a *AOF) Durable(lsn uint64) error {
 	if a.written.Load() < lsn || a.Err() != nil {
 		if err := a.Flush(); err != nil {
 			return err

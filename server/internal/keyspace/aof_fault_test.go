@@ -182,7 +182,7 @@ func TestAOFShortWriteHeals(t *testing.T) {
 		t.Run("appendfsync="+mode.String(), func(t *testing.T) {
 			fl := newFaultLog(t, mode)
 			a := fl.a
-			if err := a.Commit(fl.add(3)); err != nil {
+			if err := a.Durable(fl.add(3)); err != nil {
 				t.Fatal(err)
 			}
 			fl.fullMidRecord()
@@ -190,7 +190,7 @@ func TestAOFShortWriteHeals(t *testing.T) {
 			// A record appended while the failing write(2) runs must
 			// follow the 3 it holds.
 			fl.lf.DuringWrite(func() { fl.add(1) })
-			err := a.Commit(lsn)
+			err := a.Durable(lsn)
 			wantMisconf(t, err, syscall.ENOSPC)
 			if a.Err() == nil || a.Err().Error() != err.Error() {
 				t.Fatalf("err() = %v, want %v", a.Err(), err)
@@ -206,11 +206,11 @@ func TestAOFShortWriteHeals(t *testing.T) {
 				t.Fatalf("position %d while failed, want %d", a.Position(), fl.end)
 			}
 			// A retry on a disk still full fails the same way.
-			wantMisconf(t, a.Commit(lsn), syscall.ENOSPC)
+			wantMisconf(t, a.Durable(lsn), syscall.ENOSPC)
 			fl.checkPrefix(3)
 
 			fl.lf.Free()
-			if err := a.Commit(lsn); err != nil {
+			if err := a.Durable(lsn); err != nil {
 				t.Fatalf("commit after space was freed: %v", err)
 			}
 			if a.Err() != nil {
@@ -223,7 +223,7 @@ func TestAOFShortWriteHeals(t *testing.T) {
 			if a.synced.Load() != a.written.Load() {
 				t.Errorf("healed but synced %d < written %d", a.synced.Load(), a.written.Load())
 			}
-			if err := a.Commit(fl.add(1)); err != nil {
+			if err := a.Durable(fl.add(1)); err != nil {
 				t.Fatal(err)
 			}
 			fl.check(0)
@@ -242,7 +242,7 @@ func TestAOFHealsInBackground(t *testing.T) {
 			fl := newFaultLog(t, mode)
 			a := fl.a
 			fl.fullMidRecord()
-			wantMisconf(t, a.Commit(fl.add(3)), syscall.ENOSPC)
+			wantMisconf(t, a.Durable(fl.add(3)), syscall.ENOSPC)
 			syncs := fl.lf.Syncs()
 			fl.lf.Free()
 			waitFor(t, "the ticker to heal the log", func() bool { return a.Err() == nil })
@@ -258,12 +258,12 @@ func TestAOFSyncFailure(t *testing.T) {
 	t.Run("appendfsync=always", func(t *testing.T) {
 		fl := newFaultLog(t, FsyncAlways)
 		a := fl.a
-		if err := a.Commit(fl.add(2)); err != nil {
+		if err := a.Durable(fl.add(2)); err != nil {
 			t.Fatal(err)
 		}
 		fl.lf.FailSync(syscall.EIO)
 		lsn := fl.add(1)
-		wantMisconf(t, a.Commit(lsn), syscall.EIO)
+		wantMisconf(t, a.Durable(lsn), syscall.EIO)
 		if a.synced.Load() >= lsn {
 			t.Fatal("synced past a failed fsync")
 		}
@@ -279,12 +279,12 @@ func TestAOFSyncFailure(t *testing.T) {
 		fl.lf.FailSync(syscall.EIO)
 		// A retry whose write succeeds but whose fsync fails stays failed.
 		lsn = fl.add(1)
-		wantMisconf(t, a.Commit(lsn), syscall.EIO)
+		wantMisconf(t, a.Durable(lsn), syscall.EIO)
 		wantMisconf(t, a.Flush(), syscall.EIO)
 		fl.check(0)
 
 		fl.lf.FailSync(nil)
-		if err := a.Commit(lsn); err != nil {
+		if err := a.Durable(lsn); err != nil {
 			t.Fatalf("commit once fsync works: %v", err)
 		}
 		if fl.lf.Syncs() == syncs || a.synced.Load() < lsn || a.Err() != nil {
@@ -301,12 +301,12 @@ func TestAOFSyncFailure(t *testing.T) {
 		fl.lf.FailSync(syscall.EIO)
 		// everysec's commit waits for the write only.
 		lsn := fl.add(2)
-		if err := a.Commit(lsn); err != nil {
+		if err := a.Durable(lsn); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "the ticker's fsync to fail", func() bool { return a.Err() != nil })
 		wantMisconf(t, a.Err(), syscall.EIO)
-		wantMisconf(t, a.Commit(lsn), syscall.EIO)
+		wantMisconf(t, a.Durable(lsn), syscall.EIO)
 		fl.lf.FailSync(nil)
 		waitFor(t, "the ticker to heal the log", func() bool { return a.Err() == nil })
 		if a.synced.Load() < lsn {
@@ -329,26 +329,26 @@ func TestAOFCutFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fl := newFaultLog(t, FsyncAlways)
 			a := fl.a
-			if err := a.Commit(fl.add(2)); err != nil {
+			if err := a.Durable(fl.add(2)); err != nil {
 				t.Fatal(err)
 			}
 			good := a.Size.Load()
 			tc.fail(fl.lf, syscall.EIO)
 			fl.fullMidRecord()
 			lsn := fl.add(3)
-			wantMisconf(t, a.Commit(lsn), syscall.ENOSPC)
+			wantMisconf(t, a.Durable(lsn), syscall.ENOSPC)
 			if !fl.logs.contains("cannot cut the append-only log back to its last whole record") {
 				t.Error("the failed cut was not logged")
 			}
 			fl.lf.Free()
-			wantMisconf(t, a.Commit(lsn), syscall.ENOSPC)
+			wantMisconf(t, a.Durable(lsn), syscall.ENOSPC)
 			wantMisconf(t, a.Flush(), syscall.ENOSPC)
 			wantMisconf(t, a.rotate(1), syscall.ENOSPC)
 			if a.gen != 0 || a.Size.Load() != good || a.written.Load() != uint64(good) {
 				t.Fatalf("gen %d size %d written %d after failed retries, want 0 %d %d", a.gen, a.Size.Load(), a.written.Load(), good, good)
 			}
 			tc.fail(fl.lf, nil)
-			if err := a.Commit(lsn); err != nil {
+			if err := a.Durable(lsn); err != nil {
 				t.Fatalf("commit once the cut works: %v", err)
 			}
 			fl.check(0)
@@ -359,11 +359,11 @@ func TestAOFCutFails(t *testing.T) {
 func TestAOFRotateWhileFailed(t *testing.T) {
 	fl := newFaultLog(t, FsyncEverysec)
 	a := fl.a
-	if err := a.Commit(fl.add(2)); err != nil {
+	if err := a.Durable(fl.add(2)); err != nil {
 		t.Fatal(err)
 	}
 	fl.fullMidRecord()
-	wantMisconf(t, a.Commit(fl.add(3)), syscall.ENOSPC)
+	wantMisconf(t, a.Durable(fl.add(3)), syscall.ENOSPC)
 	wantMisconf(t, a.rotate(1), syscall.ENOSPC)
 	if a.gen != 0 || a.Position() != fl.end {
 		t.Fatalf("failed rotate moved to gen %d, position %d", a.gen, a.Position())
@@ -383,7 +383,7 @@ func TestAOFRotateWhileFailed(t *testing.T) {
 	}
 	fl.check(0)
 	fl.payloads, fl.end = nil, 0
-	if err := a.Commit(fl.add(1)); err != nil {
+	if err := a.Durable(fl.add(1)); err != nil {
 		t.Fatal(err)
 	}
 	fl.check(1)
@@ -414,7 +414,7 @@ func TestAOFRotateWhileFailed(t *testing.T) {
 	if a.Err() != nil || a.gen != 2 {
 		t.Fatalf("after a failed open: err %v, gen %d", a.Err(), a.gen)
 	}
-	if err := a.Commit(fl.add(2)); err != nil {
+	if err := a.Durable(fl.add(2)); err != nil {
 		t.Fatal(err)
 	}
 	fl.check(2)
@@ -423,11 +423,11 @@ func TestAOFRotateWhileFailed(t *testing.T) {
 func TestAOFCloseWhileFailed(t *testing.T) {
 	t.Run("disk still full", func(t *testing.T) {
 		fl := newFaultLog(t, FsyncAlways)
-		if err := fl.a.Commit(fl.add(2)); err != nil {
+		if err := fl.a.Durable(fl.add(2)); err != nil {
 			t.Fatal(err)
 		}
 		fl.fullMidRecord()
-		wantMisconf(t, fl.a.Commit(fl.add(3)), syscall.ENOSPC)
+		wantMisconf(t, fl.a.Durable(fl.add(3)), syscall.ENOSPC)
 		wantMisconf(t, fl.close(), syscall.ENOSPC)
 		if !fl.logs.contains("closing the append-only log while it is failed") {
 			t.Error("closing with records unwritten was not logged")
@@ -438,7 +438,7 @@ func TestAOFCloseWhileFailed(t *testing.T) {
 	t.Run("space freed", func(t *testing.T) {
 		fl := newFaultLog(t, FsyncNo)
 		fl.fullMidRecord()
-		wantMisconf(t, fl.a.Commit(fl.add(3)), syscall.ENOSPC)
+		wantMisconf(t, fl.a.Durable(fl.add(3)), syscall.ENOSPC)
 		fl.lf.Free()
 		if err := fl.close(); err != nil {
 			t.Fatalf("close: %v", err)
@@ -447,7 +447,7 @@ func TestAOFCloseWhileFailed(t *testing.T) {
 	})
 	t.Run("fsync fails", func(t *testing.T) {
 		fl := newFaultLog(t, FsyncNo)
-		if err := fl.a.Commit(fl.add(2)); err != nil {
+		if err := fl.a.Durable(fl.add(2)); err != nil {
 			t.Fatal(err)
 		}
 		fl.lf.FailSync(syscall.EIO)
@@ -498,13 +498,13 @@ func TestAOFFaultStress(t *testing.T) {
 						t.Errorf("writer %d: log still failed after 30s", w)
 						return
 					}
-					_ = a.Commit(0) // drives a retry
+					_ = a.Durable(0) // drives a retry
 					runtime.Gosched()
 					continue
 				}
 				lsn := a.Append([]byte(fmt.Sprintf("w%d-%d", w, i)))
 				i++
-				_ = a.Commit(lsn) // an error does not lose the record
+				_ = a.Durable(lsn) // an error does not lose the record
 			}
 		})
 	}

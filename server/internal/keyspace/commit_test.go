@@ -6,7 +6,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/cf"
 )
 
-// TestCommitReleasesWhatItPublished checks Commit's contract for the kinds
+// TestCommitReleasesWhatItPublished checks commit's contract for the kinds
 // that publish a new entry: the entry is under the op's key even when the
 // caller left Applying.Key empty, and it is unlocked once the op is logged,
 // but for a create held (Hold) for the command that runs on it.

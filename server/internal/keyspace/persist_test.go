@@ -492,12 +492,12 @@ func TestSnapshotRefusedWhileLogFailed(t *testing.T) {
 	st := open(t, dir)
 	w := &keyspace.Writer{}
 	mustAdd(t, st, w, "k", growing, items("x", 3))
-	if err := st.AOF.Commit(w.LSN); err != nil {
+	if err := st.AOF.Durable(w.LSN); err != nil {
 		t.Fatal(err)
 	}
 	lf.Full(5)
 	mustAdd(t, st, w, "k", growing, items("y", 3)) // in memory, not on disk
-	if err := st.AOF.Commit(w.LSN); !errors.Is(err, keyspace.ErrMisconf) {
+	if err := st.AOF.Durable(w.LSN); !errors.Is(err, keyspace.ErrMisconf) {
 		t.Fatalf("commit on a full disk: %v, want MISCONF", err)
 	}
 	if _, err := st.Add(w, []byte("k"), items("z", 1), keyspace.AddOptions{}); !errors.Is(err, keyspace.ErrMisconf) {
@@ -513,7 +513,7 @@ func TestSnapshotRefusedWhileLogFailed(t *testing.T) {
 		t.Fatalf("snapshot while the log is failed: %v, want MISCONF", err)
 	}
 	lf.Free()
-	if err := st.AOF.Commit(w.LSN); err != nil {
+	if err := st.AOF.Durable(w.LSN); err != nil {
 		t.Fatalf("commit once there is room: %v", err)
 	}
 	mustAdd(t, st, w, "k", growing, items("z", 1))
@@ -609,7 +609,7 @@ func TestTornRecordInEarlierLog(t *testing.T) {
 }
 
 // TestWriterLSN: a write raises its writer's LSN to its record's end, and
-// the record reaches the file only at Commit, which the connection calls
+// the record reaches the file only at Durable, which the connection calls
 // before it sends the replies.
 func TestWriterLSN(t *testing.T) {
 	dir := t.TempDir()
@@ -630,7 +630,7 @@ func TestWriterLSN(t *testing.T) {
 	if n := fileSize(t, path); n != 0 {
 		t.Fatalf("%d bytes in the log before any commit", n)
 	}
-	if err := st.AOF.Commit(w.LSN); err != nil {
+	if err := st.AOF.Durable(w.LSN); err != nil {
 		t.Fatal(err)
 	}
 	if n := fileSize(t, path); n != int64(lsn) {

@@ -601,7 +601,7 @@ func (n *Node) applyStream(m *primaryLink, ops [][]byte) error {
 	}
 	st.UnlockAll()
 	if lsn > 0 {
-		return st.AOF.Commit(lsn)
+		return st.AOF.Durable(lsn)
 	}
 	return nil
 }
@@ -676,7 +676,7 @@ func (n *Node) ShiftOffset(bytes int64) error {
 	id, off := n.id, n.backlog.End()
 	n.mu.Unlock()
 	if lsn := n.logPosition(id, off); lsn > 0 {
-		return st.AOF.Commit(lsn)
+		return st.AOF.Durable(lsn)
 	}
 	return nil
 }
