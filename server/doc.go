@@ -119,9 +119,9 @@
 //   - MULTI/EXEC is atomic for writers and logged as one record, but
 //     lookups take no lock, so a CF.EXISTS of another client may see a
 //     transaction's inserts before its EXEC returns (cmd_multi.go).
-//   - CLIENT LIST prints only the fields this server keeps (no buffer
-//     sizes); a client is a pubsub one while it has a subscription, else a
-//     normal one.
+//   - CLIENT LIST prints the fields this server keeps (no argv-mem, rbs,
+//     rbp, obl, oll or events); a client is a pubsub one while it has a
+//     subscription, else a normal one.
 //   - SHUTDOWN NOSAVE skips the final snapshot and loses nothing: the log
 //     holds every acknowledged write.
 //
