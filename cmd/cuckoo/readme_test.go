@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -85,33 +83,32 @@ func TestReadmeLibraryRequirements(t *testing.T) {
 			t.Errorf("go.mod requires %s; the README does not say so", m)
 		}
 	}
-	// porcupine, which the README calls test-only: no library file but a
-	// test imports it. The other modules of the workspace have their own
-	// go.mod and are skipped.
-	root := "../.."
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path != root {
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if strings.Contains(string(b), "github.com/anishathalye/porcupine") {
-			t.Errorf("%s imports porcupine, which the README calls test-only", path)
-		}
-		return nil
-	})
+	// porcupine, which the README calls test-only: no package of the
+	// library a program can import builds it (internal/lincheck, the
+	// tests' helper, imports it, and only tests import that). The other
+	// modules of the workspace have their own go.mod and are not listed.
+	pkgs, err := exec.Command("go", "list", "-C", "../..", "./...").Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("go list: %v", err)
+	}
+	var public []string
+	for p := range strings.Lines(string(pkgs)) {
+		if p = strings.TrimSpace(p); p != "" && !strings.Contains(p, "/internal/") {
+			public = append(public, p)
+		}
+	}
+	deps, err := exec.Command("go", append([]string{"list", "-C", "../..", "-deps"}, public...)...).Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for d := range strings.Lines(string(deps)) {
+		if strings.HasPrefix(d, "github.com/anishathalye/porcupine") {
+			t.Errorf("the library's packages %v build porcupine, which the README calls test-only", public)
+			break
+		}
+	}
+	if len(public) < 5 {
+		t.Errorf("go list found only %v as the library's packages", public)
 	}
 }
 
