@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// These tests fail the log's file calls (export_aof_test.go) and check that
+// These tests fail the log's file calls (faults.go's InjectLogFaults) and check that
 // the log heals without dropping, duplicating or tearing a record.
 
 // logCapture collects a logger's output; the ticker goroutine logs too.
