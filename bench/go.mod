@@ -16,6 +16,7 @@ require (
 	github.com/seiflotfy/cuckoofilter v0.0.0-20240715131351-a2f2c23f1771
 	github.com/tidwall/redcon v1.6.4
 	github.com/zeebo/xxh3 v1.1.0
+	golang.org/x/sys v0.48.0
 )
 
 require (
@@ -32,6 +33,5 @@ require (
 	go.uber.org/zap v1.27.0 // indirect
 	golang.org/x/exp v0.0.0-20221031165847-c99f073a8326 // indirect
 	golang.org/x/sync v0.11.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )
