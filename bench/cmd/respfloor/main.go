@@ -1,12 +1,13 @@
 // Command respfloor is the cheapest RESP server there can be: it parses each
-// command with redcon and answers every one with the integer 0, doing no other
-// work. Run redis-benchmark against it beside cuckoo serve and redis-server to
+// command with redcon and answers PING with PONG, GET with a nil bulk and
+// every other command with the integer 0, doing no other work. Run redis-benchmark against it beside cuckoo serve and redis-server to
 // see how much of an unpipelined request's cost is the network and the Go
 // runtime rather than the server: its rate is the ceiling for any Go server
 // built the same way.
 //
 //	go run ./cmd/respfloor --mode net  --addr 127.0.0.1:6392   # a goroutine per connection
 //	go run ./cmd/respfloor --mode gnet --addr 127.0.0.1:6393   # gnet's epoll event loops
+//	go run ./cmd/respfloor --mode uring --addr 127.0.0.1:6394  # io_uring loops, one a core
 //	redis-benchmark -p 6392 -n 300000 -c 50 -P 1 -r 100000000 -q CF.EXISTS k __rand_int__
 package main
 
@@ -18,6 +19,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"runtime"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/tidwall/redcon"
@@ -25,8 +27,9 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:6392", "listen address")
-	mode := flag.String("mode", "net", "net (a goroutine per connection, as cuckoo serve) or gnet (epoll event loops)")
+	mode := flag.String("mode", "net", "net (a goroutine per connection, as cuckoo serve), gnet (epoll event loops) or uring (io_uring loops)")
 	multicore := flag.Bool("multicore", true, "gnet: one event loop per core (false: one loop)")
+	loops := flag.Int("loops", runtime.GOMAXPROCS(0), "uring: io_uring loops, each with its own ring and SO_REUSEPORT listener")
 	flag.Parse()
 	var err error
 	switch *mode {
@@ -34,6 +37,8 @@ func main() {
 		err = serveNet(*addr)
 	case "gnet":
 		err = gnet.Run(&floor{}, "tcp://"+*addr, gnet.WithMulticore(*multicore))
+	case "uring":
+		err = serveUring(*addr, *loops, nil)
 	default:
 		err = fmt.Errorf("unknown --mode %q", *mode)
 	}
@@ -58,6 +63,7 @@ func serveNet(addr string) error {
 		go func() {
 			defer nc.Close()
 			rd, wr := redcon.NewReader(nc), redcon.NewWriter(nc)
+			var out []byte
 			for {
 				cmds, err := rd.ReadCommands()
 				if err != nil {
@@ -66,9 +72,11 @@ func serveNet(addr string) error {
 					}
 					return
 				}
-				for range cmds {
-					wr.WriteInt(0)
+				out = out[:0]
+				for _, c := range cmds {
+					out = appendReply(out, c.Args)
 				}
+				wr.WriteRaw(out)
 				if wr.Flush() != nil {
 					return
 				}
@@ -101,7 +109,7 @@ func (*floor) OnTraffic(c gnet.Conn) gnet.Action {
 			break
 		}
 		args, rest = a, left
-		out = redcon.AppendInt(out, 0)
+		out = appendReply(out, a)
 	}
 	if _, err := c.Discard(len(in) - len(rest)); err != nil {
 		return gnet.Close
