@@ -194,8 +194,7 @@ func cfInsertItems(s *Server, cl *client, args [][]byte, nx bool) {
 	for _, r := range res {
 		switch {
 		case r.Status == keyspace.Failed:
-			s.stats.errors.Add(1)
-			cl.wr.WriteError(replyText(r.Err))
+			s.writeErr(cl, r.Err)
 		case bools:
 			cl.wr.WriteBool(r.Status == keyspace.Added)
 		case r.Status == keyspace.NoRoom:

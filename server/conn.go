@@ -258,8 +258,7 @@ func (s *Server) replaceReplies(cl *client, err error) {
 	at := 0
 	for _, sp := range cl.logged {
 		cl.wr.WriteRaw(old[at:sp.start])
-		s.stats.errors.Add(1)
-		cl.wr.WriteError(replyText(err))
+		s.writeErr(cl, err)
 		at = sp.end
 	}
 	cl.wr.WriteRaw(old[at:])

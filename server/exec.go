@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -64,6 +65,21 @@ type commandSet struct {
 	// 8.6's (module commands in the categories they name) and 2.6's (with
 	// those their flags imply, as Redis 7 derives them).
 	acl [2]*acl.Catalog
+	// readAhead are the names of the rows flagged ReadAhead, for the
+	// read-ahead's test of every request, which must cost less than a
+	// lookup (prefetch.go).
+	readAhead [][]byte
+}
+
+// readsAhead reports whether name is a command whose row is flagged
+// ReadAhead, in any case.
+func (cs *commandSet) readsAhead(name []byte) bool {
+	for _, n := range cs.readAhead {
+		if len(n) == len(name) && bytes.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // CommandTable returns a server's command table, Redis's rows and its
@@ -131,6 +147,9 @@ func newCommandSet(fams [][]binding) (*commandSet, error) {
 				continue
 			}
 			bind(x, h)
+			if x.ReadAhead {
+				cs.readAhead = append(cs.readAhead, []byte(x.Name))
+			}
 			if x.Container() != nil && cs.byName[c.Name] == nil {
 				// A container is served when a subcommand is; its
 				// arity keeps a request without one out.

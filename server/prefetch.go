@@ -19,11 +19,7 @@ import (
 // prefetchable reports whether args is a command whose one item's buckets
 // are worth touching ahead, name, key, item: its row says so (ReadAhead).
 func (s *Server) prefetchable(args [][]byte) bool {
-	if len(args) != 3 {
-		return false
-	}
-	spec := s.cmds.table.Lookup(args[0])
-	return spec != nil && spec.ReadAhead
+	return len(args) == 3 && s.cmds.readsAhead(args[0])
 }
 
 // nextRequest returns cl's next request, or nil when none is complete in

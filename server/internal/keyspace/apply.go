@@ -38,6 +38,8 @@ type applying struct {
 	Added   []AddResult
 	// Accepted is an add's items that went in: what is logged.
 	Accepted [][]byte
+	// one holds a single-item op's item (a delete's).
+	one [1][]byte
 }
 
 // applyingFor returns the scratch of a live write by w, for key k at entry

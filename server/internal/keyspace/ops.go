@@ -498,7 +498,8 @@ func (s *Store) DeleteItem(w *Writer, key, item []byte) (bool, error) {
 			return ErrNotFound
 		}
 		a := applyingFor(w, "", c)
-		a.Op = Op{Kind: OpDel, Key: key, Items: [][]byte{item}}
+		a.one[0] = item // the scratch's, so that a delete allocates nothing
+		a.Op = Op{Kind: OpDel, Key: key, Items: a.one[:]}
 		err := s.commit(w, a, &a.Op)
 		deleted = a.Changed
 		return err
