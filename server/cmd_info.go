@@ -37,7 +37,7 @@ func cmdInfo(s *Server, cl *client, a [][]byte) {
 		w.Section("Replication", s.repl.Status().Info()...)
 	}
 	w.CPU()
-	w.Section("Cluster", "cluster_enabled", b2i(s.cluster != nil))
+	w.Section("Cluster", "cluster_enabled", s.cluster != nil)
 	if w.Named("filters") {
 		// Not a default section: it scans the key space, O(n) for n keys
 		// (Sentinel reads INFO every 10 s). cuckoo cluster info reads it.
@@ -112,8 +112,8 @@ func (s *Server) persistenceInfo(w *info.Writer) {
 		saveStatus = "err"
 	}
 	w.Section("Persistence", "loading", 0, "async_loading", 0, "rdb_changes_since_last_save", st.Dirty.Load(),
-		"rdb_bgsave_in_progress", b2i(s.snapping.Load()), "rdb_last_save_time", s.lastSave.Load(),
-		"rdb_last_bgsave_status", saveStatus, "aof_enabled", 1, "aof_rewrite_in_progress", b2i(s.snapping.Load()),
+		"rdb_bgsave_in_progress", s.snapping.Load(), "rdb_last_save_time", s.lastSave.Load(),
+		"rdb_last_bgsave_status", saveStatus, "aof_enabled", 1, "aof_rewrite_in_progress", s.snapping.Load(),
 		"appendfsync", st.AOF.Mode, "aof_current_size", st.AOF.Size.Load(), "aof_generation", st.AOF.Generation(),
 		"aof_last_write_status", status(st.AOF.Err()))
 }

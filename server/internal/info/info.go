@@ -48,7 +48,7 @@ func (w *Writer) Named(section string) bool {
 }
 
 // Section writes section name with its fields, kv as name, value pairs, if
-// the request wants it.
+// the request wants it. A bool is written 1 or 0, as INFO writes flags.
 func (w *Writer) Section(name string, kv ...any) {
 	if !w.Wants(name) {
 		return
@@ -58,7 +58,14 @@ func (w *Writer) Section(name string, kv ...any) {
 	}
 	fmt.Fprintf(&w.sb, "# %s\r\n", name)
 	for i := 0; i+1 < len(kv); i += 2 {
-		fmt.Fprintf(&w.sb, "%s:%v\r\n", kv[i], kv[i+1])
+		v := kv[i+1]
+		if b, ok := v.(bool); ok {
+			v = 0
+			if b {
+				v = 1
+			}
+		}
+		fmt.Fprintf(&w.sb, "%s:%v\r\n", kv[i], v)
 	}
 }
 

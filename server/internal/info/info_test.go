@@ -46,10 +46,10 @@ func TestSections(t *testing.T) {
 		}
 	}
 	w := info.NewWriter(args("server", "stats"))
-	w.Section("Server", "redis_version", "7.2.0", "tcp_port", 6379)
+	w.Section("Server", "redis_version", "7.2.0", "tcp_port", 6379, "up", true, "down", false)
 	w.Section("Memory", "used_memory", 1)
 	w.Section("Stats")
-	if want := "# Server\r\nredis_version:7.2.0\r\ntcp_port:6379\r\n\r\n# Stats\r\n"; w.String() != want {
+	if want := "# Server\r\nredis_version:7.2.0\r\ntcp_port:6379\r\nup:1\r\ndown:0\r\n\r\n# Stats\r\n"; w.String() != want {
 		t.Errorf("INFO server stats: %q, want %q", w.String(), want)
 	}
 }

@@ -105,15 +105,16 @@ func (st Status) WriteRole(w *resp.Writer) {
 	}
 }
 
-// Info is INFO's Replication section as name, value pairs, with Redis's
-// field names and meanings, as Sentinel parses them.
+// Info is INFO's Replication section as name, value pairs (a bool is a 1
+// or 0 field: info.Writer), with Redis's field names and meanings, as
+// Sentinel parses them.
 func (st Status) Info() []any {
 	var kv []any
 	if m := st.Primary; m != nil {
 		up := m.State == PrimaryConnected
 		kv = append(kv, "role", "slave", "master_host", m.Host, "master_port", m.Port,
 			"master_link_status", upDown(up), "master_last_io_seconds_ago", m.LastIOAgo,
-			"master_sync_in_progress", b2i(m.Syncing), "slave_read_repl_offset", st.Offset,
+			"master_sync_in_progress", m.Syncing, "slave_read_repl_offset", st.Offset,
 			"slave_repl_offset", st.Offset, "slave_priority", m.Priority, "slave_read_only", 1,
 			"replica_announced", 1, "master_full_syncs", m.FullSyncs,
 			"master_position_refused", m.PositionRefused, "master_stream_errors", m.StreamErrors)
@@ -133,7 +134,7 @@ func (st Status) Info() []any {
 	}
 	return append(kv, "master_failover_state", "no-failover", "master_replid", st.ID, "master_replid2", st.ID2,
 		"master_repl_offset", st.Offset, "second_repl_offset", st.Off2,
-		"repl_backlog_active", b2i(st.BacklogActive), "repl_backlog_size", st.BacklogSize,
+		"repl_backlog_active", st.BacklogActive, "repl_backlog_size", st.BacklogSize,
 		"repl_backlog_first_byte_offset", st.BacklogStart, "repl_backlog_histlen", st.BacklogHist)
 }
 
@@ -143,11 +144,4 @@ func upDown(up bool) string {
 		return "up"
 	}
 	return "down"
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

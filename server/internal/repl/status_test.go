@@ -2,10 +2,10 @@ package repl
 
 import (
 	"bytes"
-	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/cuckoohash/cuckoo/server/internal/info"
 	"github.com/cuckoohash/cuckoo/server/internal/resp"
 )
 
@@ -39,18 +39,15 @@ func TestStatusReplies(t *testing.T) {
 			if b.String() != tc.role {
 				t.Errorf("ROLE: %q, want %q", b.String(), tc.role)
 			}
-			kv := tc.st.Info()
-			var fields []string
-			for i := 0; i+1 < len(kv); i += 2 {
-				fields = append(fields, fmt.Sprintf("%v=%v", kv[i], kv[i+1]))
-			}
-			all := strings.Join(fields, "\n")
+			iw := info.NewWriter(nil)
+			iw.Section("Replication", tc.st.Info()...)
+			all := strings.ReplaceAll(iw.String(), "\r\n", "\n")
 			for _, f := range tc.infoHas {
-				if !strings.Contains(all+"\n", f+"\n") {
+				if f = strings.Replace(f, "=", ":", 1); !strings.Contains(all, "\n"+f+"\n") {
 					t.Errorf("INFO lacks %s:\n%s", f, all)
 				}
 			}
-			if strings.Contains(all, tc.infoLacks) {
+			if strings.Contains(all, tc.infoLacks+":") {
 				t.Errorf("INFO has %s:\n%s", tc.infoLacks, all)
 			}
 		})
