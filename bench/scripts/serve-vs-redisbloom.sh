@@ -6,14 +6,21 @@
 # (50 clients, random items) of CF.ADD, CF.EXISTS, CF.MEXISTS of 10 items
 # or CF.INSERT of 10 items, pipelined 16 deep and not pipelined; for each
 # it records the requests a second and the server's CPU time a request.
+# It runs twice, each with servers of its own, and prints a table each:
+# one core each (both servers pinned to CPU 0 with taskset, cuckoo serve
+# with GOMAXPROCS=1, redis-benchmark pinned to CPU 1), then unpinned, as a
+# user runs them (cuckoo serve with every core, redis-benchmark beside).
 #
 #   bench/scripts/serve-vs-redisbloom.sh 3
-#   LAYOUT=redisbloom GOMAXPROCS=1 N=200000 bench/scripts/serve-vs-redisbloom.sh 2
+#   MODES=pinned LAYOUT=redisbloom N=200000 bench/scripts/serve-vs-redisbloom.sh 2
 #   MEMORY="10000 100000 1000000 20000000 30000000" bench/scripts/serve-vs-redisbloom.sh
 #
 # Argument: ROUNDS (default 3). Environment:
+#   MODES       the tables to print, in order: "pinned unpinned" (default),
+#               "pinned" (one core each; needs 2 CPUs) or "unpinned"
 #   LAYOUT      cuckoo serve's --cf-layout: cuckoo (default) or redisbloom
-#   GOMAXPROCS  passed to cuckoo serve only (unset: every core)
+#   GOMAXPROCS  passed to cuckoo serve only, when unpinned (unset: every
+#               core); pinned, it is 1
 #   PIPELINES   the pipeline depths to run (default "16 1")
 #   MEMORY      sizes to measure memory at instead (below)
 #   OPTIONS     CF.RESERVE's options there ("EXPANSION 0")
@@ -46,7 +53,8 @@
 # should take a second or more.
 #
 # Needs redis-server, redis-cli and redis-benchmark (Debian's redis-server
-# and redis-tools, 7.0), perl (to ask the OS for a free port) and Go.
+# and redis-tools, 7.0), taskset (util-linux), perl (to ask the OS for a
+# free port) and Go.
 # Ports are chosen by the OS on 127.0.0.1; data goes to a temporary
 # directory, removed with the servers, which are stopped by process id.
 set -euo pipefail
@@ -79,7 +87,15 @@ case $LAYOUT in cuckoo | redisbloom) ;; *)
 	exit 2
 	;;
 esac
-for c in redis-server redis-cli redis-benchmark perl go getconf; do
+MODES=${MODES:-pinned unpinned}
+for m in $MODES; do
+	case $m in pinned | unpinned) ;; *)
+		echo "MODES holds pinned and unpinned, not $m" >&2
+		exit 2
+		;;
+	esac
+done
+for c in redis-server redis-cli redis-benchmark taskset perl go getconf; do
 	command -v "$c" >/dev/null || {
 		echo "$c is not installed (redis-server and redis-tools for the redis ones)" >&2
 		exit 2
@@ -145,36 +161,48 @@ ready() { # port: waits up to 10 s for PONG
 	return 1
 }
 
-# redis-server on a port the OS picked; tried again if another process took
-# it between the pick and the bind.
-mkdir -p "$tmp/redis-data"
-for try in 1 2 3; do
-	rport=$(freeport)
-	"$redis_server" --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis-data" --loadmodule "$so" \
-		--appendonly yes --appendfsync everysec --save '' >"$tmp/redis.log" 2>&1 &
-	rpid=$!
-	pids+=("$rpid")
-	ready "$rport" && break
-	kill "$rpid" 2>/dev/null || true
-	[ "$try" = 3 ] && { cat "$tmp/redis.log" >&2; exit 1; }
-done
+# start MODE: redis-server and cuckoo serve on ports the OS picked, each
+# with an empty data directory; pinned, both run on CPU 0 and cuckoo serve
+# with GOMAXPROCS=1. Sets rport, rpid, cport and cpid.
+start() {
+	local pin=() procs=$gomaxprocs try
+	if [ "$1" = pinned ]; then pin=(taskset -c 0) procs=1; fi
+	rm -rf "$tmp/redis-data" "$tmp/serve-data"
+	mkdir -p "$tmp/redis-data"
+	# Tried again if another process took the port between pick and bind.
+	for try in 1 2 3; do
+		rport=$(freeport)
+		"${pin[@]}" "$redis_server" --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis-data" --loadmodule "$so" \
+			--appendonly yes --appendfsync everysec --save '' >"$tmp/redis.log" 2>&1 &
+		rpid=$!
+		pids+=("$rpid")
+		ready "$rport" && break
+		kill "$rpid" 2>/dev/null || true
+		[ "$try" = 3 ] && { cat "$tmp/redis.log" >&2; exit 1; }
+	done
+	# cuckoo serve binds 127.0.0.1:0 itself and logs the address it got.
+	env ${procs:+GOMAXPROCS=$procs} "${pin[@]}" "$cuckoo" serve --addr 127.0.0.1:0 --dir "$tmp/serve-data" \
+		--appendfsync everysec --snapshot-log-size 64mb --cf-layout "$LAYOUT" 2>"$tmp/cuckoo.log" &
+	cpid=$!
+	pids+=("$cpid")
+	cport=
+	for _ in $(seq 100); do
+		cport=$(sed -n 's/.*ready to accept connections.* addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/cuckoo.log")
+		[ -n "$cport" ] && break
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ -z "$cport" ] || ! ready "$cport"; then
+		cat "$tmp/cuckoo.log" >&2
+		exit 1
+	fi
+}
 
-# cuckoo serve binds 127.0.0.1:0 itself and logs the address it got.
-env ${gomaxprocs:+GOMAXPROCS=$gomaxprocs} "$cuckoo" serve --addr 127.0.0.1:0 --dir "$tmp/serve-data" --appendfsync everysec \
-	--snapshot-log-size 64mb --cf-layout "$LAYOUT" 2>"$tmp/cuckoo.log" &
-cpid=$!
-pids+=("$cpid")
-cport=
-for _ in $(seq 100); do
-	cport=$(sed -n 's/.*ready to accept connections.* addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/cuckoo.log")
-	[ -n "$cport" ] && break
-	kill -0 "$cpid" 2>/dev/null || break
-	sleep 0.1
-done
-if [ -z "$cport" ] || ! ready "$cport"; then
-	cat "$tmp/cuckoo.log" >&2
-	exit 1
-fi
+# stop: both servers, by process id.
+stop() {
+	kill "$rpid" "$cpid" 2>/dev/null || true
+	wait "$rpid" "$cpid" 2>/dev/null || true
+}
 
 hz=$(getconf CLK_TCK)
 cputicks() { # pid: utime+stime+cutime+cstime, from the fields after "(comm)"
@@ -190,6 +218,7 @@ anon() { awk '/^RssAnon:/ {print $2}' "/proc/$1/status"; } # kB: RSS less the fi
 # The filters are kept, so that none is filled into memory an earlier one
 # freed: each growth is its own filter's.
 if [ -n "${MEMORY:-}" ]; then
+	start unpinned
 	servemem=$tmp/servemem
 	(cd "$root/bench" && go build -o "$servemem" ./cmd/servemem)
 	resident() { # when
@@ -238,43 +267,18 @@ run() {
 	local name=$1 port=$2 pid=$3 p=$4 round=$5 cmd=$6 before after out rps
 	before=$(cputicks "$pid")
 	# shellcheck disable=SC2086 # the command is split into its words
-	out=$(redis-benchmark -p "$port" -n "$N" -c 50 -P "$p" -r 100000000 --csv $cmd 2>/dev/null)
+	out=$("${bench_pin[@]}" redis-benchmark -p "$port" -n "$N" -c 50 -P "$p" -r 100000000 --csv $cmd 2>/dev/null)
 	after=$(cputicks "$pid")
 	rps=$(echo "$out" | awk -F'","' 'NR == 2 {print $2}')
 	[ -n "$rps" ] || { echo "redis-benchmark against $name failed: $out" >&2; exit 1; }
 	echo "$round|${cmd%% *}|$p|$name|$rps|$(awk -v t=$((after - before)) -v hz="$hz" -v n="$N" 'BEGIN {printf "%.3f", t / hz * 1e6 / n}')" >>"$tmp/results"
 }
 
-rbver=$(redis-cli -p "$rport" MODULE LIST | awk 'prev == "ver" {print; exit} {prev = $0}')
-echo "cuckoo serve (--cf-layout $LAYOUT, GOMAXPROCS ${gomaxprocs:-unset}, $(nproc) CPUs) against" \
-	"redis-server $("$redis_server" --version | sed 's/.*v=\([^ ]*\).*/\1/') with RedisBloom $rbver (ANCHOR=$ANCHOR);" \
-	"CF.RESERVE k $CAPACITY, $ROUNDS rounds of $N requests a run, 50 clients"
-for r in $(seq "$ROUNDS"); do
-	for port in "$cport" "$rport"; do
-		redis-cli -p "$port" DEL k >/dev/null
-		[ "$(redis-cli -p "$port" CF.RESERVE k "$CAPACITY")" = OK ] || {
-			echo "CF.RESERVE k $CAPACITY failed on port $port" >&2
-			exit 1
-		}
-	done
-	for p in ${PIPELINES:-16 1}; do
-		for cmd in "${commands[@]}"; do
-			if [ $((r % 2)) = 1 ]; then
-				run cuckoo "$cport" "$cpid" "$p" "$r" "$cmd"
-				run redisbloom "$rport" "$rpid" "$p" "$r" "$cmd"
-			else
-				run redisbloom "$rport" "$rpid" "$p" "$r" "$cmd"
-				run cuckoo "$cport" "$cpid" "$p" "$r" "$cmd"
-			fi
-		done
-	done
-	echo "round $r done" >&2
-done
-
-# One row per command and pipeline depth: median (min-max) over the rounds
-# of each server's rate, of the ratio within a round, and of CPU time a
-# request (ratio: cuckoo serve's over RedisBloom's, lower is less CPU).
-echo
+# table: one row per command and pipeline depth: median (min-max) over
+# the rounds of each server's rate, of the ratio within a round, and of CPU
+# time a request (ratio: cuckoo serve's over RedisBloom's, lower is less
+# CPU).
+table() {
 awk -F'|' '
 # sorted(s): the numbers of the list s in order, into v[1..n]; returns n
 # (mawk has no asort).
@@ -319,6 +323,7 @@ END {
 			cr[row] == "" ? "-" : ratio(cr[row])
 	}
 }' "$tmp/results"
+}
 
 # The filters and the processes after the last round.
 info() { # port field
@@ -329,6 +334,53 @@ after() { # name port pid
 		"$(info "$2" Size)" "$(info "$2" "Number of filters")" "$(info "$2" "Number of items inserted")" \
 		$(($(rss "$3") / 1024))
 }
-echo
-after cuckoo "$cport" "$cpid"
-after redisbloom "$rport" "$rpid"
+
+# bench MODE: the rounds, then the table.
+bench() {
+	local mode=$1 r port p cmd
+	bench_pin=()
+	if [ "$mode" = pinned ]; then
+		[ "$(nproc)" -ge 2 ] || { echo "pinned needs 2 CPUs, this machine has $(nproc)" >&2; exit 2; }
+		bench_pin=(taskset -c 1)
+	fi
+	start "$mode"
+	rm -f "$tmp/results"
+	local rbver heading
+	rbver=$(redis-cli -p "$rport" MODULE LIST | awk 'prev == "ver" {print; exit} {prev = $0}')
+	heading="unpinned: cuckoo serve with GOMAXPROCS ${gomaxprocs:-unset} on $(nproc) CPUs, redis-benchmark beside them"
+	[ "$mode" = pinned ] && heading="one core each: both servers on CPU 0 (cuckoo serve with GOMAXPROCS=1), redis-benchmark on CPU 1"
+	echo
+	echo "## $heading"
+	echo "cuckoo serve (--cf-layout $LAYOUT) against" \
+		"redis-server $("$redis_server" --version | sed 's/.*v=\([^ ]*\).*/\1/') with RedisBloom $rbver (ANCHOR=$ANCHOR);" \
+		"CF.RESERVE k $CAPACITY, $ROUNDS rounds of $N requests a run, 50 clients"
+	for r in $(seq "$ROUNDS"); do
+		for port in "$cport" "$rport"; do
+			redis-cli -p "$port" DEL k >/dev/null
+			[ "$(redis-cli -p "$port" CF.RESERVE k "$CAPACITY")" = OK ] || {
+				echo "CF.RESERVE k $CAPACITY failed on port $port" >&2
+				exit 1
+			}
+		done
+		for p in ${PIPELINES:-16 1}; do
+			for cmd in "${commands[@]}"; do
+				if [ $((r % 2)) = 1 ]; then
+					run cuckoo "$cport" "$cpid" "$p" "$r" "$cmd"
+					run redisbloom "$rport" "$rpid" "$p" "$r" "$cmd"
+				else
+					run redisbloom "$rport" "$rpid" "$p" "$r" "$cmd"
+					run cuckoo "$cport" "$cpid" "$p" "$r" "$cmd"
+				fi
+			done
+		done
+		echo "round $r done" >&2
+	done
+	echo
+	table
+	echo
+	after cuckoo "$cport" "$cpid"
+	after redisbloom "$rport" "$rpid"
+	stop
+}
+
+for m in $MODES; do bench "$m"; done
