@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -63,8 +64,11 @@ type serveOptions struct {
 	// addr is the plain listener's address, unless plainOff; tlsAddr the TLS
 	// listener's, "" for none; metrics the metrics server's, "" for none.
 	addr, tlsAddr, metrics string
-	plainOff               bool
-	port, tlsPort          int64 // --port and --tls-port, or the file's
+	// cpuProfile is the file the run's CPU profile is written to, "" for
+	// none.
+	cpuProfile    string
+	plainOff      bool
+	port, tlsPort int64 // --port and --tls-port, or the file's
 }
 
 // runServe is "cuckoo serve".
@@ -79,6 +83,13 @@ func runServe(e *env, args []string) error {
 	}
 	defer ls.close() // Serve closes them too; this covers the failures before
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop(log)
+	}
 	if os.Getenv("GOGC") == "" {
 		// The heap is mostly filters: long-lived and free of pointers, so a
 		// collection costs little, while Go's default (GOGC=100) lets
@@ -107,6 +118,27 @@ func runServe(e *env, args []string) error {
 	return serveUntilSignal(srv, log, ls, cfg)
 }
 
+// startCPUProfile creates file and profiles the process into it until stop,
+// which logs what it wrote.
+func startCPUProfile(file string) (stop func(*slog.Logger), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("serve: --cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("serve: --cpuprofile %s: %w", file, err)
+	}
+	return func(log *slog.Logger) {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			log.Error("cpu profile", "file", file, "err", err)
+			return
+		}
+		log.Info("cpu profile written", "file", file)
+	}, nil
+}
+
 // parseServeFlags parses serve's flags and --config's file into its
 // options. Every check comes before anything is created: the data
 // directory, a listener.
@@ -121,6 +153,7 @@ func parseServeFlags(e *env, args []string) (*serveOptions, error) {
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	repair := fs.Bool("repair", false, "start even if a file is damaged or both snapshots are missing: cut a log at its first bad record, replace a damaged snapshot by the previous one and its logs, or replay the logs alone (the refusal says which)")
 	confFile := fs.String("config", "", "read the settings from this `file` (redis.conf's syntax); flags given explicitly override it")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this `file` (pprof's format) when the server stops: what cmd/cuckoo/default.pgo, the profile the build optimizes for, is made from (bench/scripts/pgo-profile.sh)")
 	settings := server.AddSettingFlags(fs, map[string]string{"dir": "./cuckoo-data"})
 	if err := e.parse(fs, args, nil, 0); err != nil {
 		return nil, err
@@ -129,7 +162,7 @@ func parseServeFlags(e *env, args []string) (*serveOptions, error) {
 	// settings replace them, then the flags given explicitly win again, as
 	// redis-server's command line overrides its file.
 	o := &serveOptions{cfg: server.Config{Repair: *repair}, addr: *addr, tlsAddr: *tlsAddr, metrics: *metrics,
-		port: port.n, tlsPort: tlsPort.n}
+		cpuProfile: *cpuProfile, port: port.n, tlsPort: tlsPort.n}
 	if err := settings.Apply(&o.cfg, false); err != nil {
 		return nil, e.usageErrorf("%v", err)
 	}

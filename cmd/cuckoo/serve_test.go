@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -504,5 +506,58 @@ func TestServeAddrAndPortDisagree(t *testing.T) {
 	code, _, stderr := cuckoo(t, "", "serve", "--dir", "", "--addr", "127.0.0.1:16430", "--port", "16431")
 	if want := "cuckoo: serve: --addr 127.0.0.1:16430 and --port 16431 name two ports"; code != 2 || !strings.HasPrefix(stderr, want) {
 		t.Errorf("serve --addr HOST:16430 --port 16431: exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+}
+
+// TestServeCPUProfile: --cpuprofile writes a gzipped pprof profile of the
+// run when the server stops, by SHUTDOWN or by a signal, and a file that
+// cannot be created stops startup with its name.
+func TestServeCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	for _, stop := range []string{"SHUTDOWN", "SIGTERM"} {
+		file := filepath.Join(dir, stop+".pprof")
+		cmd, addr, log := serveProc(t, cuckooBin(t), "--dir", filepath.Join(dir, "data"), "--cpuprofile", file)
+		rdb := redis.NewClient(&redis.Options{Addr: addr})
+		for i := range 1000 {
+			if err := rdb.Do(context.Background(), "CF.ADD", "k", i).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if stop == "SHUTDOWN" {
+			rdb.Do(context.Background(), "SHUTDOWN", "NOSAVE")
+		} else {
+			cmd.Process.Signal(syscall.SIGTERM)
+		}
+		rdb.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s: %v\n%s", stop, err, log)
+		}
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", stop, err, log)
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s: the profile is not gzipped: %v", stop, err)
+		}
+		body, err := io.ReadAll(zr)
+		f.Close()
+		if err != nil || len(body) == 0 {
+			t.Fatalf("%s: the profile's body: %d bytes, %v", stop, len(body), err)
+		}
+		// The log is read by a goroutine of its own, which may be a line
+		// behind the exit.
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(log.String(), "cpu profile written") {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no log line for the profile:\n%s", stop, log)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	out, err := exec.Command(cuckooBin(t), "serve", "--addr", "127.0.0.1:0", "--dir", filepath.Join(dir, "data"),
+		"--cpuprofile", filepath.Join(dir, "missing", "cpu.pprof")).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--cpuprofile") || !strings.Contains(string(out), "missing") {
+		t.Errorf("a profile in a missing directory: %v\n%s", err, out)
 	}
 }
