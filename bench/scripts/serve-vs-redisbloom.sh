@@ -32,8 +32,10 @@
 #               when it is built (REDIS8_SERVER, default
 #               /tmp/redis8/bin/redis-server, and REDIS8_SO, default
 #               /tmp/redis8/redisbloom.so); 2.6: Debian's redis-server 7.0
-#               with the RedisBloom 2.6.28 module, the default otherwise.
-#               The heading says which.
+#               with the RedisBloom 2.6.28 module, the default otherwise;
+#               or the path of another cuckoo binary, run as cuckoo serve
+#               is (two builds side by side: ANCHOR=/tmp/cuckoo-old). The
+#               heading says which.
 #   REDISBLOOM_SO  the 2.6 module (default /tmp/redisbloom-build/redisbloom.so);
 #               when it is missing it is built, offline, with
 #               ../shared/tools/redisbloom/build-module from the GitHub
@@ -73,11 +75,18 @@ fi
 case $ANCHOR in
 8.6) redis_server=$redis8 so=$redis8_so ;;
 2.6) redis_server=redis-server so=${REDISBLOOM_SO:-/tmp/redisbloom-build/redisbloom.so} ;;
+*/*)
+	[ -x "$ANCHOR" ] || { echo "ANCHOR $ANCHOR is not an executable" >&2; exit 2; }
+	redis_server= so=
+	;;
 *)
-	echo "ANCHOR must be 8.6 or 2.6, not $ANCHOR" >&2
+	echo "ANCHOR must be 8.6, 2.6 or the path of a cuckoo binary, not $ANCHOR" >&2
 	exit 2
 	;;
 esac
+# The second server's name in the tables.
+anchor=redisbloom
+[ -z "$so" ] && anchor=anchor
 root=$(cd "$(dirname "$0")/../.." && pwd)
 gomaxprocs=${GOMAXPROCS:-} # for cuckoo serve alone, not go build
 unset GOMAXPROCS
@@ -118,7 +127,7 @@ trap 'exit 130' INT TERM
 # The module: built from the snapshots when they are there. build-module
 # sits in the shared folder beside the main checkout; from a worktree, that
 # is beside the directory holding the common git dir.
-if [ ! -f "$so" ]; then
+if [ -n "$so" ] && [ ! -f "$so" ]; then
 	build=${BUILD_MODULE:-$root/../shared/tools/redisbloom/build-module}
 	if [ ! -x "$build" ]; then
 		common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
@@ -167,33 +176,46 @@ ready() { # port: waits up to 10 s for PONG
 start() {
 	local pin=() procs=$gomaxprocs try
 	if [ "$1" = pinned ]; then pin=(taskset -c 0) procs=1; fi
-	rm -rf "$tmp/redis-data" "$tmp/serve-data"
+	rm -rf "$tmp/redis-data" "$tmp/cuckoo-data" "$tmp/anchor-data"
 	mkdir -p "$tmp/redis-data"
-	# Tried again if another process took the port between pick and bind.
-	for try in 1 2 3; do
-		rport=$(freeport)
-		"${pin[@]}" "$redis_server" --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis-data" --loadmodule "$so" \
-			--appendonly yes --appendfsync everysec --save '' >"$tmp/redis.log" 2>&1 &
-		rpid=$!
-		pids+=("$rpid")
-		ready "$rport" && break
-		kill "$rpid" 2>/dev/null || true
-		[ "$try" = 3 ] && { cat "$tmp/redis.log" >&2; exit 1; }
-	done
-	# cuckoo serve binds 127.0.0.1:0 itself and logs the address it got.
-	env ${procs:+GOMAXPROCS=$procs} "${pin[@]}" "$cuckoo" serve --addr 127.0.0.1:0 --dir "$tmp/serve-data" \
-		--appendfsync everysec --snapshot-log-size 64mb --cf-layout "$LAYOUT" 2>"$tmp/cuckoo.log" &
-	cpid=$!
-	pids+=("$cpid")
-	cport=
+	if [ -z "$so" ]; then
+		serve_cuckoo "$ANCHOR" anchor "$procs" "${pin[@]}"
+		rport=$port rpid=$pid
+	else
+		# Tried again if another process took the port between pick and bind.
+		for try in 1 2 3; do
+			rport=$(freeport)
+			"${pin[@]}" "$redis_server" --port "$rport" --bind 127.0.0.1 --dir "$tmp/redis-data" --loadmodule "$so" \
+				--appendonly yes --appendfsync everysec --save '' >"$tmp/redis.log" 2>&1 &
+			rpid=$!
+			pids+=("$rpid")
+			ready "$rport" && break
+			kill "$rpid" 2>/dev/null || true
+			[ "$try" = 3 ] && { cat "$tmp/redis.log" >&2; exit 1; }
+		done
+	fi
+	serve_cuckoo "$cuckoo" cuckoo "$procs" "${pin[@]}"
+	cport=$port cpid=$pid
+}
+
+# serve_cuckoo BIN NAME GOMAXPROCS [PIN...]: cuckoo serve, which binds
+# 127.0.0.1:0 itself and logs the address it got. Sets port and pid.
+serve_cuckoo() {
+	local bin=$1 name=$2 procs=$3
+	shift 3
+	env ${procs:+GOMAXPROCS=$procs} "$@" "$bin" serve --addr 127.0.0.1:0 --dir "$tmp/$name-data" \
+		--appendfsync everysec --snapshot-log-size 64mb --cf-layout "$LAYOUT" 2>"$tmp/$name.log" &
+	pid=$!
+	pids+=("$pid")
+	port=
 	for _ in $(seq 100); do
-		cport=$(sed -n 's/.*ready to accept connections.* addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/cuckoo.log")
-		[ -n "$cport" ] && break
-		kill -0 "$cpid" 2>/dev/null || break
+		port=$(sed -n 's/.*ready to accept connections.* addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$tmp/$name.log")
+		[ -n "$port" ] && break
+		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	if [ -z "$cport" ] || ! ready "$cport"; then
-		cat "$tmp/cuckoo.log" >&2
+	if [ -z "$port" ] || ! ready "$port"; then
+		cat "$tmp/$name.log" >&2
 		exit 1
 	fi
 }
@@ -314,7 +336,7 @@ END {
 			if (b[2] > 0) cr[row] = cr[row] " " c[2] / b[2]
 		}
 	}
-	printf "%-17s %-19s %-19s %-18s %-21s %-21s %s\n", "", "cuckoo req/s", "redisbloom req/s", "ratio", "cuckoo µs/req", "redisbloom µs/req", "ratio"
+	printf "%-17s %-19s %-19s %-18s %-21s %-21s %s\n", "", "cuckoo req/s", anchor " req/s", "ratio", "cuckoo µs/req", anchor " µs/req", "ratio"
 	for (i = 1; i <= nrows; i++) {
 		row = rows[i]
 		printf "%-17s %-19s %-19s %-18s %-20s %-20s %s\n", row, rate(rps[row, "cuckoo"]), rate(rps[row, "redisbloom"]),
@@ -322,7 +344,7 @@ END {
 			sprintf("%.2f (%.2f-%.2f)", med(cpu[row, "redisbloom"]), lo(cpu[row, "redisbloom"]), hi(cpu[row, "redisbloom"])),
 			cr[row] == "" ? "-" : ratio(cr[row])
 	}
-}' "$tmp/results"
+}' anchor=$anchor "$tmp/results"
 }
 
 # The filters and the processes after the last round.
@@ -345,14 +367,17 @@ bench() {
 	fi
 	start "$mode"
 	rm -f "$tmp/results"
-	local rbver heading
-	rbver=$(redis-cli -p "$rport" MODULE LIST | awk 'prev == "ver" {print; exit} {prev = $0}')
+	local against heading
+	against="another cuckoo serve, $ANCHOR"
+	if [ -n "$so" ]; then
+		against="redis-server $("$redis_server" --version | sed 's/.*v=\([^ ]*\).*/\1/') with RedisBloom $(redis-cli -p "$rport" MODULE LIST |
+			awk 'prev == "ver" {print; exit} {prev = $0}')"
+	fi
 	heading="unpinned: cuckoo serve with GOMAXPROCS ${gomaxprocs:-unset} on $(nproc) CPUs, redis-benchmark beside them"
 	[ "$mode" = pinned ] && heading="one core each: both servers on CPU 0 (cuckoo serve with GOMAXPROCS=1), redis-benchmark on CPU 1"
 	echo
 	echo "## $heading"
-	echo "cuckoo serve (--cf-layout $LAYOUT) against" \
-		"redis-server $("$redis_server" --version | sed 's/.*v=\([^ ]*\).*/\1/') with RedisBloom $rbver (ANCHOR=$ANCHOR);" \
+	echo "cuckoo serve (--cf-layout $LAYOUT) against $against (ANCHOR=$ANCHOR);" \
 		"CF.RESERVE k $CAPACITY, $ROUNDS rounds of $N requests a run, 50 clients"
 	for r in $(seq "$ROUNDS"); do
 		for port in "$cport" "$rport"; do
@@ -379,7 +404,7 @@ bench() {
 	table
 	echo
 	after cuckoo "$cport" "$cpid"
-	after redisbloom "$rport" "$rpid"
+	after "$anchor" "$rport" "$rpid"
 	stop
 }
 
