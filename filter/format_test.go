@@ -104,13 +104,14 @@ var goldenCases = []struct {
 		read: readFilter,
 	},
 	{
-		// The default layout at the default rate: semi-sorted buckets of
-		// 10-bit fingerprints, 36 bits a bucket; half full, with keys
-		// inserted twice, so that buckets hold equal nibbles.
+		// The semi-sorted layout at the default rate (the default layout
+		// before ranked buckets): 10-bit fingerprints, 36 bits a bucket;
+		// half full, with keys inserted twice, so that buckets hold equal
+		// nibbles.
 		file: "golden-filter-semisorted-v2.bin",
 		keys: append(goldenKeys(120), goldenKeys(20)...),
 		build: func(t *testing.T) marshaler {
-			f := mustNew(t, filter.Config{Capacity: 250, Seed: 0x5eed})
+			f := mustNew(t, filter.Config{Capacity: 250, Packing: filter.PackingSemiSorted, Seed: 0x5eed})
 			if f.Packing() != filter.PackingSemiSorted || f.FingerprintBits() != 10 {
 				t.Fatalf("the default layout is %v with %d bits, want semi-sorted with 10", f.Packing(), f.FingerprintBits())
 			}
@@ -527,7 +528,7 @@ func TestDecodeHeaderErrors(t *testing.T) {
 	cases := []corruptCase{
 		{"magic", edit(enc, put8(0, 'X')), "magic"},
 		{"version=0", edit(enc, put16(offVersion, 0)), "format version 0"},
-		{"version=3", edit(enc, put16(offVersion, 3)), "format version 3"},
+		{"version=4", edit(enc, put16(offVersion, 4)), "format version 4"},
 		{"version=1/packing=1", edit(enc, put8(offPacking, 1)), "packing 1"},
 		{"version=2/packing=2", edit(enc, put16(offVersion, 2), put8(offPacking, 2)), "packing 2"},
 		{"kind=0", edit(enc, put8(offKind, 0)), "kind 0"},
