@@ -76,8 +76,8 @@
 // are one of C(19, 4) = 3876 and are stored as a 12-bit code instead of 16
 // bits: 4f-4 bits a bucket. The low f-4 bits of the fingerprints follow the
 // code in order. A lookup does not decode: it matches the key's nibble
-// against the four nibbles the code names (a table of 3876 two-byte entries,
-// in the first-level cache) and its low bits against the stored low parts,
+// against the four nibbles the code names (a table of 4096 four-byte
+// entries, a nibble a byte, 16 KiB in the first-level cache) and its low bits against the stored low parts,
 // each in SWAR lanes, and a slot matches when both do; two bucket reads, as
 // before. A write decodes the bucket into plain lanes, changes one and
 // encodes it again, which may reorder its slots; the path search reads each

@@ -67,6 +67,31 @@ func TestDocBloomSpace(t *testing.T) {
 	if len(grid) != 140 {
 		t.Errorf("%d rates in the grid, want 140", len(grid))
 	}
+	// The README quotes the default rate's figures and the closest margin.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	figures := func(eps float64) (perKey, bloom, rate float64) {
+		p, err := Config{Capacity: n, FalsePositiveRate: eps}.params()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rate = expectedRate(float64(n)/float64(p.buckets*uint64(p.slots)), p.shape)
+		return float64(p.buckets*uint64(p.bucketBits())) / n, math.Log2(1/rate) / math.Ln2, rate
+	}
+	k1, b1, r1 := figures(0.01)
+	k3, b3, _ := figures(0.03)
+	readmeText := strings.Join(strings.Fields(string(readme)), " ")
+	for _, want := range []string{
+		fmt.Sprintf("%.2f bits a key at 1%% against Bloom's %.2f at the %.2f%% it reaches", k1, b1, 100*r1),
+		fmt.Sprintf("at least %.1f%% smaller (closest at 3%%: %.2f against %.2f)", 100*worst, k3, b3),
+		fmt.Sprintf("%.0f%% smaller at 0.1%%", 100*atTenth),
+	} {
+		if !strings.Contains(readmeText, want) {
+			t.Errorf("README.md does not say %q", want)
+		}
+	}
 	for _, want := range []string{
 		fmt.Sprintf("at least %.1f%% smaller", 100*worst),
 		fmt.Sprintf("closest at ε = %.0f%%", 100*worstAt),
