@@ -53,9 +53,13 @@ func (f *Filter) probe(hashes []uint64, out []bool) {
 		for k := range out {
 			out[k] = f.t.has4x12(i1s[k], i2s[k], fps[k])
 		}
-	} else if f.t.semi {
+	} else if f.t.coded && f.t.oneWord {
 		for k := range out {
-			out[k] = f.t.hasSemi(i1s[k], i2s[k], fps[k])
+			out[k] = f.t.hasCoded(i1s[k], i2s[k], fps[k])
+		}
+	} else if f.t.coded {
+		for k := range out {
+			out[k] = f.t.hasWide(i1s[k], i2s[k], fps[k])
 		}
 	} else if f.t.oneWord {
 		for k := range out {

@@ -41,7 +41,7 @@ func benchFilterPacked(b *testing.B, n uint64, packing filter.Packing) *filter.F
 	if f, ok := benchFilters[name]; ok {
 		return f
 	}
-	f, err := filter.New(filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4, Packing: packing})
+	f, err := filter.New(packingConfig(n, packing, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,6 +55,19 @@ func benchFilterPacked(b *testing.B, n uint64, packing filter.Packing) *filter.F
 	benchFilters[name] = f
 	return f
 }
+
+// packingConfig is the Config of the packing benchmarks: 4 slots of 12
+// bits, or for ranked buckets the rate 0.0075, which gives Q = 33 and L =
+// 5 (R = 1056, 36-bit buckets, near 1%).
+func packingConfig(n uint64, packing filter.Packing, seed uint64) filter.Config {
+	if packing == filter.PackingRanked {
+		return filter.Config{Capacity: n, FalsePositiveRate: 0.0075, Packing: packing, Seed: seed}
+	}
+	return filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4, Packing: packing, Seed: seed}
+}
+
+// packings are the packings the packing benchmarks compare.
+var packings = []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted, filter.PackingRanked}
 
 // lookupKeys returns count keys, the given percentage of them members of a
 // filter of n keys, in random order.
@@ -135,12 +148,13 @@ func BenchmarkContainsBatch(b *testing.B) {
 var sinkInt int
 
 // BenchmarkContainsPacking compares lookups in plain and semi-sorted tables
-// of the same keys and fingerprints (4 slots of 12 bits, 95% load), one
-// key a call and in batches. Run it with -count to interleave the two.
+// of the same keys and fingerprints (4 slots of 12 bits, 95% load), and a
+// ranked one near 1% (Q = 33, L = 5, 96%), one key a call and in batches.
+// Run it with -count to interleave them.
 func BenchmarkContainsPacking(b *testing.B) {
 	for _, n := range benchSizes() {
 		for _, batch := range []bool{false, true} {
-			for _, packing := range []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted} {
+			for _, packing := range packings {
 				b.Run(fmt.Sprintf("n=%s/batch=%v/packing=%v", sizeName(n), batch, packing), func(b *testing.B) {
 					f := benchFilterPacked(b, n, packing)
 					ks := lookupKeys(n, 50, 1<<20)
@@ -214,7 +228,7 @@ func benchFillPacked(b *testing.B, n uint64, walk bool, from uint64, packing fil
 	fresh := func() {
 		b.StopTimer()
 		var err error
-		f, err = filter.New(filter.Config{Capacity: n, FingerprintBits: 12, BucketSize: 4, Packing: packing, Seed: next})
+		f, err = filter.New(packingConfig(n, packing, next))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -244,12 +258,13 @@ func benchFillPacked(b *testing.B, n uint64, walk bool, from uint64, packing fil
 }
 
 // BenchmarkInsertPacking compares inserts into plain and semi-sorted tables
-// of 4 slots of 12 bits, from empty to 95% load and from 90% to 95%. Run it
-// with -count to interleave the two.
+// of 4 slots of 12 bits, from empty to 95% load and from 90% to 95%, and a
+// ranked one (Q = 33, L = 5) from empty and from 90% to its 96%. Run it
+// with -count to interleave them.
 func BenchmarkInsertPacking(b *testing.B) {
 	for _, n := range benchSizes() {
 		for _, from := range []uint64{0, n * 90 / 100} {
-			for _, packing := range []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted} {
+			for _, packing := range packings {
 				b.Run(fmt.Sprintf("n=%s/from=%d%%/packing=%v", sizeName(n), from*100/n, packing), func(b *testing.B) {
 					benchFillPacked(b, n, false, from, packing)
 				})

@@ -13,10 +13,11 @@ import (
 // With BucketSize and FingerprintBits left 0, New builds the smallest table
 // whose expected rate when it holds Capacity keys is at most
 // FalsePositiveRate (doc.go, "Choosing the layout"):
-// among bucket sizes 2, 4 and 8, plain or, for 4 slots, semi-sorted, and
-// every fingerprint width. Packing narrows the choice to one packing.
-// Setting BucketSize or FingerprintBits fixes the table instead, plain
-// unless Packing says otherwise.
+// among bucket sizes 2, 4 and 8, plain or, for 4 slots, semi-sorted or
+// ranked, and every fingerprint width or range. Packing narrows the choice
+// to one packing. Setting BucketSize or FingerprintBits fixes the table
+// instead, plain unless Packing says otherwise (ranked tables are chosen by
+// the rate alone).
 type Config struct {
 	// Capacity is the number of keys the filter is guaranteed to hold: a new
 	// filter accepts at least Capacity inserts of distinct keys.
@@ -26,10 +27,11 @@ type Config struct {
 	// ceil(log2(2b/ε)) bits.
 	FalsePositiveRate float64
 	// FingerprintBits is the fingerprint width f, 4..32 (5..16 semi-sorted).
-	// 0 derives it from FalsePositiveRate.
+	// 0 derives it from FalsePositiveRate. It must be 0 for ranked buckets.
 	FingerprintBits int
-	// BucketSize is the number of slots b per bucket: 2, 4 or 8. 0 means 4,
-	// unless New chooses the layout (see Config).
+	// BucketSize is the number of slots b per bucket: 2, 4 or 8 (4
+	// semi-sorted or ranked). 0 means 4, unless New chooses the layout (see
+	// Config).
 	BucketSize int
 	// Packing is how buckets are stored. PackingAuto lets New choose when
 	// BucketSize and FingerprintBits are 0, and means PackingPlain when
@@ -57,6 +59,14 @@ const (
 	// that take 1.4-1.55 times as long and inserts about twice. It requires 4
 	// slots and fingerprints of 5..16 bits.
 	PackingSemiSorted
+	// PackingRanked keeps each bucket of 4 slots sorted, with fingerprints
+	// that range over R = Q·2^L values, Q one of 19, 23, 28 and 33, and
+	// codes the four high parts (fp / 2^L) together in 13..16 bits, the
+	// four low parts following: a fractional number of bits a fingerprint,
+	// so that the rate, and the space, step by at most 1.2x rather than
+	// 2x (doc.go, "Ranked buckets"). New chooses Q and L from
+	// FalsePositiveRate; FingerprintBits must be 0.
+	PackingRanked
 )
 
 // String returns the packing's name.
@@ -68,6 +78,8 @@ func (p Packing) String() string {
 		return "plain"
 	case PackingSemiSorted:
 		return "semi-sorted"
+	case PackingRanked:
+		return "ranked"
 	}
 	return fmt.Sprintf("Packing(%d)", uint8(p))
 }
@@ -88,16 +100,35 @@ type Layout struct {
 	Capacity        uint64
 	Buckets         uint64 // m
 	BucketSize      int    // b
-	FingerprintBits int    // f
+	FingerprintBits int    // f; ranked, the bits a fingerprint's range needs, ceil(log2 R)
 	SemiSorted      bool   // buckets packed semi-sorted, in 4f-4 bits
-	MaxKicks        int
-	Seed            uint64
+	// Packing is PackingPlain, PackingSemiSorted or PackingRanked.
+	Packing Packing
+	// FingerprintRange is R: fingerprints take the values 1..R-1. It is
+	// 2^f but for ranked buckets, whose R = Q·2^L lies between powers of
+	// two; the expected rate follows R.
+	FingerprintRange uint64
+	MaxKicks         int
+	Seed             uint64
 }
 
 // TableBytes returns the bytes the layout's table takes: a Filter built with
 // it takes that, and a few hundred bytes more.
 func (l Layout) TableBytes() uint64 {
-	return packedBytes(l.Buckets, bucketBits(uint(l.BucketSize), uint(l.FingerprintBits), l.SemiSorted)) + slack
+	return packedBytes(l.Buckets, l.shape().bucketBits()) + slack
+}
+
+// shape returns the shape of the layout's table.
+func (l Layout) shape() shape {
+	s := shape{slots: uint(l.BucketSize), bits: uint(l.FingerprintBits), semi: l.SemiSorted}
+	if l.Packing == PackingRanked {
+		for _, q := range rankQs {
+			if s.bits >= qBits(q) && uint64(q)<<(s.bits-qBits(q)) == l.FingerprintRange {
+				s.q = q
+			}
+		}
+	}
+	return s
 }
 
 // Layout validates c and returns the table New would build, without
@@ -108,23 +139,34 @@ func (c Config) Layout() (Layout, error) {
 		return Layout{}, err
 	}
 	return Layout{
-		Capacity:        p.capacity,
-		Buckets:         p.buckets,
-		BucketSize:      int(p.slots),
-		FingerprintBits: int(p.bits),
-		SemiSorted:      p.semi,
-		MaxKicks:        p.maxKicks,
-		Seed:            p.seed,
+		Capacity:         p.capacity,
+		Buckets:          p.buckets,
+		BucketSize:       int(p.slots),
+		FingerprintBits:  int(p.bits),
+		SemiSorted:       p.semi,
+		Packing:          p.packing(),
+		FingerprintRange: p.fpMax() + 1,
+		MaxKicks:         p.maxKicks,
+		Seed:             p.seed,
 	}, nil
+}
+
+// packing returns the Packing of tables of shape s.
+func (s shape) packing() Packing {
+	switch {
+	case s.q != 0:
+		return PackingRanked
+	case s.semi:
+		return PackingSemiSorted
+	}
+	return PackingPlain
 }
 
 // params is a validated Config with every default filled in.
 type params struct {
+	shape
 	capacity uint64
 	buckets  uint64
-	slots    uint
-	bits     uint
-	semi     bool
 	maxKicks int
 	seed     uint64
 }
@@ -143,12 +185,20 @@ func (c Config) params() (params, error) {
 	switch c.Packing {
 	case PackingAuto, PackingPlain:
 	case PackingSemiSorted:
-		if c.BucketSize != 0 && c.BucketSize != semiSlots {
-			return p, fmt.Errorf("filter: Config.BucketSize is %d: semi-sorted buckets have %d slots", c.BucketSize, semiSlots)
+		if c.BucketSize != 0 && c.BucketSize != rankSlots {
+			return p, fmt.Errorf("filter: Config.BucketSize is %d: semi-sorted buckets have %d slots", c.BucketSize, rankSlots)
 		}
 		p.semi = true
+	case PackingRanked:
+		if c.BucketSize != 0 && c.BucketSize != rankSlots {
+			return p, fmt.Errorf("filter: Config.BucketSize is %d: ranked buckets have %d slots", c.BucketSize, rankSlots)
+		}
+		if c.FingerprintBits != 0 {
+			return p, fmt.Errorf("filter: Config.FingerprintBits is %d: ranked buckets are sized by Config.FalsePositiveRate, and it must be 0", c.FingerprintBits)
+		}
+		return c.smallest(p)
 	default:
-		return p, fmt.Errorf("filter: Config.Packing is %d: it must be PackingAuto, PackingPlain or PackingSemiSorted", c.Packing)
+		return p, fmt.Errorf("filter: Config.Packing is %d: it must be PackingAuto, PackingPlain, PackingSemiSorted or PackingRanked", c.Packing)
 	}
 	if c.BucketSize == 0 && c.FingerprintBits == 0 {
 		return c.smallest(p)
@@ -178,7 +228,7 @@ func (c Config) params() (params, error) {
 		return p, fmt.Errorf("filter: semi-sorted buckets hold fingerprints of %d..%d bits, not %d",
 			minSemiBits, maxSemiBits, p.bits)
 	}
-	buckets, err := bucketsFor(c.Capacity, p.slots, p.bits, 1)
+	buckets, err := bucketsFor(c.Capacity, p.shape, 1)
 	if err != nil {
 		return p, err
 	}
@@ -187,15 +237,17 @@ func (c Config) params() (params, error) {
 }
 
 // layoutChoices are the tables New chooses among, in order of preference
-// when two take the same space: faster lookups first.
+// when two take the same space: faster lookups first. Ranked tables come
+// after them all.
 var layoutChoices = []struct {
 	slots uint
 	semi  bool
 }{{4, false}, {2, false}, {8, false}, {4, true}}
 
-// smallest completes p with the smallest table of the layoutChoices that
-// c.Packing allows, and of the fingerprint widths, whose expected
-// false-positive rate when it holds Capacity keys is at most c's.
+// smallest completes p with the smallest table of the layoutChoices and
+// ranked shapes that c.Packing allows, and of the fingerprint widths or
+// ranges, whose expected false-positive rate when it holds Capacity keys is
+// at most c's.
 func (c Config) smallest(p params) (params, error) {
 	rate, err := checkRate(c.FalsePositiveRate)
 	if err != nil {
@@ -203,8 +255,19 @@ func (c Config) smallest(p params) (params, error) {
 	}
 	best, bestBits := p, uint64(0)
 	var firstErr error
+	consider := func(s shape, load float64) {
+		buckets, err := bucketsFor(c.Capacity, s, load)
+		if err != nil {
+			firstErr = cmp.Or(firstErr, err)
+			return
+		}
+		if size := buckets * uint64(s.bucketBits()); bestBits == 0 || size < bestBits {
+			best, bestBits = p, size
+			best.shape, best.buckets = s, buckets
+		}
+	}
 	for _, choice := range layoutChoices {
-		if c.Packing != PackingAuto && choice.semi != (c.Packing == PackingSemiSorted) {
+		if c.Packing != PackingAuto && (c.Packing == PackingRanked || choice.semi != (c.Packing == PackingSemiSorted)) {
 			continue
 		}
 		minBits, maxBits := uint(minFingerprintBits), uint(maxFingerprintBits)
@@ -217,20 +280,27 @@ func (c Config) smallest(p params) (params, error) {
 		// loads), and one bit narrower at a lower load can be smaller
 		// still, which smooths the steps of the integer width.
 		for bits := minBits; bits <= maxBits; bits++ {
-			load := loadForRate(rate, choice.slots, bits)
+			s := shape{slots: choice.slots, bits: bits, semi: choice.semi}
+			load := loadForRate(rate, s)
 			if load < designLoad(choice.slots, bits)/2 {
 				// A bit more halves the rate for less than twice the
 				// space: a table this empty is never the smallest.
 				continue
 			}
-			buckets, err := bucketsFor(c.Capacity, choice.slots, bits, load)
-			if err != nil {
-				firstErr = cmp.Or(firstErr, err)
-				continue
-			}
-			if size := buckets * uint64(bucketBits(choice.slots, bits, choice.semi)); bestBits == 0 || size < bestBits {
-				best, bestBits = p, size
-				best.slots, best.bits, best.semi, best.buckets = choice.slots, bits, choice.semi, buckets
+			consider(s, load)
+		}
+	}
+	if c.Packing == PackingAuto || c.Packing == PackingRanked {
+		// Each Q with the least L that meets the rate at the design load,
+		// always at that load: the ranges step by 1.2x, too little for a
+		// table less full to pay.
+		for _, q := range rankQs {
+			for low := uint(minRankedLow); low <= maxRankedLow; low++ {
+				s := shape{slots: rankSlots, bits: low + qBits(q), q: q}
+				if loadForRate(rate, s) >= rankedDesignLoad {
+					consider(s, 1)
+					break
+				}
 			}
 		}
 	}
@@ -238,9 +308,13 @@ func (c Config) smallest(p params) (params, error) {
 		if firstErr != nil {
 			return p, firstErr
 		}
-		if c.Packing == PackingSemiSorted {
+		switch c.Packing {
+		case PackingSemiSorted:
 			return p, fmt.Errorf("filter: semi-sorted buckets hold fingerprints of %d..%d bits, too few for Config.FalsePositiveRate %v",
 				minSemiBits, maxSemiBits, rate)
+		case PackingRanked:
+			return p, fmt.Errorf("filter: ranked buckets reach false-positive rates down to %.2g, not Config.FalsePositiveRate %v",
+				minRankedRate(), rate)
 		}
 		if _, err := bitsForRate(rate, defaultBucketSize); err != nil {
 			return p, err // it says how many bits the rate needs
@@ -249,6 +323,12 @@ func (c Config) smallest(p params) (params, error) {
 			rate, maxFingerprintBits)
 	}
 	return best, nil
+}
+
+// minRankedRate returns the expected rate of the ranked table of the
+// largest range, at its design load.
+func minRankedRate() float64 {
+	return expectedRate(rankedDesignLoad, shape{slots: rankSlots, bits: maxRankedLow + qBits(33), q: 33})
 }
 
 // checkRate returns the target rate, 0 meaning the default, or why it is
@@ -320,19 +400,27 @@ func loadSpread(slots, bits uint) float64 {
 	return c
 }
 
-// loadForRate returns the load at which a table of b slots of f bits has
-// the expected false-positive rate ε: ExpectedFalsePositiveRate inverted.
-func loadForRate(rate float64, slots, bits uint) float64 {
-	return (math.Exp2(float64(bits)) - 1) * -math.Expm1(math.Log1p(-rate)/float64(2*slots))
+// loadForRate returns the load at which a table of shape s has the
+// expected false-positive rate ε: expectedRate inverted.
+func loadForRate(rate float64, s shape) float64 {
+	return float64(s.fpMax()) * -math.Expm1(math.Log1p(-rate)/float64(2*s.slots))
+}
+
+// expectedRate returns the false-positive rate of a table of shape s at the
+// given load: a lookup compares its fingerprint with 2b slots, each
+// occupied with probability load and equal with probability 1/(R-1).
+func expectedRate(load float64, s shape) float64 {
+	p := load / float64(s.fpMax())
+	return -math.Expm1(float64(2*s.slots) * math.Log1p(-p))
 }
 
 // bucketsFor returns the number of buckets m that holds capacity keys at
 // the design load less its margin, or at maxLoad if that is lower: m =
 // capacity / (b·min(load - c/sqrt(m), maxLoad)), solved by iterating from
 // the margin-free size.
-func bucketsFor(capacity uint64, slots, bits uint, maxLoad float64) (uint64, error) {
-	load, c := designLoad(slots, bits), loadSpread(slots, bits)
-	n, b := float64(capacity), float64(slots)
+func bucketsFor(capacity uint64, s shape, maxLoad float64) (uint64, error) {
+	load, c := s.designLoad(), loadSpread(s.slots, s.bits)
+	n, b := float64(capacity), float64(s.slots)
 	m := math.Ceil(n / (b * min(load, maxLoad)))
 	for range 4 {
 		m = math.Ceil(n / (b * min(max(load-c/math.Sqrt(m), load/2), maxLoad)))
@@ -342,7 +430,7 @@ func bucketsFor(capacity uint64, slots, bits uint, maxLoad float64) (uint64, err
 	}
 	if m > hashing.MaxBuckets {
 		return 0, fmt.Errorf("filter: Config.Capacity %d needs %.0f buckets of %d, more than the 2^32 supported",
-			capacity, m, slots)
+			capacity, m, s.slots)
 	}
 	return uint64(m), nil
 }

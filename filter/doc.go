@@ -23,25 +23,27 @@
 //
 // # Space against a Bloom filter
 //
-// A cuckoo filter takes less space than a Bloom filter at false-positive
-// rates of 1% and below, but for a narrow band. Its semi-sorted buckets take
-// (f-1)/0.95 bits a key for f-bit fingerprints; an optimal Bloom filter takes
-// 1.44·log2(1/ε). With a real-valued f = log2(7.6/ε) the two would cross
-// near 3%, the paper's figure, but f is an integer: rounding it up costs up
-// to a bit a key, so at ε = 3% (f = 8: 7.6 bits against 7.3) and 2% this
-// filter is still the larger, and from 1% on (f = 10: 9.5 against 9.6) the
-// smaller, except between 0.634% and 0.674%, where f = 11, or f = 10 in a
-// table less full, is up to 1% larger. Plain buckets, a bit a key more,
-// cross at about 0.4%.
+// An optimal Bloom filter takes 1.44·log2(1/ε) bits a key. New's filter
+// takes fewer at every rate from 3% down to 10^-5 (TestDocBloomSpace: 40
+// rates a decade, 10^6 keys, each against a Bloom filter of the rate the
+// table has when full): at least 1.1% smaller, closest at ε = 3%, and 14%
+// smaller at 0.1%. Its ranked buckets (below) take (B/4 + L)/0.96 bits a
+// key for a fingerprint range of R = Q·2^L, and R steps by at most 1.2x,
+// so the rate a table has when full is at most the one asked for and up to
+// 1.20 times below. A fingerprint of a whole number of bits, plain or
+// semi-sorted, steps by 2x: semi-sorted buckets, (f-1)/0.95 bits a key,
+// were larger than a Bloom filter at 3% and 2%, and plain ones from about
+// 0.4% up.
 //
 // # Terminology
 //
 // A filter is a table of m buckets of b slots (b = 2, 4 or 8). A slot holds
-// an f-bit fingerprint of a key, 4 <= f <= 32, or 0 for empty. A key's hash
-// (XXH3-64 with the filter's seed) gives its fingerprint fp, from the low 32
-// bits, and its primary bucket i1, from the high 32 bits; its alternate
-// bucket is i2 = alt(i1, fp). The load factor is the fraction of the m·b
-// slots in use.
+// a fingerprint of a key, a value in [1, R), or 0 for empty: R = 2^f for
+// f-bit fingerprints, 4 <= f <= 32, and R = Q·2^L in ranked buckets. A
+// key's hash (XXH3-64 with the filter's seed) gives its fingerprint fp,
+// from the low 32 bits mapped onto [1, R-1] by multiplication, and its
+// primary bucket i1, from the high 32 bits; its alternate bucket is i2 =
+// alt(i1, fp). The load factor is the fraction of the m·b slots in use.
 //
 // # Partial-key cuckoo hashing
 //
@@ -49,6 +51,12 @@
 // be moved to its other bucket without the key. alt(i, fp) = (offset(fp) - i)
 // mod m is an involution for every m, so m is whatever the capacity needs and
 // not rounded up to a power of two (rounding wastes up to half the memory).
+// Plain and semi-sorted tables take offset(fp) from fp times the golden
+// ratio; for a range of a few hundred fingerprints those offsets form a
+// near-arithmetic progression mod m, and the load a table reaches depends
+// on m (0.936-0.955 for R = 256). Ranked tables take it from a mixed hash of
+// fp (hashing.AltMixed), which reached 0.970-0.973 for every m tried. The
+// older tables keep their alternate: their saved files depend on it.
 //
 // # Layout
 //
@@ -68,8 +76,8 @@
 // are one of C(19, 4) = 3876 and are stored as a 12-bit code instead of 16
 // bits: 4f-4 bits a bucket. The low f-4 bits of the fingerprints follow the
 // code in order. A lookup does not decode: it matches the key's nibble
-// against the four nibbles the code names (a table of 3876 two-byte entries,
-// in the first-level cache) and its low bits against the stored low parts,
+// against the four nibbles the code names (a table of 4096 four-byte
+// entries, a nibble a byte, 16 KiB in the first-level cache) and its low bits against the stored low parts,
 // each in SWAR lanes, and a slot matches when both do; two bucket reads, as
 // before. A write decodes the bucket into plain lanes, changes one and
 // encodes it again, which may reorder its slots; the path search reads each
@@ -79,17 +87,38 @@
 // BenchmarkInsertPacking): lookups take 1.4-1.55 times as long, inserts about
 // twice; PackingPlain buys that speed back for a bit a key.
 //
+// # Ranked buckets
+//
+// A semi-sorted bucket codes the top 4 bits of its fingerprints, 16 values
+// each, in 12 bits. Ranked buckets generalise it to fingerprints whose high
+// part q = fp / 2^L takes Q values, Q not a power of two: the sorted
+// multiset of a bucket's four q's is one of C(Q+3, 4), coded as its rank in
+// the combinatorial number system in B = ceil(log2 C(Q+3, 4)) bits, and the
+// four L-bit low parts follow: B + 4L bits a bucket. The Q used are those
+// that fill B bits best, 19, 23, 28 and 33 for B = 13..16, so a
+// fingerprint's range R = Q·2^L grows by steps of 1.2x, and the rate and
+// the space with it, where a whole bit doubles them. Q = 33 spends 4 bits a
+// fingerprint on 5.04 bits of range. A lookup reads both buckets as before,
+// looks each code up in a table of four-byte entries (one q a byte; 256
+// KiB for Q = 33, built on first use), matches the key's q in all four
+// bytes at once and its low part in the low parts' lanes. Buckets of up to
+// 57 bits (L <= 10) are matched in one word; wider ones, down to the lowest
+// rates, are decoded slot by slot. The first insert that needed the victim
+// slot came at a load of 0.970-0.973, and ranked tables are sized for 96%.
+// semisort.go and rank.go hold the code both kinds share.
+//
 // # Choosing the layout
 //
 // New, given Capacity and FalsePositiveRate only, builds the smallest table
 // whose expected rate, holding Capacity keys, meets the target, among plain
 // buckets of 2, 4 and 8 slots and semi-sorted buckets of 4 and every
 // fingerprint width, each in a table as full as its design load and the
-// rate allow: when the rate falls just short of 2^-k·7.6, a width of k bits
-// in a table less full can be smaller than k+1 bits at 95%, which smooths
-// the steps of the integer width. Down to about 10^-4 the choice is
-// semi-sorted buckets; below, where a semi-sorted bucket would need more
-// than one word, plain buckets of 4.
+// rate allow (when the rate falls just short of 2^-k·7.6, a width of k bits
+// in a table less full can be smaller than k+1 bits at 95%), and ranked
+// buckets of every Q with the least L that meets the rate, at their design
+// load. From 3% down to about 4·10^-6 the choice is ranked buckets; the
+// default ε = 1% gives Q = 28, L = 5 (R = 896, 35 bits a bucket, 9.1 bits a
+// key). Packing asks for one kind of table.
 //
 // # Operations
 //
@@ -128,7 +157,8 @@
 // reachable load falls, the more so the larger the table: the design loads
 // for them (config.go) are measured up to 10^7 keys. At f = 12 and b = 4 a
 // filter takes 12.64 bits a key from 10^5 keys up; smaller filters pay for
-// the margin and the fixed header.
+// the margin and the fixed header. Ranked tables, whose ranges are 152 and
+// more, are sized for 96% with the margin of b = 4.
 //
 // # Duplicates and deletion
 //
@@ -142,14 +172,13 @@
 // # False positives
 //
 // A lookup of an absent key compares its fingerprint with up to 2b stored
-// ones, each equal with probability 1/(2^f-1), so the rate is about
-// 2b·load/2^f, semi-sorted or not. New chooses f as above; with BucketSize
-// or Packing set, f = ceil(log2(2b/ε)). The default ε = 0.01 gives
-// semi-sorted buckets of f = 10.
+// ones, each equal with probability 1/(R-1), so the rate is about
+// 2b·load/R, whatever the packing. New chooses the table as above; with
+// BucketSize set, f = ceil(log2(2b/ε)).
 //
 // # Invariants
 //
-//   - A slot holds 0 (empty) or a fingerprint in [1, 2^f-1]; fingerprint 0
+//   - A slot holds 0 (empty) or a fingerprint in [1, R-1]; fingerprint 0
 //     is never stored.
 //   - alt(alt(i, fp), fp) == i, and every stored fingerprint sits in one of
 //     its key's two buckets, or in the victim slot with one of them recorded.
@@ -264,7 +293,8 @@
 // WriteTo and MarshalBinary write a fixed little-endian layout (see
 // format.go): magic, version, parameters, packing, seed, counts, victim, the
 // table and a CRC-32C of every byte. Plain filters keep version 1, which older
-// readers read; semi-sorted ones are version 2. Read and UnmarshalBinary
-// check every field, every semi-sorted bucket's code and order, and the
-// checksum; every failure wraps ErrCorrupt.
+// readers read; semi-sorted ones are version 2, ranked ones version 3, which
+// records Q in a byte that was reserved. Read and UnmarshalBinary check
+// every field, every coded bucket's code and order, and the checksum; every
+// failure wraps ErrCorrupt.
 package filter

@@ -5,8 +5,6 @@ import (
 
 	"github.com/cuckoohash/cuckoo/internal/bipartite"
 	"github.com/cuckoohash/cuckoo/internal/linhash"
-
-	"github.com/cuckoohash/cuckoo/internal/hashing"
 )
 
 // SetHash replaces the key hash for the rest of a test; restore undoes it.
@@ -31,8 +29,8 @@ func (f *Filter) CheckInvariants() error {
 	t := &f.t
 	var used uint64
 	for i := range t.buckets {
-		if t.semi && !t.canonical(t.stored(i)) {
-			return fmt.Errorf("bucket %d: stored %#x is not a sorted semi-sorted bucket", i, t.stored(i))
+		if t.coded && !t.canonical(i) {
+			return fmt.Errorf("bucket %d: %#x is not a sorted coded bucket", i, t.head(i))
 		}
 		for j := range t.slots {
 			fp := t.slot(i, j)
@@ -40,14 +38,14 @@ func (f *Filter) CheckInvariants() error {
 				continue
 			}
 			used++
-			if uint64(fp) > t.fpMask {
-				return fmt.Errorf("bucket %d slot %d: fingerprint %#x wider than %d bits", i, j, fp, t.bits)
+			if uint64(fp) > t.fpMax {
+				return fmt.Errorf("bucket %d slot %d: fingerprint %#x above %d", i, j, fp, t.fpMax)
 			}
-			alt := hashing.Alt(i, fp, t.buckets)
+			alt := t.alt(i, fp)
 			if alt >= t.buckets {
 				return fmt.Errorf("bucket %d slot %d: alt %d out of range", i, j, alt)
 			}
-			if back := hashing.Alt(alt, fp, t.buckets); back != i {
+			if back := t.alt(alt, fp); back != i {
 				return fmt.Errorf("bucket %d slot %d: alt(alt) = %d", i, j, back)
 			}
 			if t.oneWord && t.lanes.Count(t.word(i), fp) != t.count(i, fp) {
@@ -58,7 +56,7 @@ func (f *Filter) CheckInvariants() error {
 	v := f.victim
 	if v.used {
 		used++
-		if v.fp == 0 || uint64(v.fp) > t.fpMask || v.bucket >= t.buckets {
+		if v.fp == 0 || uint64(v.fp) > t.fpMax || v.bucket >= t.buckets {
 			return fmt.Errorf("victim %+v invalid", v)
 		}
 	} else if v != (victim{}) {
@@ -152,4 +150,19 @@ func (s *Scalable) CheckMatching(held map[string]int) error {
 func DesignLoad(b, f int) float64 { return designLoad(uint(b), uint(f)) }
 
 // SemiCode is the 12-bit code of the sorted nibbles a <= b <= c <= d.
-func SemiCode(a, b, c, d int) uint64 { return semiCode(a, b, c, d) }
+func SemiCode(a, b, c, d int) uint64 {
+	return uint64(codecFor(semiQ).rank(uint32(a), uint32(b), uint32(c), uint32(d)))
+}
+
+// RankCode is the code of the sorted values a <= b <= c <= d below q.
+func RankCode(q uint, a, b, c, d uint32) uint64 { return uint64(codecFor(q).rank(a, b, c, d)) }
+
+// RankQs are the Q of the ranked tables.
+var RankQs = rankQs[:]
+
+// NewRanked returns an empty ranked filter of the given buckets, Q and L,
+// whatever the rate.
+func NewRanked(buckets uint64, q, low uint, seed uint64) *Filter {
+	return newFilter(params{shape: shape{slots: rankSlots, bits: low + qBits(q), q: q},
+		capacity: buckets * rankSlots * 96 / 100, buckets: buckets, maxKicks: defaultMaxKicks, seed: seed})
+}

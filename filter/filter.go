@@ -2,7 +2,6 @@ package filter
 
 import (
 	"errors"
-	"math"
 	"unsafe"
 
 	"github.com/cuckoohash/cuckoo/internal/hashing"
@@ -36,14 +35,15 @@ type Filter struct {
 	seed     uint64
 	maxKicks int
 	victim   victim
-	// fast is t.is4x12 && !victim.used, and fastSemi t.semi &&
-	// !victim.used: a lookup needs neither the general table path nor the
-	// victim slot. Only setVictim changes victim, so they stay in step.
-	fast     bool
-	fastSemi bool
-	strategy strategy
-	rng      uint64 // state of the random walk's generator
-	path     []node // breadth-first search scratch, allocated on first use
+	// fast is t.is4x12 && !victim.used, and fastCoded t.coded &&
+	// t.oneWord && !victim.used: a lookup needs neither the general table
+	// path nor the victim slot. Only setVictim changes victim, so they stay
+	// in step.
+	fast      bool
+	fastCoded bool
+	strategy  strategy
+	rng       uint64 // state of the random walk's generator
+	path      []node // breadth-first search scratch, allocated on first use
 }
 
 // victim holds the one fingerprint that a failed displacement left homeless.
@@ -65,7 +65,7 @@ func New(cfg Config) (*Filter, error) {
 
 func newFilter(p params) *Filter {
 	f := &Filter{
-		t:        newTable(p.buckets, p.slots, p.bits, p.semi),
+		t:        newTable(p.buckets, p.shape),
 		capacity: p.capacity,
 		seed:     p.seed,
 		maxKicks: p.maxKicks,
@@ -80,15 +80,15 @@ func newFilter(p params) *Filter {
 func (f *Filter) setVictim(v victim) {
 	f.victim = v
 	f.fast = f.t.is4x12 && !v.used
-	f.fastSemi = f.t.semi && !v.used
+	f.fastCoded = f.t.coded && f.t.oneWord && !v.used
 }
 
 // locate returns the primary bucket and fingerprint of hash h.
 func (f *Filter) locate(h uint64) (uint64, uint32) {
-	return hashing.Index(h, f.t.buckets), hashing.FingerprintMasked(h, f.t.fpMask)
+	return hashing.Index(h, f.t.buckets), hashing.FingerprintMasked(h, f.t.fpMax)
 }
 
-func (f *Filter) alt(i uint64, fp uint32) uint64 { return hashing.Alt(i, fp, f.t.buckets) }
+func (f *Filter) alt(i uint64, fp uint32) uint64 { return f.t.alt(i, fp) }
 
 // Insert adds key. It returns ErrFull, leaving the filter unchanged, when the
 // key cannot be stored. A key is stored as its fingerprint, so inserting a
@@ -140,16 +140,16 @@ func (f *Filter) ContainsString(key string) bool { return f.ContainsHash(hashStr
 // ContainsHash is Contains for a caller-computed hash.
 func (f *Filter) ContainsHash(h uint64) bool {
 	t := &f.t
-	i1, fp := hashing.Index(h, t.buckets), hashing.FingerprintMasked(h, t.fpMask)
-	i2 := hashing.Alt(i1, fp, t.buckets)
+	i1, fp := hashing.Index(h, t.buckets), hashing.FingerprintMasked(h, t.fpMax)
+	i2 := t.alt(i1, fp)
 	// The default shape's path, all in this one call: reading both buckets
 	// before testing either, with no branch between, lets the loads of
 	// consecutive lookups overlap.
 	if f.fast {
 		return t.has4x12(i1, i2, fp)
 	}
-	if f.fastSemi {
-		return t.hasSemi(i1, i2, fp)
+	if f.fastCoded {
+		return t.hasCoded(i1, i2, fp)
 	}
 	return f.lookupSlow(i1, i2, fp)
 }
@@ -157,7 +157,7 @@ func (f *Filter) ContainsHash(h uint64) bool {
 // lookup reports whether fp is in bucket i1, its alternate or the victim
 // slot.
 func (f *Filter) lookup(i1 uint64, fp uint32) bool {
-	i2 := hashing.Alt(i1, fp, f.t.buckets)
+	i2 := f.alt(i1, fp)
 	if f.fast {
 		return f.t.has4x12(i1, i2, fp)
 	}
@@ -166,8 +166,10 @@ func (f *Filter) lookup(i1 uint64, fp uint32) bool {
 
 func (f *Filter) lookupSlow(i1, i2 uint64, fp uint32) bool {
 	var hit bool
-	if f.t.semi {
-		hit = f.t.hasSemi(i1, i2, fp)
+	if f.t.coded && f.t.oneWord {
+		hit = f.t.hasCoded(i1, i2, fp)
+	} else if f.t.coded {
+		hit = f.t.hasWide(i1, i2, fp)
 	} else if f.t.oneWord {
 		hit = f.t.lanes.Has2(f.t.word(i1), f.t.word(i2), fp)
 	} else {
@@ -256,17 +258,26 @@ func (f *Filter) Buckets() uint64 { return f.t.buckets }
 // BucketSize returns the number of slots per bucket b.
 func (f *Filter) BucketSize() int { return int(f.t.slots) }
 
-// Packing returns how the filter's buckets are stored: PackingPlain or
-// PackingSemiSorted.
-func (f *Filter) Packing() Packing {
-	if f.t.semi {
-		return PackingSemiSorted
-	}
-	return PackingPlain
-}
+// Packing returns how the filter's buckets are stored: PackingPlain,
+// PackingSemiSorted or PackingRanked.
+func (f *Filter) Packing() Packing { return f.shape().packing() }
 
-// FingerprintBits returns the fingerprint width f.
+// FingerprintBits returns the fingerprint width f: for ranked buckets, the
+// bits the fingerprint's range needs, ceil(log2 R) (FingerprintRange).
 func (f *Filter) FingerprintBits() int { return int(f.t.bits) }
+
+// FingerprintRange returns R: fingerprints take the values 1..R-1. It is
+// 2^f, but for ranked buckets Q·2^L, between powers of two.
+func (f *Filter) FingerprintRange() uint64 { return f.t.fpMax + 1 }
+
+// shape returns the shape of f's table.
+func (f *Filter) shape() shape {
+	s := shape{slots: f.t.slots, bits: f.t.bits, semi: f.t.coded && !f.t.ranked}
+	if f.t.ranked {
+		s.q = f.t.codec.q
+	}
+	return s
+}
 
 // MaxKicks returns the bound on an insert's displacement search.
 func (f *Filter) MaxKicks() int { return f.maxKicks }
@@ -295,17 +306,17 @@ func (f *Filter) SizeInBytes() uint64 {
 
 // FalsePositiveRate returns the expected rate at the current load: a lookup
 // compares its fingerprint with the 2b slots of two buckets, each occupied
-// with probability LoadFactor and equal with probability 1/(2^f-1).
+// with probability LoadFactor and equal with probability 1/(R-1), R =
+// FingerprintRange.
 func (f *Filter) FalsePositiveRate() float64 {
-	return ExpectedFalsePositiveRate(f.LoadFactor(), int(f.t.slots), int(f.t.bits))
+	return expectedRate(f.LoadFactor(), f.shape())
 }
 
 // ExpectedFalsePositiveRate is the false-positive rate of a filter with b
 // slots a bucket, f-bit fingerprints and the given load factor:
 // 1 - (1 - load/(2^f-1))^(2b), about 2b·load/2^f.
 func ExpectedFalsePositiveRate(load float64, bucketSize, fingerprintBits int) float64 {
-	p := load / (math.Exp2(float64(fingerprintBits)) - 1)
-	return -math.Expm1(float64(2*bucketSize) * math.Log1p(-p))
+	return expectedRate(load, shape{slots: uint(bucketSize), bits: uint(fingerprintBits)})
 }
 
 // Reset empties the filter, keeping its size and seed.

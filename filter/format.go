@@ -10,17 +10,19 @@ import (
 	"github.com/cuckoohash/cuckoo/internal/hashing"
 )
 
-// The binary format, version 2, all integers little-endian:
+// The binary format, version 3, all integers little-endian:
 //
 //	offset size field
 //	     0    4 magic "CKOO"
-//	     4    2 format version (2; 1 for plain buckets)
+//	     4    2 format version (3; 2 for semi-sorted, 1 for plain buckets)
 //	     6    1 kind: 1 for a Filter, 2 for a Scalable
 //	     7    1 bucket size b
-//	     8    1 fingerprint bits f
+//	     8    1 fingerprint bits f (ranked: ceil(log2 R))
 //	     9    1 flags: bit 0 set when the victim slot is used; others 0
-//	    10    1 packing: 0 plain, 1 semi-sorted (version 1: 0)
-//	    11    1 reserved, 0
+//	    10    1 packing: 0 plain, 1 semi-sorted, 2 ranked (version 1: 0;
+//	          version 2: 0 or 1)
+//	    11    1 ranked: Q, one of 19, 23, 28, 33, and L = f - ceil(log2 Q);
+//	          otherwise reserved, 0
 //	    12    4 MaxKicks
 //	    16    8 capacity
 //	    24    8 buckets m
@@ -32,24 +34,30 @@ import (
 //	    64    8 table length in bytes, ceil(m*B/8) for buckets of B bits
 //	    72    n the table: bucket i at bits i*B, B bits wide; plain, B = b*f
 //	          and slot j of bucket i at bits (i*b+j)*f; semi-sorted, B =
-//	          4f-4, coded as semisort.go says
+//	          4f-4, coded as semisort.go says; ranked, B = 13..16 + 4L,
+//	          coded as rank.go says
 //	  72+n    4 CRC-32C (Castagnoli) of every preceding byte
 //
-// Plain filters are written as version 1, which readers from before
-// semi-sorted buckets read too.
+// Each filter is written as the oldest version that describes it: plain
+// filters as version 1, which readers from before semi-sorted buckets read
+// too, semi-sorted ones as version 2. Version 3 adds ranked buckets, whose
+// alternate bucket is hashing.AltMixed's.
 const (
 	magic         = "CKOO"
-	formatVersion = 2
+	formatVersion = 3
 	// plainVersion is the version plain filters are written as: version 2
-	// only adds the packing byte.
-	plainVersion = 1
-	packingPlain = 0
-	packingSemi  = 1
-	kindFilter   = 1
-	kindScalable = 2
-	headerSize   = 72
-	trailerSize  = 4
-	flagVictim   = 1
+	// only adds the packing byte, and semiVersion the one semi-sorted
+	// filters are: version 3 only adds ranked buckets.
+	plainVersion  = 1
+	semiVersion   = 2
+	packingPlain  = 0
+	packingSemi   = 1
+	packingRanked = 2
+	kindFilter    = 1
+	kindScalable  = 2
+	headerSize    = 72
+	trailerSize   = 4
+	flagVictim    = 1
 	// readChunk bounds the memory a reader commits ahead of the data that has
 	// actually arrived, so a header claiming a huge table cannot make Read
 	// allocate it.
@@ -69,16 +77,19 @@ func (f *Filter) EncodedSize() int64 {
 
 func (f *Filter) appendHeader(b []byte) []byte {
 	b = append(b, magic...)
-	version, packing := uint16(plainVersion), byte(packingPlain)
-	if f.t.semi {
-		version, packing = formatVersion, packingSemi
+	version, packing, q := uint16(plainVersion), byte(packingPlain), byte(0)
+	switch f.Packing() {
+	case PackingSemiSorted:
+		version, packing = semiVersion, packingSemi
+	case PackingRanked:
+		version, packing, q = formatVersion, packingRanked, byte(f.t.codec.q)
 	}
 	b = binary.LittleEndian.AppendUint16(b, version)
 	var flags byte
 	if f.victim.used {
 		flags |= flagVictim
 	}
-	b = append(b, kindFilter, byte(f.t.slots), byte(f.t.bits), flags, packing, 0)
+	b = append(b, kindFilter, byte(f.t.slots), byte(f.t.bits), flags, packing, q)
 	b = binary.LittleEndian.AppendUint32(b, uint32(f.maxKicks))
 	b = binary.LittleEndian.AppendUint64(b, f.capacity)
 	b = binary.LittleEndian.AppendUint64(b, f.t.buckets)
@@ -139,8 +150,8 @@ func parseHeader(b []byte) (header, error) {
 		return h, corrupt("kind %d is not a Filter (%d)", b[6], kindFilter)
 	}
 	version := binary.LittleEndian.Uint16(b[4:])
-	if version != plainVersion && version != formatVersion {
-		return h, corrupt("format version %d, this package reads %d and %d", version, plainVersion, formatVersion)
+	if version < plainVersion || version > formatVersion {
+		return h, corrupt("format version %d, this package reads %d..%d", version, plainVersion, formatVersion)
 	}
 	p := &h.p
 	p.slots, p.bits = uint(b[7]), uint(b[8])
@@ -150,19 +161,29 @@ func parseHeader(b []byte) (header, error) {
 	if p.bits < minFingerprintBits || p.bits > maxFingerprintBits {
 		return h, corrupt("fingerprint bits %d, want %d..%d", p.bits, minFingerprintBits, maxFingerprintBits)
 	}
+	q := uint(b[11])
 	switch packing := b[10]; {
 	case packing == packingPlain:
-	case packing == packingSemi && version >= formatVersion:
-		if p.slots != semiSlots || p.bits < minSemiBits || p.bits > maxSemiBits {
+	case packing == packingSemi && version >= semiVersion:
+		if p.slots != rankSlots || p.bits < minSemiBits || p.bits > maxSemiBits {
 			return h, corrupt("semi-sorted buckets of %d slots of %d bits, want %d slots of %d..%d bits",
-				p.slots, p.bits, semiSlots, minSemiBits, maxSemiBits)
+				p.slots, p.bits, rankSlots, minSemiBits, maxSemiBits)
 		}
 		p.semi = true
+	case packing == packingRanked && version >= formatVersion:
+		if rankCodeBitsFor(q) == 0 {
+			return h, corrupt("ranked buckets of Q = %d, want one of %v", q, rankQs)
+		}
+		if p.slots != rankSlots || p.bits < minRankedLow+qBits(q) || p.bits > maxRankedLow+qBits(q) {
+			return h, corrupt("ranked buckets of %d slots of %d bits at Q = %d, want %d slots of %d..%d bits",
+				p.slots, p.bits, q, rankSlots, minRankedLow+qBits(q), maxRankedLow+qBits(q))
+		}
+		p.q, q = q, 0
 	default:
 		return h, corrupt("packing %d, version %d reads 0..%d", packing, version, version-1)
 	}
 	flags := b[9]
-	if flags&^flagVictim != 0 || b[11] != 0 || binary.LittleEndian.Uint32(b[60:]) != 0 {
+	if flags&^flagVictim != 0 || q != 0 || binary.LittleEndian.Uint32(b[60:]) != 0 {
 		return h, corrupt("reserved header bits are set")
 	}
 	kicks := binary.LittleEndian.Uint32(b[12:])
@@ -190,15 +211,15 @@ func parseHeader(b []byte) (header, error) {
 		fp:     binary.LittleEndian.Uint32(b[56:]),
 	}
 	if h.victim.used {
-		if h.victim.fp == 0 || uint64(h.victim.fp) > 1<<p.bits-1 || h.victim.bucket >= p.buckets {
-			return h, corrupt("victim fingerprint %#x in bucket %d does not fit %d-bit fingerprints and %d buckets",
-				h.victim.fp, h.victim.bucket, p.bits, p.buckets)
+		if h.victim.fp == 0 || uint64(h.victim.fp) > p.fpMax() || h.victim.bucket >= p.buckets {
+			return h, corrupt("victim fingerprint %#x in bucket %d does not fit fingerprints of 1..%d and %d buckets",
+				h.victim.fp, h.victim.bucket, p.fpMax(), p.buckets)
 		}
 	} else if h.victim.fp != 0 || h.victim.bucket != 0 {
 		return h, corrupt("unused victim slot is not zero")
 	}
 	h.tableLen = binary.LittleEndian.Uint64(b[64:])
-	if want := packedBytes(p.buckets, bucketBits(p.slots, p.bits, p.semi)); h.tableLen != want {
+	if want := packedBytes(p.buckets, p.bucketBits()); h.tableLen != want {
 		return h, corrupt("table length %d, want %d for %d buckets of %d %d-bit slots",
 			h.tableLen, want, p.buckets, p.slots, p.bits)
 	}
@@ -213,8 +234,8 @@ func (h *header) build(data []byte) (*Filter, error) {
 	clear(f.t.data[h.tableLen:])
 	used := uint64(0)
 	for i := range f.t.buckets {
-		if f.t.semi && !f.t.canonical(f.t.stored(i)) {
-			return nil, corrupt("bucket %d is not a sorted semi-sorted bucket", i)
+		if f.t.coded && !f.t.canonical(i) {
+			return nil, corrupt("bucket %d is not a sorted %v bucket", i, f.Packing())
 		}
 		for j := range f.t.slots {
 			if f.t.slot(i, j) != 0 {
@@ -238,7 +259,7 @@ func (h *header) build(data []byte) (*Filter, error) {
 
 // newFilterShell is newFilter without allocating the table.
 func newFilterShell(p params) *Filter {
-	f := &Filter{t: tableLayout(p.buckets, p.slots, p.bits, p.semi), capacity: p.capacity, seed: p.seed, maxKicks: p.maxKicks}
+	f := &Filter{t: tableLayout(p.buckets, p.shape), capacity: p.capacity, seed: p.seed, maxKicks: p.maxKicks}
 	f.rng = p.seed ^ 0x853c49e6748fea9b
 	f.setVictim(victim{})
 	return f

@@ -104,17 +104,52 @@ var goldenCases = []struct {
 		read: readFilter,
 	},
 	{
-		// The default layout at the default rate: semi-sorted buckets of
-		// 10-bit fingerprints, 36 bits a bucket; half full, with keys
-		// inserted twice, so that buckets hold equal nibbles.
+		// The semi-sorted layout at the default rate (the default layout
+		// before ranked buckets): 10-bit fingerprints, 36 bits a bucket;
+		// half full, with keys inserted twice, so that buckets hold equal
+		// nibbles.
 		file: "golden-filter-semisorted-v2.bin",
 		keys: append(goldenKeys(120), goldenKeys(20)...),
 		build: func(t *testing.T) marshaler {
-			f := mustNew(t, filter.Config{Capacity: 250, Seed: 0x5eed})
+			f := mustNew(t, filter.Config{Capacity: 250, Packing: filter.PackingSemiSorted, Seed: 0x5eed})
 			if f.Packing() != filter.PackingSemiSorted || f.FingerprintBits() != 10 {
 				t.Fatalf("the default layout is %v with %d bits, want semi-sorted with 10", f.Packing(), f.FingerprintBits())
 			}
 			insertAll(t, f, append(goldenKeys(120), goldenKeys(20)...))
+			return f
+		},
+		read: readFilter,
+	},
+	{
+		// The default layout at the default rate: ranked buckets of Q = 28,
+		// L = 5 (R = 896), 35 bits a bucket; half full, with keys inserted
+		// twice, so that buckets hold equal fingerprints.
+		file: "golden-filter-ranked-v3.bin",
+		keys: append(goldenKeys(120), goldenKeys(20)...),
+		build: func(t *testing.T) marshaler {
+			f := mustNew(t, filter.Config{Capacity: 250, Seed: 0x5eed})
+			if f.Packing() != filter.PackingRanked || f.FingerprintRange() != 28<<5 {
+				t.Fatalf("the default layout is %v with R = %d, want ranked with 896", f.Packing(), f.FingerprintRange())
+			}
+			insertAll(t, f, append(goldenKeys(120), goldenKeys(20)...))
+			return f
+		},
+		read: readFilter,
+	},
+	{
+		// Ranked buckets wider than a word, at 10^-4 for 100 keys: Q = 19,
+		// L = 12, 61 bits a bucket, filled until the victim slot is taken.
+		file: "golden-filter-ranked-wide-v3.bin",
+		keys: goldenKeys(rankedVictimKeys),
+		build: func(t *testing.T) marshaler {
+			f := mustNew(t, filter.Config{Capacity: 100, FalsePositiveRate: 1e-4, Packing: filter.PackingRanked, Seed: 0x5eed})
+			if f.Packing() != filter.PackingRanked || f.FingerprintRange() != 19<<12 {
+				t.Fatalf("the layout at 1e-4 is %v with R = %d, want ranked with %d", f.Packing(), f.FingerprintRange(), 19<<12)
+			}
+			insertAll(t, f, goldenKeys(rankedVictimKeys))
+			if !f.VictimUsed() {
+				t.Fatalf("the wide ranked golden filter does not use its victim slot; insert more than %d keys", rankedVictimKeys)
+			}
 			return f
 		},
 		read: readFilter,
@@ -219,8 +254,11 @@ func TestScalableFlatSplitLoads(t *testing.T) {
 }
 
 // victimKeys is the number of keys after which the victim golden filter first
-// uses its victim slot.
-const victimKeys = 72
+// uses its victim slot, and rankedVictimKeys the wide ranked one.
+const (
+	victimKeys       = 72
+	rankedVictimKeys = 160
+)
 
 func readFilter(data []byte) (target, error) { return filter.Read(bytes.NewReader(data)) }
 
@@ -527,7 +565,7 @@ func TestDecodeHeaderErrors(t *testing.T) {
 	cases := []corruptCase{
 		{"magic", edit(enc, put8(0, 'X')), "magic"},
 		{"version=0", edit(enc, put16(offVersion, 0)), "format version 0"},
-		{"version=3", edit(enc, put16(offVersion, 3)), "format version 3"},
+		{"version=4", edit(enc, put16(offVersion, 4)), "format version 4"},
 		{"version=1/packing=1", edit(enc, put8(offPacking, 1)), "packing 1"},
 		{"version=2/packing=2", edit(enc, put16(offVersion, 2), put8(offPacking, 2)), "packing 2"},
 		{"kind=0", edit(enc, put8(offKind, 0)), "kind 0"},

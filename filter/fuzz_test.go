@@ -21,6 +21,23 @@ func fuzzConfig(data []byte) (cfg filter.Config, walk bool, rest []byte) {
 	return cfg, flags&0x80 != 0, rest
 }
 
+// fuzzFilter builds the filter of a fuzz input's header: fuzzConfig's, or
+// with bits 2 and 3 of byte 0 both set, a ranked one of 1..16 buckets with
+// Q and L from byte 1 (every Q, L 3..16) and the seed from byte 3.
+func fuzzFilter(t *testing.T, data []byte) (flt *filter.Filter, walk bool, rest []byte) {
+	cfg, walk, rest := fuzzConfig(data)
+	if len(data) >= 4 && data[0]&0x0c == 0x0c {
+		q := filter.RankQs[data[1]&3]
+		low := 3 + uint(data[1]>>2)%14
+		return filter.NewRanked(1+uint64(data[2])%16, q, low, uint64(data[3])), walk, rest
+	}
+	flt, err := filter.New(cfg)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", cfg, err)
+	}
+	return flt, walk, rest
+}
+
 func FuzzModel(f *testing.F) {
 	f.Add([]byte{0x01, 8, 20, 1, 0, 1, 0, 1, 3, 1, 2, 1, 4, 1})
 	f.Add([]byte{0x00, 0, 0, 0, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 0, 7, 3, 7, 3, 7})
@@ -31,12 +48,13 @@ func FuzzModel(f *testing.F) {
 	f.Add(modeltest.FillAndDrain([4]byte{0x83, 10, 30, 7}, 300)) // semi-sorted, 15 bits, random walk
 	f.Add(modeltest.FillAndDrain([4]byte{0x03, 11, 40, 9}, 300)) // semi-sorted, 16 bits
 	f.Add([]byte{0x03, 0, 1, 3, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 3, 1, 3, 1})
+	f.Add(modeltest.FillAndDrain([4]byte{0x0c, 0, 5, 2}, 200))                               // ranked, Q = 19, L = 3
+	f.Add(modeltest.FillAndDrain([4]byte{0x8c, 4*2 + 2, 10, 5}, 300))                        // ranked, Q = 28, L = 5, random walk
+	f.Add(modeltest.FillAndDrain([4]byte{0x0d, 4*8 + 3, 15, 7}, 300))                        // ranked, Q = 33, L = 11: wide buckets
+	f.Add(modeltest.FillAndDrain([4]byte{0x0c, 4*13 + 1, 3, 9}, 100))                        // ranked, Q = 23, L = 16: 80-bit buckets
+	f.Add([]byte{0x0c, 1, 0, 3, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 3, 1, 3, 1}) // one bucket, copies of one key
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, walk, ops := fuzzConfig(data)
-		flt, err := filter.New(cfg)
-		if err != nil {
-			t.Fatalf("New(%+v): %v", cfg, err)
-		}
+		flt, walk, ops := fuzzFilter(t, data)
 		if walk {
 			flt.UseRandomWalk()
 		}
@@ -199,12 +217,19 @@ func decodeSeeds(tb testing.TB) [][]byte {
 		{2, 4, 3, false}, {2, 5, 7, true}, {4, 12, 10, false}, {4, 13, 20, true},
 		{8, 7, 9, false}, {8, 32, 5, true}, {4, 32, 1, false},
 		{-4, 5, 6, false}, {-4, 10, 20, true}, {-4, 15, 9, false}, {-4, 16, 12, true},
+		{-19, 3, 10, true}, {-28, 5, 20, false}, {-33, 10, 9, true}, {-23, 16, 12, true},
 	} {
 		cfg := filter.Config{Capacity: c.n, BucketSize: c.b, FingerprintBits: c.f, Seed: uint64(c.b * c.f)}
-		if c.b < 0 { // semi-sorted
+		var flt *filter.Filter
+		switch {
+		case c.b < -4: // ranked, Q = -b, L = f
+			flt = filter.NewRanked(c.n/3+1, uint(-c.b), uint(c.f), uint64(c.n))
+		case c.b < 0: // semi-sorted
 			cfg.BucketSize, cfg.Packing = -c.b, filter.PackingSemiSorted
+			flt = mustNew(tb, cfg)
+		default:
+			flt = mustNew(tb, cfg)
 		}
-		flt := mustNew(tb, cfg)
 		for i := range c.n / 2 {
 			if err := flt.Insert(fmt.Appendf(nil, "seed-%d", i)); err != nil {
 				tb.Fatal(err)

@@ -45,3 +45,36 @@ func TestLoadExperiment(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadExperimentRanked is TestLoadExperiment for ranked tables: the
+// load at which the victim slot is first needed, for every Q at the least
+// L (ranges 152..264) and at L = 5 and 10, in tables at the design load
+// for 20,000 keys (or CUCKOO_EXPERIMENT's count) and in one of other
+// buckets count, so that a dependence on m shows. It must not fall below
+// the design load of 96%.
+func TestLoadExperimentRanked(t *testing.T) {
+	n := 20_000
+	if v, err := strconv.Atoi(os.Getenv("CUCKOO_EXPERIMENT")); err == nil && v > 0 {
+		n = v
+	}
+	for _, q := range filter.RankQs {
+		for _, low := range []uint{3, 5, 10} {
+			for _, m := range []uint64{uint64(n) * 100 / 384, uint64(n) * 100 / 380} {
+				for seed := range uint64(2) {
+					f := filter.NewRanked(m, q, low, seed)
+					ks := keys(int(m)*4, seed+100)
+					i := 0
+					for ; i < len(ks); i++ {
+						if err := f.Insert(ks[i]); err != nil || f.VictimUsed() {
+							break
+						}
+					}
+					t.Logf("n=%d Q=%d L=%d R=%d m=%d seed=%d first victim at load %.4f", n, q, low, f.FingerprintRange(), m, seed, f.LoadFactor())
+					if f.LoadFactor() < 0.96 {
+						t.Errorf("Q=%d L=%d m=%d seed=%d: the victim slot was first needed at load %.4f, below the design load 0.96", q, low, m, seed, f.LoadFactor())
+					}
+				}
+			}
+		}
+	}
+}

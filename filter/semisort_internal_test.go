@@ -2,126 +2,197 @@ package filter
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// TestSemiCodes checks the code table against its definition: every sorted
-// multiset of four nibbles has one code below semiCodes, and every code
-// decodes to the multiset it names.
-func TestSemiCodes(t *testing.T) {
-	seen := make(map[uint64]bool)
-	for a := range 16 {
-		for b := a; b < 16; b++ {
-			for c := b; c < 16; c++ {
-				for d := c; d < 16; d++ {
-					code := semiCode(a, b, c, d)
-					if code >= semiCodes || seen[code] {
-						t.Fatalf("code %d of %d,%d,%d,%d: out of range or taken", code, a, b, c, d)
-					}
-					seen[code] = true
-					if got, want := semiNibbles[code], uint16(a|b<<4|c<<8|d<<12); got != want {
-						t.Fatalf("code %d decodes to %#04x, want %#04x", code, got, want)
+// codedQs are the Q of every coded table: semi-sorted and ranked.
+var codedQs = append([]uint{semiQ}, rankQs[:]...)
+
+// TestRankCodes checks each code table against its definition, exhaustively:
+// every sorted multiset of four values below Q has one code below
+// C(Q+3, 4), every code decodes to the multiset it names, and the invalid
+// codes up to 2^B decode to 0.
+func TestRankCodes(t *testing.T) {
+	for _, q := range codedQs {
+		c := codecFor(q)
+		seen := make([]bool, c.codes)
+		n := 0
+		for a := range uint32(q) {
+			for b := a; b < uint32(q); b++ {
+				for d3 := b; d3 < uint32(q); d3++ {
+					for d4 := d3; d4 < uint32(q); d4++ {
+						code := c.rank(a, b, d3, d4)
+						if code >= c.codes || seen[code] {
+							t.Fatalf("Q=%d: code %d of %d,%d,%d,%d: out of range or taken", q, code, a, b, d3, d4)
+						}
+						seen[code] = true
+						n++
+						if got, want := c.lanes[code], a|b<<8|d3<<16|d4<<24; got != want {
+							t.Fatalf("Q=%d: code %d decodes to %#08x, want %#08x", q, code, got, want)
+						}
 					}
 				}
 			}
 		}
+		if uint64(n) != binomial(q+3, 4) || len(c.lanes) != 1<<c.codeBits {
+			t.Fatalf("Q=%d: %d codes, want C(%d, 4) = %d; a table of %d, want 2^%d", q, n, q+3, binomial(q+3, 4), len(c.lanes), c.codeBits)
+		}
+		for code := c.codes; code < uint32(len(c.lanes)); code++ {
+			if c.lanes[code] != 0 {
+				t.Fatalf("Q=%d: invalid code %d decodes to %#08x", q, code, c.lanes[code])
+			}
+		}
+		t.Logf("Q=%d: %d codes in %d bits (%.4f of the code space)", q, n, c.codeBits, float64(n)/float64(len(c.lanes)))
 	}
-	if len(seen) != semiCodes {
-		t.Fatalf("%d codes, want %d", len(seen), semiCodes)
-	}
-	for code := semiCodes; code < len(semiNibbles); code++ {
-		if semiNibbles[code] != 0 {
-			t.Fatalf("invalid code %d decodes to %#04x", code, semiNibbles[code])
+	// The Q are the largest that fit their B, which is the least for them.
+	for k, q := range rankQs {
+		b := rankCodeBits[k]
+		if binomial(q+3, 4) > 1<<b || binomial(q+4, 4) <= 1<<b || binomial(q+3, 4) <= 1<<(b-1) {
+			t.Errorf("Q=%d does not fill B=%d: C(Q+3, 4) = %d", q, b, binomial(q+3, 4))
 		}
 	}
 }
 
-// TestSemiRoundTrip encodes random buckets, with empty slots and repeated
-// fingerprints, at every width: the stored bucket fits its bits, is
-// canonical, and decodes to the bucket's fingerprints in ascending order.
-func TestSemiRoundTrip(t *testing.T) {
+// TestByteMatches checks byteMatches on every pattern of zero and nonzero
+// bytes, the nonzero ones drawn from values that defeat inexact tests.
+func TestByteMatches(t *testing.T) {
+	vals := []uint32{1, 0x7f, 0x80, 0x81, 0xff, 0x01}
 	r := rand.New(rand.NewPCG(1, 2))
-	for bits := uint(minSemiBits); bits <= maxSemiBits; bits++ {
-		tb := tableLayout(1, semiSlots, bits, true)
-		if tb.bucketBits != 4*bits-4 || !tb.oneWord {
-			t.Fatalf("%d bits: bucket of %d bits, one word %v", bits, tb.bucketBits, tb.oneWord)
+	for m := range uint64(16) {
+		for range 200 {
+			var x uint32
+			for j := range 4 {
+				if m>>j&1 == 0 {
+					x |= vals[r.IntN(len(vals))] << (8 * j)
+				}
+			}
+			if got := byteMatches(x); got != m {
+				t.Fatalf("byteMatches(%#08x) = %04b, want %04b", x, got, m)
+			}
 		}
-		for range 20000 {
-			var fp [semiSlots]uint64
+	}
+}
+
+// codedShapes are a semi-sorted table of every width and a ranked one of
+// every Q and L.
+func codedShapes() []shape {
+	var out []shape
+	for bits := uint(minSemiBits); bits <= maxSemiBits; bits++ {
+		out = append(out, shape{slots: rankSlots, bits: bits, semi: true})
+	}
+	for _, q := range rankQs {
+		for low := uint(minRankedLow); low <= maxRankedLow; low++ {
+			out = append(out, shape{slots: rankSlots, bits: low + qBits(q), q: q})
+		}
+	}
+	return out
+}
+
+// TestCodedRoundTrip stores random buckets, with empty slots and repeated
+// fingerprints, in coded tables of every shape, between two random
+// neighbours: each bucket takes its B + 4L bits and leaves its neighbours
+// alone, is canonical, and decodes to its fingerprints in ascending order,
+// by every path (lanesOf, slot, and for one-word buckets decode); and the
+// lookups that do not decode (hasCoded, hasWide) agree with the decoded
+// bucket.
+func TestCodedRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range codedShapes() {
+		tb := newTable(3, s)
+		if tb.bucketBits != s.bucketBits() || s.semi && tb.bucketBits != 4*s.bits-4 {
+			t.Fatalf("%+v: bucket of %d bits", s, tb.bucketBits)
+		}
+		if s.semi && !tb.oneWord {
+			t.Fatalf("%+v: a semi-sorted bucket is not one word", s)
+		}
+		random := func() [rankSlots]uint32 {
+			var fp [rankSlots]uint32
 			for j := range fp {
 				switch r.IntN(4) {
 				case 0: // empty
 				case 1:
-					fp[j] = fp[r.IntN(semiSlots)] // a repeat, or empty
+					fp[j] = fp[r.IntN(rankSlots)] // a repeat, or empty
 				default:
-					fp[j] = r.Uint64() & tb.fpMask
+					fp[j] = uint32(1 + r.Uint64N(tb.fpMax))
 				}
 			}
-			var w uint64
-			for j, v := range fp {
-				w |= v << (uint(j) * bits)
-			}
-			s := tb.encode(w)
-			if s>>tb.bucketBits != 0 {
-				t.Fatalf("%d bits: %v encodes to %#x, wider than %d bits", bits, fp, s, tb.bucketBits)
-			}
-			if !tb.canonical(s) {
-				t.Fatalf("%d bits: %v encodes to %#x, which is not canonical", bits, fp, s)
-			}
-			checkHasSemi(t, bits, s, r)
-			d := tb.decode(s)
-			prev := uint64(0)
-			count := map[uint64]int{}
-			for j := range semiSlots {
-				v := d >> (uint(j) * bits) & tb.fpMask
-				if v < prev {
-					t.Fatalf("%d bits: %v decodes to %#x, not ascending", bits, fp, d)
+			return fp
+		}
+		for range 3000 {
+			fp, before, after := random(), random(), random()
+			tb.setLanes(0, before)
+			tb.setLanes(2, after)
+			if tb.oneWord {
+				var w uint64
+				for j, v := range fp {
+					w |= uint64(v) << (uint(j) * s.bits)
 				}
-				prev = v
-				count[v]++
+				tb.store(1, tb.encode(w))
+			} else {
+				tb.setLanes(1, fp)
 			}
+			want := fp
+			slices.Sort(want[:])
+			for i, b := range [][rankSlots]uint32{before, want, after} {
+				slices.Sort(b[:])
+				if got := tb.lanesOf(uint64(i)); got != b || !tb.canonical(uint64(i)) {
+					t.Fatalf("%+v: bucket %d holds %v (canonical %v), want %v", s, i, got, tb.canonical(uint64(i)), b)
+				}
+				for j := range uint(rankSlots) {
+					if got := tb.slot(uint64(i), j); got != b[j] {
+						t.Fatalf("%+v: bucket %d slot %d = %#x, want %#x", s, i, j, got, b[j])
+					}
+				}
+			}
+			if tail := tb.data[packedBytes(3, tb.bucketBits):]; slices.ContainsFunc(tail, func(b byte) bool { return b != 0 }) {
+				t.Fatalf("%+v: slack written", s)
+			}
+			queries := []uint32{1, uint32(tb.fpMax), uint32(1 + r.Uint64N(tb.fpMax)), uint32(1 + r.Uint64N(tb.fpMax))}
 			for _, v := range fp {
-				count[v]--
+				if v != 0 {
+					queries = append(queries, v, v^1, v^uint32(1<<tb.lowBits))
+				}
 			}
-			for v, n := range count {
-				if n != 0 {
-					t.Fatalf("%d bits: %v decodes to %#x: fingerprint %#x off by %d", bits, fp, d, v, n)
+			for _, q := range queries {
+				if q == 0 || uint64(q) > tb.fpMax {
+					continue
+				}
+				want := slices.Contains(fp[:], q) || slices.Contains(after[:], q)
+				var got bool
+				if tb.oneWord {
+					got = tb.hasCoded(1, 2, q)
+				} else {
+					got = tb.hasWide(1, 2, q)
+				}
+				if got != want {
+					t.Fatalf("%+v: buckets %v %v, fingerprint %#x: found %v", s, fp, after, q, got)
 				}
 			}
 		}
 	}
 }
 
-// checkHasSemi stores s as bucket 0 of a table, a random bucket after it,
-// and checks that the lookup without decoding, hasSemi, agrees with a
-// match against the decoded bucket, for the bucket's own fingerprints and
-// random ones.
-func checkHasSemi(t *testing.T, bits uint, s uint64, r *rand.Rand) {
-	t.Helper()
-	tb := newTable(2, semiSlots, bits, true)
-	tb.store(0, s)
-	tb.store(1, tb.encode(r.Uint64()&(1<<(4*bits)-1)))
-	d := tb.decode(tb.stored(0))
-	queries := []uint32{1, uint32(tb.fpMask)}
-	for j := range uint(semiSlots) {
-		queries = append(queries, uint32(d>>(j*bits)&tb.fpMask))
-	}
-	for range 4 {
-		queries = append(queries, uint32(r.Uint64()&tb.fpMask))
-	}
-	for _, q := range queries {
-		if q == 0 {
+// TestRankedShapes pins which ranked tables take one word: the one-word
+// lookup covers every L up to 10 for every Q.
+func TestRankedShapes(t *testing.T) {
+	for _, s := range codedShapes() {
+		if s.q == 0 {
 			continue
 		}
-		if got, want := tb.hasSemi(0, 0, q), tb.lanes.Has(d, q); got != want {
-			t.Fatalf("%d bits: bucket %#x (decoded %#x), fingerprint %#x: hasSemi %v, decoded %v", bits, s, d, q, got, want)
+		tb := tableLayout(1, s)
+		if s.lowBits() <= 10 && !tb.oneWord {
+			t.Errorf("Q=%d L=%d: %d-bit buckets are not one word", s.q, s.lowBits(), tb.bucketBits)
+		}
+		if s.fpMax()+1 > 1<<s.bits || s.fpMax()+1 <= 1<<(s.bits-1) {
+			t.Errorf("Q=%d L=%d: range %d does not need %d bits", s.q, s.lowBits(), s.fpMax()+1, s.bits)
 		}
 	}
 }
 
 // BenchmarkSemiDecode measures decoding one stored bucket.
 func BenchmarkSemiDecode(b *testing.B) {
-	tb := tableLayout(1, semiSlots, 12, true)
+	tb := tableLayout(1, shape{slots: rankSlots, bits: 12, semi: true})
 	var s [1024]uint64
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range s {

@@ -29,7 +29,7 @@ func TestSmallestLayout(t *testing.T) {
 				load := func(l filter.Layout) float64 {
 					return float64(l.Capacity) / float64(l.Buckets*uint64(l.BucketSize))
 				}
-				if r := filter.ExpectedFalsePositiveRate(load(got), got.BucketSize, got.FingerprintBits); r > rate {
+				if r := rateAt(load(got), got); r > rate {
 					t.Fatalf("%+v: expected rate %.3g at capacity, above %g", got, r, rate)
 				}
 				for _, b := range []int{2, 4, 8} {
@@ -49,9 +49,12 @@ func TestSmallestLayout(t *testing.T) {
 						}
 					}
 				}
+				if ranked, err := (filter.Config{Capacity: capacity, FalsePositiveRate: rate, Packing: filter.PackingRanked}).Layout(); err == nil && tableBits(ranked) < tableBits(got) {
+					t.Errorf("chose %+v, %d bits; %+v meets the rate in %d", got, tableBits(got), ranked, tableBits(ranked))
+				}
 				perKey := float64(tableBits(got)) / float64(capacity)
 				bloom := math.Log2(1/rate) / math.Ln2
-				t.Logf("b=%d f=%d semi-sorted=%v: %.2f bits a key, Bloom %.2f", got.BucketSize, got.FingerprintBits, got.SemiSorted, perKey, bloom)
+				t.Logf("b=%d f=%d %v R=%d: %.2f bits a key, Bloom %.2f", got.BucketSize, got.FingerprintBits, got.Packing, got.FingerprintRange, perKey, bloom)
 				if capacity >= 10_000 && rate <= 0.01 && perKey >= bloom {
 					t.Errorf("%.2f bits a key, not below Bloom's %.2f", perKey, bloom)
 				}
@@ -60,19 +63,34 @@ func TestSmallestLayout(t *testing.T) {
 	}
 }
 
-// TestDefaultIsSemiSorted: the default Config gives semi-sorted buckets of
-// 10-bit fingerprints, a bit a key less than the plain table it replaced.
-func TestDefaultIsSemiSorted(t *testing.T) {
+// rateAt returns the expected rate of a layout's table at a load.
+func rateAt(load float64, l filter.Layout) float64 {
+	return -math.Expm1(float64(2*l.BucketSize) * math.Log1p(-load/float64(l.FingerprintRange-1)))
+}
+
+// TestDefaultIsRanked: the default Config gives ranked buckets of Q = 28
+// and L = 5 (R = 896), in 35 bits; the semi-sorted table of 10-bit
+// fingerprints it replaced took 36 bits a bucket at 95%, and plain buckets
+// 40.
+func TestDefaultIsRanked(t *testing.T) {
 	f := mustNew(t, filter.Config{Capacity: 1_000_000})
-	if f.Packing() != filter.PackingSemiSorted || f.BucketSize() != 4 || f.FingerprintBits() != 10 {
-		t.Fatalf("default filter: %v, b=%d, f=%d", f.Packing(), f.BucketSize(), f.FingerprintBits())
+	if f.Packing() != filter.PackingRanked || f.BucketSize() != 4 || f.FingerprintRange() != 28<<5 || f.FingerprintBits() != 10 {
+		t.Fatalf("default filter: %v, b=%d, f=%d, R=%d", f.Packing(), f.BucketSize(), f.FingerprintBits(), f.FingerprintRange())
+	}
+	semi := mustNew(t, filter.Config{Capacity: 1_000_000, Packing: filter.PackingSemiSorted})
+	if semi.Packing() != filter.PackingSemiSorted || semi.BucketSize() != 4 || semi.FingerprintBits() != 10 {
+		t.Fatalf("PackingSemiSorted: %v, b=%d, f=%d", semi.Packing(), semi.BucketSize(), semi.FingerprintBits())
 	}
 	plain := mustNew(t, filter.Config{Capacity: 1_000_000, Packing: filter.PackingPlain})
 	if plain.Packing() != filter.PackingPlain || plain.BucketSize() != 4 || plain.FingerprintBits() != 10 {
 		t.Fatalf("PackingPlain: %v, b=%d, f=%d", plain.Packing(), plain.BucketSize(), plain.FingerprintBits())
 	}
-	if ratio := float64(f.SizeInBytes()) / float64(plain.SizeInBytes()); math.Abs(ratio-0.9) > 0.001 {
-		t.Fatalf("semi-sorted %d bytes, plain %d: want 9/10", f.SizeInBytes(), plain.SizeInBytes())
+	if ratio := float64(semi.SizeInBytes()) / float64(plain.SizeInBytes()); math.Abs(ratio-0.9) > 0.001 {
+		t.Fatalf("semi-sorted %d bytes, plain %d: want 9/10", semi.SizeInBytes(), plain.SizeInBytes())
+	}
+	// 35 bits at 96% against 36 at 95%.
+	if ratio, want := float64(f.SizeInBytes())/float64(semi.SizeInBytes()), 35/0.96/(36/0.95); math.Abs(ratio-want) > 0.002 {
+		t.Fatalf("ranked %d bytes, semi-sorted %d: ratio %.4f, want %.4f", f.SizeInBytes(), semi.SizeInBytes(), ratio, want)
 	}
 }
 
@@ -86,7 +104,10 @@ func TestPackingConfigErrors(t *testing.T) {
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 17}, "5..16 bits, not 17"},
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FalsePositiveRate: 1e-5}, "5..16 bits, too few for Config.FalsePositiveRate 1e-05"},
 		{filter.Config{Capacity: 10, Packing: filter.PackingSemiSorted, FingerprintBits: 4}, "5..16 bits, not 4"},
-		{filter.Config{Capacity: 10, Packing: 3}, "Config.Packing is 3"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingRanked, BucketSize: 8}, "ranked buckets have 4 slots"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingRanked, FingerprintBits: 12}, "Config.FingerprintBits is 12: ranked buckets are sized by Config.FalsePositiveRate"},
+		{filter.Config{Capacity: 10, Packing: filter.PackingRanked, FalsePositiveRate: 1e-6}, "ranked buckets reach false-positive rates down to 3.6e-06, not Config.FalsePositiveRate 1e-06"},
+		{filter.Config{Capacity: 10, Packing: 4}, "Config.Packing is 4"},
 		{filter.Config{Capacity: 10, FalsePositiveRate: 1.5}, "FalsePositiveRate is 1.5"},
 	} {
 		_, err := filter.New(c.cfg)

@@ -148,6 +148,12 @@ func configOf(g *filter.Filter) filter.Config {
 
 // fromFilterFits returns why FromFilter cannot hold g's buckets, or nil.
 func fromFilterFits(g *filter.Filter) error {
+	if g.Packing() == filter.PackingRanked {
+		// Ranked fingerprints range over Q·2^L values and take their
+		// alternate bucket from hashing.AltMixed: a plain table of the same
+		// width would read them at the wrong buckets.
+		return fmt.Errorf("lockfree: FromFilter: the filter's buckets are ranked, whose fingerprints and alternate buckets plain buckets do not share: build it with Packing %v or %v", filter.PackingPlain, filter.PackingSemiSorted)
+	}
 	b, f := g.BucketSize(), g.FingerprintBits()
 	if f <= maxBitsFor(b) {
 		return nil

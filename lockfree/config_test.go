@@ -226,10 +226,10 @@ func TestNewRefusals(t *testing.T) {
 }
 
 // TestFromFilterRefusesWideBuckets checks that a filter whose buckets do
-// not fit a word (filter.New's default 4 slots of 13 bits at rate 0.001)
-// is refused with what to build instead, and that the advice works.
+// not fit a word (semi-sorted, 4 slots of 13 bits at rate 0.001) is refused
+// with what to build instead, and that the advice works.
 func TestFromFilterRefusesWideBuckets(t *testing.T) {
-	g, err := filter.New(filter.Config{Capacity: 1000, FalsePositiveRate: 0.001})
+	g, err := filter.New(filter.Config{Capacity: 1000, FalsePositiveRate: 0.001, Packing: filter.PackingSemiSorted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,5 +318,22 @@ func TestSlotsAgree(t *testing.T) {
 			t.Errorf("%s: Slots %d of %d buckets of %d, filter's %d; LoadFactor %v with %d keys",
 				c.name, f.Slots(), f.Buckets(), f.BucketSize(), g.Slots(), f.LoadFactor(), f.Len())
 		}
+	}
+}
+
+// TestFromFilterRefusesRanked checks that a ranked filter, filter.New's
+// default, is refused: its fingerprints range over Q·2^L values and its
+// alternate bucket is another function, so a plain table cannot hold them.
+func TestFromFilterRefusesRanked(t *testing.T) {
+	g, err := filter.New(filter.Config{Capacity: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Packing() != filter.PackingRanked {
+		t.Fatalf("the default filter is %v, not ranked", g.Packing())
+	}
+	_, err = lockfree.FromFilter(g)
+	if want := "lockfree: FromFilter: the filter's buckets are ranked"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("FromFilter error %v, want it to say %q", err, want)
 	}
 }

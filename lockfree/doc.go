@@ -16,8 +16,10 @@
 //
 // Its capacity is fixed: Insert returns ErrFull, the filter logically
 // unchanged, when no room can be made (package growing grows). WriteTo saves it in package
-// filter's binary format; FromFilter loads a filter.Filter, such as one
-// read back or built offline with `cuckoo build`.
+// filter's binary format; FromFilter loads a filter.Filter of plain or
+// semi-sorted buckets, such as one read back or built offline with `cuckoo
+// build --packing plain`. It refuses ranked buckets, filter.New's default
+// for a rate alone, whose fingerprints and alternate buckets differ.
 //
 // It follows 王瀚橙, 陈志鹏, 戴海鹏, 顾荣, KIM Chaewon, 陈贵海, "无锁并发布谷鸟过滤器"
 // (Lock-free concurrent cuckoo filter), Journal of Software 36(7), 2025:

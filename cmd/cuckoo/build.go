@@ -90,6 +90,7 @@ var packings = map[string]filter.Packing{
 	"auto":        filter.PackingAuto,
 	"plain":       filter.PackingPlain,
 	"semi-sorted": filter.PackingSemiSorted,
+	"ranked":      filter.PackingRanked,
 }
 
 // builder is what build needs of a Filter or a Scalable.
@@ -185,7 +186,7 @@ func parseBuildFlags(e *env, args []string) (*buildOptions, error) {
 	fpr := fs.Float64("fpr", 0.01, "target false-positive `rate`, in (0, 1)")
 	capacity := capacityVar(fs, "capacity", "keys the filter is sure to hold (`N`: 1000000, 1_000_000 or 1e6), not a limit; 0 fits INPUT's distinct keys")
 	bucketSize := fs.Int("bucket-size", 0, "slots per bucket: 2, 4 or 8; 0 chooses: the smallest layout that meets --fpr (4 with --fingerprint-bits or --scalable)")
-	packingName := fs.String("packing", "auto", "how buckets are stored: plain, semi-sorted (4 slots, a bit a key less, slower lookups) or auto (the smaller one for --fpr; plain with --bucket-size or --fingerprint-bits)")
+	packingName := fs.String("packing", "auto", "how buckets are stored: plain, semi-sorted (4 slots, a bit a key less, slower lookups), ranked (4 slots, fingerprints of a fractional number of bits, for --fpr only) or auto (the smallest for --fpr; plain with --bucket-size or --fingerprint-bits)")
 	bits := fs.Int("fingerprint-bits", 0, "fingerprint width, 4..32; 0 derives it from --fpr")
 	seed := fs.Uint64("seed", 0, "hash seed")
 	scalable := fs.Bool("scalable", false, "build a Scalable filter that grows past --capacity (its initial size)")
@@ -210,7 +211,7 @@ func parseBuildFlags(e *env, args []string) (*buildOptions, error) {
 	packing, ok := packings[*packingName]
 	switch {
 	case !ok:
-		return nil, e.usageErrorf("--packing %q: it must be auto, plain or semi-sorted", *packingName)
+		return nil, e.usageErrorf("--packing %q: it must be auto, plain, semi-sorted or ranked", *packingName)
 	case *scalable && packing != filter.PackingAuto:
 		return nil, e.usageErrorf("--packing does not apply to --scalable (its slots hold a fingerprint and a tail)")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"text/tabwriter"
 
 	"github.com/cuckoohash/cuckoo/filter"
@@ -38,7 +39,7 @@ type stageInfo struct {
 	Buckets         uint64   `json:"buckets"`
 	BucketSize      int      `json:"bucket_size"`
 	FingerprintBits int      `json:"fingerprint_bits"`
-	Packing         string   `json:"packing"` // plain or semi-sorted
+	Packing         string   `json:"packing"` // plain, semi-sorted or ranked
 	Seed            uint64   `json:"seed"`
 	MaxKicks        int      `json:"max_kicks"`
 	Capacity        uint64   `json:"capacity"`
@@ -103,6 +104,13 @@ func perItem(bytes, items uint64) *float64 {
 	return &b
 }
 
+// rateAt returns f's expected false-positive rate at the given load:
+// ExpectedFalsePositiveRate with the fingerprint range in place of 2^f,
+// which ranked buckets need.
+func rateAt(f *filter.Filter, load float64) float64 {
+	return -math.Expm1(float64(2*f.BucketSize()) * math.Log1p(-load/float64(f.FingerprintRange()-1)))
+}
+
 func describeStage(f *filter.Filter, victim bool) stageInfo {
 	full := float64(f.Capacity()) / float64(f.Slots())
 	return stageInfo{
@@ -118,7 +126,7 @@ func describeStage(f *filter.Filter, victim bool) stageInfo {
 		SizeBytes:       f.SizeInBytes(),
 		BitsPerItem:     perItem(f.SizeInBytes(), f.Len()),
 		FPR:             f.FalsePositiveRate(),
-		FPRAtCapacity:   filter.ExpectedFalsePositiveRate(full, f.BucketSize(), f.FingerprintBits()),
+		FPRAtCapacity:   rateAt(f, full),
 		VictimUsed:      victim,
 	}
 }

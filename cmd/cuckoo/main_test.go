@@ -291,7 +291,7 @@ func TestBuildEmptyInput(t *testing.T) {
 }
 
 func TestInfo(t *testing.T) {
-	out := build(t, keys("k", 1000), "--seed", "42", "--fpr", "0.001") // 13-bit fingerprints
+	out := build(t, keys("k", 1000), "--seed", "42", "--fpr", "0.001", "--packing", "semi-sorted") // 13-bit fingerprints
 	code, stdout, stderr := cuckoo(t, "", "info", out)
 	if code != 0 {
 		t.Fatalf("info: exit %d: %s", code, stderr)
@@ -405,7 +405,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"build", "-o", out, "--fpr", "0", in}, "build: --fpr 0: the rate must be in (0, 1)"},
 		{[]string{"build", "-o", out, "--fpr", "abc", in}, `build: invalid value "abc" for flag -fpr`},
 		{[]string{"build", "-o", out, "--bucket-size", "3", in}, "build: --bucket-size 3: it must be 2, 4 or 8"},
-		{[]string{"build", "-o", out, "--packing", "sorted", in}, `build: --packing "sorted": it must be auto, plain or semi-sorted`},
+		{[]string{"build", "-o", out, "--packing", "sorted", in}, `build: --packing "sorted": it must be auto, plain, semi-sorted or ranked`},
 		{[]string{"build", "-o", out, "--packing", "plain", "--scalable", in}, "build: --packing does not apply to --scalable"},
 		{[]string{"build", "-o", out, "--packing", "semi-sorted", "--bucket-size", "2", in}, "semi-sorted buckets have 4 slots"},
 		{[]string{"build", "-o", out, "--packing", "semi-sorted", "--fpr", "1e-5", in}, "semi-sorted buckets hold fingerprints of 5..16 bits"},

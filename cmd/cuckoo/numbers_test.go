@@ -171,7 +171,7 @@ func TestBuildRefusesMoreThanMemory(t *testing.T) {
 	out := filepath.Join(dir, "f.ckoo")
 	availableMemory = func() (uint64, bool) { return 1 << 20, true }
 	code, _, stderr := cuckoo(t, "", "build", "-o", out, "--capacity", "1e6", in)
-	want := "cuckoo: build: a filter of capacity 1000000 takes 1.13 MiB, more than the 1.00 MiB of memory available: lower --capacity"
+	want := "cuckoo: build: a filter of capacity 1000000 takes 1.09 MiB, more than the 1.00 MiB of memory available: lower --capacity"
 	if code == 0 || !strings.HasPrefix(stderr, want) {
 		t.Errorf("build over the memory: exit %d, stderr %q; want %q", code, stderr, want)
 	}

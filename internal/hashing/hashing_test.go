@@ -8,6 +8,15 @@ import (
 )
 
 func TestAltIsAnInvolutionInRange(t *testing.T) {
+	for _, alt := range []struct {
+		name string
+		fn   func(i uint64, fp uint32, m uint64) uint64
+	}{{"Alt", hashing.Alt}, {"AltMixed", hashing.AltMixed}} {
+		t.Run(alt.name, func(t *testing.T) { testInvolution(t, alt.fn) })
+	}
+}
+
+func testInvolution(t *testing.T, alt func(i uint64, fp uint32, m uint64) uint64) {
 	r := rand.New(rand.NewPCG(1, 2))
 	sizes := []uint64{1, 2, 3, 7, 64, 1000, 263158, 1<<32 - 1, 1 << 32}
 	for range 50 {
@@ -17,11 +26,11 @@ func TestAltIsAnInvolutionInRange(t *testing.T) {
 		for range 2000 {
 			i := r.Uint64N(m)
 			fp := uint32(1 + r.Uint64N(1<<32-1))
-			j := hashing.Alt(i, fp, m)
+			j := alt(i, fp, m)
 			if j >= m {
 				t.Fatalf("m=%d: Alt(%d, %#x) = %d out of range", m, i, fp, j)
 			}
-			if back := hashing.Alt(j, fp, m); back != i {
+			if back := alt(j, fp, m); back != i {
 				t.Fatalf("m=%d: Alt(Alt(%d, %#x)) = %d", m, i, fp, back)
 			}
 		}
