@@ -51,7 +51,10 @@
 //     in hand with slot 0, then (at the next bucket) slot 1, 2, ... of each
 //     bucket it visits, and goes to the evicted fingerprint's other
 //     bucket, until a free slot or MaxIterations swaps; then it undoes
-//     every swap in reverse, adds a sub-filter and starts over. RedisBloom
+//     every swap in reverse, adds a sub-filter and starts over. The
+//     search skips full sub-filters, which can offer no slot (open.go):
+//     the same placement as visiting them all, in a few steps where
+//     RedisBloom's smallest shape piles up thousands of them. RedisBloom
 //     refuses a command's inserts once a filter has cf-max-expansions (32)
 //     sub-filters: that check is the command's, not this package's.
 //   - A delete clears the first copy of the fingerprint, newest sub-filter

@@ -187,7 +187,7 @@ func build(h Header, sizes []uint64, reserve Reserve) (*Filter, error) {
 	}
 	subs := make([]*sub, len(sizes))
 	for i, n := range sizes {
-		subs[i] = newSub(n, f.bucketSize)
+		subs[i] = newSub(n, f.bucketSize, &f.open, i)
 	}
 	f.publish(subs)
 	return f, nil

@@ -28,10 +28,11 @@ import (
 //     change while it read, and otherwise reads again. So a lookup never
 //     misses an item added before it began and not deleted, and it is
 //     lock-free: a retry means a writer finished a walk meanwhile.
-//   - A new sub-filter is allocated zeroed and published (a new slice) before
-//     anything is stored in it; a compaction that empties the newest one
-//     publishes the shorter slice. A reader holding the old slice reads
-//     slots that no longer change.
+//   - A new sub-filter is allocated zeroed and published (a new list)
+//     before anything is stored in it; a compaction that empties the newest
+//     one publishes the shorter list. A reader holding the old list reads
+//     slots that no longer change. A list carries its slots' bytes, so
+//     that Info reads one moment's figures in O(1).
 
 // Limits of RedisBloom's filters, which this package keeps.
 const (
@@ -92,10 +93,12 @@ type Params struct {
 type Filter struct {
 	mu   sync.Mutex // writers
 	seq  atomic.Uint64
-	subs atomic.Pointer[[]*sub]
-	// slots is the bytes of every sub-filter's slots, kept beside subs so
-	// that growing a filter of many sub-filters does not visit them all.
-	slots atomic.Uint64
+	subs atomic.Pointer[subList]
+	// open is the sub-filters with a free slot (open.go), which inserts
+	// and compactions visit. Writers only.
+	open openSet
+	// naive makes them visit every sub-filter: the tests' model (export_test.go).
+	naive bool
 
 	buckets       uint64 // the first sub-filter's bucket count, a power of two
 	bucketSize    int
@@ -120,7 +123,7 @@ func New(p Params) (*Filter, error) {
 		expansion:     int(nextPow2(uint64(p.Expansion))),
 		reserve:       p.Reserve,
 	}
-	f.subs.Store(&[]*sub{})
+	f.subs.Store(&subList{})
 	if err := f.grow(); err != nil {
 		if errors.Is(err, ErrGrow) {
 			return nil, ErrTooLarge
@@ -130,7 +133,14 @@ func New(p Params) (*Filter, error) {
 	return f, nil
 }
 
-func (f *Filter) list() []*sub { return *f.subs.Load() }
+// subList is the sub-filters, oldest first, and the bytes of their
+// slots, kept with them so that no figure has to visit them all.
+type subList struct {
+	subs  []*sub
+	bytes uint64
+}
+
+func (f *Filter) list() []*sub { return f.subs.Load().subs }
 
 // charge asks for n more bytes of slots, beside the have the filter holds.
 func (f *Filter) charge(have, n uint64) error {
@@ -146,7 +156,8 @@ func (f *Filter) charge(have, n uint64) error {
 // grow appends a sub-filter of expansion^k times the first one's buckets
 // (k the number there is). Writers only.
 func (f *Filter) grow() error {
-	old := f.list()
+	l := f.subs.Load()
+	old := l.subs
 	k := len(old)
 	if k == maxSubFilters {
 		return ErrGrow
@@ -156,26 +167,26 @@ func (f *Filter) grow() error {
 		return ErrGrow
 	}
 	s := growth * f.buckets
-	if err := f.charge(f.slotBytes(), s*uint64(f.bucketSize)); err != nil {
+	bytes := s * uint64(f.bucketSize)
+	if err := f.charge(l.bytes, bytes); err != nil {
 		return err
 	}
 	// Appending in place is safe for readers: a published slice is never
 	// written below its length, and a shorter one (compactSub) has its
 	// capacity cut, so the next append copies.
-	next := append(old, newSub(s, f.bucketSize))
-	f.slots.Add(s * uint64(f.bucketSize))
-	f.subs.Store(&next)
+	next := append(old, newSub(s, f.bucketSize, &f.open, k))
+	f.subs.Store(&subList{next, l.bytes + bytes})
 	return nil
 }
 
-// publish makes subs the sub-filters readers see. Writers only.
+// publish makes subs the sub-filters readers see, in O(len(subs)).
+// Writers only.
 func (f *Filter) publish(subs []*sub) {
 	var n uint64
 	for _, s := range subs {
 		n += s.bytes
 	}
-	f.slots.Store(n)
-	f.subs.Store(&subs)
+	f.subs.Store(&subList{subs, n})
 }
 
 // power is base^exp, and whether it fits in 64 bits.
@@ -203,7 +214,7 @@ func power(base uint64, exp int) (uint64, bool) {
 }
 
 // slotBytes is the bytes of all sub-filters' slots.
-func (f *Filter) slotBytes() uint64 { return f.slots.Load() }
+func (f *Filter) slotBytes() uint64 { return f.subs.Load().bytes }
 
 // key is an item's position: its fingerprint and its two hashes, reduced
 // to each sub-filter's buckets where they are used.
@@ -284,7 +295,8 @@ func (f *Filter) AddUnique(item []byte) (bool, error) {
 func (f *Filter) insert(k key) error {
 	for {
 		subs := f.list()
-		for i := len(subs) - 1; i >= 0; i-- {
+		// Newest first, skipping full sub-filters (open.go).
+		for i := f.prevOpen(len(subs) - 1); i >= 0; i = f.prevOpen(i - 1) {
 			if slot := subs[i].freeFor(k.h1, k.h2, f.bucketSize); slot >= 0 {
 				subs[i].set(uint64(slot), k.fp)
 				f.items.Add(1)
@@ -302,6 +314,24 @@ func (f *Filter) insert(k key) error {
 			return err
 		}
 	}
+}
+
+// prevOpen is the newest sub-filter at most i that may have a free slot,
+// or -1.
+func (f *Filter) prevOpen(i int) int {
+	if f.naive {
+		return i
+	}
+	return f.open.prev(i)
+}
+
+// nextOpen is the oldest sub-filter at least i that may have a free slot,
+// or -1; the caller bounds it.
+func (f *Filter) nextOpen(i int) int {
+	if f.naive {
+		return i
+	}
+	return f.open.next(i)
 }
 
 // kick is RedisBloom's displacement walk in the newest sub-filter s: from
@@ -400,7 +430,8 @@ func (f *Filter) compactSub(i int) bool {
 				continue
 			}
 			moved := false
-			for _, older := range subs[:i] {
+			for o := f.nextOpen(0); o >= 0 && o < i; o = f.nextOpen(o + 1) {
+				older := subs[o]
 				if free := older.freeFor(b, altIndex(fp, b), f.bucketSize); free >= 0 {
 					older.set(uint64(free), fp)
 					cur.set(slot, 0)
@@ -431,15 +462,12 @@ type Info struct {
 	BucketSize, Expansion, MaxIterations uint64
 }
 
-// Info returns f's figures. No lock.
+// Info returns f's figures, in O(1). No lock.
 func (f *Filter) Info() Info {
-	subs := f.list()
-	var slots uint64 // from subs, not f.slots: one moment's figures
-	for _, s := range subs {
-		slots += s.bytes
-	}
+	l := f.subs.Load() // one list: one moment's sub-filters and bytes
+	subs := l.subs
 	return Info{
-		Size:          filterStructSize + subStructSize*uint64(len(subs)) + slots,
+		Size:          filterStructSize + subStructSize*uint64(len(subs)) + l.bytes,
 		Buckets:       f.buckets,
 		Filters:       uint64(len(subs)),
 		Items:         f.items.Load(),

@@ -122,7 +122,7 @@ func ParsePayload(p []byte, reserve Reserve) (*Filter, error) {
 			return nil, fmt.Errorf("%w: sub-filter %d holds %d bytes, %d buckets of %d slots take %d",
 				ErrPayload, i, len(data), buckets, h.BucketSize, bytes)
 		}
-		subs[i] = newSub(buckets, f.bucketSize)
+		subs[i] = newSub(buckets, f.bucketSize, &f.open, i)
 		subs[i].putBytes(0, data)
 	}
 	if err := r.ReadModuleEOF(); err != nil {

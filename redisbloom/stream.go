@@ -85,7 +85,7 @@ func ReadFrom(r io.Reader, reserve Reserve, check bool) (*Filter, error) {
 			if err := f.charge(total-bytes, bytes); err != nil {
 				return nil, err
 			}
-			subs[i] = newSub(n, int(h.BucketSize))
+			subs[i] = newSub(n, int(h.BucketSize), &f.open, i)
 		}
 		buf := make([]byte, min(bytes, streamBlock))
 		for from := uint64(0); from < bytes; {

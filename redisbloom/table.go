@@ -2,6 +2,7 @@ package redisbloom
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"sync/atomic"
 )
 
@@ -18,15 +19,33 @@ type sub struct {
 	mask    uint64 // buckets-1 if buckets is a power of two, else 0
 	words   []uint64
 	bytes   uint64 // buckets * bucketSize: the slots
+	// fill is the slots holding a fingerprint. When it passes to or from
+	// bytes, set and putBytes tell open, the filter's set of sub-filters
+	// with a free slot, where this one is index at (open.go). Writers only.
+	fill uint64
+	open *openSet
+	at   int
 }
 
-func newSub(buckets uint64, bucketSize int) *sub {
+// newSub returns an empty sub-filter, index at of the filter whose open
+// set is open, and puts it in the set.
+func newSub(buckets uint64, bucketSize int, open *openSet, at int) *sub {
 	n := buckets * uint64(bucketSize)
-	s := &sub{buckets: buckets, bytes: n, words: make([]uint64, (n+7)/8)}
+	s := &sub{buckets: buckets, bytes: n, words: make([]uint64, (n+7)/8), open: open, at: at}
 	if buckets&(buckets-1) == 0 {
 		s.mask = buckets - 1
 	}
+	open.mark(at, true)
 	return s
+}
+
+// refill changes fill by d and keeps the open set's bit, writers only.
+func (s *sub) refill(d int64) {
+	was := s.fill < s.bytes
+	s.fill += uint64(d)
+	if is := s.fill < s.bytes; is != was {
+		s.open.mark(s.at, is)
+	}
 }
 
 // reduce is x modulo the sub-filter's bucket count.
@@ -53,7 +72,20 @@ func (s *sub) get(i uint64) byte {
 func (s *sub) set(i uint64, fp byte) {
 	w := &s.words[i>>3]
 	sh := i & 7 * 8
-	atomic.StoreUint64(w, atomic.LoadUint64(w)&^(0xff<<sh)|uint64(fp)<<sh)
+	old := atomic.LoadUint64(w)
+	atomic.StoreUint64(w, old&^(0xff<<sh)|uint64(fp)<<sh)
+	switch was := byte(old >> sh); {
+	case was == 0 && fp != 0:
+		s.refill(1)
+	case was != 0 && fp == 0:
+		s.refill(-1)
+	}
+}
+
+// used is the bytes of w that are not 0.
+func used(w uint64) int64 {
+	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	return int64(bits.OnesCount64(((w & lo7) + lo7 | w) & hi))
 }
 
 // swap stores fp in slot i and returns what was there. Writers only.
@@ -136,7 +168,11 @@ func (s *sub) putBytes(from uint64, b []byte) {
 		s.set(i, b[0])
 	}
 	for ; len(b) >= 8; i, b = i+8, b[8:] {
-		atomic.StoreUint64(&s.words[i>>3], binary.LittleEndian.Uint64(b))
+		w := binary.LittleEndian.Uint64(b)
+		if d := used(w) - used(s.words[i>>3]); d != 0 {
+			s.refill(d)
+		}
+		atomic.StoreUint64(&s.words[i>>3], w)
 	}
 	for ; len(b) > 0; i, b = i+1, b[1:] {
 		s.set(i, b[0])

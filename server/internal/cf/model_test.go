@@ -3,6 +3,7 @@ package cf_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -189,6 +190,11 @@ func (m *model) check(f *cf.Filter, all bool) error {
 	if !all {
 		return nil
 	}
+	if rb {
+		if err := infoMatchesWalk(f); err != nil {
+			return err
+		}
+	}
 	for x, c := range m.count {
 		if c > 0 && (!f.Exists([]byte(x)) || f.Count([]byte(x)) < c) {
 			return fmt.Errorf("%s held %d times: Exists %v, Count %d", x, c, f.Exists([]byte(x)), f.Count([]byte(x)))
@@ -231,6 +237,66 @@ func TestModel(t *testing.T) {
 				t.Errorf("a growing filter never grew: %d filters", f.Filters())
 			}
 		})
+	}
+}
+
+// infoMatchesWalk checks a RedisBloom-layout filter's CF.INFO, which it
+// keeps as it changes, against a walk of its CF.SCANDUMP chunks: one
+// chunk a sub-filter (all are below RedisBloom's 16 MiB here), Size
+// RedisBloom's structures and every slot, the counts the header's.
+func infoMatchesWalk(f *cf.Filter) error {
+	chunks, _ := scanDump(f)
+	if len(chunks) == 0 {
+		return nil // RedisBloom dumps a filter of no items as nothing
+	}
+	h := chunks[0]
+	var slots int64
+	for _, c := range chunks[1:] {
+		slots += int64(len(c))
+	}
+	subs := int64(len(chunks) - 1)
+	want := [...]int64{40 + 16*subs + slots, -1, subs, int64(binary.LittleEndian.Uint64(h[0:])), int64(binary.LittleEndian.Uint64(h[16:]))}
+	in := f.Info()
+	for i, fig := range in[:len(want)] {
+		if want[i] != -1 && fig.Value != want[i] {
+			return fmt.Errorf("CF.INFO's %s is %d, a walk of the dump gives %d", fig.Name, fig.Value, want[i])
+		}
+	}
+	return nil
+}
+
+// TestInfoMatchesWalk runs the model on RedisBloom's smallest shape,
+// CF.RESERVE k 2 BUCKETSIZE 1 EXPANSION 1, which grows a sub-filter every
+// other add and drops them as deletes compact it, and checks CF.INFO's
+// figures against a walk of the filter after each of its operations.
+func TestInfoMatchesWalk(t *testing.T) {
+	p := cf.Params{Capacity: 2, BucketSize: 1, MaxIter: 20, Expansion: 1, Layout: cf.LayoutRedisBloom}
+	n := 800
+	if testing.Short() {
+		n = 400
+	}
+	rng := rand.New(rand.NewPCG(43, 2))
+	ops := make([]byte, 3*n)
+	for j := range ops {
+		ops[j] = byte(rng.Uint32())
+	}
+	for j := 0; j < len(ops); j += 3 {
+		ops[j+2] = 0 // 256 items: the same ones come back
+		if op := ops[j] % 12; op >= 8 && rng.IntN(4) != 0 {
+			ops[j] = byte(rng.IntN(8))
+		}
+	}
+	// Prefixes of the operations, so that the walk follows them.
+	for k := 3; k <= len(ops); k += 3 * max(1, n/50) {
+		f := runModel(t, p, ops[:k])
+		if err := infoMatchesWalk(f); err != nil {
+			t.Fatalf("after %d operations: %v", k/3, err)
+		}
+	}
+	f := runModel(t, p, ops)
+	t.Logf("%d items, %d deleted, %d filters", f.Inserted(), f.Deleted(), f.Filters())
+	if f.Filters() < 100 {
+		t.Errorf("only %d sub-filters: the shape did not grow as RedisBloom's does", f.Filters())
 	}
 }
 
