@@ -113,7 +113,8 @@ start_redis() {
 	exit 1
 }
 start_cuckoo() { # cuckoo serve binds 127.0.0.1:0 itself and logs the address it got
-	"$cuckoo" serve --addr 127.0.0.1:0 --dir "$1" 2>"$1.log" &
+	: >"$1.log" # there before the loop below reads it
+	"$cuckoo" serve --addr 127.0.0.1:0 --dir "$1" 2>>"$1.log" &
 	cpid=$!
 	pids+=("$cpid")
 	cport=
