@@ -102,6 +102,7 @@ func (s *Server) serveConn(cl *client) {
 	defer func() {
 		cl.nc.Close()
 		s.dropSubscriber(cl)
+		s.idle.leave(cl.mem.Total())
 		s.cmem.Drop(&cl.mem)
 		s.releaseInflight(cl)
 		s.mu.Lock()
