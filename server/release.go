@@ -33,14 +33,16 @@ const (
 // of 50 clients adding 10^4 items left cuckoo serve 2.75 MiB larger, 3 s
 // after they left, where redis-server, whose allocator purges freed pages
 // on its own, grew 0.33 MiB. The server considers a release at the first
-// check that finds clients closed since the last one and no command run
-// since the check before (never while it is busy, and once for a whole
-// burst of closes), and releases if what the clients left plus the free
-// pages the runtime holds are worth a collection (worthReleasing).
+// check that finds clients closed since the last consideration and neither
+// a command run nor a client closed since the check before: never while it
+// is busy, and once for a whole burst of closes, however the checks fall
+// in it. It releases if what the clients left plus the free pages the
+// runtime holds are worth a collection (worthReleasing).
 type idleRelease struct {
 	left     atomic.Int64 // bytes the connections closed since the last consideration held
 	closed   atomic.Int64 // and their number
 	cmds     int64        // commands processed at the last check; the cron's alone
+	seen     int64        // closed at the last check; the cron's alone
 	released atomic.Int64 // releases made, for the tests
 }
 
@@ -50,17 +52,19 @@ func (r *idleRelease) leave(n int64) {
 	r.closed.Add(1)
 }
 
-// quietAfterCloses reports whether clients closed since the last call that
-// said so, and no command ran since the call before, given the commands
-// processed so far; if so, it also returns the bytes they left and starts
-// counting afresh.
+// quietAfterCloses reports whether clients closed since the last
+// consideration, and neither a command ran nor a client closed since the
+// check before, given the commands processed so far; if so, it also
+// returns the bytes they left and starts counting afresh.
 func (r *idleRelease) quietAfterCloses(cmds int64) (left uint64, ok bool) {
-	quiet := cmds == r.cmds
-	r.cmds = cmds
-	if !quiet || r.closed.Load() == 0 {
+	closed := r.closed.Load()
+	quiet := cmds == r.cmds && closed == r.seen
+	r.cmds, r.seen = cmds, closed
+	if !quiet || closed == 0 {
 		return 0, false
 	}
-	r.closed.Store(0)
+	// Closes counted since the Load stay for the next consideration.
+	r.seen = r.closed.Add(-closed)
 	return uint64(max(r.left.Swap(0), 0)), true
 }
 

@@ -3,8 +3,9 @@ package server
 import "testing"
 
 // TestIdleRelease: a release is considered at the first check that finds
-// connections closed since the last consideration and no command run since
-// the check before; once for a burst of closes, never while commands run.
+// connections closed since the last consideration and neither a command
+// run nor a connection closed since the check before: once for a burst of
+// closes, never while commands run or clients leave.
 func TestIdleRelease(t *testing.T) {
 	var r idleRelease
 	check := func(cmds int64, want bool, wantLeft uint64) {
@@ -17,13 +18,18 @@ func TestIdleRelease(t *testing.T) {
 	check(0, false, 0) // quiet, nothing closed
 	r.leave(16 << 10)
 	r.leave(0)
-	check(5, false, 0) // commands ran since the last check
+	check(5, false, 0) // commands ran and clients left since the last check
 	check(5, true, 2*connStack+16<<10)
 	check(5, false, 0) // considered already
 	r.leave(0)
 	check(6, false, 0) // busy
 	r.leave(0)
 	check(7, false, 0) // still busy
+	check(7, true, 2*connStack)
+	r.leave(0)
+	check(7, false, 0) // a client left since the last check: the burst may go on
+	r.leave(0)
+	check(7, false, 0) // it does
 	check(7, true, 2*connStack)
 }
 

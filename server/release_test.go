@@ -15,11 +15,11 @@ import (
 func TestIdleReleaseAfterBurst(t *testing.T) {
 	s, addr := start(t, server.Config{})
 	// A release must be worth a collection of this whole test binary's
-	// heap: enough clients that each grew its buffer to 64 KiB, with a
-	// pipeline of 48 KiB.
+	// heap: enough clients, each of which grew its buffer to 64 KiB with
+	// a pipeline of 48 KiB, to leave twice a quarter of what it scans now.
 	scan := []metrics.Sample{{Name: "/gc/scan/total:bytes"}}
 	metrics.Read(scan)
-	clients := 50 + int(scan[0].Value.Uint64()/4/(64<<10))
+	clients := 50 + int(scan[0].Value.Uint64()/2/(64<<10))
 	ping := []byte("*1\r\n$4\r\nPING\r\n")
 	pipeline := bytes.Repeat(ping, 48<<10/len(ping))
 	var conns []*resptest.Conn
