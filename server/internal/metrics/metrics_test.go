@@ -18,7 +18,7 @@ func TestHandler(t *testing.T) {
 	m.ObserveCommand("cf.add", time.Millisecond)
 	m.ObserveCommand("cf.add", time.Millisecond)
 	m.ObserveFsync(time.Millisecond)
-	m.Gauge("cuckoo_keys", "Keys.", func() float64 { return 42 })
+	m.Gauge("cuckoo_keys", func() float64 { return 42 })
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body := rec.Body.String()
@@ -45,17 +45,18 @@ func scrape(t *testing.T, m *Metrics) string {
 	return rec.Body.String()
 }
 
-// TestTextFormat: every family has its HELP and TYPE lines before its
-// samples, families come sorted by name and once each, a histogram's
-// buckets are cumulative up to le="+Inf", which equals its _count, and
-// label values and help texts are escaped.
+// TestTextFormat: every family has its TYPE line before its samples and
+// comes once, this server's families sorted by name; a histogram's buckets
+// are cumulative, with the bounds asked for, up to le="+Inf", which equals
+// its _count; label values are escaped; the runtime's and the process's
+// usual families are there.
 func TestTextFormat(t *testing.T) {
 	m := New()
 	for _, d := range []time.Duration{50, 500, 5000, time.Second, time.Hour} {
 		m.ObserveCommand("get", d)
 	}
 	m.ObserveCommand(`odd"name\`, 1)
-	m.Gauge("cuckoo_odd", "Two\nlines, a \\.", func() float64 { return 1.5 })
+	m.Gauge("cuckoo_odd", func() float64 { return 1.5 })
 	body := scrape(t, m)
 	for _, want := range []string{
 		`cuckoo_commands_total{command="get"} 5`,
@@ -66,35 +67,57 @@ func TestTextFormat(t *testing.T) {
 		`cuckoo_command_duration_seconds_bucket{le="0.4194304"} 4`,
 		`cuckoo_command_duration_seconds_bucket{le="+Inf"} 6`,
 		"cuckoo_command_duration_seconds_count 6",
-		`# HELP cuckoo_odd Two\nlines, a \\.`,
+		`cuckoo_fsync_duration_seconds_bucket{le="1e-05"} 0`,
+		`cuckoo_fsync_duration_seconds_bucket{le="2.62144"} 0`,
 		"# TYPE cuckoo_odd gauge\ncuckoo_odd 1.5\n",
 		"# TYPE cuckoo_commands_total counter",
 		"# TYPE cuckoo_command_duration_seconds histogram",
 		`go_info{version="` + runtime.Version() + `"} 1`,
 		"go_goroutines ",
 		"go_memstats_alloc_bytes ",
+		"go_memstats_heap_inuse_bytes ",
+		"go_memstats_sys_bytes ",
 		"process_resident_memory_bytes ",
 		"process_cpu_seconds_total ",
+		"process_open_fds ",
+		"process_start_time_seconds ",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the metrics lack %q", want)
 		}
 	}
+	for _, h := range []struct {
+		name    string
+		buckets int
+	}{{"cuckoo_command_duration_seconds", 12}, {"cuckoo_fsync_duration_seconds", 10}} {
+		if n := strings.Count(body, "\n"+h.name+"_bucket{le="); n != h.buckets+1 {
+			t.Errorf("%s has %d buckets, want %d and +Inf", h.name, n, h.buckets)
+		}
+	}
 	var families []string
-	typed := map[string]bool{}
+	seen := map[string]bool{}
+	samples := map[string]string{} // name{labels} -> value
 	var last float64
 	for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
 		if name, ok := strings.CutPrefix(line, "# TYPE "); ok {
 			name = strings.Fields(name)[0]
+			if seen[name] {
+				t.Errorf("family %s comes twice", name)
+			}
 			families = append(families, name)
-			typed[name] = true
+			seen[name] = true
 			last = -1
 			continue
 		}
 		if strings.HasPrefix(line, "# HELP ") {
 			continue
 		}
-		name, rest, _ := strings.Cut(line, " ")
+		i := strings.LastIndexByte(line, ' ') // labels may hold spaces (go_info_ext's do)
+		if i < 0 || len(families) == 0 {
+			t.Fatalf("line %q", line)
+		}
+		name, rest := line[:i], line[i+1:]
+		samples[name] = rest
 		base, _, _ := strings.Cut(name, "{")
 		fam := families[len(families)-1]
 		if base != fam && base != fam+"_bucket" && base != fam+"_sum" && base != fam+"_count" {
@@ -111,26 +134,55 @@ func TestTextFormat(t *testing.T) {
 			last = v
 		}
 	}
-	if !slices.IsSorted(families) || len(typed) != len(families) {
-		t.Errorf("families out of order or repeated: %v", families)
+	var ours []string
+	for _, f := range families {
+		if strings.HasPrefix(f, "cuckoo_") {
+			ours = append(ours, f)
+		}
+	}
+	if !slices.IsSorted(ours) || len(ours) != 4 {
+		t.Errorf("this server's families out of order or missing: %v", ours)
+	}
+	for _, h := range []string{"cuckoo_command_duration_seconds", "cuckoo_fsync_duration_seconds"} {
+		if inf, n := samples[h+`_bucket{le="+Inf"}`], samples[h+"_count"]; inf != n {
+			t.Errorf("%s: le=\"+Inf\" %s, _count %s", h, inf, n)
+		}
 	}
 }
 
-// TestGaugeTwice: a name registered twice is a programming error.
+// TestGaugeTwice: a name registered twice, or one the library writes, is a
+// programming error.
 func TestGaugeTwice(t *testing.T) {
-	for _, name := range []string{"cuckoo_keys", "go_goroutines", "cuckoo_commands_total"} {
+	for _, name := range []string{"cuckoo_keys", "cuckoo_fsync_duration_seconds", "cuckoo_commands_total", "go_goroutines", "process_open_fds"} {
 		m := New()
 		if name == "cuckoo_keys" {
-			m.Gauge(name, "", func() float64 { return 0 })
+			m.Gauge(name, func() float64 { return 0 })
 		}
 		func() {
 			defer func() {
-				if r := recover(); r != "metrics: "+name+" is registered twice" {
-					t.Errorf("Gauge(%s) twice: recovered %v", name, r)
+				if recover() == nil {
+					t.Errorf("Gauge(%s) twice did not panic", name)
 				}
 			}()
-			m.Gauge(name, "", func() float64 { return 0 })
+			m.Gauge(name, func() float64 { return 0 })
 		}()
+	}
+}
+
+// TestServersApart: each Metrics has its own registry, so two servers in one
+// process count apart and may register the same gauges.
+func TestServersApart(t *testing.T) {
+	a, b := New(), New()
+	a.Gauge("cuckoo_keys", func() float64 { return 1 })
+	b.Gauge("cuckoo_keys", func() float64 { return 2 })
+	a.ObserveCommand("get", 1)
+	a.ObserveFsync(1)
+	if body := scrape(t, b); strings.Contains(body, `command="get"`) || !strings.Contains(body, "cuckoo_keys 2\n") ||
+		!strings.Contains(body, "cuckoo_fsync_duration_seconds_count 0\n") {
+		t.Errorf("b serves a's observations or lacks its own gauge:\n%s", body)
+	}
+	if body := scrape(t, a); !strings.Contains(body, "cuckoo_keys 1\n") || !strings.Contains(body, `cuckoo_commands_total{command="get"} 1`) {
+		t.Errorf("a lacks its own metrics:\n%s", body)
 	}
 }
 
