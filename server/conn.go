@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"sync/atomic"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/cuckoohash/cuckoo/server/internal/acl"
 	"github.com/cuckoohash/cuckoo/server/internal/clientmem"
 	"github.com/cuckoohash/cuckoo/server/internal/cluster"
+	"github.com/cuckoohash/cuckoo/server/internal/info"
 	"github.com/cuckoohash/cuckoo/server/internal/keyspace"
 	"github.com/cuckoohash/cuckoo/server/internal/pubsub"
 	"github.com/cuckoohash/cuckoo/server/internal/repl"
@@ -100,6 +102,7 @@ func (s *Server) serveConn(cl *client) {
 	defer func() {
 		cl.nc.Close()
 		s.dropSubscriber(cl)
+		s.idle.leave(cl.mem.Total())
 		s.cmem.Drop(&cl.mem)
 		s.releaseInflight(cl)
 		s.mu.Lock()
@@ -119,7 +122,9 @@ func (s *Server) serveConn(cl *client) {
 			if s.endPipeline(cl) {
 				s.log.Debug("protocol error; closing the connection", "client", cl.id, "err", err)
 				cl.wr.WriteError("ERR " + err.Error())
-				s.flush(cl)
+				if s.flush(cl) == nil {
+					drainBeforeClose(cl.nc)
+				}
 			}
 			return
 		}
@@ -262,4 +267,30 @@ func (s *Server) replaceReplies(cl *client, err error) {
 		at = sp.end
 	}
 	cl.wr.WriteRaw(old[at:])
+}
+
+// A connection closed after a protocol error is drained first, for up to
+// drainTime and drainBytes.
+const (
+	drainTime  = 500 * time.Millisecond
+	drainBytes = 1 << 20
+)
+
+// drainBeforeClose shuts the sending side of nc (the client reads its
+// replies to the end), then reads and discards what the client still
+// sends, up to drainTime or drainBytes. Closing a socket that holds bytes
+// unread makes the kernel answer with a reset, which destroys the replies
+// not yet read, the error included: so it was for any pipeline longer
+// than the server had read when it met the error. net/http does the same
+// before closing a connection it has not read to the end.
+func drainBeforeClose(nc net.Conn) {
+	if cc, ok := nc.(info.CountingConn); ok {
+		nc = cc.Conn
+	}
+	cw, ok := nc.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	nc.SetReadDeadline(time.Now().Add(drainTime))
+	io.CopyN(io.Discard, nc, drainBytes)
 }

@@ -25,11 +25,12 @@
 //   - cmd_repl.go: the replication commands (internal/repl replicates);
 //   - cluster*.go: cluster mode's commands and the dispatcher's cluster
 //     check (cluster.go), MIGRATE's (cluster_migrate.go);
-//   - tls.go, limits.go, clientmem.go, metrics.go: TLS, client limits, what
-//     clients hold and its bounds (the checks' call sites, the closes and
-//     the logs; internal/clientmem does the accounting and decides),
-//     Prometheus (the gauges read from the server; internal/metrics holds
-//     the metrics).
+//   - tls.go, limits.go, clientmem.go, metrics.go, release.go: TLS, client
+//     limits, what clients hold and its bounds (the checks' call sites, the
+//     closes and the logs; internal/clientmem does the accounting and
+//     decides), Prometheus (the gauges read from the server;
+//     internal/metrics holds the metrics), the memory clients left,
+//     returned to the OS once the server is quiet.
 //
 // The packages under internal/ stand apart, below this one, and import
 // nothing of it; each one's doc.go says what it owns and may import:

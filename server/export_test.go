@@ -93,3 +93,7 @@ func SetSnapshotEntryHook(f func()) { keyspace.TestHookSnapshotEntry = f }
 // DisableReadAhead makes the server read one request at a time
 // (prefetch.go); call it before Serve.
 func (s *Server) DisableReadAhead() { s.noReadAhead = true }
+
+// IdleReleases is the number of times the server returned the memory
+// clients left to the OS (release.go).
+func (s *Server) IdleReleases() int64 { return s.idle.released.Load() }

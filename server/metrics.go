@@ -11,16 +11,17 @@ type Metrics = metrics.Metrics
 // NewMetrics returns a fresh set of metrics with its own registry.
 func NewMetrics() *Metrics { return metrics.New() }
 
-// attachMetrics registers with m the gauges read from s at scrape time.
+// attachMetrics registers with m the gauges read from s at scrape time:
+// keys (filters) in the key space, items in all filters (inserted minus
+// deleted), bytes of all filters' stages, and open client connections.
 func (s *Server) attachMetrics(m *Metrics) {
-	gauge := m.Gauge
-	gauge("cuckoo_keys", "Keys (filters) in the key space.", func() float64 { return float64(s.store.Len()) })
-	gauge("cuckoo_items", "Items in all filters (inserted minus deleted).", func() float64 {
+	m.Gauge("cuckoo_keys", func() float64 { return float64(s.store.Len()) })
+	m.Gauge("cuckoo_items", func() float64 {
 		_, n := s.store.ItemCount()
 		return float64(n)
 	})
-	gauge("cuckoo_filter_memory_bytes", "Bytes of all filters' stages.", func() float64 { return float64(s.store.FilterBytes()) })
-	gauge("cuckoo_connected_clients", "Open client connections.", func() float64 {
+	m.Gauge("cuckoo_filter_memory_bytes", func() float64 { return float64(s.store.FilterBytes()) })
+	m.Gauge("cuckoo_connected_clients", func() float64 {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return float64(len(s.clients))

@@ -98,6 +98,7 @@ type Server struct {
 
 	cluster *cluster.Node // nil unless cluster mode is on (internal/cluster); set once, by New
 	migrate peer.Pool     // MIGRATE's connections to targets (cluster_migrate.go)
+	idle    idleRelease   // when clients' freed memory goes back to the OS (release.go)
 
 	stats struct {
 		conns    atomic.Int64 // total connections accepted
@@ -177,6 +178,7 @@ func New(cfg Config) (*Server, error) {
 	s.store.Repl = s.repl
 	go s.heartbeat()
 	go s.clientsCron()
+	go s.releaseCron()
 	s.repl.AdoptPosition(cfg.ReplicaOf != "")
 	if cfg.ReplicaOf != "" {
 		host, port, ok := repl.ParseHostPort(cfg.ReplicaOf)

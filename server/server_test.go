@@ -469,6 +469,35 @@ func TestProtocolError(t *testing.T) {
 	}
 }
 
+// TestProtocolErrorBeforeUnread: a protocol error followed by more requests
+// than the server has read is still answered, after the replies before it.
+// Closing a socket with bytes unread makes the kernel reset the
+// connection, which destroys the replies still in flight; the server shuts
+// its side first and reads what the client still sends.
+func TestProtocolErrorBeforeUnread(t *testing.T) {
+	_, addr := start(t, server.Config{})
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(20 * time.Second))
+	var p []byte
+	for range 10 {
+		p = append(p, "*1\r\n$4\r\nPING\r\n"...)
+	}
+	p = append(p, "*x\r\n"...)
+	for range 10000 { // 140 KB the server never parses
+		p = append(p, "*1\r\n$4\r\nPING\r\n"...)
+	}
+	go nc.Write(p)
+	got, err := io.ReadAll(nc)
+	want := strings.Repeat("+PONG\r\n", 10) + "-ERR Protocol error: invalid multibulk length\r\n"
+	if err != nil || string(got) != want {
+		t.Errorf("read %q, %v; want %q, then the end", got, err, want)
+	}
+}
+
 // TestConcurrentReadersWriters: many connections add disjoint items and read
 // their own back; no false negative, under -race.
 func TestConcurrentReadersWriters(t *testing.T) {

@@ -13,7 +13,8 @@
 // must arrive; Fill reads once. So a request split into one-byte reads costs
 // linear time and constant stack, and the buffer grows by doubling as bytes
 // arrive, never by what a header announces: memory stays within twice what
-// the client sent, and within Limits.QueryBuffer.
+// the client sent, and within Limits.QueryBuffer. It starts at 4 KiB, which
+// a client of single requests or short pipelines never outgrows.
 //
 // Limits are Redis's: a client that must still authenticate may send at most
 // 10 arguments of 16 KiB (Redis 6.2.6 on); any other at most Limits.MaxArgs

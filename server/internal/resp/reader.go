@@ -16,10 +16,18 @@ const (
 	// maxInline bounds an inline request line and a header line
 	// (Redis's PROTO_INLINE_MAX_SIZE).
 	maxInline = 64 << 10
-	// readChunk is the least free space a fill reads into; idleBufCap is the
-	// largest buffer kept by a connection with nothing pending.
+	// readChunk is the least free space a fill reads into once the buffer
+	// has grown to it; idleBufCap is the largest buffer kept by a
+	// connection with nothing pending.
 	readChunk  = 16 << 10
 	idleBufCap = 64 << 10
+	// firstBuf is a connection's first buffer. A client that sends one
+	// request at a time, or short pipelines, never needs more; one whose
+	// reads fill the buffer has it doubled, up to readChunk, in a few
+	// reads. 16 KiB at once (readChunk) made each of 50 short-lived
+	// clients cost 16 KiB of zeroed heap where redis-server, which reads
+	// into one shared query buffer, held none.
+	firstBuf = 4 << 10
 )
 
 // Protocol errors, with Redis's texts; each closes the connection.
@@ -56,6 +64,8 @@ type Reader struct {
 	src  io.Reader
 	buf  []byte
 	r, w int
+	// filled: the last read filled all the room it was given.
+	filled bool
 
 	// The request being parsed; all offsets relative to r.
 	nargs   int   // arguments announced; 0 before the "*n" header is read
@@ -263,11 +273,16 @@ func (rd *Reader) Fill(lim Limits) error {
 		rd.buf, rd.r, rd.w = nb, 0, pending
 		rd.resized()
 	}
-	if len(rd.buf)-rd.w < readChunk/2 {
-		if rd.r > 0 && len(rd.buf)-pending >= readChunk {
+	// chunk is the least free space to read into: the buffer's size, up
+	// to readChunk. A buffer below readChunk that the last read filled
+	// is doubled rather than compacted: the client sends more than it
+	// holds.
+	chunk := min(max(len(rd.buf), firstBuf), readChunk)
+	if len(rd.buf)-rd.w < chunk/2 {
+		if rd.r > 0 && len(rd.buf)-pending >= chunk && !(rd.filled && len(rd.buf) < readChunk) {
 			copy(rd.buf, rd.buf[rd.r:rd.w])
 		} else {
-			nb := make([]byte, max(min(2*len(rd.buf), lim.QueryBuffer), readChunk))
+			nb := make([]byte, max(min(2*len(rd.buf), lim.QueryBuffer), firstBuf))
 			copy(nb, rd.buf[rd.r:rd.w])
 			rd.buf = nb
 			rd.resized()
@@ -277,6 +292,7 @@ func (rd *Reader) Fill(lim Limits) error {
 	room := rd.buf[rd.w:min(len(rd.buf), rd.w+lim.QueryBuffer-pending)]
 	n, err := rd.src.Read(room)
 	rd.w += n
+	rd.filled = n == len(room)
 	if n > 0 {
 		return nil
 	}

@@ -360,3 +360,35 @@ func TestReaderOnResize(t *testing.T) {
 		t.Errorf("sizes reported %v: want growth past 1 MiB, then a small buffer", sizes)
 	}
 }
+
+// TestReaderFirstBuffer: a client of short requests is read into a
+// firstBuf buffer, never more; one whose reads fill the buffer has it
+// doubled up to readChunk, and it reads no more often than with readChunk
+// from the start, but for those few doublings.
+func TestReaderFirstBuffer(t *testing.T) {
+	lim := defaultLimits
+	ping := string(resptest.Request("PING"))
+	// One request a read, as a client that waits for each reply sends.
+	src := &chunkReader{data: []byte(strings.Repeat(ping, 1000)), sizes: []int{len(ping)}}
+	reqs, rd, err := readAll(src, true, lim)
+	if err != nil || len(reqs) != 1000 {
+		t.Fatalf("%d requests, %v", len(reqs), err)
+	}
+	if cap(rd.buf) != firstBuf {
+		t.Errorf("a buffer of %d bytes for requests of %d, want %d", cap(rd.buf), len(ping), firstBuf)
+	}
+	// A long pipeline, as fast as the reads take it.
+	const count = 20000
+	src = &chunkReader{data: []byte(strings.Repeat(ping, count))}
+	reqs, rd, err = readAll(src, true, lim)
+	if err != nil || len(reqs) != count {
+		t.Fatalf("%d requests, %v", len(reqs), err)
+	}
+	if cap(rd.buf) < readChunk {
+		t.Errorf("a buffer of %d bytes after a pipeline of %d bytes, want at least %d", cap(rd.buf), count*len(ping), readChunk)
+	}
+	doublings := 2 // firstBuf to readChunk
+	if most := count*len(ping)/(readChunk/2) + doublings + 2; src.reads > most {
+		t.Errorf("%d reads for %d bytes, want at most %d", src.reads, count*len(ping), most)
+	}
+}
