@@ -16,6 +16,7 @@ package bench_test
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 
@@ -269,6 +270,12 @@ func expectedRate(t *testing.T, impl bench.Impl, n int, st bench.Stats) float64 
 	switch impl.Name {
 	case "cuckoo":
 		return filter.ExpectedFalsePositiveRate(st.Load, bench.BucketSize, bench.FingerprintBits)
+	case "cuckoo-eqrate":
+		l, err := bench.EqualRateConfig(n).Layout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.ExpectedFalsePositiveRate(st.Load)
 	case "seiflotfy": // 8 slots compared, fingerprints 1..255
 		return 8 * st.Load / 255
 	case "bloom":
@@ -319,6 +326,44 @@ func TestAdapters(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEqualRate checks that the filter asked for seiflotfy's rate is asked
+// for what seiflotfy measures, 8·load/255 within its noise, and meets it
+// in less space.
+func TestEqualRate(t *testing.T) {
+	const n = 20_000
+	present, rate := bench.PresentKeys(n), bench.RateKeys()
+	seif, failed, err := bench.Fill(bench.Impls[1], present)
+	if err != nil || bench.Impls[1].Name != "seiflotfy" {
+		t.Fatal(bench.Impls[1].Name, err)
+	}
+	seifStats := bench.Measure(seif, present, rate, failed)
+	asked := bench.SeiflotfyRate(n)
+	if want := 8 * seifStats.Load / 255; asked != seifStats.FPR || math.Abs(asked-want) > 5*math.Sqrt(want/float64(rate.Len()))+0.03*want {
+		t.Errorf("SeiflotfyRate = %.5f, measured here %.5f, theory %.5f", asked, seifStats.FPR, want)
+	}
+	impl, ok := bench.ImplByName("cuckoo-eqrate")
+	if !ok {
+		t.Fatal("no cuckoo-eqrate")
+	}
+	ours, failed, err := bench.Fill(impl, present)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := bench.Measure(ours, present, rate, failed)
+	l, err := bench.EqualRateConfig(n).Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("seiflotfy %.2f bits/item at %.4f; ours %v R=%d %.2f bits/item at %.4f (expected %.4f)",
+		seifStats.BitsPerItem, asked, l.Packing, l.FingerprintRange, st.BitsPerItem, st.FPR, l.ExpectedFalsePositiveRate(st.Load))
+	if expected := l.ExpectedFalsePositiveRate(st.Load); expected > asked || st.FPR > asked+5*math.Sqrt(asked/float64(rate.Len())) {
+		t.Errorf("asked for %.5f: expected %.5f, measured %.5f", asked, expected, st.FPR)
+	}
+	if st.BitsPerItem >= seifStats.BitsPerItem {
+		t.Errorf("%.2f bits a key, seiflotfy %.2f", st.BitsPerItem, seifStats.BitsPerItem)
 	}
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/FastFilter/xorfilter"
 	"github.com/bits-and-blooms/bloom/v3"
@@ -75,6 +76,12 @@ var Impls = []Impl{
 		New:   newSeiflotfy,
 	},
 	{
+		Name: "cuckoo-eqrate",
+		About: "this project's filter.New(Config{Capacity: n, FalsePositiveRate: r}), r = seiflotfy's false-positive rate measured at n " +
+			"(SeiflotfyRate): the two at equal rates, the layout New's choice",
+		New: newCuckooEqualRate,
+	},
+	{
 		Name:  "bloom",
 		About: "github.com/bits-and-blooms/bloom/v3 NewWithEstimates(n, p), p = the cuckoo filter's expected rate at its load",
 		New:   newBloom,
@@ -109,12 +116,46 @@ func CuckooConfig(n int) filter.Config {
 // TargetRate is the expected false-positive rate of our filter holding n
 // keys: the rate the Bloom filter is sized for.
 func TargetRate(n int) float64 {
-	f, err := filter.New(CuckooConfig(n))
+	l, err := CuckooConfig(n).Layout()
 	if err != nil {
 		panic(err)
 	}
-	load := float64(n) / float64(f.Slots())
-	return filter.ExpectedFalsePositiveRate(load, BucketSize, FingerprintBits)
+	return l.ExpectedFalsePositiveRate(float64(n) / float64(l.Buckets*uint64(l.BucketSize)))
+}
+
+// EqualRateConfig is the configuration of our filter for n keys at
+// seiflotfy's rate: New chooses the layout, as it does for a caller who
+// gives only Capacity and FalsePositiveRate.
+func EqualRateConfig(n int) filter.Config {
+	return filter.Config{Capacity: uint64(n), FalsePositiveRate: SeiflotfyRate(n)}
+}
+
+// seiflotfyRates caches SeiflotfyRate, which fills a filter of n keys.
+var seiflotfyRates struct {
+	sync.Mutex
+	at map[int]float64
+}
+
+// SeiflotfyRate returns the false-positive rate of seiflotfy/cuckoofilter
+// holding PresentKeys(n), measured on RateKeys: 8·load/255 in theory, so
+// about 3% at n = 1e6 (95% full) and 1.9% at n = 1e7 (60%). It is
+// measured once for each n.
+func SeiflotfyRate(n int) float64 {
+	seiflotfyRates.Lock()
+	defer seiflotfyRates.Unlock()
+	if r, ok := seiflotfyRates.at[n]; ok {
+		return r
+	}
+	f := newSeiflotfy(n)
+	f.InsertRange(PresentKeys(n), 0, n)
+	// A rate too small to see counts as one false positive: 0 would ask
+	// New for its default rate.
+	r := float64(max(CountKeys(f, RateKeys()), 1)) / AbsentKeysForRate
+	if seiflotfyRates.at == nil {
+		seiflotfyRates.at = map[int]float64{}
+	}
+	seiflotfyRates.at[n] = r
+	return r
 }
 
 // cuckooFilter adapts this project's filter.
@@ -124,6 +165,14 @@ func newCuckoo(n int) Dynamic {
 	f, err := filter.New(CuckooConfig(n))
 	if err != nil {
 		panic(err) // every n the benchmarks use is a valid capacity
+	}
+	return &cuckooFilter{f}
+}
+
+func newCuckooEqualRate(n int) Dynamic {
+	f, err := filter.New(EqualRateConfig(n))
+	if err != nil {
+		panic(err) // seiflotfy's rates, 1-4%, are within New's range
 	}
 	return &cuckooFilter{f}
 }

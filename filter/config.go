@@ -118,6 +118,19 @@ func (l Layout) TableBytes() uint64 {
 	return packedBytes(l.Buckets, l.shape().bucketBits()) + slack
 }
 
+// ExpectedFalsePositiveRate returns the false-positive rate of a table of
+// this layout at the given load factor: 1 - (1 - load/(R-1))^(2b), R =
+// FingerprintRange (2^FingerprintBits if it is 0). It reads BucketSize and
+// FingerprintRange only. The function ExpectedFalsePositiveRate takes R to be
+// 2^f, which a ranked table's R = Q·2^L is not.
+func (l Layout) ExpectedFalsePositiveRate(load float64) float64 {
+	r := l.FingerprintRange
+	if r == 0 {
+		r = 1 << l.FingerprintBits
+	}
+	return rateForRange(load, uint(l.BucketSize), r-1)
+}
+
 // shape returns the shape of the layout's table.
 func (l Layout) shape() shape {
 	s := shape{slots: uint(l.BucketSize), bits: uint(l.FingerprintBits), semi: l.SemiSorted}
@@ -410,8 +423,14 @@ func loadForRate(rate float64, s shape) float64 {
 // given load: a lookup compares its fingerprint with 2b slots, each
 // occupied with probability load and equal with probability 1/(R-1).
 func expectedRate(load float64, s shape) float64 {
-	p := load / float64(s.fpMax())
-	return -math.Expm1(float64(2*s.slots) * math.Log1p(-p))
+	return rateForRange(load, s.slots, s.fpMax())
+}
+
+// rateForRange is expectedRate for b slots a bucket and fingerprints
+// 1..fpMax.
+func rateForRange(load float64, slots uint, fpMax uint64) float64 {
+	p := load / float64(fpMax)
+	return -math.Expm1(float64(2*slots) * math.Log1p(-p))
 }
 
 // bucketsFor returns the number of buckets m that holds capacity keys at

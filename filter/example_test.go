@@ -27,6 +27,18 @@ func ExampleFilter() {
 	// 2 10 bits
 }
 
+func ExampleLayout_ExpectedFalsePositiveRate() {
+	l, err := filter.Config{Capacity: 1_000_000, FalsePositiveRate: 0.01}.Layout()
+	if err != nil {
+		log.Fatal(err)
+	}
+	full := float64(l.Capacity) / float64(l.Buckets*uint64(l.BucketSize))
+	fmt.Printf("%v, R = %d: %.3f%% when full, %.3f%% half full\n",
+		l.Packing, l.FingerprintRange, 100*l.ExpectedFalsePositiveRate(full), 100*l.ExpectedFalsePositiveRate(full/2))
+	// Output:
+	// ranked, R = 896: 0.854% when full, 0.428% half full
+}
+
 func ExampleScalable() {
 	s, err := filter.NewScalable(filter.ScalableConfig{InitialCapacity: 100, FalsePositiveRate: 0.01})
 	if err != nil {

@@ -314,7 +314,9 @@ func (f *Filter) FalsePositiveRate() float64 {
 
 // ExpectedFalsePositiveRate is the false-positive rate of a filter with b
 // slots a bucket, f-bit fingerprints and the given load factor:
-// 1 - (1 - load/(2^f-1))^(2b), about 2b·load/2^f.
+// 1 - (1 - load/(2^f-1))^(2b), about 2b·load/2^f. It holds for plain and
+// semi-sorted tables, whose fingerprints range over 2^f values; for a ranked
+// table use Layout.ExpectedFalsePositiveRate, which reads the range.
 func ExpectedFalsePositiveRate(load float64, bucketSize, fingerprintBits int) float64 {
 	return expectedRate(load, shape{slots: uint(bucketSize), bits: uint(fingerprintBits)})
 }

@@ -64,8 +64,51 @@ func TestSmallestLayout(t *testing.T) {
 }
 
 // rateAt returns the expected rate of a layout's table at a load.
-func rateAt(load float64, l filter.Layout) float64 {
-	return -math.Expm1(float64(2*l.BucketSize) * math.Log1p(-load/float64(l.FingerprintRange-1)))
+func rateAt(load float64, l filter.Layout) float64 { return l.ExpectedFalsePositiveRate(load) }
+
+// TestLayoutExpectedFalsePositiveRate: a layout's rate is the rate of the
+// filter built from it at every load, for every packing; for plain and
+// semi-sorted tables it is ExpectedFalsePositiveRate's, and for a ranked
+// one it follows R, not 2^f. The default ranked table (R = 896 = 28·2^5, f
+// = 10) full at 95% expects 1 - (1 - 0.95/895)^8, 0.846%, where 2^10 would
+// give 0.740%.
+func TestLayoutExpectedFalsePositiveRate(t *testing.T) {
+	for _, packing := range []filter.Packing{filter.PackingPlain, filter.PackingSemiSorted, filter.PackingRanked} {
+		for _, rate := range []float64{0.03, 0.01, 1e-3} {
+			cfg := filter.Config{Capacity: 5000, FalsePositiveRate: rate, Packing: packing}
+			l, err := cfg.Layout()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := mustNew(t, cfg)
+			var buf []byte
+			for i := range cfg.Capacity {
+				if i%1000 == 0 {
+					if got, want := l.ExpectedFalsePositiveRate(f.LoadFactor()), f.FalsePositiveRate(); got != want {
+						t.Errorf("%v at %g, %d keys: layout %.6g, filter %.6g", packing, rate, i, got, want)
+					}
+				}
+				buf = tagKey(buf, tagMember, i)
+				if err := f.Insert(buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pow2 := filter.ExpectedFalsePositiveRate(f.LoadFactor(), l.BucketSize, l.FingerprintBits)
+			if got := l.ExpectedFalsePositiveRate(f.LoadFactor()); packing != filter.PackingRanked && got != pow2 || packing == filter.PackingRanked && !(got > pow2) {
+				t.Errorf("%v at %g (R=%d, f=%d): layout %.6g, ExpectedFalsePositiveRate %.6g", packing, rate, l.FingerprintRange, l.FingerprintBits, got, pow2)
+			}
+		}
+	}
+	l, err := filter.Config{Capacity: 1_000_000}.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.ExpectedFalsePositiveRate(0.95), -math.Expm1(8*math.Log1p(-0.95/895)); l.FingerprintRange != 896 || math.Abs(got-want) > 1e-15 || math.Abs(got-0.00846) > 5e-6 {
+		t.Errorf("default layout (R=%d): %.6g at 95%%, want %.6g", l.FingerprintRange, got, want)
+	}
+	if got := (filter.Layout{BucketSize: 4, FingerprintBits: 12}).ExpectedFalsePositiveRate(0.95); got != filter.ExpectedFalsePositiveRate(0.95, 4, 12) {
+		t.Errorf("a layout without a range: %.6g, want 2^f's %.6g", got, filter.ExpectedFalsePositiveRate(0.95, 4, 12))
+	}
 }
 
 // TestDefaultIsRanked: the default Config gives ranked buckets of Q = 28

@@ -23,10 +23,11 @@ experiment as PNG and SVG:
             map and the cuckoo filter, inside the caches and beyond them
   fpr       false-positive rate vs bits per item: cuckoo filters (b=2,4,8;
             f=4..20) against theory, Bloom, counting Bloom, binary fuse
-  space     bits a key vs false-positive rate, measured from 3% to 0.01%
-            and sized on a grid from 5% to 0.001%: plain and semi-sorted
-            cuckoo filters and filter.New's choice against Bloom and binary
-            fuse, with where each crosses Bloom
+  space     bits a key vs false-positive rate: plain, semi-sorted and
+            ranked cuckoo filters and filter.New's choice, built and
+            measured from 3% to 0.01% and on a grid from 5% to 0.001%,
+            against Bloom and binary fuse, each compared with Bloom at the
+            rate it measured, with where each crosses Bloom
   maxload   load reached vs bucket size and kick bound; insert time as the
             filter fills
   concurrency

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"text/tabwriter"
 
 	"github.com/cuckoohash/cuckoo/filter"
@@ -104,11 +103,10 @@ func perItem(bytes, items uint64) *float64 {
 	return &b
 }
 
-// rateAt returns f's expected false-positive rate at the given load:
-// ExpectedFalsePositiveRate with the fingerprint range in place of 2^f,
-// which ranked buckets need.
+// rateAt returns f's expected false-positive rate at the given load, from
+// its fingerprint range (a ranked table's is not 2^f).
 func rateAt(f *filter.Filter, load float64) float64 {
-	return -math.Expm1(float64(2*f.BucketSize()) * math.Log1p(-load/float64(f.FingerprintRange()-1)))
+	return filter.Layout{BucketSize: f.BucketSize(), FingerprintRange: f.FingerprintRange()}.ExpectedFalsePositiveRate(load)
 }
 
 func describeStage(f *filter.Filter, victim bool) stageInfo {

@@ -1,7 +1,8 @@
 // Command compare runs the bench package's workloads on every compared
 // filter, outside the testing package, and prints a markdown table of
 // memory, load, false-positive rate and times, with speed ratios against
-// github.com/seiflotfy/cuckoofilter. docs/performance.md quotes it (the
+// github.com/seiflotfy/cuckoofilter, then seiflotfy beside our filter
+// asked for seiflotfy's measured rate. docs/performance.md quotes it (the
 // README sums it up). Each time is the median of -reps repetitions measured
 // with time.Now over many operations.
 //
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cuckoohash/cuckoo/bench"
+	"github.com/cuckoohash/cuckoo/filter"
 )
 
 // batchLen is the number of keys handed to one ContainsBatch call.
@@ -204,6 +206,8 @@ func report(w io.Writer, rows []row, sizes []int, reps, passes int) {
 			int(r.stats.FNR*float64(r.stats.N)+0.5), insert, r.lookup, batch, insertRatio, lookupRatio)
 	}
 
+	writeEqualRates(w, rows, base)
+
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Filters:")
 	for _, impl := range bench.Impls {
@@ -214,6 +218,11 @@ func report(w io.Writer, rows []row, sizes []int, reps, passes int) {
 		ps = append(ps, fmt.Sprintf("%.3g%% at n=%s", 100*bench.TargetRate(n), bench.SizeName(n)))
 	}
 	fmt.Fprintf(w, "- bloom's target rate p: %s\n", strings.Join(ps, ", "))
+	ps = ps[:0]
+	for _, n := range sizes {
+		ps = append(ps, fmt.Sprintf("%.3g%% at n=%s", 100*bench.SeiflotfyRate(n), bench.SizeName(n)))
+	}
+	fmt.Fprintf(w, "- %s's rate asked, %s's measured: %s\n", equalRate, baseline, strings.Join(ps, ", "))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Columns:")
 	fmt.Fprintln(w, "- bits/item: the filter's memory in bits ÷ n (cuckoo: SizeInBytes; seiflotfy: its bucket array; bloom: Cap(); fuse: the fingerprint array).")
@@ -225,6 +234,46 @@ func report(w io.Writer, rows []row, sizes []int, reps, passes int) {
 		passes, bench.LookupSetSize)
 	fmt.Fprintf(w, "- batch lookup: the same keys through ContainsBatch, %d keys a call.\n", batchLen)
 	fmt.Fprintf(w, "- vs %s: its time ÷ this row's time at the same n; above 1× is faster than %s.\n", baseline, baseline)
+}
+
+// equalRate is the filter that is asked for the baseline's measured rate.
+const equalRate = "cuckoo-eqrate"
+
+// writeEqualRates sets the filter asked for seiflotfy's measured rate
+// beside seiflotfy at each n: the comparison at equal rates, where the
+// main table's cuckoo row has a rate some 16 times lower.
+func writeEqualRates(w io.Writer, rows []row, base map[int]row) {
+	var lines []string
+	for _, r := range rows {
+		b, ok := base[r.stats.N]
+		if r.impl.Name != equalRate || !ok {
+			continue
+		}
+		l, err := bench.EqualRateConfig(r.stats.N).Layout()
+		if err != nil {
+			continue
+		}
+		shape := fmt.Sprintf("b=%d f=%d", l.BucketSize, l.FingerprintBits)
+		if l.Packing == filter.PackingRanked {
+			shape = fmt.Sprintf("b=%d R=%d", l.BucketSize, l.FingerprintRange)
+		}
+		lines = append(lines, fmt.Sprintf("| %s | %.2f | %.3g%% | %.3g%% | %s, %s | %.2f | %.3g%% | %.2f× | %.2f× | %.2f× |",
+			bench.SizeName(r.stats.N), b.stats.BitsPerItem, 100*b.stats.FPR, 100*bench.SeiflotfyRate(r.stats.N),
+			l.Packing, shape, r.stats.BitsPerItem, 100*r.stats.FPR, r.stats.BitsPerItem/b.stats.BitsPerItem,
+			b.insert/r.insert, b.lookup/r.lookup))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "At equal rates: %s is filter.New asked for %s's false-positive rate as measured at n (on the same keys as the fpr column), "+
+		"with the layout New chooses for it; the times are the main table's.\n\n", equalRate, baseline)
+	fmt.Fprintf(w, "| n | %s bits/item | %s fpr | rate asked | layout | %s bits/item | %s fpr | bits ÷ %s's | insert vs %s | lookup vs %s |\n",
+		baseline, baseline, equalRate, equalRate, baseline, baseline, baseline)
+	fmt.Fprintln(w, "|---|--:|--:|--:|---|--:|--:|--:|--:|--:|")
+	for _, line := range lines {
+		fmt.Fprintln(w, line)
+	}
 }
 
 func ratio(base, x float64) string { return fmt.Sprintf("%.2f×", base/x) }

@@ -26,7 +26,7 @@ func TestEveryExperimentWritesItsSectionAndPlots(t *testing.T) {
 		"probes":      {"## Key comparisons per lookup", "probes-hit.png", "probes-miss.png"},
 		"rates":       {"## Lookup time vs load factor", "rates-cache.png", "rates-memory.png"},
 		"fpr":         {"## False-positive rate vs bits per item", "### Other filters", "fpr.png"},
-		"space":       {"## Bits per key vs false-positive rate", "| 1% |", "space.png", "semi-sorted buckets: "},
+		"space":       {"## Bits per key vs false-positive rate", "| 1% | cuckoo, ranked buckets | b=4 R=", "space.png", "- cuckoo, ranked buckets: ", "- cuckoo, filter.New's choice: "},
 		"maxload":     {"## Maximum load vs bucket size", "maxload.png", "insert-rates.png"},
 		"concurrency": {"## Throughput vs goroutines", "| filter lockfree | 95% |", "| map xsync | 50% |", "concurrency-filter-95.png", "concurrency-map-50.png"},
 		"deletes":     {"## Deletion", "cannot delete"},
