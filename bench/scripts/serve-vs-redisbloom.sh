@@ -370,8 +370,9 @@ bench() {
 	local against heading
 	against="another cuckoo serve, $ANCHOR"
 	if [ -n "$so" ]; then
+		# MODULE LIST names Redis 8's own vectorset module too: RedisBloom is bf.
 		against="redis-server $("$redis_server" --version | sed 's/.*v=\([^ ]*\).*/\1/') with RedisBloom $(redis-cli -p "$rport" MODULE LIST |
-			awk 'prev == "ver" {print; exit} {prev = $0}')"
+			awk '$0 == "name" {getline; n = $0} $0 == "ver" && n == "bf" {getline; print; exit}')"
 	fi
 	heading="unpinned: cuckoo serve with GOMAXPROCS ${gomaxprocs:-unset} on $(nproc) CPUs, redis-benchmark beside them"
 	[ "$mode" = pinned ] && heading="one core each: both servers on CPU 0 (cuckoo serve with GOMAXPROCS=1), redis-benchmark on CPU 1"
