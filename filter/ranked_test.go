@@ -127,21 +127,8 @@ func TestRankedFalsePositiveRate(t *testing.T) {
 	}{{0.03, 400_000}, {0.01, 1_000_000}, {0.002, 4_000_000}, {3e-4, 10_000_000}} {
 		t.Run(fmt.Sprintf("rate=%g", c.rate), func(t *testing.T) {
 			f := mustNew(t, filter.Config{Capacity: capacity, FalsePositiveRate: c.rate, Packing: filter.PackingRanked, Seed: 5})
-			var buf []byte
-			for i := range capacity {
-				buf = tagKey(buf, tagMember, i)
-				if err := f.Insert(buf); err != nil {
-					t.Fatalf("insert %d of %d: %v", i, capacity, err)
-				}
-			}
 			lookups := scaled(c.lookups, 4)
-			fp := 0
-			for i := range uint64(lookups) {
-				buf = tagKey(buf, tagNonMember, i)
-				if f.Contains(buf) {
-					fp++
-				}
-			}
+			fp := fillAndProbe(t, f, capacity, lookups)
 			measured := float64(fp) / float64(lookups)
 			expected := f.FalsePositiveRate()
 			sigma := math.Sqrt(expected * (1 - expected) / float64(lookups))

@@ -41,6 +41,27 @@ const (
 	tagNonMember = 2
 )
 
+// fillAndProbe inserts capacity member keys into f and returns how many of
+// lookups absent keys it reports present.
+func fillAndProbe(t *testing.T, f *filter.Filter, capacity uint64, lookups int) int {
+	t.Helper()
+	var buf []byte
+	for i := range capacity {
+		buf = tagKey(buf, tagMember, i)
+		if err := f.Insert(buf); err != nil {
+			t.Fatalf("insert %d of %d: %v", i, capacity, err)
+		}
+	}
+	fp := 0
+	for i := range uint64(lookups) {
+		buf = tagKey(buf, tagNonMember, i)
+		if f.Contains(buf) {
+			fp++
+		}
+	}
+	return fp
+}
+
 // TestFalsePositiveRate fills filters to capacity and measures the rate at
 // which they claim non-members. Two checks, both must hold:
 //   - the bound of the issue: measured <= 1.3 * 2b/2^f;
@@ -70,21 +91,8 @@ func TestFalsePositiveRate(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("b=%d/f=%d/%v", b, c.f, c.packing), func(t *testing.T) {
 			f := mustNew(t, filter.Config{Capacity: capacity, BucketSize: b, FingerprintBits: c.f, Packing: c.packing, Seed: uint64(c.f)})
-			var buf []byte
-			for i := range capacity {
-				buf = tagKey(buf, tagMember, i)
-				if err := f.Insert(buf); err != nil {
-					t.Fatalf("insert %d of %d: %v", i, capacity, err)
-				}
-			}
 			lookups := scaled(c.lookups, 4)
-			fp := 0
-			for i := range uint64(lookups) {
-				buf = tagKey(buf, tagNonMember, i)
-				if f.Contains(buf) {
-					fp++
-				}
-			}
+			fp := fillAndProbe(t, f, capacity, lookups)
 			load := f.LoadFactor()
 			measured := float64(fp) / float64(lookups)
 			bound := 2 * b / math.Exp2(float64(c.f))
