@@ -309,8 +309,10 @@ func (st *Store) capture(k string) (*Entry, uint64, bool) {
 	for {
 		c, ok := st.keys.Load(k)
 		if !ok {
-			st.snap.visit(k)
-			return nil, 0, false
+			if st.snap.visitMissing(k, func() bool { _, ok := st.keys.Load(k); return ok }) {
+				return nil, 0, false
+			}
+			continue // a rename published it meanwhile
 		}
 		st.gate.RLock()
 		c.Mu.Lock()
@@ -542,12 +544,34 @@ func (p *snapProgress) visit(k string) {
 	}
 }
 
+// visitMissing records that the snapshot found k missing, unless present
+// says it is there now. The test and the record are one step against
+// renamed: a rename that publishes k after it queues k again, so that k is
+// not left marked visited with a later visit still to come.
+func (p *snapProgress) visitMissing(k string, present func() bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if present() {
+		return false
+	}
+	if p.active {
+		p.visited[k] = true
+	}
+	return true
+}
+
 // renamed records a rename of from to to, logged just now. Preconditions:
-// from's lock held, from still mapped to its filter.
+// from's and to's locks held, from still mapped to its filter.
+//
+// A key queued again is unvisited until that later visit: a rename away
+// from it before then must queue its new key in turn. Its earlier entry
+// stands before the rename that queued it, and the later visit finds it
+// gone, so only the new key's entry can hold the filter.
 func (p *snapProgress) renamed(from, to string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.active && !p.visited[from] {
 		p.queue = append(p.queue, to)
+		delete(p.visited, to)
 	}
 }
