@@ -60,12 +60,15 @@ import (
 // damaged newest snapshot is replaced by the previous one (recover.go).
 //
 // RENAME is the one op that moves a filter between keys. A rename of f to t
-// at offset X of log G while the snapshot runs, before the snapshot reached
-// f, queues t once more (snapProgress): t's last entry then stands after X
-// and holds the moved filter; a key may so have two entries, and the last
-// one counts. A rename whose f the snapshot had reached is replayed as any
-// op. So a rename's op is skipped (f's position is past it) only when t's
-// last entry holds its effect too.
+// at offset X of log G while the snapshot runs queues t once more
+// (snapProgress): t's last entry then stands after X and holds the moved
+// filter, unless a later rename took it from t, whose new key is queued in
+// turn; a key may so have several entries, and the last one counts. Replay
+// skips the rename's op when f's last entry stands after X, and drops only
+// f's copy when t's does (recover.go). This holds whether or not the
+// snapshot had reached f: a rename into f after X queues f again, and f's
+// last entry, a later life of f, then stands after the rename without
+// holding what it moved.
 //
 // Replay of log G (recover.go) skips each op of a key that starts before the
 // key's P. Why that rebuilds every key:
@@ -309,10 +312,8 @@ func (st *Store) capture(k string) (*Entry, uint64, bool) {
 	for {
 		c, ok := st.keys.Load(k)
 		if !ok {
-			if st.snap.visitMissing(k, func() bool { _, ok := st.keys.Load(k); return ok }) {
-				return nil, 0, false
-			}
-			continue // a rename published it meanwhile
+			st.snap.visit(k)
+			return nil, 0, false
 		}
 		st.gate.RLock()
 		c.Mu.Lock()
@@ -502,7 +503,8 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 
 // snapProgress is the snapshot being written, as RENAME needs it: the keys
 // it will visit, in order (those noted at the rotation, then the new names
-// of keys renamed before it reached them), and those it has visited.
+// of keys renamed while it runs), and those it has visited (for the tests
+// of its boundaries).
 type snapProgress struct {
 	mu      sync.Mutex
 	active  bool
@@ -544,34 +546,20 @@ func (p *snapProgress) visit(k string) {
 	}
 }
 
-// visitMissing records that the snapshot found k missing, unless present
-// says it is there now. The test and the record are one step against
-// renamed: a rename that publishes k after it queues k again, so that k is
-// not left marked visited with a later visit still to come.
-func (p *snapProgress) visitMissing(k string, present func() bool) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if present() {
-		return false
-	}
-	if p.active {
-		p.visited[k] = true
-	}
-	return true
-}
-
-// renamed records a rename of from to to, logged just now. Preconditions:
-// from's and to's locks held, from still mapped to its filter.
+// renamed records a rename of from to to, logged just now: to is visited
+// again, so that its last entry stands after the rename and holds the
+// moved filter. Preconditions: from's and to's locks held, from still
+// mapped to its filter.
 //
-// A key queued again is unvisited until that later visit: a rename away
-// from it before then must queue its new key in turn. Its earlier entry
-// stands before the rename that queued it, and the later visit finds it
-// gone, so only the new key's entry can hold the filter.
+// Whether the snapshot has visited from does not matter. If it has, its
+// entry stands before the rename, but a rename into from later in the
+// snapshot queues from again, and its last entry, a later life, then
+// stands after this rename, which replay then skips: only to's own later
+// entry can hold the filter.
 func (p *snapProgress) renamed(from, to string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.active && !p.visited[from] {
+	if p.active {
 		p.queue = append(p.queue, to)
-		delete(p.visited, to)
 	}
 }
