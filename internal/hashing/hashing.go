@@ -62,7 +62,13 @@ func FingerprintMasked(h uint64, mask uint64) uint32 {
 // fingerprint in m the two buckets coincide; such a fingerprint has b slots
 // rather than 2b.
 func Alt(i uint64, fp uint32, m uint64) uint64 {
-	offset, _ := bits.Mul64(uint64(fp)*0x9e3779b97f4a7c15, m)
+	return reflect(i, uint64(fp)*0x9e3779b97f4a7c15, m)
+}
+
+// reflect returns (offset - i) mod m for offset = x·m / 2^64, the involution
+// both alternates share.
+func reflect(i, x, m uint64) uint64 {
+	offset, _ := bits.Mul64(x, m)
 	// offset - i, plus m if negative, without a branch: the sign is a coin
 	// toss, and a mispredicted branch here would cost more than the lookup.
 	d := int64(offset - i)
@@ -80,7 +86,5 @@ func AltMixed(i uint64, fp uint32, m uint64) uint64 {
 	x ^= x >> 31
 	x *= 0x94d049bb133111eb
 	x ^= x >> 29
-	offset, _ := bits.Mul64(x, m)
-	d := int64(offset - i)
-	return uint64(d + int64(m)&(d>>63))
+	return reflect(i, x, m)
 }
