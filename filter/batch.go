@@ -54,8 +54,21 @@ func (f *Filter) probe(hashes []uint64, out []bool) {
 			out[k] = f.t.has4x12(i1s[k], i2s[k], fps[k])
 		}
 	} else if f.t.coded && f.t.oneWord {
+		// Three passes, each of independent reads: every bucket is
+		// loaded, then every bucket's entry of the code table, so that no
+		// read waits behind another key's.
+		var s1s, s2s [batchSize]uint64
 		for k := range out {
-			out[k] = f.t.hasCoded(i1s[k], i2s[k], fps[k])
+			s1s[k], s2s[k] = f.t.head(i1s[k]), f.t.head(i2s[k])
+		}
+		var e1s, e2s [batchSize]uint32
+		for k := range out {
+			e1s[k], e2s[k] = f.t.codeEntry(s1s[k]), f.t.codeEntry(s2s[k])
+		}
+		t := &f.t
+		for k := range out {
+			q, low := t.query(fps[k])
+			out[k] = (t.slotMatches(e1s[k], s1s[k], q, low)|t.slotMatches(e2s[k], s2s[k], q, low))&t.gather.mask != 0
 		}
 	} else if f.t.coded {
 		for k := range out {

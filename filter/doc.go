@@ -102,7 +102,11 @@
 // fingerprint on 5.04 bits of range. A lookup reads both buckets as before,
 // looks each code up in a table of four-byte entries (one q a byte; 256
 // KiB for Q = 33, built on first use), matches the key's q in all four
-// bytes at once and its low part in the low parts' lanes. Buckets of up to
+// bytes at once and its low part in the low parts' lanes, and multiplies
+// each word of matches by a constant that gathers slot j's bit of both to
+// one place, where an AND keeps the slots that match in both. A batch of
+// lookups reads every bucket first, then every code, then matches, so that
+// no read waits behind another key's. Buckets of up to
 // 57 bits (L <= 10) are matched in one word; wider ones, down to the lowest
 // rates, are decoded slot by slot. The first insert that needed the victim
 // slot came at a load of 0.970-0.973, and ranked tables are sized for 96%.

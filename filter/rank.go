@@ -25,7 +25,7 @@ import (
 // C(b4,4): every value below C(Q+3, 4) once, in the order of the sorted
 // multisets read from the largest q down. Decoding is a table of 2^B
 // entries of four bytes, q_j in byte j, so that a lookup matches the key's
-// q against all four at once (byteMatches); codes from C(Q+3, 4) on are
+// q against all four at once (zeroBytes); codes from C(Q+3, 4) on are
 // invalid and decode to four 0s, and every bucket is checked when a filter
 // is read. Q = 33 takes 256 KiB of table, built on first use.
 
@@ -146,14 +146,67 @@ func rankCodeBitsFor(q uint) uint {
 // qBits returns the bits a value below q takes, ceil(log2 q).
 func qBits(q uint) uint { return uint(bits.Len(q - 1)) }
 
-// byteMatches returns the 4-bit mask of the zero bytes of x: bit j for
-// byte j. The exact zero test leaves bit 7 of each zero byte (the sums
-// x&0x7f7f7f7f + 0x7f7f7f7f never carry out of a byte); the multiplication
-// by 2^7+2^14+2^21+2^28 moves bit 8j+7 to bit 35+j, and its other products
-// fall at distinct bits outside 35..38, so nothing carries into them.
-func byteMatches(x uint32) uint64 {
-	z := ^((x&0x7f7f7f7f + 0x7f7f7f7f) | x) & 0x80808080
-	return uint64(z) * 0x10204080 >> 35 & 0xf
+// zeroBytes returns bit 8j+7 set for each zero byte j of x, every other
+// bit clear. It is exact: the sums x&0x7f7f7f7f + 0x7f7f7f7f never carry
+// out of a byte.
+func zeroBytes(x uint32) uint64 {
+	return uint64(^((x&0x7f7f7f7f + 0x7f7f7f7f) | x) & 0x80808080)
+}
+
+// slotGather moves the match bit of each slot of a coded bucket, found at
+// bit 8j+7 by zeroBytes for the high parts and at the top of low lane j by
+// Zeros for the low parts, to one bit P_j, by multiplying each by its own
+// constant; ANDing the two products under mask then leaves the slots where
+// both parts match. Each constant shifts bit j's copy to P_j, and its other
+// copies land off every P_k and never on one another, so nothing carries
+// (newSlotGather checks every pattern). This replaces decoding with two
+// independent multiplications.
+type slotGather struct {
+	bytes, lows uint64 // the multipliers of zeroBytes' and Zeros' words
+	mask        uint64 // the bits P_j
+}
+
+// newSlotGather returns the gather for low lanes of lowBits bits, with the
+// P_j evenly spaced: consecutive bits, on which stray copies never land
+// when lanes are at least 4 bits wide, or for narrower lanes the closest
+// spacing that works.
+func newSlotGather(lowBits uint) slotGather {
+	for spacing := uint(1); spacing <= 16; spacing++ {
+		// P_0 is the least that lets every P_j lie at or above both of
+		// slot j's match bits, since a product only shifts up.
+		var p0 uint
+		for j := range uint(rankSlots) {
+			p0 = max(p0, 8*j+7-min(8*j+7, spacing*j), j*lowBits+lowBits-1-min(j*lowBits+lowBits-1, spacing*j))
+		}
+		if p0+spacing*(rankSlots-1) >= 64 {
+			continue
+		}
+		var g slotGather
+		var at [rankSlots]uint64 // bit P_j
+		for j := range uint(rankSlots) {
+			p := p0 + spacing*j
+			at[j] = 1 << p
+			g.bytes |= 1 << (p - 8*j - 7)
+			g.lows |= 1 << (p - j*lowBits - lowBits + 1)
+			g.mask |= 1 << p
+		}
+		ok := true
+		for m := range uint64(1) << rankSlots {
+			var b, l, want uint64
+			for j := range uint(rankSlots) {
+				if m>>j&1 != 0 {
+					b |= 1 << (8*j + 7)
+					l |= 1 << (j*lowBits + lowBits - 1)
+					want |= at[j]
+				}
+			}
+			ok = ok && b*g.bytes&g.mask == want && l*g.lows&g.mask == want
+		}
+		if ok {
+			return g
+		}
+	}
+	panic("filter: no slot gather for low lanes of this width")
 }
 
 // sort4 sorts four fingerprints with a sorting network: five

@@ -51,14 +51,7 @@ func (t *table) codedLayout(s shape) {
 		return // a wide bucket, never matched in lanes
 	}
 	t.lowLanes = swar.New(rankSlots, t.lowBits)
-	for m := range t.spread {
-		for j := range uint(rankSlots) {
-			if m>>j&1 != 0 {
-				// The lane's highest bit, where Zeros marks a match.
-				t.spread[m] |= 1 << (j*t.lowBits + t.lowBits - 1)
-			}
-		}
-	}
+	t.gather = newSlotGather(t.lowBits)
 }
 
 // decode returns the plain bucket, four lanes of f bits, that the stored
@@ -108,11 +101,14 @@ func (t *table) writeBits(off, mask, v uint64) {
 	binary.LittleEndian.PutUint64(p, w&^(mask<<shift)|v<<shift)
 }
 
-// head returns at least the first 57 bits of bucket i, unmasked: its code
-// and the low part of slot 0 (B + L <= 32 bits).
+// head returns at least the first 57 bits of bucket i, unmasked: a whole
+// one-word bucket, or a wide one's code and the low part of slot 0 (B + L
+// <= 32 bits). Requires i < buckets.
 func (t *table) head(i uint64) uint64 {
 	off := i * uint64(t.bucketBits)
-	return binary.LittleEndian.Uint64(t.data[off>>3:]) >> (off & 7)
+	// Safety: as in stored.
+	p := (*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.data)), off>>3))
+	return binary.LittleEndian.Uint64(p[:]) >> (off & 7)
 }
 
 // lanesOf returns the four fingerprints of coded bucket i, ascending.
@@ -141,26 +137,39 @@ func (t *table) setLanes(i uint64, fp [rankSlots]uint32) {
 }
 
 // hasCoded reports whether one-word bucket i1 or i2 of a coded table holds
-// fp. It decodes neither bucket. The high part q of fp is matched against
-// the four values of each bucket's code, in byte lanes, and its low bits
-// against the stored low parts in their own lanes; a slot matches when both
-// do. The byte matches are gathered into a 4-bit mask (byteMatches) and
-// moved to the low parts' lanes by a table of 16 words (spread). Both
-// buckets are loaded before either is examined, so that their cache misses
-// overlap.
+// fp. Both buckets are loaded before either is examined, so that their
+// cache misses overlap.
 func (t *table) hasCoded(i1, i2 uint64, fp uint32) bool {
-	base := unsafe.Pointer(unsafe.SliceData(t.data))
-	bb := uint64(t.bucketBits)
-	o1, o2 := i1*bb, i2*bb
-	// Safety: as in stored; bits above the bucket are ignored below.
-	s1 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, o1>>3))[:]) >> (o1 & 7)
-	s2 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(base, o2>>3))[:]) >> (o2 & 7)
-	q := fp >> t.lowBits * 0x01010101
-	low := t.lowLanes.Broadcast(fp & uint32(t.lowMask))
-	lanes := t.codec.lanes
-	m1 := t.spread[byteMatches(lanes[s1&t.codeMask]^q)]
-	m2 := t.spread[byteMatches(lanes[s2&t.codeMask]^q)]
-	return t.lowLanes.Zeros(s1>>t.codeBits^low)&m1|t.lowLanes.Zeros(s2>>t.codeBits^low)&m2 != 0
+	s1, s2 := t.head(i1), t.head(i2)
+	return t.matchCoded(t.codeEntry(s1), t.codeEntry(s2), s1, s2, fp)
+}
+
+// codeEntry returns the code table's entry for stored bucket s: its four
+// high parts, q_j in byte j.
+func (t *table) codeEntry(s uint64) uint32 { return t.codec.lanes[s&t.codeMask] }
+
+// matchCoded reports whether stored one-word bucket s1 or s2, whose code
+// table entries are e1 and e2, holds fp; bits of s1 and s2 above the bucket
+// are ignored. The high part q of fp is matched against the entry's four
+// values, in byte lanes, and its low bits against the stored low parts in
+// their own lanes; the two words of matches are gathered to common bits
+// (slotGather), where a slot matches when both parts do.
+func (t *table) matchCoded(e1, e2 uint32, s1, s2 uint64, fp uint32) bool {
+	q, low := t.query(fp)
+	return (t.slotMatches(e1, s1, q, low)|t.slotMatches(e2, s2, q, low))&t.gather.mask != 0
+}
+
+// query returns fp's high part in four byte lanes and its low part in the
+// four low lanes, to match against buckets (slotMatches).
+func (t *table) query(fp uint32) (uint32, uint64) {
+	return fp >> t.lowBits * 0x01010101, t.lowLanes.Broadcast(fp & uint32(t.lowMask))
+}
+
+// slotMatches returns the gathered bits of the slots of stored bucket s,
+// whose code table entry is e, that hold the fingerprint query returned q
+// and low for; only the bits of gather.mask are meaningful.
+func (t *table) slotMatches(e uint32, s uint64, q uint32, low uint64) uint64 {
+	return zeroBytes(e^q) * t.gather.bytes & (t.lowLanes.Zeros(s>>t.codeBits^low) * t.gather.lows)
 }
 
 // hasWide reports whether wide coded bucket i1 or i2 holds fp.

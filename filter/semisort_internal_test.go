@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"github.com/cuckoohash/cuckoo/internal/swar"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -54,9 +55,9 @@ func TestRankCodes(t *testing.T) {
 	}
 }
 
-// TestByteMatches checks byteMatches on every pattern of zero and nonzero
+// TestZeroBytes checks zeroBytes on every pattern of zero and nonzero
 // bytes, the nonzero ones drawn from values that defeat inexact tests.
-func TestByteMatches(t *testing.T) {
+func TestZeroBytes(t *testing.T) {
 	vals := []uint32{1, 0x7f, 0x80, 0x81, 0xff, 0x01}
 	r := rand.New(rand.NewPCG(1, 2))
 	for m := range uint64(16) {
@@ -67,8 +68,43 @@ func TestByteMatches(t *testing.T) {
 					x |= vals[r.IntN(len(vals))] << (8 * j)
 				}
 			}
-			if got := byteMatches(x); got != m {
-				t.Fatalf("byteMatches(%#08x) = %04b, want %04b", x, got, m)
+			var want uint64
+			for j := range 4 {
+				want |= m >> j & 1 << (8*j + 7)
+			}
+			if got := zeroBytes(x); got != want {
+				t.Fatalf("zeroBytes(%#08x) = %#x, want %#x", x, got, want)
+			}
+		}
+	}
+}
+
+// TestSlotGather checks, for every width of low lanes a one-word coded
+// table has, that the gathered matches of random buckets are the slots
+// whose high and low parts both match, against a slot-by-slot comparison.
+func TestSlotGather(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for lowBits := uint(1); lowBits <= maxSemiBits-4; lowBits++ {
+		g := newSlotGather(lowBits)
+		lanes := swar.New(rankSlots, lowBits)
+		for range 20000 {
+			// Few distinct values, so that slots often match.
+			var highs uint32
+			var lows uint64
+			qs, rs := [rankSlots]uint32{}, [rankSlots]uint64{}
+			for j := range rankSlots {
+				qs[j], rs[j] = uint32(r.IntN(3)), uint64(r.IntN(3))&(1<<lowBits-1)
+				highs |= qs[j] << (8 * j)
+				lows |= rs[j] << (uint(j) * lowBits)
+			}
+			q, low := uint32(r.IntN(3)), uint64(r.IntN(3))&(1<<lowBits-1)
+			want := false
+			for j := range rankSlots {
+				want = want || qs[j] == q && rs[j] == low
+			}
+			got := zeroBytes(highs^q*0x01010101)*g.bytes&(lanes.Zeros(lows^lanes.Broadcast(uint32(low)))*g.lows)&g.mask != 0
+			if got != want {
+				t.Fatalf("L=%d: high parts %#08x, low parts %#x, query (%d, %d): gathered %v, want %v", lowBits, highs, lows, q, low, got, want)
 			}
 		}
 	}

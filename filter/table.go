@@ -86,9 +86,7 @@ type table struct {
 	lowBits    uint       // coded: L, the bits of a fingerprint below its q
 	lowMask    uint64     // coded: 1<<L - 1
 	lowLanes   swar.Lanes // coded: the stored low parts, 4 lanes of L bits
-	// spread[m], coded: the highest bit of low lane j for each bit j of m
-	// (hasCoded).
-	spread [16]uint64
+	gather     slotGather // coded: hasCoded's slot match
 	// oneWord is set when every bucket can be read with one 64-bit load at
 	// its byte offset (its bits plus the offset within the byte fit), and
 	// decoded, four lanes of f bits, fits a word too.
