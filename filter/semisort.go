@@ -190,9 +190,9 @@ func (t *table) codedHasEmpty(i uint64) bool {
 	return t.codec.lanes[h&t.codeMask]&0xff == 0 && h>>t.codeBits&t.lowMask == 0
 }
 
-// add2Coded is add2 for a one-word coded table: it decodes only the bucket
-// it writes, and writes slot 0, which is empty in a sorted bucket that has
-// an empty slot. Both buckets are read before either is tested.
+// add2Coded is add2 for a one-word coded table: it writes slot 0, which is
+// empty in a sorted bucket that has an empty slot, of the first bucket
+// with room. Both buckets are read before either is tested.
 func (t *table) add2Coded(i1, i2 uint64, fp uint32) bool {
 	s1, s2 := t.stored(i1), t.stored(i2)
 	i, s := i1, s1
@@ -203,8 +203,23 @@ func (t *table) add2Coded(i1, i2 uint64, fp uint32) bool {
 	default:
 		return false
 	}
-	t.store(i, t.encode(t.decode(s)|uint64(fp)))
+	t.store(i, t.withAdded(s, fp))
 	return true
+}
+
+// withAdded returns stored one-word bucket s, whose slot 0 is empty, with
+// fp in place of that slot. It inserts fp among slots 1-3, which are
+// sorted, with conditional moves, and codes the result; no decode to
+// plain lanes or full sort is needed.
+func (t *table) withAdded(s uint64, fp uint32) uint64 {
+	e, lb, m := t.codeEntry(s), t.lowBits, uint32(t.lowMask)
+	low := s >> t.codeBits >> lb // slots 1-3's low parts, up to 33 bits
+	f1 := e>>8&0xff<<lb | uint32(low)&m
+	f2 := e>>16&0xff<<lb | uint32(low>>lb)&m
+	f3 := e>>24<<lb | uint32(low>>(2*lb))&m
+	a, b, c, d := min(fp, f1), min(max(fp, f1), f2), min(max(fp, f2), f3), max(fp, f3)
+	out := uint64(a&m) | uint64(b&m)<<lb | uint64(c&m)<<(2*lb) | uint64(d&m)<<(3*lb)
+	return out<<t.codeBits | uint64(t.codec.rank(a>>lb, b>>lb, c>>lb, d>>lb))
 }
 
 // canonical reports whether coded bucket i is what a write stores: a valid

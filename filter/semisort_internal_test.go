@@ -129,7 +129,8 @@ func codedShapes() []shape {
 // fingerprints, in coded tables of every shape, between two random
 // neighbours: each bucket takes its B + 4L bits and leaves its neighbours
 // alone, is canonical, and decodes to its fingerprints in ascending order,
-// by every path (lanesOf, slot, and for one-word buckets decode); and the
+// by every path (lanesOf, slot, and for one-word buckets decode); inserting
+// into a one-word bucket with room (withAdded) agrees with decoding; and the
 // lookups that do not decode (hasCoded, hasWide) agree with the decoded
 // bucket.
 func TestCodedRoundTrip(t *testing.T) {
@@ -183,6 +184,18 @@ func TestCodedRoundTrip(t *testing.T) {
 			}
 			if tail := tb.data[packedBytes(3, tb.bucketBits):]; slices.ContainsFunc(tail, func(b byte) bool { return b != 0 }) {
 				t.Fatalf("%+v: slack written", s)
+			}
+			// withAdded, an insert into slot 0 of a bucket with room, stores
+			// what a full decode, change and encode stores.
+			if tb.oneWord && want[0] == 0 {
+				add := uint32(1 + r.Uint64N(tb.fpMax))
+				if r.IntN(2) == 0 && want[3] != 0 {
+					add = want[3] // a repeat, at the top of the order
+				}
+				s1 := tb.stored(1)
+				if got, wantAdded := tb.withAdded(s1|^tb.bucketMask, add)&tb.bucketMask, tb.encode(tb.decode(s1)|uint64(add)); got != wantAdded {
+					t.Fatalf("%+v: bucket %v plus %#x stored as %#x, want %#x", s, want, add, got, wantAdded)
+				}
 			}
 			queries := []uint32{1, uint32(tb.fpMax), uint32(1 + r.Uint64N(tb.fpMax)), uint32(1 + r.Uint64N(tb.fpMax))}
 			for _, v := range fp {
