@@ -137,27 +137,22 @@ func (t *table) setLanes(i uint64, fp [rankSlots]uint32) {
 }
 
 // hasCoded reports whether one-word bucket i1 or i2 of a coded table holds
-// fp. Both buckets are loaded before either is examined, so that their
-// cache misses overlap.
+// fp. It decodes neither bucket. The high part q of fp is matched against
+// the four values of each bucket's code (its entry in the code table, one
+// value a byte) in byte lanes, and its low bits against the stored low
+// parts in their own lanes; the two words of matches are gathered to
+// common bits (slotGather), where a slot matches when both parts do. Both
+// buckets are loaded before either is examined, so that their cache misses
+// overlap.
 func (t *table) hasCoded(i1, i2 uint64, fp uint32) bool {
 	s1, s2 := t.head(i1), t.head(i2)
-	return t.matchCoded(t.codeEntry(s1), t.codeEntry(s2), s1, s2, fp)
+	q, low := t.query(fp)
+	return (t.slotMatches(t.codeEntry(s1), s1, q, low)|t.slotMatches(t.codeEntry(s2), s2, q, low))&t.gather.mask != 0
 }
 
 // codeEntry returns the code table's entry for stored bucket s: its four
 // high parts, q_j in byte j.
 func (t *table) codeEntry(s uint64) uint32 { return t.codec.lanes[s&t.codeMask] }
-
-// matchCoded reports whether stored one-word bucket s1 or s2, whose code
-// table entries are e1 and e2, holds fp; bits of s1 and s2 above the bucket
-// are ignored. The high part q of fp is matched against the entry's four
-// values, in byte lanes, and its low bits against the stored low parts in
-// their own lanes; the two words of matches are gathered to common bits
-// (slotGather), where a slot matches when both parts do.
-func (t *table) matchCoded(e1, e2 uint32, s1, s2 uint64, fp uint32) bool {
-	q, low := t.query(fp)
-	return (t.slotMatches(e1, s1, q, low)|t.slotMatches(e2, s2, q, low))&t.gather.mask != 0
-}
 
 // query returns fp's high part in four byte lanes and its low part in the
 // four low lanes, to match against buckets (slotMatches).
@@ -167,7 +162,8 @@ func (t *table) query(fp uint32) (uint32, uint64) {
 
 // slotMatches returns the gathered bits of the slots of stored bucket s,
 // whose code table entry is e, that hold the fingerprint query returned q
-// and low for; only the bits of gather.mask are meaningful.
+// and low for; only the bits of gather.mask are meaningful. Bits of s above
+// the bucket are ignored.
 func (t *table) slotMatches(e uint32, s uint64, q uint32, low uint64) uint64 {
 	return zeroBytes(e^q) * t.gather.bytes & (t.lowLanes.Zeros(s>>t.codeBits^low) * t.gather.lows)
 }
