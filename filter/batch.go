@@ -44,9 +44,16 @@ func (f *Filter) ContainsHashBatch(hashes []uint64, out []bool) {
 func (f *Filter) probe(hashes []uint64, out []bool) {
 	var i1s, i2s [batchSize]uint64
 	var fps [batchSize]uint32
-	for k, h := range hashes {
-		i1, fp := f.locate(h)
-		i1s[k], i2s[k], fps[k] = i1, f.alt(i1, fp), fp
+	if f.t.ranked {
+		for k, h := range hashes {
+			i1, fp := f.locate(h)
+			i1s[k], i2s[k], fps[k] = i1, f.t.altRanked(i1, fp), fp
+		}
+	} else {
+		for k, h := range hashes {
+			i1, fp := f.locate(h)
+			i1s[k], i2s[k], fps[k] = i1, f.alt(i1, fp), fp
+		}
 	}
 	out = out[:len(hashes)]
 	if f.t.is4x12 {

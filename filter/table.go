@@ -133,10 +133,14 @@ func tableLayout(buckets uint64, s shape) table {
 // alt returns the other bucket of fingerprint fp in bucket i.
 func (t *table) alt(i uint64, fp uint32) uint64 {
 	if t.ranked {
-		return hashing.AltMixed(i, fp, t.buckets)
+		return t.altRanked(i, fp)
 	}
 	return hashing.Alt(i, fp, t.buckets)
 }
+
+// altRanked is alt for a ranked table, small enough to inline in a loop
+// that knows the table is ranked.
+func (t *table) altRanked(i uint64, fp uint32) uint64 { return hashing.AltMixed(i, fp, t.buckets) }
 
 // gcd8 returns gcd(b, 8) for b > 0: the largest power of two, up to 8, that
 // divides b.
