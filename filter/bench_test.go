@@ -182,6 +182,32 @@ func BenchmarkContainsPacking(b *testing.B) {
 	}
 }
 
+// BenchmarkContainsPackingLatency is BenchmarkContainsPacking's one key a
+// call with each lookup waiting for the one before it: the next key is one
+// or two further on, by the last answer. It measures a lookup's latency,
+// where BenchmarkContainsPacking lets the processor overlap lookups; the
+// two together tell whether a layout is slower by its chain of dependent
+// reads or by its work.
+func BenchmarkContainsPackingLatency(b *testing.B) {
+	for _, n := range benchSizes() {
+		for _, packing := range packings {
+			b.Run(fmt.Sprintf("n=%s/packing=%v", sizeName(n), packing), func(b *testing.B) {
+				f := benchFilterPacked(b, n, packing)
+				ks := lookupKeys(n, 50, 1<<20)
+				j := 0
+				b.ResetTimer()
+				for range b.N {
+					hit := 0
+					if f.Contains(ks[j]) {
+						hit = 1 // a conditional move, not a predicted branch
+					}
+					j = (j + 1 + hit) & (len(ks) - 1)
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkInsert fills filters from empty to their capacity (95% load),
 // reporting the mean time per insert, for both displacement strategies.
 func BenchmarkInsert(b *testing.B) {
