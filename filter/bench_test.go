@@ -114,10 +114,10 @@ func BenchmarkContains(b *testing.B) {
 			b.Run(fmt.Sprintf("n=%s/load=0.95/hit=%d%%", sizeName(n), hit), func(b *testing.B) {
 				f := benchFilter(b, n)
 				ks := lookupKeys(n, hit, 1<<20)
+				found := 0
+				b.ResetTimer() // which also drops metrics reported before it
 				b.ReportMetric(float64(f.SizeInBytes())*8/float64(n), "bits/item")
 				b.ReportMetric(f.LoadFactor(), "load")
-				found := 0
-				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					if f.Contains(ks[i&(len(ks)-1)]) {
 						found++
@@ -135,8 +135,8 @@ func BenchmarkContainsBatch(b *testing.B) {
 			f := benchFilter(b, n)
 			ks := lookupKeys(n, 50, 1<<20)
 			out := make([]bool, 256)
-			b.ReportMetric(float64(f.SizeInBytes())*8/float64(n), "bits/item")
 			b.ResetTimer()
+			b.ReportMetric(float64(f.SizeInBytes())*8/float64(n), "bits/item")
 			for i := 0; i < b.N; i += len(out) {
 				j := i & (len(ks) - 1)
 				f.ContainsBatch(ks[j:j+len(out)], out)
@@ -158,10 +158,10 @@ func BenchmarkContainsPacking(b *testing.B) {
 				b.Run(fmt.Sprintf("n=%s/batch=%v/packing=%v", sizeName(n), batch, packing), func(b *testing.B) {
 					f := benchFilterPacked(b, n, packing)
 					ks := lookupKeys(n, 50, 1<<20)
+					out := make([]bool, 256)
+					b.ResetTimer()
 					b.ReportMetric(float64(f.SizeInBytes())*8/float64(n), "bits/item")
 					if batch {
-						out := make([]bool, 256)
-						b.ResetTimer()
 						for i := 0; i < b.N; i += len(out) {
 							j := i & (len(ks) - 1)
 							f.ContainsBatch(ks[j:j+len(out)], out)
@@ -169,7 +169,6 @@ func BenchmarkContainsPacking(b *testing.B) {
 						return
 					}
 					found := 0
-					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						if f.Contains(ks[i&(len(ks)-1)]) {
 							found++
