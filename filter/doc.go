@@ -106,7 +106,11 @@
 // each word of matches by a constant that gathers slot j's bit of both to
 // one place, where an AND keeps the slots that match in both. A batch of
 // lookups reads every bucket first, then every code, then matches, so that
-// no read waits behind another key's. Buckets of up to
+// no read waits behind another key's. Against a plain 4x12 table
+// (BenchmarkContainsPacking, BenchmarkInsertPacking; Q = 33, L = 5) lookups
+// run at 0.53-0.67 times its speed one key a call and 0.63-0.78 batched,
+// at 10^5 and 10^6 keys, and inserts at 0.53-0.57: the code table is a
+// second read that waits for the bucket's. Buckets of up to
 // 57 bits (L <= 10) are matched in one word; wider ones, down to the lowest
 // rates, are decoded slot by slot. The first insert that needed the victim
 // slot came at a load of 0.970-0.973, and ranked tables are sized for 96%.
