@@ -178,12 +178,15 @@ func (t *table) hasWide(i1, i2 uint64, fp uint32) bool {
 	return hit
 }
 
-// codedHasEmpty reports whether coded bucket i has an empty slot: the
-// smallest fingerprint, slot 0 of a sorted bucket, is 0, so its q (the
-// code's first) and its low part are.
-func (t *table) codedHasEmpty(i uint64) bool {
-	h := t.head(i)
-	return t.codec.lanes[h&t.codeMask]&0xff == 0 && h>>t.codeBits&t.lowMask == 0
+// codedHasEmpty reports whether coded bucket i has an empty slot.
+func (t *table) codedHasEmpty(i uint64) bool { return t.headEmpty(t.head(i)) }
+
+// headEmpty reports whether the coded bucket whose head (or whole stored
+// one-word bucket) is h has an empty slot: the smallest fingerprint, slot
+// 0 of a sorted bucket, is 0, so its q (the code's first) and its low part
+// are.
+func (t *table) headEmpty(h uint64) bool {
+	return t.codeEntry(h)&0xff == 0 && h>>t.codeBits&t.lowMask == 0
 }
 
 // add2Coded is add2 for a one-word coded table: it writes slot 0, which is
@@ -192,9 +195,9 @@ func (t *table) codedHasEmpty(i uint64) bool {
 func (t *table) add2Coded(i1, i2 uint64, fp uint32) bool {
 	s1, s2 := t.stored(i1), t.stored(i2)
 	i, s := i1, s1
-	switch lanes := t.codec.lanes; {
-	case lanes[s1&t.codeMask]&0xff == 0 && s1>>t.codeBits&t.lowMask == 0:
-	case lanes[s2&t.codeMask]&0xff == 0 && s2>>t.codeBits&t.lowMask == 0:
+	switch {
+	case t.headEmpty(s1):
+	case t.headEmpty(s2):
 		i, s = i2, s2
 	default:
 		return false
