@@ -27,6 +27,8 @@
 set -euo pipefail
 N=${N:-300000}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=lib.sh
+. "$root/bench/scripts/lib.sh"
 OUT=${OUT:-serve.pgo}
 for c in redis-cli redis-benchmark go; do
 	command -v "$c" >/dev/null || {
@@ -47,13 +49,7 @@ trap 'exit 130' INT TERM
 # Built without a profile, so that the profile is of the code as it stands.
 (cd "$root/cmd/cuckoo" && go build -pgo=off -o "$tmp/cuckoo" .)
 
-items10=$(printf ' __rand_int__%.0s' $(seq 10))
-commands=(
-	"CF.ADD k __rand_int__"
-	"CF.EXISTS k __rand_int__"
-	"CF.MEXISTS k$items10"
-	"CF.INSERT k ITEMS$items10"
-)
+commands=("${serving_commands[@]}")
 profiles=()
 for layout in cuckoo redisbloom; do
 	"$tmp/cuckoo" serve --addr 127.0.0.1:0 --dir "$tmp/data-$layout" --appendfsync everysec \

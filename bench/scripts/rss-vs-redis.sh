@@ -52,6 +52,8 @@ redis_so=${REDIS8_SO:-/tmp/redis8/redisbloom.so}
 redis_benchmark=${REDIS8_BENCHMARK:-/tmp/redis8/bin/redis-benchmark}
 redis_cli=${REDIS8_CLI:-/tmp/redis8/bin/redis-cli}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=lib.sh
+. "$root/bench/scripts/lib.sh"
 
 for f in "$redis_server" "$redis_benchmark" "$redis_cli"; do
 	[ -x "$f" ] || { echo "$f is missing (set REDIS8_SERVER, REDIS8_BENCHMARK, REDIS8_CLI)" >&2; exit 2; }
@@ -168,20 +170,7 @@ for r in $(seq "$ROUNDS"); do
 done
 
 echo
-awk -F'|' '
-# sorted(s): the numbers of the list s in order, into v[1..n]; returns n
-# (mawk has no asort).
-function sorted(s,   n, i, j, x) {
-	n = split(s, v, " ")
-	for (i = 2; i <= n; i++) {
-		x = v[i] + 0
-		for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]
-		v[j + 1] = x
-	}
-	return n
-}
-function med(s,   n) { n = sorted(s); return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
-function span(s,   n) { n = sorted(s); return sprintf("%.2f (%.2f-%.2f)", med(s) / 1024, v[1] / 1024, v[n] / 1024) }
+awk -F'|' "$stats_awk"'
 function add(row, name, kb) {
 	if (!(row in seen)) { seen[row] = 1; rows[++nrows] = row }
 	val[row, name] = val[row, name] " " kb
@@ -208,7 +197,7 @@ END {
 	for (i = 1; i <= nrows; i++) {
 		row = rows[i]
 		rt = "-"
-		if (ratio[row] != "") { n = sorted(ratio[row]); rt = sprintf("%.2f (%.2f-%.2f)", med(ratio[row]), v[1], v[n]) }
-		printf "| %s | %s | %s | %s |\n", row, span(val[row, "cuckoo"]), span(val[row, "redis"]), rt
+		if (ratio[row] != "") rt = spread(ratio[row], 1)
+		printf "| %s | %s | %s | %s |\n", row, spread(val[row, "cuckoo"], 1024), spread(val[row, "redis"], 1024), rt
 	}
 }' "$tmp/results"

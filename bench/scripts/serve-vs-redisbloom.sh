@@ -88,6 +88,8 @@ esac
 anchor=redisbloom
 [ -z "$so" ] && anchor=anchor
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=lib.sh
+. "$root/bench/scripts/lib.sh"
 gomaxprocs=${GOMAXPROCS:-} # for cuckoo serve alone, not go build
 unset GOMAXPROCS
 
@@ -275,13 +277,7 @@ if [ -n "${MEMORY:-}" ]; then
 	exit 0
 fi
 
-items10=$(printf ' __rand_int__%.0s' $(seq 10))
-commands=(
-	"CF.ADD k __rand_int__"
-	"CF.EXISTS k __rand_int__"
-	"CF.MEXISTS k$items10"
-	"CF.INSERT k ITEMS$items10"
-)
+commands=("${serving_commands[@]}")
 
 # run NAME PORT PID P ROUND CMD: one redis-benchmark; appends
 # "round cmd P name rps µs/req" to the results.
@@ -301,24 +297,9 @@ run() {
 # time a request (ratio: cuckoo serve's over RedisBloom's, lower is less
 # CPU).
 table() {
-awk -F'|' '
-# sorted(s): the numbers of the list s in order, into v[1..n]; returns n
-# (mawk has no asort).
-function sorted(s,   n, i, j, x) {
-	n = split(s, v, " ")
-	for (i = 2; i <= n; i++) {
-		x = v[i] + 0
-		for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]
-		v[j + 1] = x
-	}
-	return n
-}
-function med(s,   n) { n = sorted(s); return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
-function lo(s) { sorted(s); return v[1] }
-function hi(s,   n) { n = sorted(s); return v[n] }
+awk -F'|' "$stats_awk"'
 function k(x) { return sprintf("%.0fk", x / 1000) }
 function rate(s) { return sprintf("%s (%s-%s)", k(med(s)), k(lo(s)), k(hi(s))) }
-function ratio(s) { return sprintf("%.2f (%.2f-%.2f)", med(s), lo(s), hi(s)) }
 {
 	row = $2 " -P " $3
 	if (!(row in seen)) { seen[row] = 1; rows[++nrows] = row }
@@ -340,9 +321,8 @@ END {
 	for (i = 1; i <= nrows; i++) {
 		row = rows[i]
 		printf "%-17s %-19s %-19s %-18s %-20s %-20s %s\n", row, rate(rps[row, "cuckoo"]), rate(rps[row, "redisbloom"]),
-			ratio(rr[row]), sprintf("%.2f (%.2f-%.2f)", med(cpu[row, "cuckoo"]), lo(cpu[row, "cuckoo"]), hi(cpu[row, "cuckoo"])),
-			sprintf("%.2f (%.2f-%.2f)", med(cpu[row, "redisbloom"]), lo(cpu[row, "redisbloom"]), hi(cpu[row, "redisbloom"])),
-			cr[row] == "" ? "-" : ratio(cr[row])
+			spread(rr[row], 1), spread(cpu[row, "cuckoo"], 1), spread(cpu[row, "redisbloom"], 1),
+			cr[row] == "" ? "-" : spread(cr[row], 1)
 	}
 }' anchor=$anchor "$tmp/results"
 }
