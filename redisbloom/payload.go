@@ -26,9 +26,8 @@ const encodingVersion = 4
 
 // ErrPayload is a DUMP payload that does not hold a RedisBloom cuckoo
 // filter RedisBloom would load: the wrong type or version, a field out of
-// range, sizes that disagree, or bytes left over. Errors of the payload's
-// framing (checksum, RDB version, a truncated field) are internal/rdb's,
-// wrapped.
+// range, or sizes that disagree. Errors of the payload's framing
+// (checksum, RDB version, a truncated field) are internal/rdb's, wrapped.
 var ErrPayload = errors.New("redisbloom: not a RedisBloom cuckoo filter payload")
 
 // AppendPayload appends f's DUMP payload to b, as Redis with RedisBloom
@@ -60,13 +59,14 @@ func IsPayload(p []byte) bool { return len(p) > 0 && p[0] == rdb.TypeModule }
 // charging each sub-filter to reserve (nil: at most DefaultMaxBytes in
 // all) before reading its slots. The CRC-64 and the RDB version are
 // checked first, then every field: a bad payload is an error, never a
-// panic or an allocation the reserve did not allow.
+// panic or an allocation the reserve did not allow. As Redis's RESTORE
+// does, it reads the value from the start of p, footer included, and
+// leaves what follows the value's end unread (internal/rdb, "Payload").
 func ParsePayload(p []byte, reserve Reserve) (*Filter, error) {
-	body, _, err := rdb.SplitPayload(p)
-	if err != nil {
+	if _, _, err := rdb.SplitPayload(p); err != nil {
 		return nil, err
 	}
-	r := rdb.NewReader(body)
+	r := rdb.NewReader(p)
 	id, err := r.ReadModuleType()
 	if err != nil {
 		return nil, err
@@ -127,9 +127,6 @@ func ParsePayload(p []byte, reserve Reserve) (*Filter, error) {
 	}
 	if err := r.ReadModuleEOF(); err != nil {
 		return nil, err
-	}
-	if r.Len() != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the value", ErrPayload, r.Len())
 	}
 	f.publish(subs)
 	return f, nil

@@ -190,9 +190,10 @@ func checkRedis8Filter(t *testing.T, c *redis.Client, key string, fx *redis8Fixt
 // TestRestoreRDBVersions: RESTORE takes a Redis 8 payload at every RDB
 // version from 0 to 13, as Redis 8.6.3 does, and answers Redis's error,
 // byte for byte as Redis 8.6.3 and 7.0.15 send it, to a newer version or a
-// wrong CRC-64. A CRC-64 of 0, which Redis 8.6 takes as "not computed"
-// (and Redis 7.0 refuses), is refused: nothing that DUMPs or MIGRATEs
-// writes one.
+// wrong CRC-64. A CRC-64 of 0, which Redis 8.6 takes as "not computed",
+// is taken, and refused under redisbloom-compat 2.6 as Redis 7.0 refuses
+// it. The value is read from the payload's start, footer included, and
+// what follows it is left unread, as both Redis read it.
 func TestRestoreRDBVersions(t *testing.T) {
 	_, addr := start(t, server.Config{})
 	c := client(t, addr)
@@ -243,8 +244,23 @@ func TestRestoreRDBVersions(t *testing.T) {
 	damaged := []byte(zero)
 	damaged[1] ^= 0xff // the module type id
 	wantErr(t, c.Restore(ctx, "crc0bad", 0, string(damaged)).Err(), "ERR Bad data format")
+	// Checked against Redis 8.6.3: junk between the value and the footer,
+	// and a module EOF that is the footer's first byte (RDB version 0 and a
+	// CRC-64 of 0: a payload cut just before its EOF and ten zero bytes).
+	junk := append(bytes.Clone(body), "junk after the value"...)
+	junk = binary.LittleEndian.AppendUint16(junk, 13)
+	junk = binary.LittleEndian.AppendUint64(junk, crc64Jones(junk))
+	eofInFooter := append(bytes.Clone(body[:len(body)-1]), make([]byte, 10)...)
+	for key, p := range map[string][]byte{"junk": junk, "eof-in-footer": eofInFooter} {
+		if err := c.Restore(ctx, key, 0, string(p)).Err(); err != nil || !c.CFExists(ctx, key, "item:0").Val() {
+			t.Errorf("RESTORE %s: %v; want it restored, as Redis 8 does", key, err)
+		}
+	}
 	c.ConfigSet(ctx, "redisbloom-compat", "2.6")
 	wantErr(t, c.Restore(ctx, "crc0-26", 0, zero).Err(), "ERR DUMP payload version or checksum are wrong")
+	if err := c.Restore(ctx, "junk-26", 0, string(junk)).Err(); err != nil {
+		t.Errorf("RESTORE junk under redisbloom-compat 2.6: %v; want it restored, as Redis 7.0 reads the value alike", err)
+	}
 }
 
 // crc64Jones is Redis's CRC-64 (reflected, polynomial 0xad93d23594c935a9,

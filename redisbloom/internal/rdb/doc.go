@@ -39,6 +39,17 @@
 // itself (Unchecked). Every field after it is checked as it is read, as
 // for any payload.
 //
+// The footer is only checked, never cut off: RESTORE reads the value
+// from the payload's first byte to the value's own end, wherever the
+// footer begins, and leaves any bytes after that end unread. Checked
+// against Redis 8.6.3: a value followed by junk and a right footer is
+// taken, with a checksum or a CRC of 0, and so is a value whose last byte
+// (the module's EOF) is the footer's first. A payload cut short is thus
+// refused by its footer, unless its last ten bytes read as a version up
+// to 13 and a CRC of 0 and the value ends before the cut: a filter whose
+// slots end in zeros, cut just after its EOF, for one (Redis 8 takes it).
+// So a Reader is given the whole payload, not SplitPayload's body.
+//
 // The CRC-64 is Redis's ("Jones"): reflected, polynomial
 // 0xad93d23594c935a9, initial value 0, no final xor; the CRC of
 // "123456789" is 0xe9c6d914c4b8d9ca. CRC64 computes it with hash/crc64 and
