@@ -3,7 +3,8 @@ package rdb
 // A Reader reads RDB fields from a payload, in order, from its first
 // byte, footer included, as Redis reads a value (doc.go, "Payload"). It
 // allocates only for the strings it returns, never more than the limit
-// each read is given; every other read allocates nothing but its error. After an error the Reader's position is unspecified: stop.
+// each read is given; every other read allocates nothing but its error.
+// After an error the Reader's position is unspecified: stop.
 type Reader struct {
 	b   []byte
 	off int // the next byte to read
