@@ -155,9 +155,12 @@ func (t *table) hasCoded(i1, i2 uint64, fp uint32) bool {
 func (t *table) codeEntry(s uint64) uint32 { return t.codec.lanes[s&t.codeMask] }
 
 // query returns fp's high part in four byte lanes and its low part in the
-// four low lanes, to match against buckets (slotMatches).
+// four low lanes, to match against buckets (slotMatches). Here and there,
+// shift counts are masked to the word (lowBits ≤ 12, codeBits < 64): it
+// spares the three instructions Go adds to a shift that may reach the
+// width.
 func (t *table) query(fp uint32) (uint32, uint64) {
-	return fp >> t.lowBits * 0x01010101, t.lowLanes.Broadcast(fp & uint32(t.lowMask))
+	return fp >> (t.lowBits & 31) * 0x01010101, t.lowLanes.Broadcast(fp & uint32(t.lowMask))
 }
 
 // slotMatches returns the gathered bits of the slots of stored bucket s,
@@ -165,7 +168,7 @@ func (t *table) query(fp uint32) (uint32, uint64) {
 // and low for; only the bits of gather.mask are meaningful. Bits of s above
 // the bucket are ignored.
 func (t *table) slotMatches(e uint32, s uint64, q uint32, low uint64) uint64 {
-	return zeroBytes(e^q) * t.gather.bytes & (t.lowLanes.Zeros(s>>t.codeBits^low) * t.gather.lows)
+	return zeroBytes(e^q) * t.gather.bytes & (t.lowLanes.Zeros(s>>(t.codeBits&63)^low) * t.gather.lows)
 }
 
 // hasWide reports whether wide coded bucket i1 or i2 holds fp.
