@@ -2,7 +2,6 @@ package redisbloom_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -61,14 +60,6 @@ func TestPayloadReadAsRedis(t *testing.T) {
 			break
 		}
 	}
-	footer := func(b []byte, checked bool) []byte {
-		b = binary.LittleEndian.AppendUint16(b, rdb.Version)
-		var crc uint64
-		if checked {
-			crc = rdb.CRC64(0, b)
-		}
-		return binary.LittleEndian.AppendUint64(b, crc)
-	}
 	same := func(name string, q []byte) {
 		t.Helper()
 		g, err := redisbloom.ParsePayload(q, nil)
@@ -80,8 +71,10 @@ func TestPayloadReadAsRedis(t *testing.T) {
 		}
 	}
 	junk := append(append([]byte(nil), value...), "junk after the value"...)
-	same("junk, then a checked footer", footer(bytes.Clone(junk), true))
-	same("junk, then a CRC of 0", footer(bytes.Clone(junk), false))
+	checked := rdb.AppendFooter(bytes.Clone(junk), 0)
+	same("junk, then a checked footer", checked)
+	unchecked := append(bytes.Clone(checked[:len(checked)-8]), make([]byte, 8)...)
+	same("junk, then a CRC of 0", unchecked)
 	// Version 0, whose low byte is the EOF opcode, and a CRC of 0.
 	same("the EOF as the footer's first byte", append(bytes.Clone(value[:len(value)-1]), make([]byte, rdb.FooterSize)...))
 	taken := 0

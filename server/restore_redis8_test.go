@@ -208,10 +208,11 @@ func TestRestoreRDBVersions(t *testing.T) {
 		t.Fatal("no fixture small")
 	}
 	body := small.Dump[:len(small.Dump)-10]
-	withFooter := func(version uint16, crc func([]byte) uint64) string {
+	footer := func(body []byte, version uint16, crc func([]byte) uint64) string {
 		p := binary.LittleEndian.AppendUint16(bytes.Clone(body), version)
 		return string(binary.LittleEndian.AppendUint64(p, crc(p)))
 	}
+	withFooter := func(version uint16, crc func([]byte) uint64) string { return footer(body, version, crc) }
 	for v := range uint16(14) {
 		key := fmt.Sprint("v", v)
 		if err := c.Restore(ctx, key, 0, withFooter(v, crc64Jones)).Err(); err != nil {
@@ -247,18 +248,16 @@ func TestRestoreRDBVersions(t *testing.T) {
 	// Checked against Redis 8.6.3: junk between the value and the footer,
 	// and a module EOF that is the footer's first byte (RDB version 0 and a
 	// CRC-64 of 0: a payload cut just before its EOF and ten zero bytes).
-	junk := append(bytes.Clone(body), "junk after the value"...)
-	junk = binary.LittleEndian.AppendUint16(junk, 13)
-	junk = binary.LittleEndian.AppendUint64(junk, crc64Jones(junk))
-	eofInFooter := append(bytes.Clone(body[:len(body)-1]), make([]byte, 10)...)
-	for key, p := range map[string][]byte{"junk": junk, "eof-in-footer": eofInFooter} {
-		if err := c.Restore(ctx, key, 0, string(p)).Err(); err != nil || !c.CFExists(ctx, key, "item:0").Val() {
+	junk := footer(append(bytes.Clone(body), "junk after the value"...), 13, crc64Jones)
+	eofInFooter := footer(body[:len(body)-1], 0, func([]byte) uint64 { return 0 })
+	for key, p := range map[string]string{"junk": junk, "eof-in-footer": eofInFooter} {
+		if err := c.Restore(ctx, key, 0, p).Err(); err != nil || !c.CFExists(ctx, key, "item:0").Val() {
 			t.Errorf("RESTORE %s: %v; want it restored, as Redis 8 does", key, err)
 		}
 	}
 	c.ConfigSet(ctx, "redisbloom-compat", "2.6")
 	wantErr(t, c.Restore(ctx, "crc0-26", 0, zero).Err(), "ERR DUMP payload version or checksum are wrong")
-	if err := c.Restore(ctx, "junk-26", 0, string(junk)).Err(); err != nil {
+	if err := c.Restore(ctx, "junk-26", 0, junk).Err(); err != nil {
 		t.Errorf("RESTORE junk under redisbloom-compat 2.6: %v; want it restored, as Redis 7.0 reads the value alike", err)
 	}
 }

@@ -47,7 +47,9 @@ func AppendFooter(b []byte, start int) []byte {
 }
 
 // SplitPayload checks a payload's footer as Redis's RESTORE does, and
-// returns its body (a subslice of p) and its RDB version. The version is
+// returns its body (a subslice of p: the bytes before the footer) and its
+// RDB version. A value is read from p itself, as RESTORE reads it (doc.go,
+// "Payload"): with a CRC of 0 it may run into the footer. The version is
 // checked before the checksum, as Redis does; the version is returned
 // whenever p has a footer, even with ErrVersion or ErrChecksum.
 func SplitPayload(p []byte) (body []byte, version uint16, err error) {
