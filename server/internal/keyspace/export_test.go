@@ -1,5 +1,7 @@
 package keyspace
 
+import "slices"
+
 // Hooks for the black-box tests (package keyspace_test).
 
 // SnapVisited reports whether the snapshot being written has taken key
@@ -7,5 +9,5 @@ package keyspace
 func (st *Store) SnapVisited(k string) bool {
 	st.snap.mu.Lock()
 	defer st.snap.mu.Unlock()
-	return st.snap.visited[k]
+	return slices.Contains(st.snap.queue[:st.snap.visits], k)
 }

@@ -12,7 +12,7 @@ import (
 func TestSnapProgressRenamed(t *testing.T) {
 	var p snapProgress
 	p.begin([]string{"f", "t"})
-	p.visit("f")
+	p.visit()           // f, the first key
 	p.renamed("f", "t") // f visited: t is queued all the same
 	p.renamed("x", "f") // f queued again: its last entry will be a later life
 	var got []string

@@ -312,7 +312,7 @@ func (st *Store) capture(k string) (*Entry, uint64, bool) {
 	for {
 		c, ok := st.keys.Load(k)
 		if !ok {
-			st.snap.visit(k)
+			st.snap.visit()
 			return nil, 0, false
 		}
 		st.gate.RLock()
@@ -323,7 +323,7 @@ func (st *Store) capture(k string) (*Entry, uint64, bool) {
 			continue
 		}
 		pos := st.AOF.Position()
-		st.snap.visit(k)
+		st.snap.visit()
 		st.gate.RUnlock()
 		return c, pos, true
 	}
@@ -503,13 +503,14 @@ func readEntries(br *bufio.Reader, withDeadlines, apply bool, each func(snapEntr
 
 // snapProgress is the snapshot being written, as RENAME needs it: the keys
 // it will visit, in order (those noted at the rotation, then the new names
-// of keys renamed while it runs), and those it has visited (for the tests
-// of its boundaries).
+// of keys renamed while it runs), and how many of them it has visited (for
+// the tests of its boundaries: the queue is visited in order, one visit a
+// key, so the visited keys are queue[:visits]).
 type snapProgress struct {
-	mu      sync.Mutex
-	active  bool
-	queue   []string
-	visited map[string]bool
+	mu     sync.Mutex
+	active bool
+	queue  []string
+	visits int
 }
 
 // begin starts a snapshot of names. Preconditions: gate held exclusively,
@@ -517,13 +518,13 @@ type snapProgress struct {
 func (p *snapProgress) begin(names []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.active, p.queue, p.visited = true, names, make(map[string]bool, len(names))
+	p.active, p.queue, p.visits = true, names, 0
 }
 
 func (p *snapProgress) end() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.active, p.queue, p.visited = false, nil, nil
+	p.active, p.queue, p.visits = false, nil, 0
 }
 
 // next returns the i-th key to visit, false past the last.
@@ -536,13 +537,13 @@ func (p *snapProgress) next(i int) (string, bool) {
 	return p.queue[i], true
 }
 
-// visit records that the snapshot has taken key k's position (or found it
-// missing). Preconditions: k's lock held, if k is present.
-func (p *snapProgress) visit(k string) {
+// visit records that the snapshot has taken its next key's position (or
+// found it missing). Preconditions: that key's lock held, if it is present.
+func (p *snapProgress) visit() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.active {
-		p.visited[k] = true
+		p.visits++
 	}
 }
 
