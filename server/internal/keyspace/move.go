@@ -1,12 +1,14 @@
 package keyspace
 
+import "unsafe"
+
 // The writes that move a filter between keys, or put a whole one in place:
 // RENAME and RESTORE. Both follow the key space's protocol (store.go):
 // the locks of every key they touch are held across the change and its one
 // logged op, and a filter is published under a new key while locked.
 //
-// RENAME locks both keys' filters, in the order of their names, so two
-// renames never wait on each other in a cycle. A writer that had looked up
+// RENAME locks both keys' filters, in the order of their addresses, so two
+// renames never wait on each other in a cycle (lockPair). A writer that had looked up
 // the old key and then waited for its lock finds the filter no longer
 // there (store.at) and looks the key up again, so its op is logged under the
 // name it wrote to. While a snapshot is being written, a rename whose old
@@ -44,7 +46,7 @@ func (s *Store) Rename(w *Writer, from, to []byte, nx bool) (bool, error) {
 			return !nx, nil
 		}
 		dst, _ := s.keys.Load(t)
-		unlock := lockPair(f, src, t, dst)
+		unlock := lockPair(src, dst)
 		if !s.at(f, src) || dst != nil && !s.at(t, dst) {
 			unlock()
 			continue
@@ -80,14 +82,18 @@ func (s *Store) renameLocked(w *Writer, f string, src *Entry, t string, dst *Ent
 	return true, false, s.commit(w, &applying{Key: f, At: src}, &Op{Kind: OpRename, Key: []byte(f), To: []byte(t)})
 }
 
-// lockPair locks a (key ka) and b (key kb, may be nil or a itself) in the
-// order of their keys, and returns the function that unlocks them.
-func lockPair(ka string, a *Entry, kb string, b *Entry) func() {
+// lockPair locks a and b (nil, or a itself, for one lock) in the order of
+// their addresses, and returns the function that unlocks them. The order
+// is the filters', not their keys': a rename looks its two keys up before
+// it locks, other renames may move filters between keys meanwhile, so two
+// renames may find the same two filters under keys in opposite orders.
+// An address never changes (Go's heap does not move objects).
+func lockPair(a, b *Entry) func() {
 	switch {
 	case b == nil || b == a:
 		a.Mu.Lock()
 		return a.Mu.Unlock
-	case ka > kb:
+	case uintptr(unsafe.Pointer(a)) > uintptr(unsafe.Pointer(b)):
 		a, b = b, a
 	}
 	a.Mu.Lock()

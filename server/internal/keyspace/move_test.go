@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -382,4 +385,54 @@ func TestRename(t *testing.T) {
 			t.Error("EXEC ran though a RENAME replaced its watched key")
 		}
 	})
+}
+
+// TestRenamesNeverDeadlock: writers rename among a few keys, each with its
+// own view of which filter is at which key (a view goes stale while other
+// renames move filters). Two renames that lock the same two filters must
+// lock them in one order whatever keys they found them under, or each
+// holds one and waits for the other forever. The watchdog turns such a
+// wait into a failure instead of a hung test; it bounds no speed.
+func TestRenamesNeverDeadlock(t *testing.T) {
+	const writers, keys = 4, 4
+	renames := 20000
+	if testing.Short() {
+		renames = 4000
+	}
+	st := open(t, t.TempDir())
+	w := &keyspace.Writer{}
+	for k := range keys {
+		mustAdd(t, st, w, fmt.Sprint("k", k), growing, items(fmt.Sprint(k), 1))
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		for g := range writers {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(uint64(g), 7))
+				w := &keyspace.Writer{}
+				for i := range renames {
+					from, to := fmt.Sprint("k", r.IntN(keys)), fmt.Sprint("k", r.IntN(keys))
+					if _, err := st.Rename(w, []byte(from), []byte(to), false); err != nil && !errors.Is(err, keyspace.ErrNoSuchKey) {
+						t.Errorf("RENAME %s %s: %v", from, to, err)
+						return
+					}
+					if i%4 == 0 { // keep the keys from running out
+						k := fmt.Sprint("k", r.IntN(keys))
+						if _, err := st.Add(w, []byte(k), items(fmt.Sprint(g, "-", i), 1), keyspace.AddOptions{Create: &growing}); err != nil {
+							t.Errorf("add to %s: %v", k, err)
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("renames still running after a minute: two of them wait on each other's lock")
+	}
 }
